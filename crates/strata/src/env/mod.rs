@@ -1,0 +1,109 @@
+//! The file-system seam: every file the engine touches goes through [`FileSystem`].
+//!
+//! Role: the engine holds one `Arc<dyn FileSystem>` (from [`crate::Options::fs`]). The
+//! production implementation is [`PosixFs`]; tests swap in a fault-injecting,
+//! crash-simulating implementation, and tiered storage can wrap a slow device. Nothing
+//! in the engine calls `std::fs` directly.
+//!
+//! Concurrency: implementations are `Send + Sync`. A [`RandomAccessFile`] is shared by
+//! many readers at once (positional reads, no seek state). A [`WritableFile`] has one
+//! owner.
+//!
+//! Durability contract: bytes appended to a [`WritableFile`] are durable only after
+//! [`WritableFile::sync`] returns `Ok`; a new directory entry (create, rename, remove) is
+//! durable only after [`FileSystem::sync_dir`] on its directory returns `Ok`.
+
+mod posix;
+
+pub use posix::PosixFs;
+
+use crate::error::Result;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A file being written: append-only, single owner.
+pub trait WritableFile: Send {
+    /// Appends `data` (may be buffered in user space).
+    fn append(&mut self, data: &[u8]) -> Result<()>;
+    /// Hands buffered bytes to the operating system (not durable).
+    fn flush(&mut self) -> Result<()>;
+    /// Makes every appended byte durable (flush + fdatasync).
+    fn sync(&mut self) -> Result<()>;
+    /// Bytes appended so far.
+    fn len(&self) -> u64;
+    /// True iff nothing was appended.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A file read at arbitrary offsets, shared by many threads.
+pub trait RandomAccessFile: Send + Sync {
+    /// Fills `buf` from `offset`. Reading past the end is an I/O error.
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
+    /// The file's size in bytes at open time.
+    fn size(&self) -> u64;
+    /// The file's path, for error messages.
+    fn path(&self) -> &Path;
+}
+
+/// A file read front to back (WAL and MANIFEST replay).
+pub trait SequentialFile: Send {
+    /// Reads up to `buf.len()` bytes; `Ok(0)` at end of file.
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize>;
+}
+
+/// A held advisory lock on the database directory; released on drop.
+pub trait FileLock: Send + Sync {}
+
+/// Every file-system operation the engine uses.
+pub trait FileSystem: Send + Sync {
+    /// Creates (or truncates) a file for appending.
+    fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    /// Opens an existing file for positional reads.
+    fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
+    /// Opens an existing file for sequential reading.
+    fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>>;
+    /// Atomically renames `from` to `to`, replacing `to`.
+    fn rename(&self, from: &Path, to: &Path) -> Result<()>;
+    /// Removes a file.
+    fn remove(&self, path: &Path) -> Result<()>;
+    /// Names (not paths) of the entries of `dir`.
+    fn list(&self, dir: &Path) -> Result<Vec<String>>;
+    /// Creates `dir` and its parents if missing.
+    fn create_dir_all(&self, dir: &Path) -> Result<()>;
+    /// Makes the directory's entries durable.
+    fn sync_dir(&self, dir: &Path) -> Result<()>;
+    /// True iff `path` exists.
+    fn exists(&self, path: &Path) -> bool;
+    /// Size of the file at `path`.
+    fn file_size(&self, path: &Path) -> Result<u64>;
+    /// Takes an exclusive lock on `path` (created if missing).
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
+}
+
+/// Reads a whole file through `fs` (small files only: CURRENT, OPTIONS).
+pub fn read_to_vec(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u8>> {
+    let mut f = fs.open_sequential(path)?;
+    let mut out = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            return Ok(out);
+        }
+        out.extend_from_slice(buf.get(..n).unwrap_or_default());
+    }
+}
+
+/// Writes `data` to `path` atomically and durably: write a temp file, fsync it, rename it
+/// over `path`, fsync the directory. Used for CURRENT and OPTIONS.
+pub fn write_file_atomic(fs: &dyn FileSystem, dir: &Path, name: &str, data: &[u8]) -> Result<()> {
+    let tmp: PathBuf = dir.join(format!("{name}.dbtmp"));
+    let mut f = fs.create(&tmp)?;
+    f.append(data)?;
+    f.sync()?;
+    drop(f);
+    fs.rename(&tmp, &dir.join(name))?;
+    fs.sync_dir(dir)
+}

@@ -1,0 +1,143 @@
+//! Errors: one detailed enum, plus a small [`ErrorKind`] that tells the caller what to do.
+//!
+//! Every fallible function in the engine returns [`Result`]. Corruption always names the
+//! file and the byte offset where it was found. Once a background write or fsync fails, the
+//! database is *poisoned*: every later write returns [`ErrorKind::Poisoned`] carrying the
+//! original cause, because a failed fsync cannot be retried as if it had succeeded (Linux
+//! may already have dropped the dirty pages).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Result alias used throughout the engine.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A detailed engine error. Match on [`Error::kind`] to decide what to do.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file-system operation failed.
+    #[error("io error: op=`{op}` path=`{}`", path.display())]
+    Io {
+        /// The operation that failed (`"write"`, `"fsync"`, `"rename"`, ...).
+        op: &'static str,
+        /// The file or directory it was applied to.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Stored data failed a checksum or could not be decoded.
+    #[error("corruption: file=`{}` offset={offset}: {reason}", file.display())]
+    Corruption {
+        /// The file holding the bad bytes.
+        file: PathBuf,
+        /// Byte offset of the bad record or block within `file`.
+        offset: u64,
+        /// What was wrong.
+        reason: String,
+    },
+    /// The caller passed something the engine cannot accept (bad option, bad key range).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// A previous background write or fsync failed; the database accepts no more writes.
+    #[error("database is poisoned by an earlier background error")]
+    Poisoned(#[source] Arc<Error>),
+    /// The database was closed.
+    #[error("database is closed")]
+    Closed,
+    /// The database directory is locked by another process or handle.
+    #[error("database is locked: path=`{}`", .0.display())]
+    Locked(PathBuf),
+    /// The operation is not supported by this build or configuration.
+    #[error("not supported: {0}")]
+    NotSupported(String),
+}
+
+/// What the caller should do about an [`Error`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// An I/O error: the operation may succeed if retried after the cause is fixed.
+    Io,
+    /// Data on disk is damaged; restore from a backup or salvage with `strata ldb`.
+    Corruption,
+    /// Fix the input and call again.
+    InvalidArgument,
+    /// The database must be closed and reopened (after fixing the disk).
+    Poisoned,
+    /// The handle is closed; open the database again.
+    Closed,
+    /// Another handle holds the database; close it first.
+    Locked,
+    /// Not available in this build or configuration.
+    NotSupported,
+}
+
+impl Error {
+    /// The coarse kind of this error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Io { .. } => ErrorKind::Io,
+            Error::Corruption { .. } => ErrorKind::Corruption,
+            Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
+            Error::Poisoned(_) => ErrorKind::Poisoned,
+            Error::Closed => ErrorKind::Closed,
+            Error::Locked(_) => ErrorKind::Locked,
+            Error::NotSupported(_) => ErrorKind::NotSupported,
+        }
+    }
+
+    /// True iff this error, or the cause of a poisoned database, is corruption.
+    pub fn is_corruption(&self) -> bool {
+        match self {
+            Error::Corruption { .. } => true,
+            Error::Poisoned(cause) => cause.is_corruption(),
+            _ => false,
+        }
+    }
+
+    /// Builds an [`Error::Io`].
+    pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Error {
+        Error::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// Builds an [`Error::Corruption`].
+    pub fn corruption(file: impl Into<PathBuf>, offset: u64, reason: impl Into<String>) -> Error {
+        Error::Corruption {
+            file: file.into(),
+            offset,
+            reason: reason.into(),
+        }
+    }
+
+    /// A copy of this error suitable for reporting to several callers (the poison cause is
+    /// shared; other errors are re-described without their OS source object).
+    pub fn duplicate(&self) -> Error {
+        match self {
+            Error::Io { op, path, source } => Error::Io {
+                op,
+                path: path.clone(),
+                source: std::io::Error::new(source.kind(), source.to_string()),
+            },
+            Error::Corruption {
+                file,
+                offset,
+                reason,
+            } => Error::Corruption {
+                file: file.clone(),
+                offset: *offset,
+                reason: reason.clone(),
+            },
+            Error::InvalidArgument(s) => Error::InvalidArgument(s.clone()),
+            Error::Poisoned(c) => Error::Poisoned(Arc::clone(c)),
+            Error::Closed => Error::Closed,
+            Error::Locked(p) => Error::Locked(p.clone()),
+            Error::NotSupported(s) => Error::NotSupported(s.clone()),
+        }
+    }
+}

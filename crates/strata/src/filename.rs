@@ -1,0 +1,89 @@
+//! Names of the files in a database directory.
+//!
+//! ```text
+//! CURRENT            name of the live MANIFEST (replaced atomically)
+//! LOCK               advisory lock held while open
+//! MANIFEST-000005    version-edit log
+//! 000007.log         write-ahead log
+//! 000009.sst         SSTable
+//! OPTIONS            human-readable options of the last open
+//! *.dbtmp            temporary file (removed at open)
+//! ```
+
+use std::path::{Path, PathBuf};
+
+/// What a directory entry is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileType {
+    /// `CURRENT`.
+    Current,
+    /// `LOCK`.
+    Lock,
+    /// `MANIFEST-<n>`.
+    Manifest(u64),
+    /// `<n>.log`.
+    Wal(u64),
+    /// `<n>.sst`.
+    Table(u64),
+    /// `*.dbtmp`.
+    Temp,
+    /// `OPTIONS`.
+    Options,
+}
+
+/// Path of SSTable `number` in `dir`.
+pub fn table_file(dir: &Path, number: u64) -> PathBuf {
+    dir.join(format!("{number:06}.sst"))
+}
+
+/// Path of write-ahead log `number` in `dir`.
+pub fn wal_file(dir: &Path, number: u64) -> PathBuf {
+    dir.join(format!("{number:06}.log"))
+}
+
+/// Name (not path) of manifest `number`.
+pub fn manifest_name(number: u64) -> String {
+    format!("MANIFEST-{number:06}")
+}
+
+/// Parses a directory entry's name; `None` for files that are not the engine's.
+pub fn parse(name: &str) -> Option<FileType> {
+    match name {
+        "CURRENT" => return Some(FileType::Current),
+        "LOCK" => return Some(FileType::Lock),
+        "OPTIONS" => return Some(FileType::Options),
+        _ => {}
+    }
+    if name.ends_with(".dbtmp") {
+        return Some(FileType::Temp);
+    }
+    if let Some(n) = name.strip_prefix("MANIFEST-") {
+        return n.parse().ok().map(FileType::Manifest);
+    }
+    if let Some(n) = name.strip_suffix(".log") {
+        return n.parse().ok().map(FileType::Wal);
+    }
+    if let Some(n) = name.strip_suffix(".sst") {
+        return n.parse().ok().map(FileType::Table);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        let d = Path::new("/db");
+        let t = table_file(d, 7);
+        assert_eq!(
+            parse(t.file_name().and_then(|s| s.to_str()).unwrap_or("")),
+            Some(FileType::Table(7))
+        );
+        assert_eq!(parse(&manifest_name(12)), Some(FileType::Manifest(12)));
+        assert_eq!(parse("000003.log"), Some(FileType::Wal(3)));
+        assert_eq!(parse("CURRENT.dbtmp"), Some(FileType::Temp));
+        assert_eq!(parse("junk"), None);
+    }
+}

@@ -1,0 +1,4 @@
+//! (being written)
+
+/// Merges several sorted iterators (being written).
+pub struct MergingIterator;

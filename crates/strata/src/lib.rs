@@ -1,0 +1,50 @@
+//! Strata: an embedded LSM-tree key-value storage engine.
+//!
+//! ```no_run
+//! use strata::{Db, Options, ReadOptions, WriteOptions};
+//! let db = Db::open("/tmp/strata-example", Options::default())?;
+//! db.put(&WriteOptions::default(), b"key", b"value")?;
+//! assert_eq!(db.get(&ReadOptions::default(), b"key")?, Some(b"value".to_vec()));
+//! db.close()?;
+//! # Ok::<(), strata::Error>(())
+//! ```
+//!
+//! Where things live (the module tree is the architecture; see docs/ARCHITECTURE.md):
+//! - [`db`]: the handle: open/recovery, write path (group commit), read path,
+//!   background flush and compaction scheduling.
+//! - [`memtable`], [`wal`], [`sst`], [`version`]: the in-memory and on-disk structures.
+//! - [`compaction`]: picker policies, the compaction job, output partitioners.
+//! - [`iter`]: the iterator contract and its adapters.
+//! - [`cache`]: block cache and table cache.
+//! - [`env`]: the file-system seam.
+
+#![deny(missing_docs)]
+#![warn(clippy::unwrap_used)]
+
+pub mod batch;
+pub mod cache;
+pub mod coding;
+pub mod compaction;
+pub mod db;
+pub mod env;
+pub mod error;
+pub mod filename;
+pub mod iter;
+pub mod key;
+pub mod memtable;
+pub mod options;
+pub mod snapshot;
+pub mod sst;
+pub mod stats;
+pub mod version;
+pub mod wal;
+
+pub use batch::WriteBatch;
+pub use db::{Db, DbIterator};
+pub use error::{Error, ErrorKind, Result};
+pub use options::{
+    CompactionPriority, Compression, Options, OutputPartitioning, ReadOptions, WalRecoveryMode,
+    WriteOptions,
+};
+pub use snapshot::Snapshot;
+pub use stats::{DbStats, LevelStats};

@@ -1,0 +1,195 @@
+//! Exact engine statistics: counters bumped where the event happens, never estimated.
+//!
+//! [`Statistics`] holds process-wide atomic counters shared (`Arc`) by every component
+//! that reads or writes. Per-level compaction figures are kept by the database under
+//! its state lock and reported together in [`DbStats`].
+
+use std::fmt::{self, Write as _};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+macro_rules! counters {
+    ($( $(#[$doc:meta])* $name:ident ),* $(,)?) => {
+        /// Live atomic counters. Bump with [`Statistics::add`] / `.field.fetch_add`.
+        #[derive(Debug, Default)]
+        pub struct Statistics {
+            $( $(#[$doc])* pub $name: AtomicU64, )*
+        }
+
+        /// A point-in-time copy of [`Statistics`].
+        #[derive(Clone, Debug, Default, PartialEq, Eq)]
+        pub struct StatisticsSnapshot {
+            $( $(#[$doc])* pub $name: u64, )*
+        }
+
+        impl Statistics {
+            /// Copies every counter.
+            pub fn snapshot(&self) -> StatisticsSnapshot {
+                StatisticsSnapshot { $( $name: self.$name.load(Ordering::Relaxed), )* }
+            }
+        }
+
+        impl StatisticsSnapshot {
+            /// `(name, value)` pairs in declaration order, for printing and JSON.
+            pub fn pairs(&self) -> Vec<(&'static str, u64)> {
+                vec![ $( (stringify!($name), self.$name), )* ]
+            }
+        }
+    };
+}
+
+counters! {
+    /// User key+value bytes accepted by writes.
+    user_bytes_written,
+    /// Bytes appended to write-ahead logs.
+    wal_bytes_written,
+    /// WAL fsyncs issued.
+    wal_syncs,
+    /// Write groups committed (one WAL write each).
+    write_groups,
+    /// Writes committed (members of all groups).
+    writes,
+    /// Bytes of SSTables written by flushes.
+    flush_bytes_written,
+    /// Bytes of SSTables read by compactions.
+    compaction_bytes_read,
+    /// Bytes of SSTables written by compactions.
+    compaction_bytes_written,
+    /// Point lookups served.
+    gets,
+    /// Tables whose contents a point lookup examined (after the snapshot filter).
+    tables_probed,
+    /// Tables skipped by the snapshot filter (smallest seqno newer than the snapshot).
+    snapshot_filter_skips,
+    /// Bloom filter checks.
+    bloom_checked,
+    /// Bloom checks that answered "definitely absent".
+    bloom_negatives,
+    /// Bloom checks that answered "maybe" for a key the table did not hold.
+    bloom_false_positives,
+    /// Data/index/filter blocks read from files.
+    blocks_read,
+    /// Bytes of blocks read from files.
+    block_bytes_read,
+    /// Block cache hits.
+    block_cache_hits,
+    /// Block cache misses.
+    block_cache_misses,
+    /// Microseconds writers spent delayed by write slowdown.
+    write_slowdown_micros,
+    /// Times a writer waited because writes were stopped.
+    write_stops,
+}
+
+impl Statistics {
+    /// Adds `n` to a counter.
+    #[inline]
+    pub fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// Compaction and flush figures of one level.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LevelStats {
+    /// Files in the level now.
+    pub files: usize,
+    /// Bytes of those files.
+    pub size: u64,
+    /// Compaction score (>= 1 means the level wants compaction).
+    pub score: f64,
+    /// Bytes read by compactions whose output went to this level (from the level above
+    /// and from this one).
+    pub read_bytes: u64,
+    /// Bytes read from the *input* level `N` by compactions into this level.
+    pub read_bytes_from_upper: u64,
+    /// Bytes written into this level (flushes for L0, compactions otherwise).
+    pub write_bytes: u64,
+    /// Compactions (or flushes, for L0) that wrote into this level.
+    pub count: u64,
+}
+
+/// Everything [`crate::Db::stats`] reports.
+#[derive(Clone, Debug, Default)]
+pub struct DbStats {
+    /// One entry per level, L0 first.
+    pub levels: Vec<LevelStats>,
+    /// Process-wide counters.
+    pub counters: StatisticsSnapshot,
+}
+
+impl DbStats {
+    /// Bytes written to SSTables (flush + compaction).
+    pub fn table_bytes_written(&self) -> u64 {
+        self.counters.flush_bytes_written + self.counters.compaction_bytes_written
+    }
+
+    /// Write amplification: bytes written to tables by flush and compaction, divided by
+    /// bytes flushed (RocksDB's definition in its level table "Sum" row). 0 if nothing was
+    /// flushed.
+    pub fn write_amplification(&self) -> f64 {
+        let flushed = self.counters.flush_bytes_written;
+        if flushed == 0 {
+            0.0
+        } else {
+            self.table_bytes_written() as f64 / flushed as f64
+        }
+    }
+
+    /// Renders RocksDB's level table.
+    pub fn level_table(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "Level  Files      Size(MB)  Score  Read(GB)  Write(GB)  W-Amp  Comp(cnt)"
+        );
+        let _ = writeln!(s, "{}", "-".repeat(72));
+        let gb = |b: u64| b as f64 / (1u64 << 30) as f64;
+        let mut total = LevelStats::default();
+        for (i, l) in self.levels.iter().enumerate() {
+            let wamp = if l.read_bytes_from_upper > 0 {
+                l.write_bytes as f64 / l.read_bytes_from_upper as f64
+            } else {
+                0.0
+            };
+            let _ = writeln!(
+                s,
+                "L{:<5}{:>6}{:>14.1}{:>7.2}{:>10.3}{:>11.3}{:>7.2}{:>11}",
+                i,
+                l.files,
+                l.size as f64 / (1u64 << 20) as f64,
+                l.score,
+                gb(l.read_bytes),
+                gb(l.write_bytes),
+                wamp,
+                l.count
+            );
+            total.files += l.files;
+            total.size += l.size;
+            total.read_bytes += l.read_bytes;
+            total.write_bytes += l.write_bytes;
+            total.count += l.count;
+        }
+        let _ = writeln!(
+            s,
+            "Sum   {:>6}{:>14.1}{:>7}{:>10.3}{:>11.3}{:>7.2}{:>11}",
+            total.files,
+            total.size as f64 / (1u64 << 20) as f64,
+            "",
+            gb(total.read_bytes),
+            gb(total.write_bytes),
+            self.write_amplification(),
+            total.count
+        );
+        s
+    }
+}
+
+impl fmt::Display for DbStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.level_table())?;
+        for (k, v) in self.counters.pairs() {
+            writeln!(f, "{k}: {v}")?;
+        }
+        Ok(())
+    }
+}

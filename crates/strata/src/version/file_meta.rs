@@ -1,0 +1,71 @@
+//! File metadata: what a version knows about one SSTable without opening it.
+//!
+//! Persisted in the MANIFEST by `version::edit`. Carries, from the first format
+//! version, the fields later techniques need: the storage tier (`path_id`, HotRAP), the
+//! column group (`column_group`, LASER) and real/virtual kind with parents
+//! (dCompaction), and the smallest sequence number (snapshot filters).
+
+use crate::key::{self, SequenceNumber};
+
+/// Whether a file's bytes are its own.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum FileKind {
+    /// An ordinary SSTable. Default.
+    #[default]
+    Real,
+    /// A metadata-only table: the key range `[smallest, largest]` of its parents
+    /// (dCompaction's virtual SSTable). Reads go to the parents.
+    Virtual {
+        /// File numbers of the real tables whose ranges this file covers.
+        parents: Vec<u64>,
+    },
+}
+
+/// Column group id meaning "all columns" (a row-layout level).
+pub const ALL_COLUMNS: u32 = 0;
+
+/// Metadata of one table in a version. Immutable once built; shared by `Arc`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileMetaData {
+    /// File number (names the file `<number>.sst`).
+    pub number: u64,
+    /// Index of the storage path (tier) holding the file; 0 = the database directory.
+    pub path_id: u32,
+    /// File size in bytes.
+    pub size: u64,
+    /// Smallest internal key in the file.
+    pub smallest: Vec<u8>,
+    /// Largest internal key in the file.
+    pub largest: Vec<u8>,
+    /// Smallest sequence number of any entry.
+    pub smallest_seqno: SequenceNumber,
+    /// Largest sequence number of any entry.
+    pub largest_seqno: SequenceNumber,
+    /// Entries in the file.
+    pub num_entries: u64,
+    /// Tombstones among them.
+    pub num_deletions: u64,
+    /// Column group stored by the file ([`ALL_COLUMNS`] for rows).
+    pub column_group: u32,
+    /// Real or virtual.
+    pub kind: FileKind,
+}
+
+impl FileMetaData {
+    /// Smallest user key.
+    pub fn smallest_user_key(&self) -> &[u8] {
+        key::user_key(&self.smallest)
+    }
+
+    /// Largest user key.
+    pub fn largest_user_key(&self) -> &[u8] {
+        key::user_key(&self.largest)
+    }
+
+    /// True iff the file's user-key range intersects `[begin, end]` (`None` = unbounded).
+    pub fn overlaps_user_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> bool {
+        let before = end.is_some_and(|e| self.smallest_user_key() > e);
+        let after = begin.is_some_and(|b| self.largest_user_key() < b);
+        !(before || after)
+    }
+}

@@ -1,0 +1,76 @@
+use super::*;
+use crate::env::{FileSystem, PosixFs};
+
+fn write(path: &std::path::Path, records: &[Vec<u8>]) {
+    let fs = PosixFs;
+    let mut w = LogWriter::new(fs.create(path).expect("create"));
+    for r in records {
+        w.add_record(r).expect("append");
+    }
+    w.sync().expect("sync");
+}
+
+fn read_all(path: &std::path::Path) -> (Vec<Vec<u8>>, Option<LogError>) {
+    let fs = PosixFs;
+    let mut r = LogReader::new(fs.open_sequential(path).expect("open"));
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    loop {
+        match r.read_record(&mut buf) {
+            Ok(Some(_)) => out.push(buf.clone()),
+            Ok(None) => return (out, None),
+            Err(e) => return (out, Some(e)),
+        }
+    }
+}
+
+fn records() -> Vec<Vec<u8>> {
+    (0..200usize)
+        .map(|i| vec![(i % 251) as u8; (i * 997) % 70_000])
+        .collect()
+}
+
+#[test]
+fn round_trip_across_blocks() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("1.log");
+    let recs = records();
+    write(&p, &recs);
+    let (got, err) = read_all(&p);
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(got, recs);
+}
+
+#[test]
+fn every_truncation_yields_a_prefix() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("1.log");
+    let recs: Vec<Vec<u8>> = (0..20usize).map(|i| vec![i as u8; i * 3000]).collect();
+    write(&p, &recs);
+    let full = std::fs::read(&p).expect("read");
+    for cut in (0..full.len()).step_by(777) {
+        std::fs::write(&p, &full[..cut]).expect("write");
+        let (got, err) = read_all(&p);
+        assert!(recs.starts_with(&got), "cut {cut}: not a prefix");
+        if let Some(e) = err {
+            assert!(matches!(e, LogError::Truncated { .. }), "cut {cut}: {e:?}");
+        }
+    }
+}
+
+#[test]
+fn flipped_byte_is_detected_not_returned() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("1.log");
+    let recs = records();
+    write(&p, &recs);
+    let full = std::fs::read(&p).expect("read");
+    for pos in (0..full.len()).step_by(40_009) {
+        let mut bad = full.clone();
+        bad[pos] ^= 0x40;
+        std::fs::write(&p, &bad).expect("write");
+        let (got, err) = read_all(&p);
+        assert!(err.is_some(), "flip at {pos} not detected");
+        assert!(recs.starts_with(&got), "flip at {pos}: wrong records");
+    }
+}

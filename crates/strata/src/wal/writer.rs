@@ -1,0 +1,83 @@
+//! Appends records to a log file. See the module docs of `wal` for the format.
+
+use super::{fragment_crc, FragmentType, BLOCK_SIZE, HEADER_SIZE};
+use crate::env::WritableFile;
+use crate::error::Result;
+
+/// Appends records to one log file.
+///
+/// Concurrency: single owner; the database serializes log writes through group commit.
+pub struct LogWriter {
+    file: Box<dyn WritableFile>,
+    /// Offset within the current block.
+    block_offset: usize,
+    /// Scratch buffer reused for one record's fragments.
+    buf: Vec<u8>,
+}
+
+impl LogWriter {
+    /// Starts writing at the beginning of an empty file.
+    pub fn new(file: Box<dyn WritableFile>) -> Self {
+        LogWriter {
+            file,
+            block_offset: 0,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Appends one record and hands it to the OS (not durable until [`LogWriter::sync`]).
+    ///
+    /// # Errors
+    /// I/O errors of the underlying file. After an error the log may hold a partial
+    /// record at its tail; the caller must stop using this log (the database poisons
+    /// itself).
+    pub fn add_record(&mut self, mut data: &[u8]) -> Result<()> {
+        self.buf.clear();
+        let mut first = true;
+        loop {
+            let left = BLOCK_SIZE - self.block_offset;
+            if left < HEADER_SIZE {
+                self.buf.extend(std::iter::repeat_n(0u8, left));
+                self.block_offset = 0;
+            }
+            let avail = BLOCK_SIZE - self.block_offset - HEADER_SIZE;
+            let n = data.len().min(avail);
+            let last = n == data.len();
+            let kind = match (first, last) {
+                (true, true) => FragmentType::Full,
+                (true, false) => FragmentType::First,
+                (false, true) => FragmentType::Last,
+                (false, false) => FragmentType::Middle,
+            };
+            let (frag, rest) = data.split_at(n);
+            self.buf
+                .extend_from_slice(&fragment_crc(kind as u8, frag).to_le_bytes());
+            self.buf.extend_from_slice(&(n as u16).to_le_bytes());
+            self.buf.push(kind as u8);
+            self.buf.extend_from_slice(frag);
+            self.block_offset += HEADER_SIZE + n;
+            data = rest;
+            first = false;
+            if last {
+                break;
+            }
+        }
+        self.file.append(&self.buf)?;
+        self.file.flush()
+    }
+
+    /// Makes every record added so far durable.
+    pub fn sync(&mut self) -> Result<()> {
+        self.file.sync()
+    }
+
+    /// Bytes written to the file so far.
+    pub fn len(&self) -> u64 {
+        self.file.len()
+    }
+
+    /// True iff nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.file.is_empty()
+    }
+}
