@@ -17,8 +17,10 @@
 //! - Bounds are not checked here: the user-facing iterator applies
 //!   [`crate::ReadOptions`] bounds; level iterators may use them to skip files.
 
+mod level;
 mod merging;
 
+pub use level::LevelIterator;
 pub use merging::MergingIterator;
 
 use crate::error::Result;

@@ -1,0 +1,315 @@
+//! The user-facing iterator: turns the merged stream of internal entries into the
+//! user's view at one sequence number.
+//!
+//! Adds to the [`InternalIterator`] contract of its input:
+//! - hides entries newer than the read's sequence number, older versions of a key, and
+//!   deleted keys;
+//! - applies `lower_bound` (inclusive) and `upper_bound` (exclusive);
+//! - yields user keys, not internal keys.
+//!
+//! # Direction
+//! Moving forward, the inner iterator sits *on* the entry being returned. Moving
+//! backward, it sits *before* every entry of the current user key (on an older key, or
+//! invalid), and the current key and value are copies in `saved_key` / `saved_value`:
+//! walking backward meets a key's versions oldest first, so the newest visible one is
+//! only known once the walk has passed them all. Switching direction re-positions the
+//! inner iterator accordingly (LevelDB's DBIter scheme).
+
+use super::SuperVersion;
+use crate::error::{Error, Result};
+use crate::iter::{InternalIterator, MergingIterator};
+use crate::key::{self, SequenceNumber, ValueKind, KIND_SEEK, MAX_SEQUENCE};
+use crate::snapshot::Snapshot;
+use std::sync::Arc;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Forward,
+    Reverse,
+}
+
+/// An iterator over `(key, value)` pairs of the database at one point in time.
+///
+/// It pins the memtables and table files it reads (and its snapshot, if any) until it
+/// is dropped; long-lived iterators therefore keep obsolete files on disk.
+pub struct DbIterator {
+    iter: MergingIterator,
+    seq: SequenceNumber,
+    lower: Option<Vec<u8>>,
+    upper: Option<Vec<u8>>,
+    direction: Direction,
+    valid: bool,
+    saved_key: Vec<u8>,
+    saved_value: Vec<u8>,
+    seek_buf: Vec<u8>,
+    err: Option<Error>,
+    _pin: Arc<SuperVersion>,
+    _snapshot: Option<Snapshot>,
+}
+
+impl DbIterator {
+    pub(crate) fn new(
+        iter: MergingIterator,
+        seq: SequenceNumber,
+        lower: Option<Vec<u8>>,
+        upper: Option<Vec<u8>>,
+        pin: Arc<SuperVersion>,
+        snapshot: Option<Snapshot>,
+    ) -> Self {
+        DbIterator {
+            iter,
+            seq,
+            lower,
+            upper,
+            direction: Direction::Forward,
+            valid: false,
+            saved_key: Vec::new(),
+            saved_value: Vec::new(),
+            seek_buf: Vec::new(),
+            err: None,
+            _pin: pin,
+            _snapshot: snapshot,
+        }
+    }
+
+    /// True iff positioned at an entry. When false, check [`DbIterator::status`].
+    pub fn valid(&self) -> bool {
+        self.valid
+    }
+
+    /// The current key. Requires: `valid()`. Valid until the iterator moves.
+    pub fn key(&self) -> &[u8] {
+        match self.direction {
+            Direction::Forward => key::user_key(self.iter.key()),
+            Direction::Reverse => &self.saved_key,
+        }
+    }
+
+    /// The current value. Requires: `valid()`. Valid until the iterator moves.
+    pub fn value(&self) -> &[u8] {
+        match self.direction {
+            Direction::Forward => self.iter.value(),
+            Direction::Reverse => &self.saved_value,
+        }
+    }
+
+    /// The first error met (sticky). An invalid iterator with `Ok` status is exhausted.
+    pub fn status(&self) -> Result<()> {
+        match &self.err {
+            Some(e) => Err(e.duplicate()),
+            None => self.iter.status(),
+        }
+    }
+
+    fn parse_current(&mut self) -> Option<(SequenceNumber, ValueKind)> {
+        match key::parse_internal_key(self.iter.key()) {
+            Some(p) => Some((p.seq, p.kind)),
+            None => {
+                self.err = Some(Error::corruption(
+                    "<iterator>",
+                    0,
+                    "malformed internal key in a table or memtable",
+                ));
+                None
+            }
+        }
+    }
+
+    fn over_upper(&self, user_key: &[u8]) -> bool {
+        self.upper.as_deref().is_some_and(|u| user_key >= u)
+    }
+
+    fn under_lower(&self, user_key: &[u8]) -> bool {
+        self.lower.as_deref().is_some_and(|l| user_key < l)
+    }
+
+    /// Forward: advances to the newest visible, non-deleted version of the next key.
+    /// With `skipping`, versions of keys `<= saved_key` are hidden.
+    fn find_next_user_entry(&mut self, mut skipping: bool) {
+        while self.iter.valid() {
+            let Some((seq, kind)) = self.parse_current() else {
+                self.valid = false;
+                return;
+            };
+            if seq <= self.seq {
+                let ukey = key::user_key(self.iter.key());
+                if self.over_upper(ukey) {
+                    break;
+                }
+                match kind {
+                    ValueKind::Delete => {
+                        self.saved_key.clear();
+                        self.saved_key.extend_from_slice(ukey);
+                        skipping = true;
+                    }
+                    ValueKind::Put | ValueKind::Merge => {
+                        if !(skipping && ukey <= self.saved_key.as_slice()) {
+                            self.valid = true;
+                            self.saved_key.clear();
+                            return;
+                        }
+                    }
+                }
+            }
+            self.iter.next();
+        }
+        self.valid = false;
+        self.saved_key.clear();
+    }
+
+    /// Backward: collects the newest visible version of the key before the inner
+    /// iterator's position (see the module docs).
+    fn find_prev_user_entry(&mut self) {
+        let mut value_kind = ValueKind::Delete;
+        while self.iter.valid() {
+            let Some((seq, kind)) = self.parse_current() else {
+                self.valid = false;
+                return;
+            };
+            if seq <= self.seq {
+                let ukey = key::user_key(self.iter.key());
+                if value_kind != ValueKind::Delete && ukey < self.saved_key.as_slice() {
+                    break;
+                }
+                value_kind = kind;
+                if kind == ValueKind::Delete {
+                    self.saved_key.clear();
+                    self.saved_value.clear();
+                } else {
+                    self.saved_key.clear();
+                    self.saved_key.extend_from_slice(ukey);
+                    self.saved_value.clear();
+                    self.saved_value.extend_from_slice(self.iter.value());
+                }
+            }
+            self.iter.prev();
+        }
+        if value_kind == ValueKind::Delete || self.under_lower(&self.saved_key) {
+            self.valid = false;
+            self.saved_key.clear();
+            self.saved_value.clear();
+            self.direction = Direction::Forward;
+        } else {
+            self.valid = true;
+        }
+    }
+
+    /// Positions at the first key `>= target` (and `>= lower_bound`).
+    pub fn seek(&mut self, target: &[u8]) {
+        self.direction = Direction::Forward;
+        self.saved_value.clear();
+        let t = match self.lower.as_deref() {
+            Some(l) if target < l => l.to_vec(),
+            _ => target.to_vec(),
+        };
+        self.seek_buf.clear();
+        key::append_internal_key(&mut self.seek_buf, &t, self.seq, KIND_SEEK);
+        self.iter.seek(&self.seek_buf);
+        self.find_next_user_entry(false);
+    }
+
+    /// Positions at the first key (within the bounds).
+    pub fn seek_to_first(&mut self) {
+        if let Some(l) = self.lower.clone() {
+            return self.seek(&l);
+        }
+        self.direction = Direction::Forward;
+        self.saved_value.clear();
+        self.iter.seek_to_first();
+        self.find_next_user_entry(false);
+    }
+
+    /// Positions at the last key (within the bounds).
+    pub fn seek_to_last(&mut self) {
+        self.direction = Direction::Reverse;
+        self.saved_key.clear();
+        self.saved_value.clear();
+        match self.upper.as_deref() {
+            Some(u) => {
+                self.seek_buf.clear();
+                key::append_internal_key(&mut self.seek_buf, u, MAX_SEQUENCE, KIND_SEEK);
+                self.iter.seek(&self.seek_buf);
+                if self.iter.valid() {
+                    self.iter.prev();
+                } else if self.iter.status().is_ok() {
+                    self.iter.seek_to_last();
+                }
+            }
+            None => self.iter.seek_to_last(),
+        }
+        self.find_prev_user_entry();
+    }
+
+    /// Positions at the last key `<= target` (and `< upper_bound`).
+    pub fn seek_for_prev(&mut self, target: &[u8]) {
+        if self.over_upper(target) {
+            return self.seek_to_last();
+        }
+        self.direction = Direction::Reverse;
+        self.saved_key.clear();
+        self.saved_value.clear();
+        self.seek_buf.clear();
+        key::append_internal_key(&mut self.seek_buf, target, 0, ValueKind::Delete);
+        self.iter.seek_for_prev(&self.seek_buf);
+        self.find_prev_user_entry();
+    }
+
+    /// Moves to the next key. Requires: `valid()`.
+    pub fn next(&mut self) {
+        if !self.valid {
+            return;
+        }
+        if self.direction == Direction::Reverse {
+            self.direction = Direction::Forward;
+            // The inner iterator is before every entry of the current key: step into
+            // them; `saved_key` holds the key to skip past.
+            if self.iter.valid() {
+                self.iter.next();
+            } else {
+                self.iter.seek_to_first();
+            }
+        } else {
+            self.saved_key.clear();
+            self.saved_key
+                .extend_from_slice(key::user_key(self.iter.key()));
+            self.iter.next();
+        }
+        self.find_next_user_entry(true);
+    }
+
+    /// Moves to the previous key. Requires: `valid()`.
+    pub fn prev(&mut self) {
+        if !self.valid {
+            return;
+        }
+        if self.direction == Direction::Forward {
+            // Step back past every entry of the current key.
+            self.saved_key.clear();
+            self.saved_key
+                .extend_from_slice(key::user_key(self.iter.key()));
+            loop {
+                self.iter.prev();
+                if !self.iter.valid() {
+                    self.valid = false;
+                    self.saved_key.clear();
+                    self.saved_value.clear();
+                    return;
+                }
+                if key::user_key(self.iter.key()) < self.saved_key.as_slice() {
+                    break;
+                }
+            }
+            self.direction = Direction::Reverse;
+        }
+        self.find_prev_user_entry();
+    }
+}
+
+impl std::fmt::Debug for DbIterator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DbIterator")
+            .field("seq", &self.seq)
+            .field("valid", &self.valid)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,289 @@
+//! The write path: group commit, WAL append, memtable insert, memtable switch.
+//!
+//! # Group commit
+//! Problem: every write must reach the WAL (and, with `sync`, the disk) before it is
+//! acknowledged, and writes must enter the memtable in sequence order, yet an fsync
+//! per writer would cap throughput at the disk's sync rate.
+//!
+//! Invariants:
+//! 1. At most one *leader* at a time: only the leader appends to the WAL, inserts into
+//!    the memtable and switches memtables. This makes the memtable single-writer.
+//! 2. Sequence numbers are assigned by the leader in queue order; `last_sequence` is
+//!    published only after the whole group is in the memtable, so a reader never sees
+//!    half a batch.
+//! 3. A writer asking for `sync` is never acknowledged by a group whose WAL bytes were
+//!    not fsynced: a non-sync leader does not take sync followers.
+//! 4. A failed WAL write or fsync poisons the database; the group's writers all get
+//!    the error and no later write is accepted (the WAL may hold a partial record).
+//!
+//! Naive design and why it fails: a mutex around "append + insert" serializes writers
+//! and performs one fsync per sync writer. Instead writers queue; the front writer
+//! becomes leader, takes the batches queued behind it (up to ~1 MiB), writes them as
+//! one WAL record with at most one fsync, inserts them, then hands each follower its
+//! result. Followers wait on a condition variable and never touch the WAL.
+//!
+//! Outline: [`write`] enqueues → waits until done or front → leader: [`make_room`]
+//! (stall, slowdown, memtable switch) → append/sync → insert → publish → wake group.
+
+use super::state::MemWithLog;
+use super::{poison, DbInner, SuperVersion};
+use crate::error::{Error, Result};
+use crate::filename;
+use crate::memtable::MemTable;
+use crate::options::WriteOptions;
+use crate::stats::Statistics;
+use crate::wal::LogWriter;
+use crate::WriteBatch;
+use parking_lot::{Condvar, Mutex};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Largest group a leader forms, bytes.
+const MAX_GROUP_BYTES: usize = 1 << 20;
+
+struct Slot {
+    id: u64,
+    batch: Option<WriteBatch>,
+    sync: bool,
+    force_switch: bool,
+}
+
+#[derive(Default)]
+struct QueueState {
+    next_id: u64,
+    waiting: VecDeque<Slot>,
+    completed: HashMap<u64, Result<()>>,
+    leader_active: bool,
+}
+
+/// The group-commit queue and the WAL writer (owned by the current leader).
+pub(crate) struct WriteQueue {
+    queue: Mutex<QueueState>,
+    cv: Condvar,
+    /// The active WAL. Locked only by the leader (and by `close`); never held while
+    /// taking `DbInner::state`... except in [`make_room`], which takes it *after*
+    /// `state` (the leader is the only other holder, and it is the caller).
+    log: Mutex<LogWriter>,
+}
+
+impl WriteQueue {
+    /// A queue writing to `log`.
+    pub fn new(log: LogWriter) -> Self {
+        WriteQueue {
+            queue: Mutex::new(QueueState::default()),
+            cv: Condvar::new(),
+            log: Mutex::new(log),
+        }
+    }
+}
+
+/// Commits `batch` (or, with `force_switch`, switches the memtable so it can be
+/// flushed) through the group-commit queue.
+pub(crate) fn write(
+    inner: &DbInner,
+    wo: &WriteOptions,
+    batch: Option<WriteBatch>,
+    force_switch: bool,
+) -> Result<()> {
+    if let Some(b) = &batch {
+        if b.is_empty() {
+            return Ok(());
+        }
+    }
+    let q = &inner.writes;
+    let mut qs = q.queue.lock();
+    let id = qs.next_id;
+    qs.next_id += 1;
+    qs.waiting.push_back(Slot {
+        id,
+        batch,
+        sync: wo.sync,
+        force_switch,
+    });
+    loop {
+        if let Some(r) = qs.completed.remove(&id) {
+            return r;
+        }
+        if !qs.leader_active && qs.waiting.front().map(|s| s.id) == Some(id) {
+            break;
+        }
+        q.cv.wait(&mut qs);
+    }
+    // This thread is the leader: form a group from the front of the queue.
+    qs.leader_active = true;
+    let Some(first) = qs.waiting.pop_front() else {
+        unreachable!("leader slot is at the front of the queue");
+    };
+    let mut follower_ids = Vec::new();
+    let mut group = first.batch.unwrap_or_default();
+    let sync = first.sync;
+    if !first.force_switch {
+        let first_size = group.approximate_size();
+        let limit = if first_size <= (128 << 10) {
+            first_size + (128 << 10)
+        } else {
+            MAX_GROUP_BYTES
+        };
+        while let Some(next) = qs.waiting.front() {
+            let Some(b) = next.batch.as_ref() else { break };
+            if next.force_switch
+                || (next.sync && !sync)
+                || group.approximate_size() + b.approximate_size() > limit
+            {
+                break;
+            }
+            if let Some(s) = qs.waiting.pop_front() {
+                if let Some(b) = s.batch {
+                    group.append(&b);
+                }
+                follower_ids.push(s.id);
+            }
+        }
+    }
+    drop(qs);
+
+    let result = commit_group(inner, group, sync, first.force_switch);
+
+    let mut qs = q.queue.lock();
+    for fid in follower_ids {
+        let r = match &result {
+            Ok(()) => Ok(()),
+            Err(e) => Err(e.duplicate()),
+        };
+        qs.completed.insert(fid, r);
+    }
+    qs.leader_active = false;
+    drop(qs);
+    q.cv.notify_all();
+    result
+}
+
+/// Leader only: makes room, appends the group to the WAL, inserts it, publishes it.
+fn commit_group(inner: &DbInner, mut group: WriteBatch, sync: bool, force: bool) -> Result<()> {
+    let mem = make_room(inner, force)?;
+    if force || group.is_empty() {
+        return Ok(());
+    }
+    let first_seq = inner.last_sequence.load(Ordering::Acquire) + 1;
+    let count = u64::from(group.count());
+    group.set_sequence(first_seq);
+    {
+        let mut log = inner.writes.log.lock();
+        let before = log.len();
+        if let Err(e) = log.add_record(group.data()) {
+            return Err(poison(inner, e));
+        }
+        if sync {
+            if let Err(e) = log.sync() {
+                return Err(poison(inner, e));
+            }
+            Statistics::add(&inner.stats.wal_syncs, 1);
+        }
+        Statistics::add(&inner.stats.wal_bytes_written, log.len() - before);
+    }
+    let mut user_bytes = 0u64;
+    group
+        .iterate(|seq, kind, key, value| {
+            user_bytes += (key.len() + value.len()) as u64;
+            mem.add(seq, kind, key, value);
+        })
+        .map_err(|e| Error::InvalidArgument(format!("malformed write batch: {}", e.0)))?;
+    Statistics::add(&inner.stats.user_bytes_written, user_bytes);
+    Statistics::add(&inner.stats.write_groups, 1);
+    Statistics::add(&inner.stats.writes, count);
+    inner
+        .last_sequence
+        .store(first_seq + count - 1, Ordering::Release);
+    Ok(())
+}
+
+/// Leader only: applies write slowdown and stops, switches a full memtable (or, with
+/// `force`, a non-empty one), and returns the memtable to insert into.
+fn make_room(inner: &DbInner, mut force: bool) -> Result<Arc<MemTable>> {
+    let opts = &inner.opts;
+    let mut st = inner.state.lock();
+    let mut delayed = false;
+    loop {
+        st.check_bg_error()?;
+        let l0 = st.version.files(0).len();
+        let over_soft = opts.soft_pending_compaction_bytes_limit > 0
+            && st.pending_compaction_bytes >= opts.soft_pending_compaction_bytes_limit;
+        let over_hard = opts.hard_pending_compaction_bytes_limit > 0
+            && st.pending_compaction_bytes >= opts.hard_pending_compaction_bytes_limit;
+        if !force && !delayed && (l0 >= opts.level0_slowdown_writes_trigger || over_soft) {
+            // Slow each write a little rather than stop all writes later for seconds.
+            drop(st);
+            let t = Instant::now();
+            std::thread::sleep(Duration::from_millis(1));
+            Statistics::add(
+                &inner.stats.write_slowdown_micros,
+                t.elapsed().as_micros() as u64,
+            );
+            delayed = true;
+            st = inner.state.lock();
+            continue;
+        }
+        let full = st.mem.mem.approximate_memory_usage() >= opts.write_buffer_size;
+        if !(full || force) || (force && st.mem.mem.is_empty()) {
+            return Ok(Arc::clone(&st.mem.mem));
+        }
+        if st.imm.len() + 1 >= opts.max_write_buffer_number
+            || (!force && (l0 >= opts.level0_stop_writes_trigger || over_hard))
+        {
+            Statistics::add(&inner.stats.write_stops, 1);
+            inner.bg_cv.notify_all();
+            inner.done_cv.wait_for(&mut st, Duration::from_millis(100));
+            continue;
+        }
+        // Switch: new WAL first, so the new memtable never holds writes of a WAL that
+        // could be deleted with the old memtable's.
+        let log_number = st.new_file_number();
+        let path = filename::wal_file(&inner.dir, log_number);
+        let file = match inner.fs.create(&path) {
+            Ok(f) => f,
+            Err(e) => return Err(st.set_bg_error(e)),
+        };
+        if let Err(e) = inner.fs.sync_dir(&inner.dir) {
+            return Err(st.set_bg_error(e));
+        }
+        {
+            let mut log = inner.writes.log.lock();
+            let mut old = std::mem::replace(&mut *log, LogWriter::new(file));
+            // The old WAL is synced so that a later sync write in the new WAL can never
+            // be durable while older unsynced writes are lost (no holes).
+            if let Err(e) = old.sync() {
+                return Err(st.set_bg_error(e));
+            }
+        }
+        let old = std::mem::replace(
+            &mut st.mem,
+            MemWithLog {
+                mem: Arc::new(MemTable::new()),
+                log_number,
+            },
+        );
+        st.imm.push(old);
+        install_super_version(inner, &st);
+        inner.bg_cv.notify_all();
+        force = false;
+    }
+}
+
+/// Publishes a new read view built from `st`. Requires: `state` lock held (passed as
+/// `st`), so views are published in the order the state changed.
+pub(crate) fn install_super_version(inner: &DbInner, st: &super::state::DbState) {
+    let sv = SuperVersion {
+        mem: Arc::clone(&st.mem.mem),
+        imm: st.imm.iter().rev().map(|m| Arc::clone(&m.mem)).collect(),
+        version: Arc::clone(&st.version),
+    };
+    inner.super_version.store(Arc::new(sv));
+}
+
+/// Makes every acknowledged write durable (used by `close`).
+pub(crate) fn sync_wal(inner: &DbInner) -> Result<()> {
+    let mut log = inner.writes.log.lock();
+    log.sync().map_err(|e| poison(inner, e))
+}

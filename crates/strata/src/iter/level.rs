@@ -1,0 +1,234 @@
+//! An iterator over one sorted level (L1 and below): the files in key order, each
+//! opened through the table cache only when the iterator reaches it.
+//!
+//! Adds to the [`InternalIterator`] contract: files the [`SnapshotFilter`] rejects are
+//! skipped when seeking and when stepping onto the next or previous file, so a read at
+//! an old snapshot never opens tables made entirely of newer data.
+
+use super::InternalIterator;
+use crate::cache::TableCache;
+use crate::error::Result;
+use crate::key;
+use crate::snapshot_filter::SnapshotFilter;
+use crate::sst::TableIterator;
+use crate::stats::Statistics;
+use crate::version::Version;
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+/// Concatenating iterator over the files of one non-overlapping level.
+pub struct LevelIterator {
+    version: Arc<Version>,
+    level: usize,
+    tables: Arc<TableCache>,
+    filter: SnapshotFilter,
+    stats: Arc<Statistics>,
+    /// Index of the file `current` reads; meaningful only while `current` is some.
+    index: usize,
+    current: Option<TableIterator>,
+    err: Option<crate::Error>,
+}
+
+impl LevelIterator {
+    /// Iterates `level` of `version` (which it pins).
+    pub fn new(
+        version: Arc<Version>,
+        level: usize,
+        tables: Arc<TableCache>,
+        filter: SnapshotFilter,
+        stats: Arc<Statistics>,
+    ) -> Self {
+        LevelIterator {
+            version,
+            level,
+            tables,
+            filter,
+            stats,
+            index: 0,
+            current: None,
+            err: None,
+        }
+    }
+
+    fn num_files(&self) -> usize {
+        self.version.files(self.level).len()
+    }
+
+    /// Opens file `index`, or clears `current` if it is out of range or fails.
+    fn open(&mut self, index: usize) -> bool {
+        self.current = None;
+        self.index = index;
+        let Some(meta) = self.version.files(self.level).get(index) else {
+            return false;
+        };
+        match self.tables.get(meta) {
+            Ok(t) => {
+                self.current = Some(t.iter());
+                true
+            }
+            Err(e) => {
+                self.err.get_or_insert(e);
+                false
+            }
+        }
+    }
+
+    fn skipped(&self, index: usize) -> bool {
+        self.version
+            .files(self.level)
+            .get(index)
+            .is_some_and(|f| self.filter.skips(f, &self.stats))
+    }
+
+    /// Moves forward from file `index` to the first file with an entry.
+    fn forward_from(&mut self, mut index: usize) {
+        while index < self.num_files() {
+            if !self.skipped(index) {
+                if !self.open(index) {
+                    return;
+                }
+                if let Some(c) = self.current.as_mut() {
+                    c.seek_to_first();
+                    if c.valid() {
+                        return;
+                    }
+                    if let Err(e) = c.status() {
+                        self.err.get_or_insert(e);
+                        self.current = None;
+                        return;
+                    }
+                }
+            }
+            index += 1;
+        }
+        self.current = None;
+    }
+
+    /// Moves backward from file `index` to the last file with an entry.
+    fn backward_from(&mut self, index: Option<usize>) {
+        let mut next = index;
+        while let Some(i) = next {
+            if !self.skipped(i) {
+                if !self.open(i) {
+                    return;
+                }
+                if let Some(c) = self.current.as_mut() {
+                    c.seek_to_last();
+                    if c.valid() {
+                        return;
+                    }
+                    if let Err(e) = c.status() {
+                        self.err.get_or_insert(e);
+                        self.current = None;
+                        return;
+                    }
+                }
+            }
+            next = i.checked_sub(1);
+        }
+        self.current = None;
+    }
+
+    fn settle_forward(&mut self) {
+        if let Some(c) = &self.current {
+            if c.valid() {
+                return;
+            }
+            if let Err(e) = c.status() {
+                self.err.get_or_insert(e);
+                self.current = None;
+                return;
+            }
+        }
+        self.forward_from(self.index + 1);
+    }
+
+    fn settle_backward(&mut self) {
+        if let Some(c) = &self.current {
+            if c.valid() {
+                return;
+            }
+            if let Err(e) = c.status() {
+                self.err.get_or_insert(e);
+                self.current = None;
+                return;
+            }
+        }
+        self.backward_from(self.index.checked_sub(1));
+    }
+}
+
+impl InternalIterator for LevelIterator {
+    fn valid(&self) -> bool {
+        self.err.is_none() && self.current.as_ref().is_some_and(|c| c.valid())
+    }
+    fn seek_to_first(&mut self) {
+        self.forward_from(0);
+    }
+    fn seek_to_last(&mut self) {
+        self.backward_from(self.num_files().checked_sub(1));
+    }
+    fn seek(&mut self, target: &[u8]) {
+        let i = self.version.find_file(self.level, target);
+        if i >= self.num_files() {
+            self.current = None;
+            return;
+        }
+        if self.skipped(i) {
+            self.forward_from(i + 1);
+            return;
+        }
+        if self.open(i) {
+            if let Some(c) = self.current.as_mut() {
+                c.seek(target);
+            }
+            self.settle_forward();
+        }
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        // The last file whose smallest key is <= target holds the answer, if any file
+        // does.
+        let files = self.version.files(self.level);
+        let i = files.partition_point(|f| {
+            key::compare_internal(&f.smallest, target) != Ordering::Greater
+        });
+        let Some(i) = i.checked_sub(1) else {
+            self.current = None;
+            return;
+        };
+        if self.skipped(i) {
+            self.backward_from(i.checked_sub(1));
+            return;
+        }
+        if self.open(i) {
+            if let Some(c) = self.current.as_mut() {
+                c.seek_for_prev(target);
+            }
+            self.settle_backward();
+        }
+    }
+    fn next(&mut self) {
+        if let Some(c) = self.current.as_mut() {
+            c.next();
+        }
+        self.settle_forward();
+    }
+    fn prev(&mut self) {
+        if let Some(c) = self.current.as_mut() {
+            c.prev();
+        }
+        self.settle_backward();
+    }
+    fn key(&self) -> &[u8] {
+        self.current.as_ref().map(|c| c.key()).unwrap_or_default()
+    }
+    fn value(&self) -> &[u8] {
+        self.current.as_ref().map(|c| c.value()).unwrap_or_default()
+    }
+    fn status(&self) -> Result<()> {
+        match &self.err {
+            Some(e) => Err(e.duplicate()),
+            None => self.current.as_ref().map_or(Ok(()), |c| c.status()),
+        }
+    }
+}

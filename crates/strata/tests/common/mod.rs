@@ -1,0 +1,178 @@
+//! Shared test kit: small-file options, a random operation generator and an in-memory
+//! model with history, so that property, metamorphic and crash tests drive the engine
+//! the same way.
+#![allow(dead_code)]
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use strata::{Options, ReadOptions, Snapshot};
+
+/// Options that make flushes and compactions happen every few operations.
+pub fn tiny_options() -> Options {
+    Options {
+        write_buffer_size: 4096,
+        target_file_size_base: 2048,
+        max_bytes_for_level_base: 8192,
+        max_bytes_for_level_multiplier: 4.0,
+        level0_file_num_compaction_trigger: 2,
+        level0_slowdown_writes_trigger: 8,
+        level0_stop_writes_trigger: 12,
+        num_levels: 4,
+        block_size: 256,
+        block_restart_interval: 4,
+        block_cache_capacity: 64 << 10,
+        max_open_files: 64,
+        ..Options::default()
+    }
+}
+
+/// One step of a random workload.
+#[derive(Clone, Debug)]
+pub enum Op {
+    Put(Vec<u8>, Vec<u8>),
+    Delete(Vec<u8>),
+    Batch(Vec<(Vec<u8>, Option<Vec<u8>>)>),
+    TakeSnapshot,
+    ReleaseSnapshot(usize),
+    Get(Vec<u8>, Option<usize>),
+    Scan {
+        forward: bool,
+        from: Option<Vec<u8>>,
+        to: Option<Vec<u8>>,
+        snapshot: Option<usize>,
+        limit: usize,
+    },
+    Flush,
+    CompactRange(Option<Vec<u8>>, Option<Vec<u8>>),
+    Reopen,
+}
+
+pub fn key(i: u32) -> Vec<u8> {
+    format!("key{i:05}").into_bytes()
+}
+
+/// A random workload of `n` operations over `keys` keys, from `seed`.
+pub fn random_ops(seed: u64, n: usize, keys: u32, allow_reopen: bool) -> Vec<Op> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut ops = Vec::with_capacity(n);
+    let value = |rng: &mut StdRng, i: usize| -> Vec<u8> {
+        let len = rng.random_range(0..200usize);
+        let mut v = format!("v{i}-").into_bytes();
+        v.extend((0..len).map(|_| rng.random_range(b'a'..=b'z')));
+        v
+    };
+    for i in 0..n {
+        let k = key(rng.random_range(0..keys));
+        let op = match rng.random_range(0..100u32) {
+            0..=39 => Op::Put(k, value(&mut rng, i)),
+            40..=49 => Op::Delete(k),
+            50..=57 => {
+                let m = rng.random_range(1..8usize);
+                Op::Batch(
+                    (0..m)
+                        .map(|_| {
+                            let k = key(rng.random_range(0..keys));
+                            if rng.random_bool(0.7) {
+                                (k, Some(value(&mut rng, i)))
+                            } else {
+                                (k, None)
+                            }
+                        })
+                        .collect(),
+                )
+            }
+            58..=61 => Op::TakeSnapshot,
+            62..=64 => Op::ReleaseSnapshot(rng.random_range(0..8)),
+            65..=82 => Op::Get(k, rng.random_bool(0.3).then(|| rng.random_range(0..8))),
+            83..=92 => {
+                let a = rng.random_bool(0.5).then(|| key(rng.random_range(0..keys)));
+                let b = rng.random_bool(0.5).then(|| key(rng.random_range(0..keys)));
+                Op::Scan {
+                    forward: rng.random_bool(0.5),
+                    from: a,
+                    to: b,
+                    snapshot: rng.random_bool(0.3).then(|| rng.random_range(0..8)),
+                    limit: rng.random_range(1..50),
+                }
+            }
+            93..=95 => Op::Flush,
+            96..=97 => {
+                let a = rng.random_bool(0.5).then(|| key(rng.random_range(0..keys)));
+                Op::CompactRange(a, None)
+            }
+            _ if allow_reopen => Op::Reopen,
+            _ => Op::Flush,
+        };
+        ops.push(op);
+    }
+    ops
+}
+
+/// The model: the current map plus a copy of it per live snapshot.
+#[derive(Default)]
+pub struct Model {
+    pub map: BTreeMap<Vec<u8>, Vec<u8>>,
+    pub snapshots: Vec<(Snapshot, Arc<BTreeMap<Vec<u8>, Vec<u8>>>)>,
+}
+
+/// What a read observed: comparable between engines and the model.
+#[derive(Debug, PartialEq, Eq, Clone)]
+pub enum Observed {
+    Get(Option<Vec<u8>>),
+    Scan(Vec<(Vec<u8>, Vec<u8>)>),
+}
+
+/// Reads the expected answer of a scan from a map.
+pub fn model_scan(
+    map: &BTreeMap<Vec<u8>, Vec<u8>>,
+    forward: bool,
+    from: &Option<Vec<u8>>,
+    to: &Option<Vec<u8>>,
+    limit: usize,
+) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let in_range = |k: &Vec<u8>| {
+        from.as_ref().is_none_or(|f| k >= f) && to.as_ref().is_none_or(|t| k < t)
+    };
+    let it = map.iter().filter(|(k, _)| in_range(k));
+    let v: Vec<_> = if forward {
+        it.take(limit).map(|(k, v)| (k.clone(), v.clone())).collect()
+    } else {
+        it.rev().take(limit).map(|(k, v)| (k.clone(), v.clone())).collect()
+    };
+    v
+}
+
+/// Runs a scan on the engine with bounds given as ReadOptions.
+pub fn db_scan(
+    db: &strata::Db,
+    snapshot: Option<Snapshot>,
+    forward: bool,
+    from: &Option<Vec<u8>>,
+    to: &Option<Vec<u8>>,
+    limit: usize,
+) -> strata::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let ro = ReadOptions {
+        snapshot,
+        lower_bound: from.clone(),
+        upper_bound: to.clone(),
+    };
+    let mut it = db.iter(&ro)?;
+    if forward {
+        it.seek_to_first();
+    } else {
+        it.seek_to_last();
+    }
+    let mut out = Vec::new();
+    while it.valid() && out.len() < limit {
+        out.push((it.key().to_vec(), it.value().to_vec()));
+        if forward {
+            it.next();
+        } else {
+            it.prev();
+        }
+    }
+    it.status()?;
+    Ok(out)
+}
