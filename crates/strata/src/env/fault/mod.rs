@@ -97,9 +97,23 @@ use std::sync::Arc;
 /// An in-memory [`FileSystem`] that simulates power loss and injects I/O faults.
 ///
 /// See the module documentation for the model. Clones share state.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct FaultFs {
     state: Arc<Mutex<State>>,
+}
+
+impl std::fmt::Debug for FaultFs {
+    /// A summary, not the file contents (which may be megabytes).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let st = self.state.lock();
+        f.debug_struct("FaultFs")
+            .field("files", &st.current.len())
+            .field("dirs", &st.dirs.len())
+            .field("crashes", &st.epoch)
+            .field("op_count", &st.op_count)
+            .field("faults_injected", &st.faults_injected)
+            .finish_non_exhaustive()
+    }
 }
 
 impl FaultFs {

@@ -454,3 +454,20 @@ fn clones_share_state_across_threads() {
     assert_eq!(fs.files().len(), 4);
     assert_eq!(fs.op_count(), 1 + 4 * 3);
 }
+
+#[test]
+fn read_and_open_faults_reach_the_caller() {
+    let fs = fs_with_db();
+    durable_file(&fs, "CURRENT", b"MANIFEST-1\n");
+    fs.fail_after(1, FaultKinds::READ);
+    // read_to_vec reads once for the data and once more to see end of file.
+    assert_injected(&read_to_vec(&fs, &p("/db/CURRENT")).expect_err("2nd read fails"));
+    fs.fail_after(0, FaultKinds::OPEN);
+    assert_injected(&fs.open_random(&p("/db/CURRENT")).err().expect("open fails"));
+    assert_eq!(
+        read_to_vec(&fs, &p("/db/CURRENT")).expect("healthy"),
+        b"MANIFEST-1\n"
+    );
+    let dbg = format!("{fs:?}");
+    assert!(dbg.contains("faults_injected: 2"), "{dbg}");
+}
