@@ -13,8 +13,10 @@
 //! [`WritableFile::sync`] returns `Ok`; a new directory entry (create, rename, remove) is
 //! durable only after [`FileSystem::sync_dir`] on its directory returns `Ok`.
 
+mod fault;
 mod posix;
 
+pub use fault::{CrashMode, FailedSyncMode, FaultFs, FaultKinds, FaultRule};
 pub use posix::PosixFs;
 
 use crate::error::Result;
