@@ -54,6 +54,12 @@ counters! {
     compaction_bytes_read,
     /// Bytes of SSTables written by compactions.
     compaction_bytes_written,
+    /// Key + value bytes of every entry compactions read (the base of the
+    /// false-overlap ratio).
+    compaction_input_entry_bytes,
+    /// Key + value bytes of compaction input that were false overlaps: entries of
+    /// output-level files outside the upper inputs' key range (Kim et al. §III).
+    compaction_false_overlap_bytes,
     /// Point lookups served.
     gets,
     /// Tables whose contents a point lookup examined (after the snapshot filter).

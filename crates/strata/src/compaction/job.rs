@@ -45,8 +45,11 @@ pub fn write_tables(
         };
         if gc.keep(&parsed) {
             let new_key = parsed.user_key != last_user_key.as_slice();
-            if let Some((_, b)) = &current {
-                if new_key && partitioner.should_cut(parsed.user_key, b.estimated_size()) {
+            // Every new user key is shown to the partitioner (size 0 when no file is
+            // open) so stateful policies can track their position.
+            if new_key {
+                let size = current.as_ref().map_or(0, |(_, b)| b.estimated_size());
+                if partitioner.should_cut(parsed.user_key, size) {
                     if let Some((n, b)) = current.take() {
                         outputs.push(finish(n, b, table_opts)?);
                     }

@@ -11,8 +11,10 @@ use crate::options::{Options, OutputPartitioning};
 
 /// Decides output file boundaries.
 pub trait OutputPartitioner: Send {
-    /// True iff the current output file (holding `current_size` bytes, > 0) should be
-    /// finished before `next_user_key` is added.
+    /// True iff the current output file (holding `current_size` bytes) should be
+    /// finished before `next_user_key` is added. Called for every new user key, in
+    /// order; `current_size` is 0 when no file is open, and the answer must then be
+    /// false.
     fn should_cut(&mut self, next_user_key: &[u8], current_size: u64) -> bool;
 }
 

@@ -9,6 +9,7 @@
 use super::files::{delete_obsolete, log_and_apply};
 use super::flush::flush_oldest;
 use super::{poison, DbInner};
+use crate::compaction::aligned::{CountingIter, OverlapCounter};
 use crate::compaction::gc::VersionGc;
 use crate::compaction::job::write_tables;
 use crate::compaction::partitioner;
@@ -19,6 +20,7 @@ use crate::iter::{InternalIterator, MergingIterator};
 use crate::sst::TableOptions;
 use crate::stats::Statistics;
 use crate::version::edit::VersionEdit;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -144,12 +146,26 @@ fn compact(inner: &DbInner, plan: &CompactionPlan) -> Result<()> {
     let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
     let mut bytes_read = 0;
     let mut upper_bytes = 0;
+    let counter = Arc::new(OverlapCounter::default());
+    let upper_range = plan
+        .inputs
+        .iter()
+        .map(|f| f.smallest_user_key())
+        .min()
+        .zip(plan.inputs.iter().map(|f| f.largest_user_key()).max())
+        .map(|(lo, hi)| (lo.to_vec(), hi.to_vec()));
     for f in &plan.inputs {
-        children.push(Box::new(inner.table_cache.get(f)?.iter()));
+        let it = inner.table_cache.get(f)?.iter();
+        children.push(Box::new(CountingIter::new(it, Arc::clone(&counter), None)));
         upper_bytes += f.size;
     }
     for f in &plan.output_level_inputs {
-        children.push(Box::new(inner.table_cache.get(f)?.iter()));
+        let it = inner.table_cache.get(f)?.iter();
+        children.push(Box::new(CountingIter::new(
+            it,
+            Arc::clone(&counter),
+            upper_range.clone(),
+        )));
         bytes_read += f.size;
     }
     bytes_read += upper_bytes;
@@ -199,6 +215,14 @@ fn compact(inner: &DbInner, plan: &CompactionPlan) -> Result<()> {
     release_pending(inner, &numbers);
     let written = result?;
     Statistics::add(&inner.stats.compaction_bytes_read, bytes_read);
+    Statistics::add(
+        &inner.stats.compaction_input_entry_bytes,
+        counter.input_bytes.load(Ordering::Relaxed),
+    );
+    Statistics::add(
+        &inner.stats.compaction_false_overlap_bytes,
+        counter.false_overlap_bytes.load(Ordering::Relaxed),
+    );
     Statistics::add(&inner.stats.compaction_bytes_written, written);
     let mut st = inner.state.lock();
     if let Some(l) = st.level_stats.get_mut(plan.output_level) {
