@@ -153,3 +153,55 @@ fn snapshot_edit_rebuilds_the_version() {
         assert_eq!(v.files(level), again.files(level));
     }
 }
+
+proptest::proptest! {
+    /// Random flushes, moves and deletions keep the invariants and match a model of
+    /// which file numbers live in which level.
+    #[test]
+    fn random_edits_keep_invariants(ops in proptest::collection::vec((0u8..3, 0u64..1000), 1..60)) {
+        use std::collections::BTreeMap;
+        let mut v = Version::new(4);
+        let mut model: BTreeMap<u64, usize> = BTreeMap::new();
+        let mut next = 1u64;
+        for (op, x) in ops {
+            let mut e = VersionEdit::default();
+            match op {
+                // Flush: a new L0 file over an arbitrary range.
+                0 => {
+                    let (lo, hi) = (format!("k{:03}", x % 500), format!("k{:03}", x % 500 + 100));
+                    e.new_files.push((0, meta(next, &lo, &hi, next, next, 10)));
+                    model.insert(next, 0);
+                    next += 1;
+                }
+                // Move the x-th live file down one level if that keeps L1+ disjoint.
+                1 => {
+                    let Some((&n, &level)) = model.iter().nth(x as usize % model.len().max(1)) else {
+                        continue;
+                    };
+                    if level + 1 >= 4 { continue; }
+                    let f = v.files(level).iter().find(|f| f.number == n).expect("live").clone();
+                    if !v.overlapping_files(level + 1, Some(f.smallest_user_key()), Some(f.largest_user_key())).is_empty() {
+                        continue;
+                    }
+                    e.deleted_files.push((level, n));
+                    e.new_files.push((level + 1, FileMetaData::clone(&f)));
+                    model.insert(n, level + 1);
+                }
+                // Delete the x-th live file.
+                _ => {
+                    let Some((&n, &level)) = model.iter().nth(x as usize % model.len().max(1)) else {
+                        continue;
+                    };
+                    e.deleted_files.push((level, n));
+                    model.remove(&n);
+                }
+            }
+            v = v.apply(&e).expect("valid edit");
+            v.check_invariants().expect("invariants");
+            proptest::prop_assert_eq!(v.num_files(), model.len());
+            for (&n, &level) in &model {
+                proptest::prop_assert!(v.files(level).iter().any(|f| f.number == n));
+            }
+        }
+    }
+}
