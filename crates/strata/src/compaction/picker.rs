@@ -1,1 +1,438 @@
-//! placeholder until merge
+//! The leveled compaction picker: pure policy functions that map an immutable
+//! [`Version`] (plus options and what is already running) to a [`CompactionPlan`].
+//!
+//! Role: the background scheduler calls [`pick`] (or [`pick_manual`] for
+//! `compact_range`) with the current version and a [`Busy`] set describing running
+//! compactions; it registers the returned plan in `Busy` and hands it to the compaction
+//! job, which executes it and emits a `VersionEdit`. The write path calls [`scores`]
+//! and [`pending_compaction_bytes`] to decide on write slowdowns. Nothing here does
+//! I/O or takes a lock, so policies can be tested with hand-built versions and
+//! simulated without files.
+//!
+//! # Policy (RocksDB's leveled compaction, static level targets)
+//! - Level targets: L1 = `max_bytes_for_level_base`, L*i* = L*i−1* ×
+//!   `max_bytes_for_level_multiplier` ([`level_targets`]).
+//! - Scores: L0 = file count / `level0_file_num_compaction_trigger`; L*i* = bytes /
+//!   target; the last level scores 0 because it never compacts further ([`scores`]).
+//! - [`pick`] tries levels by score, highest first, among those scoring >= 1. L0→L1
+//!   takes every L0 file plus the overlapping L1 files. L*i*→L*i+1* takes one file,
+//!   chosen by [`CompactionPriority`], plus the overlapping files of L*i+1*.
+//!
+//! # Invariants every plan satisfies
+//! 1. No input file (in either level) is in [`Busy::files`]: a file is compacted by one
+//!    job at a time.
+//! 2. The plan's user-key range (inputs ∪ output-level inputs) does not intersect any
+//!    [`Busy::output_ranges`] entry of the same output level: two jobs never write
+//!    overlapping files into one level, which would break `Version`'s L1+ invariant.
+//! 3. `output_level_inputs` are *all* files of the output level overlapping the inputs'
+//!    range, so the output can replace them without overlapping anything left behind.
+//! 4. An L0 plan never leaves behind an L0 file that overlaps its range: automatic L0
+//!    plans take all of L0; manual ones widen the range until closed (see
+//!    [`pick_manual`]). Otherwise an older L0 file left in place would shadow newer data
+//!    moved down.
+//! 5. `bottommost` is true iff no file below the output level intersects the plan's
+//!    range, so a tombstone written there shadows nothing and may be dropped (once no
+//!    snapshot needs it; that check belongs to the job).
+//!
+//! Concurrency: pure functions over shared immutable data; call from any thread.
+//!
+//! See also: the golden tests in `picker/tests.rs`.
+
+use crate::options::{CompactionPriority, Options};
+use crate::version::{FileMetaData, Version};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// Why a compaction was planned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompactionReason {
+    /// L0 holds at least `level0_file_num_compaction_trigger` files.
+    L0FileCount,
+    /// A level L1+ holds more bytes than its target.
+    LevelSize,
+    /// Requested by the user (`compact_range`).
+    Manual,
+}
+
+/// A compaction to run: plain data, built by the picker, executed by the job.
+#[derive(Clone, Debug)]
+pub struct CompactionPlan {
+    /// The input level.
+    pub level: usize,
+    /// The level the outputs go to (`level + 1`).
+    pub output_level: usize,
+    /// Files of `level` to compact (for L0, newest first).
+    pub inputs: Vec<Arc<FileMetaData>>,
+    /// Files of `output_level` overlapping the inputs' user-key range, in key order.
+    pub output_level_inputs: Vec<Arc<FileMetaData>>,
+    /// Files in `output_level + 1` overlapping the plan's range, for output
+    /// partitioners (aligned compaction cuts at their boundaries; fixed partitioning can
+    /// cap overlap with them).
+    pub grandparents: Vec<Arc<FileMetaData>>,
+    /// True iff no file below `output_level` overlaps the plan's range: tombstones may
+    /// be dropped (subject to snapshots).
+    pub bottommost: bool,
+    /// Why this compaction was picked.
+    pub reason: CompactionReason,
+    /// The input level's score when picked (see [`scores`]).
+    pub score: f64,
+}
+
+impl CompactionPlan {
+    /// Every input file: `inputs` then `output_level_inputs`.
+    pub fn all_inputs(&self) -> impl Iterator<Item = &Arc<FileMetaData>> {
+        self.inputs.iter().chain(&self.output_level_inputs)
+    }
+
+    /// Total bytes of all input files.
+    pub fn input_bytes(&self) -> u64 {
+        self.all_inputs()
+            .fold(0u64, |acc, f| acc.saturating_add(f.size))
+    }
+
+    /// The smallest and largest user key over all input files; `None` iff the plan has
+    /// no inputs (never the case for a plan the picker returns).
+    pub fn user_key_range(&self) -> Option<(&[u8], &[u8])> {
+        user_range(self.all_inputs())
+    }
+}
+
+/// What running compactions hold, so the picker can avoid conflicts.
+///
+/// Owned by the scheduler (under the database's state lock): add a plan with
+/// [`Busy::add_plan`] when it starts and remove it with [`Busy::remove_plan`] when its
+/// edit is installed or it fails.
+#[derive(Clone, Debug, Default)]
+pub struct Busy {
+    /// Numbers of every input file of every running compaction.
+    pub files: HashSet<u64>,
+    /// `(output level, smallest user key, largest user key)` of each running
+    /// compaction's output range.
+    pub output_ranges: Vec<(usize, Vec<u8>, Vec<u8>)>,
+}
+
+impl Busy {
+    /// Records `plan` as running.
+    pub fn add_plan(&mut self, plan: &CompactionPlan) {
+        self.files.extend(plan.all_inputs().map(|f| f.number));
+        if let Some((lo, hi)) = plan.user_key_range() {
+            self.output_ranges
+                .push((plan.output_level, lo.to_vec(), hi.to_vec()));
+        }
+    }
+
+    /// Forgets `plan` (previously added with [`Busy::add_plan`]).
+    pub fn remove_plan(&mut self, plan: &CompactionPlan) {
+        for f in plan.all_inputs() {
+            self.files.remove(&f.number);
+        }
+        if let Some((lo, hi)) = plan.user_key_range() {
+            if let Some(i) = self.output_ranges.iter().position(|(l, a, b)| {
+                *l == plan.output_level && a.as_slice() == lo && b.as_slice() == hi
+            }) {
+                self.output_ranges.swap_remove(i);
+            }
+        }
+    }
+
+    fn any_busy<'a>(&self, mut files: impl Iterator<Item = &'a Arc<FileMetaData>>) -> bool {
+        files.any(|f| self.files.contains(&f.number))
+    }
+
+    fn output_conflict(&self, output_level: usize, lo: &[u8], hi: &[u8]) -> bool {
+        self.output_ranges
+            .iter()
+            .any(|(l, a, b)| *l == output_level && a.as_slice() <= hi && lo <= b.as_slice())
+    }
+}
+
+/// Target size in bytes of each level, indexed by level (`opts.num_levels` entries):
+/// L0 is 0 (unused; L0 is scored by file count), L1 = `max_bytes_for_level_base`,
+/// L*i* = L*i−1* × `max_bytes_for_level_multiplier` (saturating at `u64::MAX`).
+pub fn level_targets(opts: &Options) -> Vec<u64> {
+    let mut out = Vec::with_capacity(opts.num_levels);
+    let mut target = opts.max_bytes_for_level_base;
+    for level in 0..opts.num_levels {
+        match level {
+            0 => out.push(0),
+            1 => out.push(target),
+            _ => {
+                // `as` saturates for floats out of range.
+                target = (target as f64 * opts.max_bytes_for_level_multiplier) as u64;
+                out.push(target);
+            }
+        }
+    }
+    out
+}
+
+/// Compaction score of each level of `version` (>= 1 means the level wants
+/// compaction): L0 = files / `level0_file_num_compaction_trigger`; L1+ = bytes of all
+/// its files (busy ones included) / target; the last level always 0.
+pub fn scores(version: &Version, opts: &Options) -> Vec<f64> {
+    let targets = level_targets(opts);
+    let n = version.num_levels();
+    (0..n)
+        .map(|level| {
+            if level + 1 >= n {
+                0.0
+            } else if level == 0 {
+                version.files(0).len() as f64
+                    / opts.level0_file_num_compaction_trigger.max(1) as f64
+            } else {
+                let target = targets.get(level).copied().unwrap_or(u64::MAX).max(1);
+                version.level_bytes(level) as f64 / target as f64
+            }
+        })
+        .collect()
+}
+
+/// Picks the most urgent compaction that conflicts with nothing in `busy`, or `None`.
+///
+/// Levels scoring >= 1 are tried highest score first (ties: lower level first); the
+/// first level that yields a conflict-free plan wins. See the module docs for how each
+/// level's plan is formed and the invariants every plan satisfies.
+pub fn pick(version: &Version, opts: &Options, busy: &Busy) -> Option<CompactionPlan> {
+    let level_scores = scores(version, opts);
+    let mut order: Vec<(usize, f64)> = level_scores
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|&(_, s)| s >= 1.0)
+        .collect();
+    order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    order.into_iter().find_map(|(level, score)| {
+        if level == 0 {
+            let inputs = version.files(0).to_vec();
+            build(
+                version,
+                0,
+                inputs,
+                busy,
+                CompactionReason::L0FileCount,
+                score,
+            )
+        } else {
+            pick_file(version, opts, level, busy, score)
+        }
+    })
+}
+
+/// Plans a manual compaction of every file of `level` overlapping the user-key range
+/// `[begin, end]` (inclusive; `None` = unbounded) into `level + 1`.
+///
+/// For L0 the range is widened until no L0 file outside the plan overlaps it
+/// (LevelDB's `GetOverlappingInputs` rule; invariant 4), so the plan may take more L0
+/// files than those overlapping `[begin, end]`.
+///
+/// Returns `None` if `level` is the last level (it never compacts further), if no file
+/// overlaps, or if the plan would conflict with `busy` (the caller retries later).
+pub fn pick_manual(
+    version: &Version,
+    opts: &Options,
+    level: usize,
+    begin: Option<&[u8]>,
+    end: Option<&[u8]>,
+    busy: &Busy,
+) -> Option<CompactionPlan> {
+    if level + 1 >= version.num_levels() {
+        return None;
+    }
+    let inputs = if level == 0 {
+        l0_closure(version, begin, end)
+    } else {
+        version.overlapping_files(level, begin, end)
+    };
+    if inputs.is_empty() {
+        return None;
+    }
+    let score = scores(version, opts).get(level).copied().unwrap_or(0.0);
+    build(
+        version,
+        level,
+        inputs,
+        busy,
+        CompactionReason::Manual,
+        score,
+    )
+}
+
+/// Estimated bytes that compaction must rewrite before every level is within its target
+/// (RocksDB's `EstimateCompactionBytesNeeded`, with L1 as the base level):
+///
+/// - L0 counts if it has reached its file-count trigger or holds at least
+///   `max_bytes_for_level_base` bytes: then all L0 bytes plus all L1 bytes are needed
+///   (L0→L1 rewrites both), and L0's bytes are carried into L1's size.
+/// - For each level L*i* from L1 to the second-to-last, with size = its bytes plus what
+///   is carried in from above: if size exceeds the target, the excess `x` is carried to
+///   L*i+1* and `x × (bytes(L*i+1*) / size + 1)` is added: moving `x` down rewrites `x`
+///   plus the overlapping share of the next level (the fan-out ratio).
+///
+/// Used for the soft/hard pending-compaction-bytes write limits; it is an estimate,
+/// not a count.
+pub fn pending_compaction_bytes(version: &Version, opts: &Options) -> u64 {
+    let targets = level_targets(opts);
+    let n = version.num_levels();
+    let l0_bytes = version.level_bytes(0);
+    let l0_triggered = version.files(0).len() >= opts.level0_file_num_compaction_trigger
+        || l0_bytes >= opts.max_bytes_for_level_base;
+    let mut total: u64 = 0;
+    let mut carried: u64 = 0;
+    if l0_triggered {
+        total = l0_bytes;
+        carried = l0_bytes;
+    }
+    for level in 1..n.saturating_sub(1) {
+        let own = version.level_bytes(level);
+        if level == 1 && l0_triggered {
+            total = total.saturating_add(own);
+        }
+        let size = own.saturating_add(carried);
+        carried = 0;
+        let target = targets.get(level).copied().unwrap_or(u64::MAX);
+        if size > target {
+            carried = size - target;
+            let next = version.level_bytes(level + 1);
+            if next > 0 {
+                let ratio = next as f64 / size as f64 + 1.0;
+                total = total.saturating_add((carried as f64 * ratio) as u64);
+            }
+        }
+    }
+    total
+}
+
+/// The smallest and largest user key of `files`; `None` if empty.
+fn user_range<'a>(
+    files: impl Iterator<Item = &'a Arc<FileMetaData>>,
+) -> Option<(&'a [u8], &'a [u8])> {
+    files.fold(None, |acc, f| {
+        let (lo, hi) = (f.smallest_user_key(), f.largest_user_key());
+        Some(match acc {
+            None => (lo, hi),
+            Some((a, b)) => (a.min(lo), b.max(hi)),
+        })
+    })
+}
+
+/// Every L0 file overlapping `[begin, end]`, widening the range to each picked file's
+/// range until no further L0 file overlaps (invariant 4).
+fn l0_closure(
+    version: &Version,
+    begin: Option<&[u8]>,
+    end: Option<&[u8]>,
+) -> Vec<Arc<FileMetaData>> {
+    let mut lo = begin.map(<[u8]>::to_vec);
+    let mut hi = end.map(<[u8]>::to_vec);
+    loop {
+        let files = version.overlapping_files(0, lo.as_deref(), hi.as_deref());
+        let Some((flo, fhi)) = user_range(files.iter()) else {
+            return files;
+        };
+        let mut widened = false;
+        if lo.as_deref().is_some_and(|l| flo < l) {
+            lo = Some(flo.to_vec());
+            widened = true;
+        }
+        if hi.as_deref().is_some_and(|h| fhi > h) {
+            hi = Some(fhi.to_vec());
+            widened = true;
+        }
+        if !widened {
+            return files;
+        }
+    }
+}
+
+/// Picks one file of `level` (L1+) by `opts.compaction_priority`, skipping candidates
+/// whose plan would conflict with `busy`.
+fn pick_file(
+    version: &Version,
+    opts: &Options,
+    level: usize,
+    busy: &Busy,
+    score: f64,
+) -> Option<CompactionPlan> {
+    let output_level = level + 1;
+    if output_level >= version.num_levels() {
+        return None;
+    }
+    let files = version.files(level);
+    // (priority key, index in level): smaller key = picked first; ties keep key order.
+    let mut candidates: Vec<(u64, usize)> = files
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| !busy.files.contains(&f.number))
+        .map(|(i, f)| {
+            let key = match opts.compaction_priority {
+                CompactionPriority::MinOverlappingRatio => {
+                    let overlap = version
+                        .overlapping_files(
+                            output_level,
+                            Some(f.smallest_user_key()),
+                            Some(f.largest_user_key()),
+                        )
+                        .iter()
+                        .fold(0u64, |acc, o| acc.saturating_add(o.size));
+                    overlap.saturating_mul(1024) / f.size.max(1)
+                }
+                CompactionPriority::OldestSmallestSeqFirst => f.smallest_seqno,
+            };
+            (key, i)
+        })
+        .collect();
+    candidates.sort_unstable();
+    candidates.into_iter().find_map(|(_, i)| {
+        let f = files.get(i)?;
+        build(
+            version,
+            level,
+            vec![Arc::clone(f)],
+            busy,
+            CompactionReason::LevelSize,
+            score,
+        )
+    })
+}
+
+/// Completes a plan for `inputs` of `level` into `level + 1`, or `None` if it would
+/// conflict with `busy` (invariants 1–2) or `inputs` is empty.
+fn build(
+    version: &Version,
+    level: usize,
+    inputs: Vec<Arc<FileMetaData>>,
+    busy: &Busy,
+    reason: CompactionReason,
+    score: f64,
+) -> Option<CompactionPlan> {
+    let output_level = level + 1;
+    if output_level >= version.num_levels() || busy.any_busy(inputs.iter()) {
+        return None;
+    }
+    let (lo, hi) = user_range(inputs.iter())?;
+    let output_level_inputs = version.overlapping_files(output_level, Some(lo), Some(hi));
+    if busy.any_busy(output_level_inputs.iter()) {
+        return None;
+    }
+    let (lo, hi) = user_range(inputs.iter().chain(&output_level_inputs))?;
+    if busy.output_conflict(output_level, lo, hi) {
+        return None;
+    }
+    let grandparents = version.overlapping_files(output_level + 1, Some(lo), Some(hi));
+    let bottommost = grandparents.is_empty()
+        && (output_level + 2..version.num_levels())
+            .all(|l| version.overlapping_files(l, Some(lo), Some(hi)).is_empty());
+    Some(CompactionPlan {
+        level,
+        output_level,
+        inputs,
+        output_level_inputs,
+        grandparents,
+        bottommost,
+        reason,
+        score,
+    })
+}
+
+#[cfg(test)]
+mod tests;

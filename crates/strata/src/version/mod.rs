@@ -1,5 +1,20 @@
 //! Versions: the set of live tables, the edits between them, and the MANIFEST.
+//!
+//! - [`file_meta`]: what a version knows about one SSTable.
+//! - [`edit`]: the delta between two versions and its MANIFEST encoding.
+//! - [`manifest`]: the durable log of edits, `CURRENT`, and recovery.
+//! - [`version`](mod@version): one immutable snapshot of the live files, level by level.
 
+pub mod edit;
 pub mod file_meta;
+pub mod manifest;
+#[expect(
+    clippy::module_inception,
+    reason = "version/version.rs holds the Version type; callers use version::Version"
+)]
+pub mod version;
 
+pub use edit::VersionEdit;
 pub use file_meta::{FileKind, FileMetaData};
+pub use manifest::{recover, Manifest, RecoveredManifest};
+pub use version::Version;

@@ -1,0 +1,313 @@
+//! Golden-style tests of the leveled picker on hand-built versions. Each plan is
+//! rendered as one line (`describe`) and compared with the expected line.
+
+use super::*;
+use crate::key::{make_internal_key, ValueKind};
+use crate::version::{FileKind, VersionEdit};
+
+/// `(level, number, lo, hi, smallest_seqno, largest_seqno, size)`.
+type Spec<'a> = (usize, u64, &'a str, &'a str, u64, u64, u64);
+
+fn version(specs: &[Spec<'_>]) -> Version {
+    let mut edit = VersionEdit::default();
+    for &(level, number, lo, hi, s0, s1, size) in specs {
+        edit.new_files.push((
+            level,
+            FileMetaData {
+                number,
+                path_id: 0,
+                size,
+                smallest: make_internal_key(lo.as_bytes(), s1, ValueKind::Put),
+                largest: make_internal_key(hi.as_bytes(), s0, ValueKind::Put),
+                smallest_seqno: s0,
+                largest_seqno: s1,
+                num_entries: 1,
+                num_deletions: 0,
+                column_group: 0,
+                kind: FileKind::Real,
+            },
+        ));
+    }
+    let v = Version::new(4).apply(&edit).expect("apply");
+    v.check_invariants().expect("invariants");
+    v
+}
+
+/// L1 target 1000 bytes, x10 per level, 4 levels, L0 trigger 4.
+fn opts(priority: CompactionPriority) -> Options {
+    Options {
+        max_bytes_for_level_base: 1000,
+        max_bytes_for_level_multiplier: 10.0,
+        num_levels: 4,
+        level0_file_num_compaction_trigger: 4,
+        compaction_priority: priority,
+        ..Options::default()
+    }
+}
+
+fn nums(files: &[Arc<FileMetaData>]) -> String {
+    let v: Vec<String> = files.iter().map(|f| f.number.to_string()).collect();
+    format!("[{}]", v.join(","))
+}
+
+fn describe(plan: Option<CompactionPlan>) -> String {
+    match plan {
+        None => "none".to_string(),
+        Some(p) => format!(
+            "L{}->L{} in={} out={} gp={} bottom={} {:?} score={:.2}",
+            p.level,
+            p.output_level,
+            nums(&p.inputs),
+            nums(&p.output_level_inputs),
+            nums(&p.grandparents),
+            p.bottommost,
+            p.reason,
+            p.score
+        ),
+    }
+}
+
+const MIN: CompactionPriority = CompactionPriority::MinOverlappingRatio;
+const OLD: CompactionPriority = CompactionPriority::OldestSmallestSeqFirst;
+
+#[test]
+fn targets_and_scores() {
+    assert_eq!(level_targets(&opts(MIN)), [0, 1000, 10_000, 100_000]);
+    let v = version(&[
+        (0, 20, "a", "b", 10, 11, 50),
+        (0, 21, "a", "b", 12, 13, 50),
+        (1, 10, "a", "c", 1, 2, 1500),
+        (2, 5, "a", "z", 1, 1, 5000),
+        (3, 1, "a", "z", 1, 1, 999_999),
+    ]);
+    assert_eq!(scores(&v, &opts(MIN)), [0.5, 1.5, 0.5, 0.0]);
+}
+
+#[test]
+fn l0_trigger_takes_all_l0_and_overlapping_l1() {
+    let v = version(&[
+        (0, 20, "c", "e", 10, 11, 10),
+        (0, 21, "d", "f", 12, 13, 10),
+        (0, 22, "a", "b", 14, 15, 10),
+        (0, 23, "e", "e", 16, 17, 10),
+        (1, 10, "a", "a", 1, 2, 100),
+        (1, 11, "b", "d", 1, 2, 100),
+        (1, 12, "x", "y", 1, 2, 100),
+        (2, 5, "f", "g", 1, 1, 100),
+        (2, 6, "h", "i", 1, 1, 100),
+    ]);
+    assert_eq!(
+        describe(pick(&v, &opts(MIN), &Busy::default())),
+        "L0->L1 in=[23,22,21,20] out=[10,11] gp=[5] bottom=false L0FileCount score=1.00"
+    );
+    // One busy L0 file blocks the whole L0 compaction; nothing else scores >= 1.
+    let busy = Busy {
+        files: [21].into(),
+        ..Busy::default()
+    };
+    assert_eq!(describe(pick(&v, &opts(MIN), &busy)), "none");
+    // So does a busy overlapping L1 file, or a running compaction writing into L1.
+    let busy = Busy {
+        files: [11].into(),
+        ..Busy::default()
+    };
+    assert_eq!(describe(pick(&v, &opts(MIN), &busy)), "none");
+    let busy = Busy {
+        output_ranges: vec![(1, b"f".to_vec(), b"g".to_vec())],
+        ..Busy::default()
+    };
+    assert_eq!(describe(pick(&v, &opts(MIN), &busy)), "none");
+    // A running compaction into L2 does not conflict with L0->L1.
+    let busy = Busy {
+        output_ranges: vec![(2, b"a".to_vec(), b"z".to_vec())],
+        ..Busy::default()
+    };
+    assert!(pick(&v, &opts(MIN), &busy).is_some());
+}
+
+/// L1 is 2.4x its target. Its files, with the L2 bytes each overlaps:
+/// 10 [a,c] 400 bytes, overlaps 5 (4000) -> ratio 10240, smallest_seqno 1
+/// 11 [d,f] 800 bytes, overlaps 6 (400)  -> ratio 512,   smallest_seqno 3
+/// 12 [g,i] 800 bytes, overlaps 7+8 (1600) -> ratio 2048, smallest_seqno 2
+/// 13 [j,k] 400 bytes, overlaps nothing in L2 but 9 in L3 -> ratio 0, seqno 4
+fn size_triggered() -> Version {
+    version(&[
+        (1, 10, "a", "c", 1, 9, 400),
+        (1, 11, "d", "f", 3, 9, 800),
+        (1, 12, "g", "i", 2, 9, 800),
+        (1, 13, "j", "k", 4, 9, 400),
+        (2, 5, "a", "c", 0, 0, 4000),
+        (2, 6, "d", "f", 0, 0, 400),
+        (2, 7, "g", "g", 0, 0, 800),
+        (2, 8, "h", "h", 0, 0, 800),
+        (3, 1, "a", "a", 0, 0, 1000),
+        (3, 9, "k", "m", 0, 0, 1000),
+    ])
+}
+
+#[test]
+fn size_trigger_min_overlapping_ratio() {
+    let v = size_triggered();
+    assert_eq!(
+        describe(pick(&v, &opts(MIN), &Busy::default())),
+        "L1->L2 in=[13] out=[] gp=[9] bottom=false LevelSize score=2.40"
+    );
+    // 13 busy: next is 11 (ratio 512), whose range [d,f] has nothing in L3.
+    let busy = Busy {
+        files: [13].into(),
+        ..Busy::default()
+    };
+    assert_eq!(
+        describe(pick(&v, &opts(MIN), &busy)),
+        "L1->L2 in=[11] out=[6] gp=[] bottom=true LevelSize score=2.40"
+    );
+    // ...and if 11's L2 file is busy too, 12 (ratio 2048).
+    let busy = Busy {
+        files: [13, 6].into(),
+        ..Busy::default()
+    };
+    assert_eq!(
+        describe(pick(&v, &opts(MIN), &busy)),
+        "L1->L2 in=[12] out=[7,8] gp=[] bottom=true LevelSize score=2.40"
+    );
+    // A running compaction writing [f,g] into L2 blocks 11 and 12: 10 is left.
+    let busy = Busy {
+        files: [13].into(),
+        output_ranges: vec![(2, b"f".to_vec(), b"g".to_vec())],
+    };
+    assert_eq!(
+        describe(pick(&v, &opts(MIN), &busy)),
+        "L1->L2 in=[10] out=[5] gp=[1] bottom=false LevelSize score=2.40"
+    );
+}
+
+#[test]
+fn size_trigger_oldest_smallest_seq_first() {
+    let v = size_triggered();
+    assert_eq!(
+        describe(pick(&v, &opts(OLD), &Busy::default())),
+        "L1->L2 in=[10] out=[5] gp=[1] bottom=false LevelSize score=2.40"
+    );
+    let busy = Busy {
+        files: [10].into(),
+        ..Busy::default()
+    };
+    assert_eq!(
+        describe(pick(&v, &opts(OLD), &busy)),
+        "L1->L2 in=[12] out=[7,8] gp=[] bottom=true LevelSize score=2.40"
+    );
+}
+
+#[test]
+fn highest_score_wins_and_blocked_levels_fall_through() {
+    // L0 score 1.25 (5 files), L1 score 2.0.
+    let mut specs: Vec<Spec<'_>> = (0..5u64)
+        .map(|i| (0, 30 + i, "a", "z", 10 + 2 * i, 11 + 2 * i, 10))
+        .collect();
+    specs.push((1, 10, "a", "m", 1, 2, 1000));
+    specs.push((1, 11, "n", "z", 1, 2, 1000));
+    let v = version(&specs);
+    assert_eq!(
+        describe(pick(&v, &opts(MIN), &Busy::default())),
+        "L1->L2 in=[10] out=[] gp=[] bottom=true LevelSize score=2.00"
+    );
+    // Both L1 files busy (say, an L1->L2 compaction each): L0 cannot run either,
+    // because its plan needs them.
+    let busy = Busy {
+        files: [10, 11].into(),
+        ..Busy::default()
+    };
+    assert_eq!(describe(pick(&v, &opts(MIN), &busy)), "none");
+    // Only 10 busy: L1 picks 11; L0 would need both.
+    let busy = Busy {
+        files: [10].into(),
+        ..Busy::default()
+    };
+    assert_eq!(
+        describe(pick(&v, &opts(MIN), &busy)),
+        "L1->L2 in=[11] out=[] gp=[] bottom=true LevelSize score=2.00"
+    );
+}
+
+#[test]
+fn last_level_never_compacts() {
+    let v = version(&[(3, 1, "a", "z", 1, 1, u64::MAX / 2)]);
+    assert_eq!(scores(&v, &opts(MIN))[3], 0.0);
+    assert_eq!(describe(pick(&v, &opts(MIN), &Busy::default())), "none");
+    assert_eq!(
+        describe(pick_manual(&v, &opts(MIN), 3, None, None, &Busy::default())),
+        "none"
+    );
+}
+
+#[test]
+fn manual_compaction() {
+    let v = version(&[
+        (0, 20, "a", "c", 10, 11, 10),
+        (0, 21, "c", "f", 12, 13, 10),
+        (0, 22, "x", "y", 14, 15, 10),
+        (1, 10, "a", "b", 1, 2, 100),
+        (1, 11, "e", "g", 1, 2, 100),
+        (1, 12, "m", "n", 1, 2, 100),
+        (2, 5, "g", "h", 1, 1, 100),
+    ]);
+    let o = opts(MIN);
+    let none = Busy::default();
+    // [a,a] overlaps only 20, but 21 overlaps 20's range: the L0 range is widened.
+    assert_eq!(
+        describe(pick_manual(&v, &o, 0, Some(b"a"), Some(b"a"), &none)),
+        "L0->L1 in=[21,20] out=[10,11] gp=[5] bottom=false Manual score=0.75"
+    );
+    assert_eq!(
+        describe(pick_manual(&v, &o, 1, Some(b"c"), Some(b"m"), &none)),
+        "L1->L2 in=[11,12] out=[5] gp=[] bottom=true Manual score=0.30"
+    );
+    assert_eq!(
+        describe(pick_manual(&v, &o, 1, Some(b"c"), Some(b"d"), &none)),
+        "none"
+    );
+    let busy = Busy {
+        files: [5].into(),
+        ..Busy::default()
+    };
+    assert_eq!(describe(pick_manual(&v, &o, 1, None, None, &busy)), "none");
+}
+
+#[test]
+fn busy_add_and_remove_plan() {
+    let v = size_triggered();
+    let o = opts(MIN);
+    let mut busy = Busy::default();
+    let first = pick(&v, &o, &busy).expect("first");
+    busy.add_plan(&first);
+    assert_eq!(busy.files, [13].into());
+    assert_eq!(busy.output_ranges, [(2, b"j".to_vec(), b"k".to_vec())]);
+    let second = pick(&v, &o, &busy).expect("second");
+    assert_eq!(nums(&second.inputs), "[11]");
+    busy.add_plan(&second);
+    busy.remove_plan(&first);
+    assert_eq!(busy.files, [11, 6].into());
+    assert_eq!(busy.output_ranges, [(2, b"d".to_vec(), b"f".to_vec())]);
+    assert_eq!(second.input_bytes(), 1200);
+    assert_eq!(second.user_key_range(), Some((&b"d"[..], &b"f"[..])));
+}
+
+#[test]
+fn pending_bytes_estimate() {
+    let o = opts(MIN);
+    // Nothing over target.
+    let v = version(&[(1, 10, "a", "b", 1, 1, 1000), (2, 5, "a", "b", 1, 1, 10)]);
+    assert_eq!(pending_compaction_bytes(&v, &o), 0);
+    // L1 = 2400 (target 1000): excess 1400 moves down, L2 holds 6000 bytes:
+    // 1400 * (6000 / 2400 + 1) = 4900; L2 then holds 7400 < 10000.
+    assert_eq!(pending_compaction_bytes(&size_triggered(), &o), 4900);
+    // L0 triggered (4 files, 40 bytes): 40 + L1 1000, and L1 becomes 1040 (excess 40),
+    // L2 holds 9500 (< target 10000 even with 40 carried in): 40 * (9500/1040 + 1) = 405.
+    let mut specs: Vec<Spec<'_>> = (0..4u64)
+        .map(|i| (0, 30 + i, "a", "z", 10 + 2 * i, 11 + 2 * i, 10))
+        .collect();
+    specs.push((1, 10, "a", "z", 1, 2, 1000));
+    specs.push((2, 5, "a", "z", 1, 1, 9500));
+    let v = version(&specs);
+    assert_eq!(pending_compaction_bytes(&v, &o), 40 + 1000 + 405);
+}

@@ -1,0 +1,291 @@
+//! The MANIFEST: the durable log of version edits, and `CURRENT`, which names it.
+//!
+//! Role: at open, [`recover`] reads `CURRENT`, replays every edit of the MANIFEST it
+//! names, and returns the recovered [`Version`] and counters. The database then starts a
+//! *new* MANIFEST with [`Manifest::create`] (its first record a snapshot of the
+//! recovered state, via [`Version::to_snapshot_edit`]) and never appends to a recovered
+//! one, so a torn tail left by a crash is never written after. While open, every flush
+//! and compaction calls [`Manifest::append`] before installing the new version. When the
+//! MANIFEST grows large the database rolls to a new one the same way.
+//!
+//! # Format
+//! `MANIFEST-<number>` uses the log format of [`crate::wal`] (32 KiB blocks, CRC32C per
+//! fragment); each record is one [`VersionEdit`] encoding (`version::edit`). The first
+//! record is a snapshot: every live file plus `log_number`, `next_file_number` and
+//! `last_sequence`. `CURRENT` holds the MANIFEST's file name and a newline, e.g.
+//! `MANIFEST-000005\n`.
+//!
+//! # Durability order (what makes a crash at any point safe)
+//! 1. A flush or compaction writes its new SSTables, fsyncs each, and fsyncs the
+//!    directory (the table writer does this) **before** the edit naming them is
+//!    appended. So an edit on disk never names a file that a crash can lose.
+//! 2. [`Manifest::append`] appends the edit and fsyncs the MANIFEST; only after it
+//!    returns `Ok` is the new version installed and are obsolete files deleted. So a
+//!    file is deleted only once the MANIFEST no longer needs it.
+//! 3. [`Manifest::create`] fsyncs the new MANIFEST and the directory **before**
+//!    `CURRENT` is atomically replaced (temp file + fsync + rename + directory fsync).
+//!    So `CURRENT` never names a MANIFEST that is missing or incomplete; a crash before
+//!    the rename leaves the old `CURRENT` and MANIFEST in charge.
+//!
+//! If `append` fails the edit may or may not be on disk: the caller poisons the
+//! database and installs nothing, and the next open decides from what is durable.
+//!
+//! # Recovery rule
+//! Every record must be intact and decode to an edit that applies cleanly. The only
+//! damage tolerated is a *truncated final record* ([`LogError::Truncated`] with nothing
+//! readable after it): an append whose fsync never returned, whose edit was therefore
+//! never installed. A checksum failure anywhere, including the tail, is corruption (an
+//! fsynced record was damaged). After replay the version must satisfy
+//! [`Version::check_invariants`], and the three counters must have been set.
+//! `next_file_number` is raised above every file number in use (live tables, the
+//! MANIFEST itself, the WAL), as LevelDB's `MarkFileNumberUsed` does.
+//!
+//! Concurrency: a [`Manifest`] has one owner (the version set, under the database's
+//! state lock or a dedicated manifest-writer lock); [`recover`] runs before the database
+//! is shared.
+//!
+//! See also: the tests below (`recover_round_trip`, `flipped_byte_is_corruption`,
+//! `truncated_last_record_is_tolerated`).
+
+use super::edit::VersionEdit;
+use super::version::Version;
+use crate::env::{read_to_vec, write_file_atomic, FileSystem};
+use crate::error::{Error, Result};
+use crate::filename::{self, FileType};
+use crate::wal::{LogError, LogReader, LogWriter};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Name of the file that names the live MANIFEST.
+pub const CURRENT: &str = "CURRENT";
+
+/// The writer of the live MANIFEST file.
+///
+/// Single owner; every method needs `&mut self` or is a cheap getter.
+pub struct Manifest {
+    writer: LogWriter,
+    number: u64,
+}
+
+impl std::fmt::Debug for Manifest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Manifest")
+            .field("number", &self.number)
+            .field("size", &self.writer.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Manifest {
+    /// Creates `MANIFEST-<number>` in `dir` holding `snapshot` as its first record,
+    /// fsyncs it, fsyncs `dir`, then points `CURRENT` at it via
+    /// [`write_file_atomic`] (temp + fsync + rename + directory fsync).
+    ///
+    /// Requires: `number` is unused; `snapshot` holds every live file and sets
+    /// `log_number`, `next_file_number` (greater than `number`) and `last_sequence`.
+    ///
+    /// # Errors
+    /// I/O errors. On error `CURRENT` still names the previous MANIFEST, or is the new
+    /// one if only the final directory fsync failed; either is consistent, but the
+    /// caller must treat the failure as fatal (poison) since durability is unknown.
+    pub fn create(
+        fs: &Arc<dyn FileSystem>,
+        dir: &Path,
+        number: u64,
+        snapshot: &VersionEdit,
+    ) -> Result<Manifest> {
+        let name = filename::manifest_name(number);
+        let file = fs.create(&dir.join(&name))?;
+        let mut m = Manifest {
+            writer: LogWriter::new(file),
+            number,
+        };
+        m.append(snapshot)?;
+        fs.sync_dir(dir)?;
+        write_file_atomic(fs.as_ref(), dir, CURRENT, format!("{name}\n").as_bytes())?;
+        Ok(m)
+    }
+
+    /// Appends one edit and fsyncs it: the edit is durable iff this returns `Ok`.
+    ///
+    /// Requires: every SSTable the edit adds is already fsynced and its directory entry
+    /// durable (see the module's durability order).
+    ///
+    /// # Errors
+    /// I/O errors; the MANIFEST may then end in a partial record. The caller must
+    /// poison the database and not install the edit.
+    pub fn append(&mut self, edit: &VersionEdit) -> Result<()> {
+        let mut buf = Vec::new();
+        edit.encode(&mut buf);
+        self.writer.add_record(&buf)?;
+        self.writer.sync()
+    }
+
+    /// This MANIFEST's file number.
+    pub fn number(&self) -> u64 {
+        self.number
+    }
+
+    /// Bytes written to this MANIFEST so far (the database rolls to a new one when this
+    /// grows large).
+    pub fn size(&self) -> u64 {
+        self.writer.len()
+    }
+}
+
+/// The state a MANIFEST describes, as replayed by [`recover`].
+#[derive(Debug)]
+pub struct RecoveredManifest {
+    /// The live files.
+    pub version: Version,
+    /// WALs numbered below this are obsolete; replay WALs `>= log_number`.
+    pub log_number: u64,
+    /// The next unused file number (already above every number in use).
+    pub next_file_number: u64,
+    /// The last sequence number covered by the recovered tables.
+    pub last_sequence: u64,
+    /// The number of the MANIFEST that was replayed.
+    pub manifest_number: u64,
+}
+
+/// Reads `CURRENT` in `dir` and replays every edit of the MANIFEST it names into a
+/// version with `num_levels` levels. See the module's recovery rule.
+///
+/// Returns `Ok(None)` iff `CURRENT` does not exist (no database here yet).
+///
+/// # Errors
+/// [`Error::Corruption`] naming the file and offset for: bad `CURRENT` content, a
+/// missing MANIFEST, a damaged record (checksum failure, or truncation anywhere but the
+/// last record), an undecodable edit, an edit that does not apply (unknown file,
+/// duplicate file, level out of range), a final version that breaks its invariants, or
+/// missing counters. I/O errors as they come.
+pub fn recover(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    num_levels: usize,
+) -> Result<Option<RecoveredManifest>> {
+    let current = dir.join(CURRENT);
+    if !fs.exists(&current) {
+        return Ok(None);
+    }
+    let content = read_to_vec(fs, &current)?;
+    let manifest_number = parse_current(&content)
+        .ok_or_else(|| Error::corruption(&current, 0, "CURRENT does not name a MANIFEST"))?;
+    let path = dir.join(filename::manifest_name(manifest_number));
+    if !fs.exists(&path) {
+        return Err(Error::corruption(
+            &current,
+            0,
+            format!(
+                "CURRENT names a missing MANIFEST: file=`{}`",
+                path.display()
+            ),
+        ));
+    }
+    let mut reader = LogReader::new(fs.open_sequential(&path)?);
+    let mut replay = Replay {
+        version: Version::new(num_levels),
+        log_number: None,
+        next_file_number: None,
+        last_sequence: None,
+        path,
+    };
+    let mut record = Vec::new();
+    let mut end = 0u64;
+    loop {
+        match reader.read_record(&mut record) {
+            Ok(Some(offset)) => {
+                replay.apply(&record, offset)?;
+                end = offset;
+            }
+            Ok(None) => break,
+            Err(LogError::Truncated { offset }) => {
+                // Tolerated only if nothing follows: a torn final append.
+                match reader.read_record(&mut record) {
+                    Ok(None) => break,
+                    Ok(Some(_)) | Err(LogError::Truncated { .. } | LogError::Corrupt { .. }) => {
+                        return Err(Error::corruption(
+                            &replay.path,
+                            offset,
+                            "truncated MANIFEST record is not the last",
+                        ))
+                    }
+                    Err(LogError::Io(e)) => return Err(e),
+                }
+            }
+            Err(e) => return Err(e.into_error(replay.path)),
+        }
+    }
+    replay.finish(manifest_number, end).map(Some)
+}
+
+/// `MANIFEST-<n>\n` -> `n`.
+fn parse_current(content: &[u8]) -> Option<u64> {
+    let s = std::str::from_utf8(content).ok()?.strip_suffix('\n')?;
+    match filename::parse(s)? {
+        FileType::Manifest(n) if !s.contains(['/', '\\']) => Some(n),
+        _ => None,
+    }
+}
+
+/// Replay state of [`recover`].
+struct Replay {
+    version: Version,
+    log_number: Option<u64>,
+    next_file_number: Option<u64>,
+    last_sequence: Option<u64>,
+    path: PathBuf,
+}
+
+impl Replay {
+    fn apply(&mut self, record: &[u8], offset: u64) -> Result<()> {
+        let edit = VersionEdit::decode(record).map_err(|reason| {
+            Error::corruption(&self.path, offset, format!("bad version edit: {reason}"))
+        })?;
+        self.version = self.version.apply(&edit).map_err(|reason| {
+            Error::corruption(
+                &self.path,
+                offset,
+                format!("inconsistent version edit: {reason}"),
+            )
+        })?;
+        self.log_number = edit.log_number.or(self.log_number);
+        self.next_file_number = edit.next_file_number.or(self.next_file_number);
+        self.last_sequence = edit.last_sequence.or(self.last_sequence);
+        Ok(())
+    }
+
+    fn finish(self, manifest_number: u64, end: u64) -> Result<RecoveredManifest> {
+        let missing =
+            |what: &str| Error::corruption(&self.path, end, format!("MANIFEST never sets {what}"));
+        let log_number = self.log_number.ok_or_else(|| missing("log_number"))?;
+        let next = self
+            .next_file_number
+            .ok_or_else(|| missing("next_file_number"))?;
+        let last_sequence = self.last_sequence.ok_or_else(|| missing("last_sequence"))?;
+        self.version.check_invariants().map_err(|reason| {
+            Error::corruption(
+                &self.path,
+                end,
+                format!("recovered version is inconsistent: {reason}"),
+            )
+        })?;
+        let max_used = self
+            .version
+            .live_files()
+            .map(|f| f.number)
+            .chain([manifest_number, log_number])
+            .max()
+            .unwrap_or(0);
+        Ok(RecoveredManifest {
+            version: self.version,
+            log_number,
+            next_file_number: next.max(max_used.saturating_add(1)),
+            last_sequence,
+            manifest_number,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;
