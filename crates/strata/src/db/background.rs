@@ -83,47 +83,13 @@ fn compaction_loop(inner: &DbInner) {
 }
 
 fn mark_busy(st: &mut super::state::DbState, plan: &CompactionPlan) {
-    let all = plan.inputs.iter().chain(plan.output_level_inputs.iter());
-    let mut lo: Option<Vec<u8>> = None;
-    let mut hi: Option<Vec<u8>> = None;
-    for f in all {
-        st.busy.files.insert(f.number);
-        let s = f.smallest_user_key();
-        let l = f.largest_user_key();
-        if lo.as_deref().is_none_or(|x| s < x) {
-            lo = Some(s.to_vec());
-        }
-        if hi.as_deref().is_none_or(|x| l > x) {
-            hi = Some(l.to_vec());
-        }
-    }
-    if let (Some(lo), Some(hi)) = (lo, hi) {
-        st.busy.output_ranges.push((plan.output_level, lo, hi));
-    }
+    st.busy.add_plan(plan);
     st.compactions_running += 1;
 }
 
 fn finish_plan(inner: &DbInner, plan: &CompactionPlan) {
     let mut st = inner.state.lock();
-    for f in plan.inputs.iter().chain(plan.output_level_inputs.iter()) {
-        st.busy.files.remove(&f.number);
-    }
-    // Remove this plan's range (the first matching entry: ranges are equal values).
-    let lo = plan
-        .inputs
-        .iter()
-        .chain(plan.output_level_inputs.iter())
-        .map(|f| f.smallest_user_key())
-        .min()
-        .map(<[u8]>::to_vec);
-    if let Some(pos) = st
-        .busy
-        .output_ranges
-        .iter()
-        .position(|(l, s, _)| *l == plan.output_level && Some(s) == lo.as_ref())
-    {
-        st.busy.output_ranges.remove(pos);
-    }
+    st.busy.remove_plan(plan);
     st.compactions_running -= 1;
     drop(st);
     inner.done_cv.notify_all();
