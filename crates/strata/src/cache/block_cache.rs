@@ -107,7 +107,7 @@ mod tests {
             assert!(c.usage() <= c.capacity(), "usage {}", c.usage());
         }
         assert!(c.usage() > 0);
-        assert!(c.get(1, 199 * 4096).is_some() || c.len() > 0);
+        assert!(!c.is_empty());
         c.erase_file(1);
         assert_eq!(c.usage(), 0);
     }

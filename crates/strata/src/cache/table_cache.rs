@@ -77,7 +77,9 @@ impl TableCache {
                     meta.path_id, meta.number
                 ))
             })?;
-            let file = self.fs.open_random(&filename::table_file(dir, meta.number))?;
+            let file = self
+                .fs
+                .open_random(&filename::table_file(dir, meta.number))?;
             let table = Table::open(
                 file,
                 meta.number,

@@ -94,7 +94,10 @@ impl BlockIter {
     /// The current value; empty if not valid. Valid until the iterator moves.
     #[inline]
     pub fn value(&self) -> &[u8] {
-        self.block.data().get(self.value.clone()).unwrap_or_default()
+        self.block
+            .data()
+            .get(self.value.clone())
+            .unwrap_or_default()
     }
 
     /// Positions at the first entry.

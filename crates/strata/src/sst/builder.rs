@@ -64,7 +64,8 @@ impl BlockWriter {
 impl TableBuilder {
     /// A builder writing to `file` (which must be empty).
     pub fn new(file: Box<dyn WritableFile>, opts: TableOptions) -> TableBuilder {
-        let filter = (opts.bloom_bits_per_key > 0).then(|| FilterBuilder::new(opts.bloom_bits_per_key));
+        let filter =
+            (opts.bloom_bits_per_key > 0).then(|| FilterBuilder::new(opts.bloom_bits_per_key));
         TableBuilder {
             out: BlockWriter {
                 offset: file.len(),
@@ -97,7 +98,9 @@ impl TableBuilder {
     /// write failed; I/O errors from the file (after which the builder is unusable).
     pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
         if self.failed {
-            return Err(Error::InvalidArgument("table builder failed earlier".into()));
+            return Err(Error::InvalidArgument(
+                "table builder failed earlier".into(),
+            ));
         }
         let parsed = key::parse_internal_key(ikey)
             .ok_or_else(|| Error::InvalidArgument("malformed internal key".into()))?;
@@ -155,7 +158,9 @@ impl TableBuilder {
     /// I/O errors from the file; [`Error::InvalidArgument`] if an earlier call failed.
     pub fn finish(mut self) -> Result<TableProperties> {
         if self.failed {
-            return Err(Error::InvalidArgument("table builder failed earlier".into()));
+            return Err(Error::InvalidArgument(
+                "table builder failed earlier".into(),
+            ));
         }
         self.flush_data_block()?;
         if let Some(handle) = self.pending_index.take() {
@@ -170,7 +175,9 @@ impl TableBuilder {
             }
             None => None,
         };
-        let (index, n) = self.out.write(self.index_block.finish(), Compression::None)?;
+        let (index, n) = self
+            .out
+            .write(self.index_block.finish(), Compression::None)?;
         self.props.index_size = n;
         if self.props.num_entries == 0 {
             self.props.smallest_seqno = 0;
@@ -197,7 +204,9 @@ impl TableBuilder {
         if self.data_block.is_empty() {
             return Ok(());
         }
-        let written = self.out.write(self.data_block.finish(), self.opts.compression);
+        let written = self
+            .out
+            .write(self.data_block.finish(), self.opts.compression);
         self.data_block.reset();
         match written {
             Ok((handle, n)) => {

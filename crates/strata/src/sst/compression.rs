@@ -87,7 +87,10 @@ pub fn seal_block(raw: &[u8], c: Compression, out: &mut Vec<u8>) -> BlockType {
         Compression::Lz4 => {
             put_varint64(out, raw.len() as u64);
             let start = out.len();
-            out.resize(start + lz4_flex::block::get_maximum_output_size(raw.len()), 0);
+            out.resize(
+                start + lz4_flex::block::get_maximum_output_size(raw.len()),
+                0,
+            );
             let n = out
                 .get_mut(start..)
                 .and_then(|dst| lz4_flex::block::compress_into(raw, dst).ok());
@@ -202,7 +205,10 @@ mod tests {
         let raw: Vec<u8> = (0..1000).map(|_| rng.random()).collect();
         let mut out = Vec::new();
         assert_eq!(seal_block(&raw, Compression::Lz4, &mut out), BlockType::Raw);
-        assert_eq!(seal_block(&raw, Compression::Zstd, &mut out), BlockType::Raw);
+        assert_eq!(
+            seal_block(&raw, Compression::Zstd, &mut out),
+            BlockType::Raw
+        );
     }
 
     #[test]

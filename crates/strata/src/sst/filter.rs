@@ -94,7 +94,9 @@ impl FilterBuilder {
     /// Encodes the filter over every key added (see the module format).
     pub fn finish(&self) -> Vec<u8> {
         let total_bits = (self.hashes.len() as u64).saturating_mul(u64::from(self.bits_per_key));
-        let num_lines = total_bits.div_ceil(u64::from(LINE_BITS)).clamp(1, u64::from(u32::MAX >> 6)) as u32;
+        let num_lines = total_bits
+            .div_ceil(u64::from(LINE_BITS))
+            .clamp(1, u64::from(u32::MAX >> 6)) as u32;
         let probes = num_probes(self.bits_per_key);
         let mut out = vec![0u8; num_lines as usize * LINE_BYTES];
         for &h in &self.hashes {
@@ -127,7 +129,8 @@ impl BloomFilter {
     pub fn decode(mut data: Vec<u8>) -> Result<BloomFilter, &'static str> {
         let bits_len = data.len().checked_sub(5).ok_or("filter block too short")?;
         let probes = *data.get(bits_len).ok_or("filter block too short")?;
-        let num_lines = crate::coding::get_fixed32(&data, bits_len + 1).ok_or("filter block too short")?;
+        let num_lines =
+            crate::coding::get_fixed32(&data, bits_len + 1).ok_or("filter block too short")?;
         if !(1..=30).contains(&probes) || num_lines == 0 {
             return Err("filter header out of range");
         }

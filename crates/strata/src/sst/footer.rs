@@ -19,7 +19,9 @@
 //!    version, so each failure has a precise reason.
 //! 2. Every handle lies entirely (with its trailer) before the footer.
 
-use crate::coding::{get_varint64, mask_crc, put_fixed32, put_fixed64, put_varint64, unmask_crc, Decoder};
+use crate::coding::{
+    get_varint64, mask_crc, put_fixed32, put_fixed64, put_varint64, unmask_crc, Decoder,
+};
 
 use super::compression::BLOCK_TRAILER_LEN;
 
@@ -150,14 +152,26 @@ mod tests {
     #[test]
     fn footer_round_trip_and_rejection() {
         let f = Footer {
-            filter: Some(BlockHandle { offset: 10, size: 20 }),
-            index: BlockHandle { offset: 35, size: 7 },
-            properties: BlockHandle { offset: 47, size: 3 },
+            filter: Some(BlockHandle {
+                offset: 10,
+                size: 20,
+            }),
+            index: BlockHandle {
+                offset: 35,
+                size: 7,
+            },
+            properties: BlockHandle {
+                offset: 47,
+                size: 3,
+            },
             format_version: FORMAT_VERSION,
         };
         let bytes = f.encode();
         assert_eq!(Footer::decode(&bytes, 55 + 64), Ok(f));
-        assert!(Footer::decode(&bytes, 54 + 64).is_err(), "handle past footer");
+        assert!(
+            Footer::decode(&bytes, 54 + 64).is_err(),
+            "handle past footer"
+        );
         for i in 0..FOOTER_LEN {
             let mut bad = bytes;
             bad[i] ^= 1;
@@ -168,7 +182,10 @@ mod tests {
 
     #[test]
     fn handle_varint_round_trip() {
-        let h = BlockHandle { offset: 1 << 40, size: 300 };
+        let h = BlockHandle {
+            offset: 1 << 40,
+            size: 300,
+        };
         let mut v = Vec::new();
         h.encode_to(&mut v);
         assert_eq!(BlockHandle::decode(&v), Some(h));

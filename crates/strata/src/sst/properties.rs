@@ -89,7 +89,9 @@ pub fn decode(src: &[u8]) -> Result<(TableProperties, Compression), &'static str
             10 => p.largest_key = val.to_vec(),
             11 => p.smallest_seqno = int()?,
             12 => p.largest_seqno = int()?,
-            13 => p.column_group = u32::try_from(int()?).map_err(|_| "column group out of range")?,
+            13 => {
+                p.column_group = u32::try_from(int()?).map_err(|_| "column group out of range")?
+            }
             14 => {
                 compression = u8::try_from(int()?)
                     .ok()

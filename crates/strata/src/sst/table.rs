@@ -232,7 +232,12 @@ impl Table {
         if index.is_corrupt() {
             return Err(self.corruption(self.footer.index.offset, "malformed index entry"));
         }
-        for h in self.footer.filter.iter().chain([&self.footer.index, &self.footer.properties]) {
+        for h in self
+            .footer
+            .filter
+            .iter()
+            .chain([&self.footer.index, &self.footer.properties])
+        {
             self.read_contents(*h)?;
             checked += 1;
         }
@@ -251,8 +256,9 @@ impl Table {
 
     /// Decodes an index entry's value.
     pub(crate) fn index_handle(&self, value: &[u8]) -> Result<BlockHandle> {
-        BlockHandle::decode(value)
-            .ok_or_else(|| self.corruption(self.footer.index.offset, "malformed block handle in index"))
+        BlockHandle::decode(value).ok_or_else(|| {
+            self.corruption(self.footer.index.offset, "malformed block handle in index")
+        })
     }
 
     /// A data block through the block cache. On a hit, the cached `Arc` is returned
@@ -266,7 +272,8 @@ impl Table {
             Statistics::add(&self.stats.block_cache_misses, 1);
         }
         let contents = self.read_contents(handle)?;
-        let block = Arc::new(Block::decode(contents).map_err(|r| self.corruption(handle.offset, r))?);
+        let block =
+            Arc::new(Block::decode(contents).map_err(|r| self.corruption(handle.offset, r))?);
         if let Some(cache) = &self.block_cache {
             cache.insert(self.file_number, handle.offset, Arc::clone(&block));
         }

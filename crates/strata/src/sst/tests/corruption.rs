@@ -6,11 +6,18 @@ use crate::iter::InternalIterator;
 use crate::key::KIND_SEEK;
 use crate::sst::footer::FOOTER_LEN;
 
-fn sample() -> (Vec<(Vec<u8>, Vec<u8>)>, Vec<u8>) {
+fn sample() -> (Entries, Vec<u8>) {
     let entries: Vec<_> = (0..200u32)
         .map(|i| {
-            let k = ikey(format!("key{i:05}").as_bytes(), u64::from(i) + 1, ValueKind::Put);
-            (k, format!("value-{i}-{}", "x".repeat((i % 7) as usize)).into_bytes())
+            let k = ikey(
+                format!("key{i:05}").as_bytes(),
+                u64::from(i) + 1,
+                ValueKind::Put,
+            );
+            (
+                k,
+                format!("value-{i}-{}", "x".repeat((i % 7) as usize)).into_bytes(),
+            )
         })
         .collect();
     let (bytes, _) = build(&entries, &small_opts(Compression::Lz4));
@@ -41,7 +48,11 @@ fn flipped_byte_in_each_block_kind_is_corruption_at_that_block() {
     let kinds = [
         ("filter", filter.offset, filter.offset),
         ("index", footer.index.offset, footer.index.offset),
-        ("properties", footer.properties.offset, footer.properties.offset),
+        (
+            "properties",
+            footer.properties.offset,
+            footer.properties.offset,
+        ),
         ("footer", footer_offset + 3, footer_offset),
         ("footer magic", footer_offset + 60, footer_offset),
     ];

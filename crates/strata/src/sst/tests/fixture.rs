@@ -14,15 +14,25 @@ fn fixture_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sst/fixtures/sst_v1.sst")
 }
 
-fn fixture_entries() -> Vec<(Vec<u8>, Vec<u8>)> {
+fn fixture_entries() -> Entries {
     (0..100u32)
         .map(|i| {
-            let kind = if i % 10 == 3 { ValueKind::Delete } else { ValueKind::Put };
-            let k = ikey(format!("fixture-key-{i:04}").as_bytes(), u64::from(i) + 1, kind);
+            let kind = if i % 10 == 3 {
+                ValueKind::Delete
+            } else {
+                ValueKind::Put
+            };
+            let k = ikey(
+                format!("fixture-key-{i:04}").as_bytes(),
+                u64::from(i) + 1,
+                kind,
+            );
             let v = if kind == ValueKind::Delete {
                 Vec::new()
             } else {
-                format!("value-{i}-").repeat((i % 5) as usize + 1).into_bytes()
+                format!("value-{i}-")
+                    .repeat((i % 5) as usize + 1)
+                    .into_bytes()
             };
             (k, v)
         })
@@ -51,7 +61,10 @@ fn frozen_fixture_v1_reads_exactly_and_builds_identically() {
     let p = t.properties();
     assert_eq!(p.format_version, 1);
     assert_eq!((p.num_entries, p.num_deletions), (100, 10));
-    assert_eq!((p.smallest_seqno, p.largest_seqno, p.column_group), (1, 100, 2));
+    assert_eq!(
+        (p.smallest_seqno, p.largest_seqno, p.column_group),
+        (1, 100, 2)
+    );
     assert_eq!(p.smallest_key, entries[0].0);
     assert_eq!(p.largest_key, entries[99].0);
     assert_eq!(p.file_size, frozen.len() as u64);
@@ -61,10 +74,15 @@ fn frozen_fixture_v1_reads_exactly_and_builds_identically() {
         assert!(it.valid());
         assert_eq!((it.key(), it.value()), (&k[..], &v[..]));
         let lookup = ikey(crate::key::user_key(k), 1000, KIND_SEEK);
-        let got = t.get(&lookup, |gk, gv| (gk.to_vec(), gv.to_vec())).expect("get");
+        let got = t
+            .get(&lookup, |gk, gv| (gk.to_vec(), gv.to_vec()))
+            .expect("get");
         assert_eq!(got, Some((k.clone(), v.clone())));
         it.next();
     }
     assert!(!it.valid() && it.status().is_ok());
-    assert!(built == frozen, "builder output differs from the frozen v1 fixture");
+    assert!(
+        built == frozen,
+        "builder output differs from the frozen v1 fixture"
+    );
 }

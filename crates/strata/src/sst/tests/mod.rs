@@ -17,6 +17,9 @@ use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// Sorted `(internal key, value)` pairs.
+pub(super) type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// A writable file appending to a shared buffer.
 pub(super) struct MemWritable(pub Arc<Mutex<Vec<u8>>>);
 
@@ -66,7 +69,10 @@ impl RandomAccessFile for MemRandom {
 }
 
 /// Builds a table from `entries` (must be sorted) and returns its bytes and properties.
-pub(super) fn build(entries: &[(Vec<u8>, Vec<u8>)], opts: &TableOptions) -> (Vec<u8>, TableProperties) {
+pub(super) fn build(
+    entries: &[(Vec<u8>, Vec<u8>)],
+    opts: &TableOptions,
+) -> (Vec<u8>, TableProperties) {
     let buf = Arc::new(Mutex::new(Vec::new()));
     let mut b = TableBuilder::new(Box::new(MemWritable(Arc::clone(&buf))), opts.clone());
     for (k, v) in entries {
@@ -118,10 +124,14 @@ fn builder_rejects_out_of_order_and_malformed_keys() {
     let e = b.add(&ikey(b"b", 5, ValueKind::Put), b"v");
     assert!(matches!(e, Err(Error::InvalidArgument(_))), "duplicate key");
     let e = b.add(&ikey(b"b", 6, ValueKind::Put), b"v");
-    assert!(matches!(e, Err(Error::InvalidArgument(_))), "newer seq sorts first");
+    assert!(
+        matches!(e, Err(Error::InvalidArgument(_))),
+        "newer seq sorts first"
+    );
     let e = b.add(b"short", b"v");
     assert!(matches!(e, Err(Error::InvalidArgument(_))));
-    b.add(&ikey(b"b", 4, ValueKind::Delete), b"").expect("older version");
+    b.add(&ikey(b"b", 4, ValueKind::Delete), b"")
+        .expect("older version");
     let p = b.finish().expect("finish");
     assert_eq!((p.num_entries, p.num_deletions), (2, 1));
     assert_eq!((p.smallest_seqno, p.largest_seqno), (4, 5));
@@ -133,7 +143,11 @@ fn empty_table_round_trips() {
     assert_eq!(props.num_entries, 0);
     let t = open(bytes, None, Arc::default(), true).expect("open");
     assert_eq!(t.properties(), &props);
-    assert_eq!(t.get(&ikey(b"a", 9, ValueKind::Merge), |_, _| ()).expect("get"), None);
+    assert_eq!(
+        t.get(&ikey(b"a", 9, ValueKind::Merge), |_, _| ())
+            .expect("get"),
+        None
+    );
     let mut it = t.iter();
     crate::iter::InternalIterator::seek_to_first(&mut it);
     assert!(!crate::iter::InternalIterator::valid(&it));

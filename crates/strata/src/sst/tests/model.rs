@@ -31,7 +31,11 @@ fn random_user_key(rng: &mut StdRng) -> Vec<u8> {
     let prefix = ["", "user", "user0", "zz\u{ff}"][rng.random_range(0..4)];
     let mut k = prefix.as_bytes().to_vec();
     for _ in 0..rng.random_range(0..12) {
-        k.push(if rng.random_bool(0.05) { 0xff } else { rng.random_range(b'0'..=b'z') });
+        k.push(if rng.random_bool(0.05) {
+            0xff
+        } else {
+            rng.random_range(b'0'..=b'z')
+        });
     }
     k
 }
@@ -43,8 +47,16 @@ fn model(seed: u64, n: usize) -> Model {
         let uk = random_user_key(&mut rng);
         for _ in 0..rng.random_range(1..4) {
             let seq = rng.random_range(1..1_000_000);
-            let kind = if rng.random_bool(0.1) { ValueKind::Delete } else { ValueKind::Put };
-            let len = if rng.random_bool(0.02) { rng.random_range(0..3000) } else { rng.random_range(0..40) };
+            let kind = if rng.random_bool(0.1) {
+                ValueKind::Delete
+            } else {
+                ValueKind::Put
+            };
+            let len = if rng.random_bool(0.02) {
+                rng.random_range(0..3000)
+            } else {
+                rng.random_range(0..40)
+            };
             let v: Vec<u8> = (0..len).map(|_| rng.random_range(b'a'..=b'f')).collect();
             m.insert(IKey(ikey(&uk, seq, kind)), v);
         }
@@ -52,11 +64,11 @@ fn model(seed: u64, n: usize) -> Model {
     m
 }
 
-fn entries(m: &Model) -> Vec<(Vec<u8>, Vec<u8>)> {
+fn entries(m: &Model) -> Entries {
     m.iter().map(|(k, v)| (k.0.clone(), v.clone())).collect()
 }
 
-fn collect_forward(it: &mut TableIterator) -> Vec<(Vec<u8>, Vec<u8>)> {
+fn collect_forward(it: &mut TableIterator) -> Entries {
     let mut out = Vec::new();
     it.seek_to_first();
     while it.valid() {
@@ -74,8 +86,14 @@ fn check_table(seed: u64, m: &Model, opts: &TableOptions, cache: Option<Arc<Bloc
     let t = open(bytes, cache, Arc::clone(&stats), true).expect("open");
     assert_eq!(t.properties(), &props);
     assert_eq!(props.num_entries, want.len() as u64);
-    assert_eq!(props.smallest_key, want.first().map(|e| e.0.clone()).unwrap_or_default());
-    assert_eq!(props.largest_key, want.last().map(|e| e.0.clone()).unwrap_or_default());
+    assert_eq!(
+        props.smallest_key,
+        want.first().map(|e| e.0.clone()).unwrap_or_default()
+    );
+    assert_eq!(
+        props.largest_key,
+        want.last().map(|e| e.0.clone()).unwrap_or_default()
+    );
     assert!(t.verify_checksums().expect("verify") > props.num_data_blocks);
 
     let mut it = t.iter();
@@ -98,11 +116,17 @@ fn check_table(seed: u64, m: &Model, opts: &TableOptions, cache: Option<Arc<Bloc
             let seq = crate::key::sequence(k) + rng.random_range(0..2);
             ikey(user_key(k), seq, KIND_SEEK)
         } else {
-            ikey(&random_user_key(&mut rng), rng.random_range(0..1_000_001), KIND_SEEK)
+            ikey(
+                &random_user_key(&mut rng),
+                rng.random_range(0..1_000_001),
+                KIND_SEEK,
+            )
         };
         let t_key = IKey(target.clone());
         let ge = m.range((Bound::Included(&t_key), Bound::Unbounded)).next();
-        let le = m.range((Bound::Unbounded, Bound::Included(&t_key))).next_back();
+        let le = m
+            .range((Bound::Unbounded, Bound::Included(&t_key)))
+            .next_back();
 
         it.seek(&target);
         assert_eq!(it.valid(), ge.is_some(), "seed {seed}: seek validity");
@@ -119,12 +143,18 @@ fn check_table(seed: u64, m: &Model, opts: &TableOptions, cache: Option<Arc<Bloc
             }
         }
         it.seek_for_prev(&target);
-        assert_eq!(it.valid(), le.is_some(), "seed {seed}: seek_for_prev validity");
+        assert_eq!(
+            it.valid(),
+            le.is_some(),
+            "seed {seed}: seek_for_prev validity"
+        );
         if let Some((k, _)) = le {
             assert_eq!(it.key(), &k.0[..]);
         }
 
-        let got = t.get(&target, |k, v| (k.to_vec(), v.to_vec())).expect("get");
+        let got = t
+            .get(&target, |k, v| (k.to_vec(), v.to_vec()))
+            .expect("get");
         let expect = ge
             .filter(|(k, _)| user_key(&k.0) == user_key(&target))
             .map(|(k, v)| (k.0.clone(), v.clone()));
@@ -142,9 +172,15 @@ fn round_trip_matches_model_across_options() {
         check_table(1, &m, &small_opts(c), None);
     }
     let cache = Arc::new(BlockCache::new(1 << 20));
-    check_table(1, &m, &small_opts(Compression::Lz4), Some(Arc::clone(&cache)));
+    check_table(
+        1,
+        &m,
+        &small_opts(Compression::Lz4),
+        Some(Arc::clone(&cache)),
+    );
     assert!(cache.usage() > 0);
-    for (seed, block_size, interval, bits) in [(2, 64, 1, 0), (3, 4096, 16, 10), (4, 1000, 128, 3)] {
+    for (seed, block_size, interval, bits) in [(2, 64, 1, 0), (3, 4096, 16, 10), (4, 1000, 128, 3)]
+    {
         let opts = TableOptions {
             block_size,
             block_restart_interval: interval,
@@ -197,7 +233,10 @@ fn table_cache_opens_once_and_evicts() {
     let fs: Arc<dyn FileSystem> = Arc::new(PosixFs);
     let m = model(11, 500);
     let path = crate::filename::table_file(dir.path(), 42);
-    let mut b = TableBuilder::new(fs.create(&path).expect("create"), small_opts(Compression::Zstd));
+    let mut b = TableBuilder::new(
+        fs.create(&path).expect("create"),
+        small_opts(Compression::Zstd),
+    );
     for (k, v) in &m {
         b.add(&k.0, v).expect("add");
     }
@@ -233,8 +272,27 @@ fn table_cache_opens_once_and_evicts() {
     let t3 = tc.get(&meta).expect("reopen");
     assert!(!Arc::ptr_eq(&t1, &t3));
     let mut it = t1.iter();
-    assert_eq!(collect_forward(&mut it).len(), m.len(), "evicted table still readable");
-    let bad_tier = FileMetaData { path_id: 5, ..meta.clone() };
-    assert!(matches!(tc.get(&FileMetaData { number: 43, ..bad_tier }), Err(Error::InvalidArgument(_))));
-    assert!(tc.get(&FileMetaData { number: 44, path_id: 0, ..meta }).is_err());
+    assert_eq!(
+        collect_forward(&mut it).len(),
+        m.len(),
+        "evicted table still readable"
+    );
+    let bad_tier = FileMetaData {
+        path_id: 5,
+        ..meta.clone()
+    };
+    assert!(matches!(
+        tc.get(&FileMetaData {
+            number: 43,
+            ..bad_tier
+        }),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(tc
+        .get(&FileMetaData {
+            number: 44,
+            path_id: 0,
+            ..meta
+        })
+        .is_err());
 }
