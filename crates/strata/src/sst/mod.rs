@@ -72,8 +72,9 @@
 //! `Arc`. Iterators are single-threaded and hold their table alive.
 //!
 //! # See also
-//! `crate::cache` (block and table caches); the tests in `sst/tests.rs` (model
-//! round trip, corruption, frozen fixture).
+//! [`crate::cache`] (block and table caches); the tests in `src/sst/tests/` (model
+//! round trips against a `BTreeMap`, every-byte corruption and truncation, the frozen
+//! v1 fixture `src/sst/fixtures/sst_v1.sst`).
 
 pub mod block;
 pub mod block_iter;

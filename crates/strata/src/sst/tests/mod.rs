@@ -171,3 +171,14 @@ fn worked_example_in_module_docs_is_exact() {
     let crc = crate::coding::mask_crc(crc32c::crc32c(expect));
     assert_eq!(&bytes[22..26], &crc.to_le_bytes());
 }
+
+#[test]
+fn shared_types_are_send_and_sync() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<Table>();
+    send_sync::<BlockCache>();
+    send_sync::<crate::cache::TableCache>();
+    send::<TableIterator>();
+    send::<TableBuilder>();
+}
