@@ -1,0 +1,316 @@
+//! [`Table`]: an open SSTable, shared by `Arc` between readers.
+//!
+//! Role: opened by the table cache (or tools) from a [`RandomAccessFile`]; at open it
+//! reads and keeps in memory the footer, index block, filter and properties. Data
+//! blocks are read on demand through the optional block cache. Point lookups go through
+//! [`Table::get`]; scans through [`Table::iter`].
+//!
+//! Concurrency: `Table` is immutable after open and `Send + Sync`; all reads are
+//! positional on the shared file handle, so any number of threads read at once.
+//!
+//! Allocation on the get path: the index block is held as an `Arc`, cached data blocks
+//! are `Arc`s cloned out of the cache (no copy), and the two key buffers that prefix
+//! decoding needs are per-thread and reused, so a warm cache hit allocates nothing.
+
+use super::block::Block;
+use super::block_iter::BlockIter;
+use super::compression::unseal_block;
+use super::filter::BloomFilter;
+use super::footer::{BlockHandle, Footer, FOOTER_LEN};
+use super::table_iter::TableIterator;
+use super::{properties, TableProperties};
+use crate::cache::BlockCache;
+use crate::env::RandomAccessFile;
+use crate::error::{Error, Result};
+use crate::key;
+use crate::stats::Statistics;
+use crate::Compression;
+use std::cell::Cell;
+use std::path::Path;
+use std::sync::Arc;
+
+thread_local! {
+    /// Key buffers for [`Table::get`]: `[index iterator, data iterator]`.
+    static GET_KEY_BUFS: Cell<[Vec<u8>; 2]> = const { Cell::new([Vec::new(), Vec::new()]) };
+}
+
+/// An open, immutable SSTable.
+pub struct Table {
+    file: Arc<dyn RandomAccessFile>,
+    file_number: u64,
+    block_cache: Option<Arc<BlockCache>>,
+    stats: Arc<Statistics>,
+    footer: Footer,
+    index: Arc<Block>,
+    filter: Option<BloomFilter>,
+    props: TableProperties,
+    compression: Compression,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table")
+            .field("path", &self.path())
+            .field("file_number", &self.file_number)
+            .field("properties", &self.props)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Table {
+    /// Opens a table: reads the footer, index, filter and properties (kept in memory).
+    /// With `paranoid`, also reads and checks every data block.
+    ///
+    /// # Errors
+    /// [`Error::Corruption`] naming the file and offset for a short file, bad footer or
+    /// magic, unsupported format version, or a bad meta block; I/O errors from reads.
+    pub fn open(
+        file: Arc<dyn RandomAccessFile>,
+        file_number: u64,
+        block_cache: Option<Arc<BlockCache>>,
+        stats: Arc<Statistics>,
+        paranoid: bool,
+    ) -> Result<Table> {
+        let size = file.size();
+        let footer_offset = size
+            .checked_sub(FOOTER_LEN as u64)
+            .ok_or_else(|| Error::corruption(file.path(), 0, "file too short to be a table"))?;
+        let mut buf = [0u8; FOOTER_LEN];
+        file.read_exact_at(footer_offset, &mut buf)?;
+        let footer = Footer::decode(&buf, size)
+            .map_err(|r| Error::corruption(file.path(), footer_offset, r))?;
+        let path = file.path();
+        let read = |h: BlockHandle| read_contents(&*file, &stats, h);
+        let index = Block::decode(read(footer.index)?)
+            .map_err(|r| Error::corruption(path, footer.index.offset, r))?;
+        let filter = match footer.filter {
+            Some(h) => Some(
+                BloomFilter::decode(read(h)?).map_err(|r| Error::corruption(path, h.offset, r))?,
+            ),
+            None => None,
+        };
+        let (mut props, compression) = properties::decode(&read(footer.properties)?)
+            .map_err(|r| Error::corruption(path, footer.properties.offset, r))?;
+        props.file_size = size;
+        props.format_version = footer.format_version;
+        let t = Table {
+            file,
+            file_number,
+            block_cache,
+            stats,
+            footer,
+            index: Arc::new(index),
+            filter,
+            props,
+            compression,
+        };
+        if paranoid {
+            t.verify_checksums()?;
+        }
+        Ok(t)
+    }
+
+    /// The table's properties (from its properties block, plus file size and version).
+    pub fn properties(&self) -> &TableProperties {
+        &self.props
+    }
+
+    /// The compression setting the table was built with (blocks that did not compress
+    /// well are stored raw regardless).
+    pub fn compression(&self) -> Compression {
+        self.compression
+    }
+
+    /// The file number this table was opened as.
+    pub fn file_number(&self) -> u64 {
+        self.file_number
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        self.file.path()
+    }
+
+    /// False iff the filter proves no entry of `user_key` is in the table; true when the
+    /// table has no filter. Bumps no counters (see [`Self::get`]).
+    pub fn may_contain(&self, user_key: &[u8]) -> bool {
+        self.filter.as_ref().is_none_or(|f| f.may_contain(user_key))
+    }
+
+    /// Point lookup. `lookup` is an internal seek key `(user_key, seq, KIND_SEEK)`.
+    /// Finds the first entry `>= lookup`; iff its user key equals `lookup`'s, calls
+    /// `f(ikey, value)` (borrows valid only during the call) and returns `Some` of its
+    /// result. The caller interprets the entry's kind (a tombstone is a hit too).
+    ///
+    /// Relies on the index invariant: a separator `s` of block `B` satisfies
+    /// `last(B) <= s < first(next)`, and a shortened `s` has a user key strictly between
+    /// those of its neighbours, so if the first entry `>= lookup` is not in the block
+    /// the index points to, it has a different user key.
+    ///
+    /// # Errors
+    /// [`Error::Corruption`] (file, block offset) for a bad block; I/O errors.
+    pub fn get<R>(&self, lookup: &[u8], f: impl FnOnce(&[u8], &[u8]) -> R) -> Result<Option<R>> {
+        Statistics::add(&self.stats.tables_probed, 1);
+        let user_key = key::user_key(lookup);
+        if let Some(filter) = &self.filter {
+            Statistics::add(&self.stats.bloom_checked, 1);
+            if !filter.may_contain(user_key) {
+                Statistics::add(&self.stats.bloom_negatives, 1);
+                return Ok(None);
+            }
+        }
+        let [index_buf, mut data_buf] = GET_KEY_BUFS.take();
+        let mut index = BlockIter::with_key_buf(Arc::clone(&self.index), index_buf);
+        let result = self.get_in_block(lookup, f, &mut index, &mut data_buf);
+        GET_KEY_BUFS.set([index.into_key_buf(), data_buf]);
+        let found = result?;
+        if found.is_none() && self.filter.is_some() {
+            Statistics::add(&self.stats.bloom_false_positives, 1);
+        }
+        Ok(found)
+    }
+
+    fn get_in_block<R>(
+        &self,
+        lookup: &[u8],
+        f: impl FnOnce(&[u8], &[u8]) -> R,
+        index: &mut BlockIter,
+        data_buf: &mut Vec<u8>,
+    ) -> Result<Option<R>> {
+        index.seek(lookup);
+        if !index.valid() {
+            if index.is_corrupt() {
+                return Err(self.corruption(self.footer.index.offset, "malformed index entry"));
+            }
+            return Ok(None);
+        }
+        let handle = self.index_handle(index.value())?;
+        let block = self.read_data_block(handle)?;
+        let mut it = BlockIter::with_key_buf(block, std::mem::take(data_buf));
+        it.seek(lookup);
+        let out = if it.valid() && key::user_key(it.key()) == key::user_key(lookup) {
+            Ok(Some(f(it.key(), it.value())))
+        } else if it.is_corrupt() {
+            Err(self.corruption(handle.offset, "malformed data block entry"))
+        } else {
+            Ok(None)
+        };
+        *data_buf = it.into_key_buf();
+        out
+    }
+
+    /// A two-level iterator over every entry; it keeps this table alive.
+    pub fn iter(self: &Arc<Self>) -> TableIterator {
+        TableIterator::new(Arc::clone(self))
+    }
+
+    /// Reads every block from the file (bypassing the cache), checking checksums and
+    /// entry framing. Returns the number of blocks checked (data + index + properties +
+    /// filter).
+    ///
+    /// # Errors
+    /// The first [`Error::Corruption`] met, or an I/O error.
+    pub fn verify_checksums(&self) -> Result<u64> {
+        let mut checked = 0u64;
+        let mut index = BlockIter::new(Arc::clone(&self.index));
+        index.seek_to_first();
+        while index.valid() {
+            let handle = self.index_handle(index.value())?;
+            let block = Block::decode(self.read_contents(handle)?)
+                .map_err(|r| self.corruption(handle.offset, r))?;
+            let mut it = BlockIter::new(Arc::new(block));
+            it.seek_to_first();
+            while it.valid() {
+                it.next();
+            }
+            if it.is_corrupt() {
+                return Err(self.corruption(handle.offset, "malformed data block entry"));
+            }
+            checked += 1;
+            index.next();
+        }
+        if index.is_corrupt() {
+            return Err(self.corruption(self.footer.index.offset, "malformed index entry"));
+        }
+        for h in self
+            .footer
+            .filter
+            .iter()
+            .chain([&self.footer.index, &self.footer.properties])
+        {
+            self.read_contents(*h)?;
+            checked += 1;
+        }
+        Ok(checked)
+    }
+
+    /// The index block (shared with iterators).
+    pub(crate) fn index_block(&self) -> &Arc<Block> {
+        &self.index
+    }
+
+    /// Offset of the index block (for error messages).
+    pub(crate) fn index_block_offset(&self) -> u64 {
+        self.footer.index.offset
+    }
+
+    /// Decodes an index entry's value.
+    pub(crate) fn index_handle(&self, value: &[u8]) -> Result<BlockHandle> {
+        BlockHandle::decode(value).ok_or_else(|| {
+            self.corruption(self.footer.index.offset, "malformed block handle in index")
+        })
+    }
+
+    /// A data block through the block cache. On a hit, the cached `Arc` is returned
+    /// without copying.
+    pub(crate) fn read_data_block(&self, handle: BlockHandle) -> Result<Arc<Block>> {
+        if let Some(cache) = &self.block_cache {
+            if let Some(b) = cache.get(self.file_number, handle.offset) {
+                Statistics::add(&self.stats.block_cache_hits, 1);
+                return Ok(b);
+            }
+            Statistics::add(&self.stats.block_cache_misses, 1);
+        }
+        let contents = self.read_contents(handle)?;
+        let block =
+            Arc::new(Block::decode(contents).map_err(|r| self.corruption(handle.offset, r))?);
+        if let Some(cache) = &self.block_cache {
+            cache.insert(self.file_number, handle.offset, Arc::clone(&block));
+        }
+        Ok(block)
+    }
+
+    fn read_contents(&self, handle: BlockHandle) -> Result<Vec<u8>> {
+        read_contents(&*self.file, &self.stats, handle)
+    }
+
+    /// A corruption error in this table's file at `offset`.
+    pub(crate) fn corruption(&self, offset: u64, reason: &str) -> Error {
+        Error::corruption(self.file.path(), offset, reason)
+    }
+}
+
+/// Reads a block and checks its trailer; returns its raw (decompressed) contents.
+fn read_contents(
+    file: &dyn RandomAccessFile,
+    stats: &Statistics,
+    handle: BlockHandle,
+) -> Result<Vec<u8>> {
+    let limit = file.size().saturating_sub(FOOTER_LEN as u64);
+    let len = handle
+        .end()
+        .filter(|&e| e <= limit)
+        .and_then(|e| usize::try_from(e - handle.offset).ok())
+        .ok_or_else(|| {
+            Error::corruption(
+                file.path(),
+                handle.offset,
+                "block handle points past the end of the file",
+            )
+        })?;
+    let mut buf = vec![0u8; len];
+    file.read_exact_at(handle.offset, &mut buf)?;
+    Statistics::add(&stats.blocks_read, 1);
+    Statistics::add(&stats.block_bytes_read, len as u64);
+    unseal_block(buf).map_err(|r| Error::corruption(file.path(), handle.offset, r))
+}

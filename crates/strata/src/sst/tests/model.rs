@@ -1,0 +1,298 @@
+//! Round trips against a `BTreeMap` model ordered by `compare_internal`.
+
+use super::*;
+use crate::iter::InternalIterator;
+use crate::key::{compare_internal, user_key, KIND_SEEK};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+/// An internal key ordered like the engine orders it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct IKey(Vec<u8>);
+
+impl Ord for IKey {
+    fn cmp(&self, o: &Self) -> Ordering {
+        compare_internal(&self.0, &o.0)
+    }
+}
+impl PartialOrd for IKey {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+type Model = BTreeMap<IKey, Vec<u8>>;
+
+fn random_user_key(rng: &mut StdRng) -> Vec<u8> {
+    // Shared prefixes (to exercise prefix compression) and the odd 0xff byte.
+    let prefix = ["", "user", "user0", "zz\u{ff}"][rng.random_range(0..4)];
+    let mut k = prefix.as_bytes().to_vec();
+    for _ in 0..rng.random_range(0..12) {
+        k.push(if rng.random_bool(0.05) {
+            0xff
+        } else {
+            rng.random_range(b'0'..=b'z')
+        });
+    }
+    k
+}
+
+fn model(seed: u64, n: usize) -> Model {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut m = Model::new();
+    while m.len() < n {
+        let uk = random_user_key(&mut rng);
+        for _ in 0..rng.random_range(1..4) {
+            let seq = rng.random_range(1..1_000_000);
+            let kind = if rng.random_bool(0.1) {
+                ValueKind::Delete
+            } else {
+                ValueKind::Put
+            };
+            let len = if rng.random_bool(0.02) {
+                rng.random_range(0..3000)
+            } else {
+                rng.random_range(0..40)
+            };
+            let v: Vec<u8> = (0..len).map(|_| rng.random_range(b'a'..=b'f')).collect();
+            m.insert(IKey(ikey(&uk, seq, kind)), v);
+        }
+    }
+    m
+}
+
+fn entries(m: &Model) -> Entries {
+    m.iter().map(|(k, v)| (k.0.clone(), v.clone())).collect()
+}
+
+fn collect_forward(it: &mut TableIterator) -> Entries {
+    let mut out = Vec::new();
+    it.seek_to_first();
+    while it.valid() {
+        out.push((it.key().to_vec(), it.value().to_vec()));
+        it.next();
+    }
+    assert!(it.status().is_ok());
+    out
+}
+
+fn check_table(seed: u64, m: &Model, opts: &TableOptions, cache: Option<Arc<BlockCache>>) {
+    let want = entries(m);
+    let (bytes, props) = build(&want, opts);
+    let stats = Arc::new(Statistics::default());
+    let t = open(bytes, cache, Arc::clone(&stats), true).expect("open");
+    assert_eq!(t.properties(), &props);
+    assert_eq!(props.num_entries, want.len() as u64);
+    assert_eq!(
+        props.smallest_key,
+        want.first().map(|e| e.0.clone()).unwrap_or_default()
+    );
+    assert_eq!(
+        props.largest_key,
+        want.last().map(|e| e.0.clone()).unwrap_or_default()
+    );
+    assert!(t.verify_checksums().expect("verify") > props.num_data_blocks);
+
+    let mut it = t.iter();
+    assert_eq!(collect_forward(&mut it), want, "seed {seed}: forward scan");
+    let mut back = Vec::new();
+    it.seek_to_last();
+    while it.valid() {
+        back.push((it.key().to_vec(), it.value().to_vec()));
+        it.prev();
+    }
+    back.reverse();
+    assert_eq!(back, want, "seed {seed}: backward scan");
+
+    let mut rng = StdRng::seed_from_u64(seed ^ 0xabcdef);
+    let keys: Vec<&IKey> = m.keys().collect();
+    for _ in 0..2000 {
+        // Targets: existing keys, and random (mostly absent) keys at random snapshots.
+        let target = if rng.random_bool(0.5) && !keys.is_empty() {
+            let k = &keys[rng.random_range(0..keys.len())].0;
+            let seq = crate::key::sequence(k) + rng.random_range(0..2);
+            ikey(user_key(k), seq, KIND_SEEK)
+        } else {
+            ikey(
+                &random_user_key(&mut rng),
+                rng.random_range(0..1_000_001),
+                KIND_SEEK,
+            )
+        };
+        let t_key = IKey(target.clone());
+        let ge = m.range((Bound::Included(&t_key), Bound::Unbounded)).next();
+        let le = m
+            .range((Bound::Unbounded, Bound::Included(&t_key)))
+            .next_back();
+
+        it.seek(&target);
+        assert_eq!(it.valid(), ge.is_some(), "seed {seed}: seek validity");
+        if let Some((k, v)) = ge {
+            assert_eq!((it.key(), it.value()), (&k.0[..], &v[..]));
+            // Step both ways from a seek.
+            it.prev();
+            let before = m.range((Bound::Unbounded, Bound::Excluded(k))).next_back();
+            assert_eq!(it.valid(), before.is_some());
+            if let Some((bk, _)) = before {
+                assert_eq!(it.key(), &bk.0[..]);
+                it.next();
+                assert_eq!(it.key(), &k.0[..]);
+            }
+        }
+        it.seek_for_prev(&target);
+        assert_eq!(
+            it.valid(),
+            le.is_some(),
+            "seed {seed}: seek_for_prev validity"
+        );
+        if let Some((k, _)) = le {
+            assert_eq!(it.key(), &k.0[..]);
+        }
+
+        let got = t
+            .get(&target, |k, v| (k.to_vec(), v.to_vec()))
+            .expect("get");
+        let expect = ge
+            .filter(|(k, _)| user_key(&k.0) == user_key(&target))
+            .map(|(k, v)| (k.0.clone(), v.clone()));
+        assert_eq!(got, expect, "seed {seed}: get");
+    }
+    let s = stats.snapshot();
+    assert_eq!(s.tables_probed, 2000);
+    assert!(s.bloom_checked == 2000 || opts.bloom_bits_per_key == 0);
+}
+
+#[test]
+fn round_trip_matches_model_across_options() {
+    let m = model(1, 3000);
+    for c in [Compression::None, Compression::Lz4, Compression::Zstd] {
+        check_table(1, &m, &small_opts(c), None);
+    }
+    let cache = Arc::new(BlockCache::new(1 << 20));
+    check_table(
+        1,
+        &m,
+        &small_opts(Compression::Lz4),
+        Some(Arc::clone(&cache)),
+    );
+    assert!(cache.usage() > 0);
+    for (seed, block_size, interval, bits) in [(2, 64, 1, 0), (3, 4096, 16, 10), (4, 1000, 128, 3)]
+    {
+        let opts = TableOptions {
+            block_size,
+            block_restart_interval: interval,
+            bloom_bits_per_key: bits,
+            compression: Compression::None,
+            column_group: 3,
+        };
+        check_table(seed, &model(seed, 1500), &opts, None);
+    }
+    check_table(5, &model(5, 1), &small_opts(Compression::None), None);
+}
+
+#[test]
+fn get_counts_bloom_and_cache_events() {
+    let m = model(9, 2000);
+    let (bytes, _) = build(&entries(&m), &small_opts(Compression::None));
+    let stats = Arc::new(Statistics::default());
+    let cache = Arc::new(BlockCache::new(1 << 20));
+    let t = open(bytes, Some(cache), Arc::clone(&stats), false).expect("open");
+    let (k, v) = m.iter().nth(777).expect("entry");
+    let lookup = ikey(user_key(&k.0), crate::key::sequence(&k.0), KIND_SEEK);
+    for round in 0..2u64 {
+        let before = stats.snapshot();
+        let got = t.get(&lookup, |_, val| val.to_vec()).expect("get");
+        assert_eq!(got.as_ref(), Some(v));
+        let s = stats.snapshot();
+        assert_eq!(s.block_cache_hits - before.block_cache_hits, round);
+        assert_eq!(s.block_cache_misses - before.block_cache_misses, 1 - round);
+        assert_eq!(s.blocks_read - before.blocks_read, 1 - round);
+    }
+    let mut negatives = 0;
+    for i in 0..1000 {
+        let absent = ikey(format!("absent{i}").as_bytes(), 5, KIND_SEEK);
+        negatives += u64::from(!t.may_contain(user_key(&absent)));
+        assert_eq!(t.get(&absent, |_, _| ()).expect("get"), None);
+    }
+    let s = stats.snapshot();
+    assert_eq!(s.bloom_negatives, negatives);
+    assert_eq!(s.bloom_checked, 1002);
+    assert_eq!(s.bloom_false_positives, 1000 - negatives);
+    assert!(negatives > 950, "bloom rejected only {negatives} of 1000");
+}
+
+#[test]
+fn table_cache_opens_once_and_evicts() {
+    use crate::cache::TableCache;
+    use crate::env::{FileSystem, PosixFs};
+    use crate::version::FileMetaData;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fs: Arc<dyn FileSystem> = Arc::new(PosixFs);
+    let m = model(11, 500);
+    let path = crate::filename::table_file(dir.path(), 42);
+    let mut b = TableBuilder::new(
+        fs.create(&path).expect("create"),
+        small_opts(Compression::Zstd),
+    );
+    for (k, v) in &m {
+        b.add(&k.0, v).expect("add");
+    }
+    let props = b.finish().expect("finish");
+    let stats = Arc::new(Statistics::default());
+    let tc = TableCache::new(
+        Arc::clone(&fs),
+        vec![PathBuf::from("/nonexistent"), dir.path().to_path_buf()],
+        16,
+        Some(Arc::new(BlockCache::new(1 << 20))),
+        Arc::clone(&stats),
+        true,
+    );
+    let meta = FileMetaData {
+        number: 42,
+        path_id: 1,
+        size: props.file_size,
+        smallest: props.smallest_key.clone(),
+        largest: props.largest_key.clone(),
+        smallest_seqno: props.smallest_seqno,
+        largest_seqno: props.largest_seqno,
+        num_entries: props.num_entries,
+        num_deletions: props.num_deletions,
+        column_group: 0,
+        kind: Default::default(),
+    };
+    let t1 = tc.get(&meta).expect("open");
+    let t2 = tc.get(&meta).expect("cached");
+    assert!(Arc::ptr_eq(&t1, &t2));
+    assert_eq!(t1.path(), path.as_path());
+    assert_eq!(t1.properties().file_size, props.file_size);
+    tc.evict(42);
+    let t3 = tc.get(&meta).expect("reopen");
+    assert!(!Arc::ptr_eq(&t1, &t3));
+    let mut it = t1.iter();
+    assert_eq!(
+        collect_forward(&mut it).len(),
+        m.len(),
+        "evicted table still readable"
+    );
+    let bad_tier = FileMetaData {
+        path_id: 5,
+        ..meta.clone()
+    };
+    assert!(matches!(
+        tc.get(&FileMetaData {
+            number: 43,
+            ..bad_tier
+        }),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(tc
+        .get(&FileMetaData {
+            number: 44,
+            path_id: 0,
+            ..meta
+        })
+        .is_err());
+}
