@@ -1,1 +1,165 @@
-//! (being written)
+//! The memtable: the sorted in-memory buffer that receives every write before it is
+//! flushed to an L0 table.
+//!
+//! # Role
+//! The write path (the group-commit leader) applies each batch record with
+//! [`MemTable::add`] after the batch reached the WAL. Reads call [`MemTable::get`] and merge
+//! [`MemTable::iter`] with the table iterators. Lifecycle: created empty → active (one
+//! writer, many readers) → immutable once switched out (readers and the flush job only) →
+//! dropped when the last `Arc<MemTable>` and the last [`MemTableIterator`] go away; all of
+//! its memory is released at once.
+//!
+//! Entries are internal keys ([`crate::key`]): the user key plus the `(seq << 8) | kind`
+//! trailer, ordered by [`crate::key::compare_internal`], so the versions of one user key are
+//! adjacent, newest first.
+//!
+//! # Invariants
+//! 1. `(seq, user_key)` pairs are unique, so internal keys are unique (the caller assigns
+//!    distinct sequence numbers within and across batches).
+//! 2. Entries are never removed or modified; a delete is a new [`ValueKind::Delete`] entry.
+//! 3. Slices handed out by [`MemTable::get`] and [`MemTableIterator`] point into the
+//!    memtable's arena and stay valid while the borrow (respectively the iterator's `Arc`)
+//!    lives.
+//!
+//! # Concurrency
+//! `MemTable` is `Send + Sync` and shared as `Arc<MemTable>`. [`MemTable::add`] expects one
+//! writer at a time (it is internally serialized by an uncontended mutex, so a second
+//! concurrent writer only waits, it cannot corrupt anything). Readers (`get`, iterators,
+//! the counters) take no lock and may run concurrently with the writer; they see every
+//! entry whose `add` returned before they started, and possibly some later ones. The
+//! publication argument lives in the `skiplist` module docs.
+//!
+//! # See also
+//! `memtable/skiplist.rs` (layout, the unsafe code and its ordering proof),
+//! `memtable/tests.rs` (model-based tests and the concurrent reader test).
+
+mod iter;
+mod skiplist;
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering as MemOrder};
+use std::sync::Arc;
+
+use crate::key::{self, pack_trailer, LookupKey, SequenceNumber, ValueKind};
+
+pub use iter::MemTableIterator;
+use skiplist::SkipList;
+
+/// Sentinel of [`MemTable::smallest_seq`] meaning "no entry yet".
+const NO_SEQ: u64 = u64::MAX;
+
+/// A sorted, concurrently readable in-memory table of internal-key entries.
+pub struct MemTable {
+    /// The index holding every entry.
+    list: SkipList,
+    /// Number of entries. Written by the writer (after the insert), read by anyone.
+    len: AtomicUsize,
+    /// Arena bytes used by nodes (keys, values, towers, headers). Written by the writer.
+    memory: AtomicUsize,
+    /// Smallest sequence number added, or `NO_SEQ`. Written by the writer (before the
+    /// insert becomes visible).
+    smallest_seq: AtomicU64,
+}
+
+/// Result of [`MemTable::get`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemGet<'a> {
+    /// The memtable holds no version of the key visible at the lookup's sequence number;
+    /// older sources must be consulted.
+    NotFound,
+    /// The newest visible version is a tombstone: the key does not exist at that snapshot.
+    Deleted,
+    /// The newest visible version is a `Put` or `Merge` with this value. The slice borrows
+    /// the memtable.
+    Found(&'a [u8]),
+}
+
+impl Default for MemTable {
+    fn default() -> Self {
+        MemTable::new()
+    }
+}
+
+impl fmt::Debug for MemTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemTable")
+            .field("len", &self.len())
+            .field("memory", &self.approximate_memory_usage())
+            .field("smallest_seqno", &self.smallest_seqno())
+            .finish()
+    }
+}
+
+impl MemTable {
+    /// An empty memtable.
+    pub fn new() -> MemTable {
+        MemTable {
+            list: SkipList::new(),
+            len: AtomicUsize::new(0),
+            memory: AtomicUsize::new(SkipList::head_size()),
+            smallest_seq: AtomicU64::new(NO_SEQ),
+        }
+    }
+
+    /// Adds the entry `(user_key, seq, kind) -> value`. For `Delete`, `value` is normally
+    /// empty (it is stored as given).
+    ///
+    /// Requires: calls to `add` are serialized by the caller (one writer at a time; a
+    /// concurrent second writer is safe but waits on an internal lock); `(seq, user_key)`
+    /// was not added before (debug-asserted); `seq <= key::MAX_SEQUENCE`. Readers may run
+    /// concurrently and see the entry once `add` returns.
+    pub fn add(&self, seq: SequenceNumber, kind: ValueKind, user_key: &[u8], value: &[u8]) {
+        self.smallest_seq.fetch_min(seq, MemOrder::Relaxed);
+        let bytes = self.list.insert(user_key, pack_trailer(seq, kind), value);
+        self.memory.fetch_add(bytes, MemOrder::Relaxed);
+        self.len.fetch_add(1, MemOrder::Relaxed);
+    }
+
+    /// Looks up the newest entry for `lookup.user_key()` with sequence number
+    /// `<= lookup`'s sequence. Allocates nothing. The returned value borrows `self`.
+    pub fn get(&self, lookup: &LookupKey) -> MemGet<'_> {
+        let Some((ikey, value)) = self.list.seek_entry(lookup.internal_key()) else {
+            return MemGet::NotFound;
+        };
+        if key::user_key(ikey) != lookup.user_key() {
+            return MemGet::NotFound;
+        }
+        match key::parse_internal_key(ikey).map(|p| p.kind) {
+            Some(ValueKind::Put | ValueKind::Merge) => MemGet::Found(value),
+            Some(ValueKind::Delete) => MemGet::Deleted,
+            // Unreachable: `add` only writes valid kinds.
+            None => MemGet::NotFound,
+        }
+    }
+
+    /// An unpositioned iterator over all entries; it keeps the memtable alive.
+    pub fn iter(self: &Arc<Self>) -> MemTableIterator {
+        MemTableIterator::new(Arc::clone(self))
+    }
+
+    /// Bytes used by entries: keys, values, and per-node overhead (header and tower,
+    /// alignment included), plus the fixed head node. Excludes unused arena space.
+    pub fn approximate_memory_usage(&self) -> usize {
+        self.memory.load(MemOrder::Relaxed)
+    }
+
+    /// Number of entries added.
+    pub fn len(&self) -> usize {
+        self.len.load(MemOrder::Relaxed)
+    }
+
+    /// True iff no entry has been added.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The smallest sequence number added, or `None` if nothing was added.
+    pub fn smallest_seqno(&self) -> Option<u64> {
+        match self.smallest_seq.load(MemOrder::Relaxed) {
+            NO_SEQ => None,
+            s => Some(s),
+        }
+    }
+}
