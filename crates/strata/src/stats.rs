@@ -121,6 +121,8 @@ pub struct DbStats {
     pub levels: Vec<LevelStats>,
     /// Process-wide counters.
     pub counters: StatisticsSnapshot,
+    /// Bytes held by the block cache now.
+    pub block_cache_usage: u64,
 }
 
 impl DbStats {

@@ -120,5 +120,6 @@ pub(crate) fn stats(inner: &DbInner) -> DbStats {
     DbStats {
         levels,
         counters: inner.stats.snapshot(),
+        block_cache_usage: inner.block_cache.as_ref().map_or(0, |c| c.usage() as u64),
     }
 }
