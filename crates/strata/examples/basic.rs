@@ -23,12 +23,19 @@ fn main() -> strata::Result<()> {
         ..Default::default()
     };
     println!("apple now: {:?}", db.get(&now, b"apple")?);
-    println!("apple at snapshot: {:?}", db.get(&then, b"apple")?.map(String::from_utf8));
+    println!(
+        "apple at snapshot: {:?}",
+        db.get(&then, b"apple")?.map(String::from_utf8)
+    );
 
     let mut it = db.iter(&now)?;
     it.seek_to_last();
     while it.valid() {
-        println!("{} = {}", String::from_utf8_lossy(it.key()), String::from_utf8_lossy(it.value()));
+        println!(
+            "{} = {}",
+            String::from_utf8_lossy(it.key()),
+            String::from_utf8_lossy(it.value())
+        );
         it.prev();
     }
     it.status()?;

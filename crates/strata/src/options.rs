@@ -126,6 +126,9 @@ pub struct Options {
     pub paranoid_checks: bool,
     /// What recovery does with a damaged write-ahead log. Default: tolerate a torn tail.
     pub wal_recovery_mode: WalRecoveryMode,
+    /// MANIFEST size, bytes, above which the next version change starts a new MANIFEST
+    /// holding one snapshot of the version (bounds recovery time). Default: 64 MiB.
+    pub max_manifest_file_size: u64,
     /// The file system everything goes through. Default: [`PosixFs`].
     pub fs: Arc<dyn FileSystem>,
 }
@@ -158,6 +161,7 @@ impl Default for Options {
             snapshot_filter: true,
             paranoid_checks: false,
             wal_recovery_mode: WalRecoveryMode::TolerateCorruptedTailRecords,
+            max_manifest_file_size: 64 << 20,
             fs: Arc::new(PosixFs),
         }
     }

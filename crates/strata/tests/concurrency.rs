@@ -35,7 +35,13 @@ fn readers_see_atomic_monotonic_batches_during_background_work() {
                 for i in 0..KEYS {
                     b.put(&k(w, i), &round.to_be_bytes());
                 }
-                db.write(&WriteOptions { sync: round % 50 == 0 }, b).expect("write");
+                db.write(
+                    &WriteOptions {
+                        sync: round % 50 == 0,
+                    },
+                    b,
+                )
+                .expect("write");
             }
         }));
     }
@@ -77,7 +83,11 @@ fn readers_see_atomic_monotonic_batches_during_background_work() {
                         }
                     }
                     it.status().expect("iter status");
-                    assert!(rounds.is_empty() || rounds.len() == KEYS as usize, "partial batch: {} keys", rounds.len());
+                    assert!(
+                        rounds.is_empty() || rounds.len() == KEYS as usize,
+                        "partial batch: {} keys",
+                        rounds.len()
+                    );
                     if let Some(&first) = rounds.first() {
                         assert!(rounds.iter().all(|&x| x == first), "torn batch {rounds:?}");
                         assert!(first >= last[w as usize], "round went backwards");
@@ -103,11 +113,18 @@ fn readers_see_atomic_monotonic_batches_during_background_work() {
     db.wait_for_compactions().expect("idle");
     for w in 0..WRITERS {
         for i in 0..KEYS {
-            let v = db.get(&ReadOptions::default(), &k(w, i)).expect("get").expect("present");
+            let v = db
+                .get(&ReadOptions::default(), &k(w, i))
+                .expect("get")
+                .expect("present");
             assert_eq!(v, 150u32.to_be_bytes());
         }
     }
     let stats = db.stats();
     assert!(stats.counters.flush_bytes_written > 0);
-    assert!(stats.counters.compaction_bytes_written > 0, "{}", stats.level_table());
+    assert!(
+        stats.counters.compaction_bytes_written > 0,
+        "{}",
+        stats.level_table()
+    );
 }

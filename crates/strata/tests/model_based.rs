@@ -21,11 +21,13 @@ fn run(seed: u64, n: usize, opts: &Options) {
         let d = db.as_ref().expect("open db");
         match &op {
             Op::Put(k, v) => {
-                d.put(&wo, k, v).unwrap_or_else(|e| panic!("{}: {e}", ctx()));
+                d.put(&wo, k, v)
+                    .unwrap_or_else(|e| panic!("{}: {e}", ctx()));
                 model.map.insert(k.clone(), v.clone());
             }
             Op::Delete(k) => {
-                d.delete(&wo, k).unwrap_or_else(|e| panic!("{}: {e}", ctx()));
+                d.delete(&wo, k)
+                    .unwrap_or_else(|e| panic!("{}: {e}", ctx()));
                 model.map.remove(k);
             }
             Op::Batch(items) => {
@@ -46,7 +48,9 @@ fn run(seed: u64, n: usize, opts: &Options) {
             }
             Op::TakeSnapshot => {
                 if model.snapshots.len() < 8 {
-                    model.snapshots.push((d.snapshot(), Arc::new(model.map.clone())));
+                    model
+                        .snapshots
+                        .push((d.snapshot(), Arc::new(model.map.clone())));
                 }
             }
             Op::ReleaseSnapshot(i) => {
@@ -82,7 +86,12 @@ fn run(seed: u64, n: usize, opts: &Options) {
                     };
                 let got = db_scan(d, snap, *forward, from, to, *limit)
                     .unwrap_or_else(|e| panic!("{}: {e}", ctx()));
-                assert_eq!(got, model_scan(map, *forward, from, to, *limit), "{}", ctx());
+                assert_eq!(
+                    got,
+                    model_scan(map, *forward, from, to, *limit),
+                    "{}",
+                    ctx()
+                );
             }
             Op::Flush => d.flush().unwrap_or_else(|e| panic!("{}: {e}", ctx())),
             Op::CompactRange(a, b) => d
@@ -90,25 +99,41 @@ fn run(seed: u64, n: usize, opts: &Options) {
                 .unwrap_or_else(|e| panic!("{}: {e}", ctx())),
             Op::Reopen => {
                 model.snapshots.clear();
-                db.take().expect("db").close().unwrap_or_else(|e| panic!("{}: {e}", ctx()));
-                db = Some(Db::open(dir.path(), opts.clone()).unwrap_or_else(|e| panic!("{}: {e}", ctx())));
+                db.take()
+                    .expect("db")
+                    .close()
+                    .unwrap_or_else(|e| panic!("{}: {e}", ctx()));
+                db = Some(
+                    Db::open(dir.path(), opts.clone()).unwrap_or_else(|e| panic!("{}: {e}", ctx())),
+                );
             }
         }
     }
     // Final full comparison, both directions.
     let d = db.as_ref().expect("db");
     let all = db_scan(d, None, true, &None, &None, usize::MAX).expect("scan");
-    assert_eq!(all, model_scan(&model.map, true, &None, &None, usize::MAX), "seed {seed} final");
+    assert_eq!(
+        all,
+        model_scan(&model.map, true, &None, &None, usize::MAX),
+        "seed {seed} final"
+    );
     d.wait_for_compactions().expect("idle");
     let all = db_scan(d, None, false, &None, &None, usize::MAX).expect("scan");
-    assert_eq!(all, model_scan(&model.map, false, &None, &None, usize::MAX), "seed {seed} final rev");
+    assert_eq!(
+        all,
+        model_scan(&model.map, false, &None, &None, usize::MAX),
+        "seed {seed} final rev"
+    );
 }
 
 fn seeds() -> Vec<u64> {
     match std::env::var("STRATA_SEED") {
         Ok(s) => vec![s.parse().expect("STRATA_SEED is a number")],
         Err(_) => {
-            let n: u64 = std::env::var("STRATA_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(12);
+            let n: u64 = std::env::var("STRATA_SEEDS")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(12);
             (0..n).collect()
         }
     }

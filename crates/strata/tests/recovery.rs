@@ -24,11 +24,16 @@ fn drop_without_close_keeps_every_write() {
     {
         let db = Db::open(dir.path(), opts.clone()).expect("open");
         for i in 0..2000u32 {
-            db.put(&WriteOptions::default(), &key(i), format!("value-{i}").as_bytes())
-                .expect("put");
+            db.put(
+                &WriteOptions::default(),
+                &key(i),
+                format!("value-{i}").as_bytes(),
+            )
+            .expect("put");
         }
         for i in (0..2000u32).step_by(3) {
-            db.delete(&WriteOptions::default(), &key(i)).expect("delete");
+            db.delete(&WriteOptions::default(), &key(i))
+                .expect("delete");
         }
         // Dropped here without close.
     }
@@ -36,7 +41,11 @@ fn drop_without_close_keeps_every_write() {
         let db = Db::open(dir.path(), opts.clone()).expect("reopen");
         for i in 0..2000u32 {
             let want = (i % 3 != 0).then(|| format!("value-{i}").into_bytes());
-            assert_eq!(db.get(&ReadOptions::default(), &key(i)).expect("get"), want, "key {i}");
+            assert_eq!(
+                db.get(&ReadOptions::default(), &key(i)).expect("get"),
+                want,
+                "key {i}"
+            );
         }
     }
 }
@@ -51,12 +60,16 @@ fn torn_wal_tail_is_dropped_in_tolerant_mode_and_reported_in_absolute_mode() {
     {
         let db = Db::open(dir.path(), opts.clone()).expect("open");
         for i in 0..100u32 {
-            db.put(&WriteOptions { sync: true }, &key(i), &[b'x'; 100]).expect("put");
+            db.put(&WriteOptions { sync: true }, &key(i), &[b'x'; 100])
+                .expect("put");
         }
     }
     let wal = wal_files(dir.path()).pop().expect("a wal");
     let len = std::fs::metadata(&wal).expect("stat").len();
-    let f = std::fs::OpenOptions::new().write(true).open(&wal).expect("open wal");
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&wal)
+        .expect("open wal");
     f.set_len(len - 50).expect("truncate");
     drop(f);
 
@@ -69,9 +82,17 @@ fn torn_wal_tail_is_dropped_in_tolerant_mode_and_reported_in_absolute_mode() {
 
     let db = Db::open(dir.path(), opts).expect("tolerant open");
     for i in 0..99u32 {
-        assert!(db.get(&ReadOptions::default(), &key(i)).expect("get").is_some(), "key {i}");
+        assert!(
+            db.get(&ReadOptions::default(), &key(i))
+                .expect("get")
+                .is_some(),
+            "key {i}"
+        );
     }
-    assert_eq!(db.get(&ReadOptions::default(), &key(99)).expect("get"), None);
+    assert_eq!(
+        db.get(&ReadOptions::default(), &key(99)).expect("get"),
+        None
+    );
 }
 
 #[test]
@@ -81,7 +102,8 @@ fn corrupt_wal_middle_is_an_error_not_silent_loss() {
     {
         let db = Db::open(dir.path(), opts.clone()).expect("open");
         for i in 0..1000u32 {
-            db.put(&WriteOptions::default(), &key(i), &[b'y'; 100]).expect("put");
+            db.put(&WriteOptions::default(), &key(i), &[b'y'; 100])
+                .expect("put");
         }
     }
     let wal = wal_files(dir.path()).pop().expect("a wal");
@@ -90,7 +112,10 @@ fn corrupt_wal_middle_is_an_error_not_silent_loss() {
     std::fs::write(&wal, &bytes).expect("write");
     let err = Db::open(dir.path(), opts).expect_err("mid-log corruption must be reported");
     assert!(err.is_corruption(), "{err}");
-    assert!(err.to_string().contains(".log"), "error names the file: {err}");
+    assert!(
+        err.to_string().contains(".log"),
+        "error names the file: {err}"
+    );
 }
 
 #[test]
@@ -103,7 +128,8 @@ fn flipped_sstable_byte_is_corruption_on_read() {
     {
         let db = Db::open(dir.path(), opts.clone()).expect("open");
         for i in 0..500u32 {
-            db.put(&WriteOptions::default(), &key(i), &[b'z'; 100]).expect("put");
+            db.put(&WriteOptions::default(), &key(i), &[b'z'; 100])
+                .expect("put");
         }
         db.flush().expect("flush");
         db.close().expect("close");
@@ -122,11 +148,17 @@ fn flipped_sstable_byte_is_corruption_on_read() {
         .get(&ReadOptions::default(), &key(0))
         .expect_err("reading the damaged block must fail");
     assert!(err.is_corruption(), "{err}");
-    assert!(err.to_string().contains(".sst"), "error names the file: {err}");
+    assert!(
+        err.to_string().contains(".sst"),
+        "error names the file: {err}"
+    );
     let err = db.verify_checksums().expect_err("verify finds it");
     assert!(err.is_corruption(), "{err}");
     // Keys in undamaged blocks still read correctly.
-    assert!(db.get(&ReadOptions::default(), &key(499)).expect("other block").is_some());
+    assert!(db
+        .get(&ReadOptions::default(), &key(499))
+        .expect("other block")
+        .is_some());
 }
 
 #[test]
@@ -136,8 +168,12 @@ fn reopen_after_many_flushes_and_compactions() {
     for round in 0..4u32 {
         let db = Db::open(dir.path(), opts.clone()).expect("open");
         for i in 0..1500u32 {
-            db.put(&WriteOptions::default(), &key(i), format!("r{round}-{i}").as_bytes())
-                .expect("put");
+            db.put(
+                &WriteOptions::default(),
+                &key(i),
+                format!("r{round}-{i}").as_bytes(),
+            )
+            .expect("put");
         }
         db.compact_range(None, None).expect("compact");
         for i in 0..1500u32 {

@@ -53,7 +53,12 @@ impl Aligned {
         Aligned {
             grandparents: grandparents
                 .iter()
-                .map(|f| (f.smallest_user_key().to_vec(), f.largest_user_key().to_vec()))
+                .map(|f| {
+                    (
+                        f.smallest_user_key().to_vec(),
+                        f.largest_user_key().to_vec(),
+                    )
+                })
                 .collect(),
             next: 0,
             target,
@@ -201,13 +206,22 @@ mod tests {
     fn cuts_at_grandparent_ends_within_bounds() {
         let g = [gp("b", "d"), gp("f", "h")];
         let mut p = Aligned::new(&g, 100, 2.0);
-        assert!(!p.should_cut(b"c", 150), "inside a grandparent: no cut below max");
+        assert!(
+            !p.should_cut(b"c", 150),
+            "inside a grandparent: no cut below max"
+        );
         assert!(p.should_cut(b"e", 60), "passed d with size >= min: cut");
         let mut p = Aligned::new(&g, 100, 2.0);
-        assert!(!p.should_cut(b"e", 40), "passed d but below min: keep going");
+        assert!(
+            !p.should_cut(b"e", 40),
+            "passed d but below min: keep going"
+        );
         assert!(!p.should_cut(b"g", 199), "inside f..h below max");
         assert!(p.should_cut(b"g", 200), "max bound");
-        assert!(p.should_cut(b"z", 100), "past the last grandparent: fixed size");
+        assert!(
+            p.should_cut(b"z", 100),
+            "past the last grandparent: fixed size"
+        );
         let mut p = Aligned::new(&[], 100, 2.0);
         assert!(!p.should_cut(b"a", 99));
         assert!(p.should_cut(b"a", 100));

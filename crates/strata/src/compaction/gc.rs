@@ -96,8 +96,13 @@ mod tests {
     #[test]
     fn keeps_newest_per_stripe() {
         use ValueKind::*;
-        let e: &[(&[u8], u64, ValueKind)] =
-            &[(b"a", 9, Put), (b"a", 7, Put), (b"a", 5, Put), (b"a", 2, Put), (b"b", 3, Put)];
+        let e: &[(&[u8], u64, ValueKind)] = &[
+            (b"a", 9, Put),
+            (b"a", 7, Put),
+            (b"a", 5, Put),
+            (b"a", 2, Put),
+            (b"b", 3, Put),
+        ];
         assert_eq!(run(vec![], false, e), vec![9, 3]);
         assert_eq!(run(vec![5], false, e), vec![9, 5, 3]);
         assert_eq!(run(vec![4, 8], false, e), vec![9, 7, 2, 3]);

@@ -239,7 +239,11 @@ pub(crate) fn wait_idle(inner: &DbInner) -> Result<()> {
 
 /// Manual compaction of `[begin, end]` down to the deepest level holding data, one
 /// level at a time, in the caller's thread.
-pub(crate) fn compact_range(inner: &DbInner, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+pub(crate) fn compact_range(
+    inner: &DbInner,
+    begin: Option<&[u8]>,
+    end: Option<&[u8]>,
+) -> Result<()> {
     let deepest = {
         let st = inner.state.lock();
         (0..st.version.num_levels())
@@ -255,7 +259,8 @@ pub(crate) fn compact_range(inner: &DbInner, begin: Option<&[u8]>, end: Option<&
                 let plan = {
                     let mut st = inner.state.lock();
                     st.check_bg_error()?;
-                    match picker::pick_manual(&st.version, &inner.opts, level, begin, end, &st.busy) {
+                    match picker::pick_manual(&st.version, &inner.opts, level, begin, end, &st.busy)
+                    {
                         Some(p) => {
                             mark_busy(&mut st, &p);
                             Some(p)

@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::filename::{self, FileType};
 use crate::stats::{DbStats, LevelStats};
 use crate::version::edit::VersionEdit;
+use crate::version::manifest::Manifest;
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -33,10 +34,14 @@ use std::sync::Arc;
 /// (deleting a missing file) is reported as corruption: it means broken bookkeeping.
 pub(crate) fn log_and_apply(inner: &DbInner, mut edit: VersionEdit) -> Result<()> {
     let mut manifest = inner.manifest.lock();
-    let (base, next_file) = {
+    let (base, next_file, logged_log) = {
         let st = inner.state.lock();
         st.check_bg_error()?;
-        (Arc::clone(&st.version), st.next_file_number)
+        (
+            Arc::clone(&st.version),
+            st.next_file_number,
+            st.logged_log_number,
+        )
     };
     let version = base.apply(&edit).map_err(|reason| {
         Error::corruption(filename::manifest_name(manifest.number()), 0, reason)
@@ -49,13 +54,33 @@ pub(crate) fn log_and_apply(inner: &DbInner, mut edit: VersionEdit) -> Result<()
             ));
         }
     }
-    edit.next_file_number = Some(next_file);
     edit.last_sequence = Some(inner.last_sequence.load(Ordering::Acquire));
-    if let Err(e) = manifest.append(&edit) {
-        return Err(poison(inner, e));
+    if manifest.size() >= inner.opts.max_manifest_file_size {
+        // Roll over: a new MANIFEST holding the whole new version, then CURRENT swung
+        // to it atomically; the old one is collected as obsolete.
+        let number = {
+            let mut st = inner.state.lock();
+            st.new_file_number()
+        };
+        let mut snapshot = version.to_snapshot_edit();
+        snapshot.log_number = Some(edit.log_number.unwrap_or(logged_log));
+        snapshot.next_file_number = Some(number + 1);
+        snapshot.last_sequence = edit.last_sequence;
+        match Manifest::create(&inner.fs, &inner.dir, number, &snapshot) {
+            Ok(m) => *manifest = m,
+            Err(e) => return Err(poison(inner, e)),
+        }
+    } else {
+        edit.next_file_number = Some(next_file);
+        if let Err(e) = manifest.append(&edit) {
+            return Err(poison(inner, e));
+        }
     }
     let version = Arc::new(version);
     let mut st = inner.state.lock();
+    if let Some(l) = edit.log_number {
+        st.logged_log_number = l;
+    }
     st.version = Arc::clone(&version);
     st.live_versions.push(Arc::downgrade(&version));
     st.pending_compaction_bytes = picker::pending_compaction_bytes(&version, &inner.opts);

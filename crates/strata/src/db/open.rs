@@ -125,9 +125,9 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     for f in new_tables {
         edit.new_files.push((0, f));
     }
-    version = version.apply(&edit).map_err(|reason| {
-        Error::corruption(filename::manifest_name(manifest_number), 0, reason)
-    })?;
+    version = version
+        .apply(&edit)
+        .map_err(|reason| Error::corruption(filename::manifest_name(manifest_number), 0, reason))?;
     let mut snapshot = version.to_snapshot_edit();
     snapshot.log_number = Some(new_log);
     snapshot.next_file_number = Some(next_file);
@@ -145,6 +145,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         imm: Vec::new(),
         version: Arc::clone(&version),
         live_versions: vec![Arc::downgrade(&version)],
+        logged_log_number: new_log,
         next_file_number: next_file,
         pending_outputs: HashSet::new(),
         busy: Default::default(),
@@ -236,7 +237,13 @@ impl Replay<'_> {
     }
 
     /// Decides what a damaged record means under the recovery mode.
-    fn damaged(&mut self, path: &Path, err: LogError, reader: &mut LogReader, last: bool) -> Result<Stop> {
+    fn damaged(
+        &mut self,
+        path: &Path,
+        err: LogError,
+        reader: &mut LogReader,
+        last: bool,
+    ) -> Result<Stop> {
         if let LogError::Io(e) = err {
             return Err(e);
         }

@@ -66,17 +66,23 @@ enum Probe {
     Found(Option<Vec<u8>>),
 }
 
-fn probe(inner: &DbInner, f: &FileMetaData, lookup: &LookupKey, filter: SnapshotFilter) -> Result<Probe> {
+fn probe(
+    inner: &DbInner,
+    f: &FileMetaData,
+    lookup: &LookupKey,
+    filter: SnapshotFilter,
+) -> Result<Probe> {
     if filter.skips(f, &inner.stats) {
         return Ok(Probe::Absent);
     }
     let table = inner.table_cache.get(f)?;
-    let hit = table.get(lookup.internal_key(), |ikey, value| {
-        match key::parse_internal_key(ikey).map(|p| p.kind) {
+    let hit = table.get(
+        lookup.internal_key(),
+        |ikey, value| match key::parse_internal_key(ikey).map(|p| p.kind) {
             Some(ValueKind::Put) | Some(ValueKind::Merge) => Some(value.to_vec()),
             _ => None,
-        }
-    })?;
+        },
+    )?;
     Ok(match hit {
         Some(v) => Probe::Found(v),
         None => Probe::Absent,

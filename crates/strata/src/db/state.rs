@@ -34,6 +34,9 @@ pub struct DbState {
     /// Every version that may still be referenced (readers, iterators): their files
     /// must not be deleted. Pruned when files are collected.
     pub live_versions: Vec<Weak<Version>>,
+    /// The WAL number the MANIFEST records as the oldest still needed. Written under
+    /// the `manifest` lock by `log_and_apply`.
+    pub logged_log_number: u64,
     /// Next file number to hand out (tables, logs, manifests).
     pub next_file_number: u64,
     /// Files being written by flushes and compactions: not yet in any version, never

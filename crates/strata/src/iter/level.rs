@@ -189,9 +189,8 @@ impl InternalIterator for LevelIterator {
         // The last file whose smallest key is <= target holds the answer, if any file
         // does.
         let files = self.version.files(self.level);
-        let i = files.partition_point(|f| {
-            key::compare_internal(&f.smallest, target) != Ordering::Greater
-        });
+        let i = files
+            .partition_point(|f| key::compare_internal(&f.smallest, target) != Ordering::Greater);
         let Some(i) = i.checked_sub(1) else {
             self.current = None;
             return;

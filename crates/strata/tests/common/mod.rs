@@ -24,6 +24,7 @@ pub fn tiny_options() -> Options {
         block_restart_interval: 4,
         block_cache_capacity: 64 << 10,
         max_open_files: 64,
+        max_manifest_file_size: 16 << 10,
         ..Options::default()
     }
 }
@@ -110,11 +111,14 @@ pub fn random_ops(seed: u64, n: usize, keys: u32, allow_reopen: bool) -> Vec<Op>
     ops
 }
 
+/// The model's state: user key to value.
+pub type ModelMap = BTreeMap<Vec<u8>, Vec<u8>>;
+
 /// The model: the current map plus a copy of it per live snapshot.
 #[derive(Default)]
 pub struct Model {
-    pub map: BTreeMap<Vec<u8>, Vec<u8>>,
-    pub snapshots: Vec<(Snapshot, Arc<BTreeMap<Vec<u8>, Vec<u8>>>)>,
+    pub map: ModelMap,
+    pub snapshots: Vec<(Snapshot, Arc<ModelMap>)>,
 }
 
 /// What a read observed: comparable between engines and the model.
@@ -132,14 +136,18 @@ pub fn model_scan(
     to: &Option<Vec<u8>>,
     limit: usize,
 ) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let in_range = |k: &Vec<u8>| {
-        from.as_ref().is_none_or(|f| k >= f) && to.as_ref().is_none_or(|t| k < t)
-    };
+    let in_range =
+        |k: &Vec<u8>| from.as_ref().is_none_or(|f| k >= f) && to.as_ref().is_none_or(|t| k < t);
     let it = map.iter().filter(|(k, _)| in_range(k));
     let v: Vec<_> = if forward {
-        it.take(limit).map(|(k, v)| (k.clone(), v.clone())).collect()
+        it.take(limit)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
     } else {
-        it.rev().take(limit).map(|(k, v)| (k.clone(), v.clone())).collect()
+        it.rev()
+            .take(limit)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
     };
     v
 }
