@@ -31,8 +31,10 @@
 //!
 //! # See also
 //! `memtable/skiplist.rs` (layout, the unsafe code and its ordering proof),
+//! `memtable/arena.rs` (node memory),
 //! `memtable/tests.rs` (model-based tests and the concurrent reader test).
 
+mod arena;
 mod iter;
 mod skiplist;
 #[cfg(test)]
@@ -72,7 +74,8 @@ pub enum MemGet<'a> {
     /// The newest visible version is a tombstone: the key does not exist at that snapshot.
     Deleted,
     /// The newest visible version is a `Put` or `Merge` with this value. The slice borrows
-    /// the memtable.
+    /// the memtable. For a `Merge` this is only the newest operand: combining it with
+    /// older versions is the caller's job.
     Found(&'a [u8]),
 }
 

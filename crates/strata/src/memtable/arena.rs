@@ -1,0 +1,120 @@
+//! The memtable's arena: a bump allocator over large blocks that never move.
+//!
+//! # Role
+//! The skiplist writer carves every node out of the current block; a request larger than a
+//! quarter block gets a block of its own, so at most a quarter block is wasted per block.
+//! Nothing is freed before the arena drops, which is what lets lock-free readers hold plain
+//! pointers into node memory (see `skiplist`).
+//!
+//! # Invariants
+//! 1. Every returned pointer is aligned to [`ALIGN`] and valid for the requested size until
+//!    the arena drops.
+//! 2. Blocks are allocated with the global allocator and freed exactly once, in `Drop`.
+//!
+//! # Concurrency
+//! `alloc` needs `&mut Arena`: the skiplist keeps the arena behind its writer mutex.
+
+use std::alloc::{self, Layout};
+use std::ptr::NonNull;
+
+/// Alignment of every allocation (enough for `usize` and atomic pointers).
+pub(super) const ALIGN: usize = 8;
+/// Size of a regular block.
+pub(super) const BLOCK_SIZE: usize = 64 * 1024;
+
+/// Bump allocator over blocks that never move. Only the writer touches it.
+///
+/// Allocations are never freed individually; everything is released when the arena drops.
+pub(super) struct Arena {
+    /// Every allocation made, freed in `Drop`. Written only under the writer mutex.
+    blocks: Vec<(NonNull<u8>, Layout)>,
+    /// The block regular allocations are carved from, if any.
+    current: Option<NonNull<u8>>,
+    /// Offset of the first free byte in `current`.
+    used: usize,
+}
+
+// SAFETY: the arena exclusively owns the blocks its pointers refer to; moving it to another
+// thread moves that ownership. Shared access to the memory it hands out is the
+// allocating code's business (see the `skiplist` module docs).
+unsafe impl Send for Arena {}
+
+impl Arena {
+    /// An arena that owns no memory yet.
+    pub(super) fn new() -> Arena {
+        Arena {
+            blocks: Vec::new(),
+            current: None,
+            used: 0,
+        }
+    }
+
+    fn new_block(&mut self, size: usize) -> NonNull<u8> {
+        let layout = match Layout::from_size_align(size, ALIGN) {
+            Ok(l) => l,
+            Err(_) => panic!("skiplist arena block too large: size={size}"),
+        };
+        // SAFETY: `layout` has non-zero size (`alloc` rejects zero and `BLOCK_SIZE > 0`).
+        let raw = unsafe { alloc::alloc(layout) };
+        let Some(block) = NonNull::new(raw) else {
+            alloc::handle_alloc_error(layout)
+        };
+        self.blocks.push((block, layout));
+        block
+    }
+
+    /// Returns `size` bytes (a multiple of `ALIGN`) aligned to `ALIGN`,
+    /// uninitialized, valid until the arena drops.
+    pub(super) fn alloc(&mut self, size: usize) -> NonNull<u8> {
+        debug_assert!(size > 0 && size & (ALIGN - 1) == 0);
+        if size > BLOCK_SIZE / 4 {
+            return self.new_block(size);
+        }
+        let block = match self.current {
+            Some(b) if BLOCK_SIZE - self.used >= size => b,
+            _ => {
+                let b = self.new_block(BLOCK_SIZE);
+                self.current = Some(b);
+                self.used = 0;
+                b
+            }
+        };
+        // SAFETY: `used + size <= BLOCK_SIZE`, so the result stays inside the block.
+        let p = unsafe { block.add(self.used) };
+        self.used += size;
+        p
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        for &(block, layout) in &self.blocks {
+            // SAFETY: allocated by `new_block` with exactly this layout and freed once.
+            unsafe { alloc::dealloc(block.as_ptr(), layout) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allocations_are_aligned_disjoint_and_large_ones_get_own_blocks() {
+        let mut arena = Arena::new();
+        let a = arena.alloc(ALIGN);
+        let b = arena.alloc(3 * ALIGN);
+        assert_eq!(a.as_ptr() as usize % ALIGN, 0);
+        assert_eq!(b.as_ptr() as usize - a.as_ptr() as usize, ALIGN);
+        let big = arena.alloc(BLOCK_SIZE);
+        assert_eq!(arena.blocks.len(), 2);
+        let c = arena.alloc(ALIGN);
+        assert_ne!(c, big);
+        assert_eq!(c.as_ptr() as usize - b.as_ptr() as usize, 3 * ALIGN);
+        // Filling the current block starts a new one.
+        for _ in 0..BLOCK_SIZE / (BLOCK_SIZE / 4) {
+            arena.alloc(BLOCK_SIZE / 4);
+        }
+        assert_eq!(arena.blocks.len(), 3);
+    }
+}
