@@ -43,6 +43,13 @@ impl WriteBatch {
         }
     }
 
+    /// An empty batch with room for `bytes` of records (avoids regrowth).
+    pub fn with_capacity(bytes: usize) -> Self {
+        let mut rep = Vec::with_capacity(HEADER + bytes);
+        rep.resize(HEADER, 0);
+        WriteBatch { rep }
+    }
+
     /// Adds `key = value`.
     pub fn put(&mut self, key: &[u8], value: &[u8]) {
         self.record(ValueKind::Put, key, Some(value));

@@ -113,7 +113,7 @@ impl Db {
     /// `Poisoned` after a background failure; `Io` if the WAL write failed (the
     /// database is then poisoned).
     pub fn put(&self, wo: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
-        let mut b = WriteBatch::new();
+        let mut b = WriteBatch::with_capacity(key.len() + value.len() + 11);
         b.put(key, value);
         self.write(wo, b)
     }
@@ -123,7 +123,7 @@ impl Db {
     /// # Errors
     /// As [`Db::put`].
     pub fn delete(&self, wo: &WriteOptions, key: &[u8]) -> Result<()> {
-        let mut b = WriteBatch::new();
+        let mut b = WriteBatch::with_capacity(key.len() + 6);
         b.delete(key);
         self.write(wo, b)
     }
