@@ -43,15 +43,9 @@ pub enum Error {
     /// A previous background write or fsync failed; the database accepts no more writes.
     #[error("database is poisoned by an earlier background error")]
     Poisoned(#[source] Arc<Error>),
-    /// The database was closed.
-    #[error("database is closed")]
-    Closed,
     /// The database directory is locked by another process or handle.
     #[error("database is locked: path=`{}`", .0.display())]
     Locked(PathBuf),
-    /// The operation is not supported by this build or configuration.
-    #[error("not supported: {0}")]
-    NotSupported(String),
 }
 
 /// What the caller should do about an [`Error`].
@@ -66,12 +60,8 @@ pub enum ErrorKind {
     InvalidArgument,
     /// The database must be closed and reopened (after fixing the disk).
     Poisoned,
-    /// The handle is closed; open the database again.
-    Closed,
     /// Another handle holds the database; close it first.
     Locked,
-    /// Not available in this build or configuration.
-    NotSupported,
 }
 
 impl Error {
@@ -82,9 +72,7 @@ impl Error {
             Error::Corruption { .. } => ErrorKind::Corruption,
             Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
             Error::Poisoned(_) => ErrorKind::Poisoned,
-            Error::Closed => ErrorKind::Closed,
             Error::Locked(_) => ErrorKind::Locked,
-            Error::NotSupported(_) => ErrorKind::NotSupported,
         }
     }
 
@@ -135,9 +123,7 @@ impl Error {
             },
             Error::InvalidArgument(s) => Error::InvalidArgument(s.clone()),
             Error::Poisoned(c) => Error::Poisoned(Arc::clone(c)),
-            Error::Closed => Error::Closed,
             Error::Locked(p) => Error::Locked(p.clone()),
-            Error::NotSupported(s) => Error::NotSupported(s.clone()),
         }
     }
 }

@@ -88,7 +88,7 @@ pub struct Options {
     pub num_levels: usize,
     /// L0 file count that triggers an L0→L1 compaction. Default: 4.
     pub level0_file_num_compaction_trigger: usize,
-    /// L0 file count at which each write is delayed by 1 ms. Default: 20.
+    /// L0 file count at which each write group is delayed by 1 ms. Default: 20.
     pub level0_slowdown_writes_trigger: usize,
     /// L0 file count at which writes stop until compaction catches up. Default: 36.
     pub level0_stop_writes_trigger: usize,
@@ -121,8 +121,8 @@ pub struct Options {
     /// Skip tables whose smallest sequence number is newer than the read's snapshot.
     /// Default: true.
     pub snapshot_filter: bool,
-    /// Verify every block checksum when opening tables and check more invariants on
-    /// recovery. Default: false (block checksums are always verified on read).
+    /// Verify every block checksum of a table when it is opened. Default: false (block
+    /// checksums are always verified when a block is read).
     pub paranoid_checks: bool,
     /// What recovery does with a damaged write-ahead log. Default: tolerate a torn tail.
     pub wal_recovery_mode: WalRecoveryMode,
@@ -168,8 +168,11 @@ impl Default for Options {
 }
 
 impl fmt::Debug for Options {
+    /// Every option but the file system (a component, not a setting).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Options")
+            .field("create_if_missing", &self.create_if_missing)
+            .field("error_if_exists", &self.error_if_exists)
             .field("write_buffer_size", &self.write_buffer_size)
             .field("max_write_buffer_number", &self.max_write_buffer_number)
             .field("target_file_size_base", &self.target_file_size_base)
@@ -183,14 +186,35 @@ impl fmt::Debug for Options {
                 "level0_file_num_compaction_trigger",
                 &self.level0_file_num_compaction_trigger,
             )
+            .field(
+                "level0_slowdown_writes_trigger",
+                &self.level0_slowdown_writes_trigger,
+            )
+            .field(
+                "level0_stop_writes_trigger",
+                &self.level0_stop_writes_trigger,
+            )
+            .field(
+                "soft_pending_compaction_bytes_limit",
+                &self.soft_pending_compaction_bytes_limit,
+            )
+            .field(
+                "hard_pending_compaction_bytes_limit",
+                &self.hard_pending_compaction_bytes_limit,
+            )
             .field("block_size", &self.block_size)
+            .field("block_restart_interval", &self.block_restart_interval)
             .field("bloom_bits_per_key", &self.bloom_bits_per_key)
             .field("block_cache_capacity", &self.block_cache_capacity)
+            .field("max_open_files", &self.max_open_files)
             .field("compression", &self.compression)
             .field("max_background_jobs", &self.max_background_jobs)
             .field("compaction_priority", &self.compaction_priority)
             .field("output_partitioning", &self.output_partitioning)
             .field("snapshot_filter", &self.snapshot_filter)
+            .field("paranoid_checks", &self.paranoid_checks)
+            .field("wal_recovery_mode", &self.wal_recovery_mode)
+            .field("max_manifest_file_size", &self.max_manifest_file_size)
             .finish_non_exhaustive()
     }
 }

@@ -110,8 +110,8 @@ impl Db {
     /// Sets `key` to `value`.
     ///
     /// # Errors
-    /// `Poisoned` after a background failure; `Io` if the WAL write failed (the
-    /// database is then poisoned).
+    /// `Poisoned` after a background failure, or if this write's WAL append or fsync
+    /// failed (the database is poisoned from then on and the error carries the cause).
     pub fn put(&self, wo: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
         let mut b = WriteBatch::with_capacity(key.len() + value.len() + 11);
         b.put(key, value);

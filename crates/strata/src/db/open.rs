@@ -24,7 +24,7 @@ use crate::compaction::gc::VersionGc;
 use crate::compaction::job::write_tables;
 use crate::compaction::partitioner::FixedSize;
 use crate::compaction::picker;
-use crate::env::FileSystem;
+use crate::env::{write_file_atomic, FileSystem};
 use crate::error::{Error, Result};
 use crate::filename::{self, FileType};
 use crate::memtable::MemTable;
@@ -134,6 +134,13 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     snapshot.last_sequence = Some(last_seq);
     fs.sync_dir(dir)?;
     let manifest = Manifest::create(&fs, dir, manifest_number, &snapshot)?;
+    // A human-readable record of the options this open used (not read back).
+    write_file_atomic(
+        fs.as_ref(),
+        dir,
+        "OPTIONS",
+        format!("{opts:#?}\n").as_bytes(),
+    )?;
 
     let version = Arc::new(version);
     let mem = Arc::new(MemTable::new());
@@ -271,12 +278,11 @@ impl Replay<'_> {
     fn apply(&mut self, batch: &WriteBatch) -> Result<()> {
         let mem = Arc::clone(&self.mem);
         let mut max_seq = *self.last_seq;
-        batch
-            .iterate(|seq, kind, key, value| {
-                mem.add(seq, kind, key, value);
-                max_seq = max_seq.max(seq);
-            })
-            .map_err(|e| Error::corruption(self.dir, 0, e.0))?;
+        // Cannot fail: `from_data` validated the batch when it was read.
+        let _ = batch.iterate(|seq, kind, key, value| {
+            mem.add(seq, kind, key, value);
+            max_seq = max_seq.max(seq);
+        });
         *self.last_seq = max_seq;
         if self.mem.approximate_memory_usage() >= self.opts.write_buffer_size {
             self.flush_mem()?;

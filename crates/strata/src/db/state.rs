@@ -2,10 +2,10 @@
 //!
 //! Everything that changes while the database is open and is not a lock-free counter
 //! lives in [`DbState`], guarded by `DbInner::state`. Field comments say who writes
-//! each field. The lock is never held across table or log I/O, with two documented
-//! exceptions: creating a new WAL file during a memtable switch (one small file
-//! create + directory sync, as LevelDB does) and deleting obsolete files is done
-//! outside it.
+//! each field. The lock is never held across table or MANIFEST I/O. One documented
+//! exception: a memtable switch creates the new WAL, fsyncs the directory and fsyncs
+//! the old WAL under it (as LevelDB does), so no writer can observe a half-switched
+//! state; that is a small, bounded amount of I/O once per memtable.
 
 use crate::compaction::picker::Busy;
 use crate::error::Error;

@@ -62,9 +62,10 @@ struct QueueState {
 pub(crate) struct WriteQueue {
     queue: Mutex<QueueState>,
     cv: Condvar,
-    /// The active WAL. Locked only by the leader (and by `close`); never held while
-    /// taking `DbInner::state`... except in [`make_room`], which takes it *after*
-    /// `state` (the leader is the only other holder, and it is the caller).
+    /// The active WAL. Locked only by the current leader and by `close` (which runs
+    /// when no leader can exist). [`make_room`] takes it while holding `state`, and the
+    /// leader's error path takes `state` (through `poison`) while holding it; both are
+    /// the same thread, so no second thread can hold one and wait for the other.
     log: Mutex<LogWriter>,
 }
 
@@ -226,12 +227,11 @@ fn make_room(inner: &DbInner, mut force: bool) -> Result<Arc<MemTable>> {
             continue;
         }
         let full = st.mem.mem.approximate_memory_usage() >= opts.write_buffer_size;
-        if !(full || force) || (force && st.mem.mem.is_empty()) {
+        let stopped = !force && (l0 >= opts.level0_stop_writes_trigger || over_hard);
+        if !stopped && (!(full || force) || (force && st.mem.mem.is_empty())) {
             return Ok(Arc::clone(&st.mem.mem));
         }
-        if st.imm.len() + 1 >= opts.max_write_buffer_number
-            || (!force && (l0 >= opts.level0_stop_writes_trigger || over_hard))
-        {
+        if stopped || st.imm.len() + 1 >= opts.max_write_buffer_number {
             Statistics::add(&inner.stats.write_stops, 1);
             inner.bg_cv.notify_all();
             inner.done_cv.wait_for(&mut st, Duration::from_millis(100));
