@@ -60,6 +60,8 @@ counters! {
     /// Key + value bytes of compaction input that were false overlaps: entries of
     /// output-level files outside the upper inputs' key range (Kim et al. §III).
     compaction_false_overlap_bytes,
+    /// Compactions done by moving one file down a level (metadata only, no I/O).
+    trivial_moves,
     /// Point lookups served.
     gets,
     /// Tables whose contents a point lookup examined (after the snapshot filter).
