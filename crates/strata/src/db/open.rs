@@ -107,9 +107,15 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         mem: Arc::new(MemTable::new()),
         tables: &mut new_tables,
     };
-    let n_logs = logs.len();
+    // The tail that a crash may tear is the newest log holding records: empty logs
+    // after it are legal (a crash after a memtable switch created the next WAL but
+    // before the old one was synced, or during a recovery, after its new WAL).
+    let tail = logs
+        .iter()
+        .rposition(|&n| fs.file_size(&filename::wal_file(dir, n)).map_or(true, |s| s > 0))
+        .unwrap_or(0);
     for (i, &log) in logs.iter().enumerate() {
-        if replay.log(log, i + 1 == n_logs)? == Stop::Halt {
+        if replay.log(log, i >= tail)? == Stop::Halt {
             break;
         }
     }
