@@ -58,7 +58,19 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
                     dir.display()
                 )));
             }
-            let _ = r.manifest_number;
+            // A MANIFEST that lost its tail describes an older version whose tables
+            // may since have been deleted: refuse it now rather than fail reads later.
+            let manifest = dir.join(filename::manifest_name(r.manifest_number));
+            for f in r.version.live_files() {
+                let table = filename::table_file(dir, f.number);
+                if !fs.exists(&table) {
+                    return Err(Error::corruption(
+                        &manifest,
+                        0,
+                        format!("MANIFEST names a missing table: file=`{}`", table.display()),
+                    ));
+                }
+            }
             (r.version, r.next_file_number, r.last_sequence, r.log_number)
         }
         None => {
@@ -112,7 +124,10 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     // before the old one was synced, or during a recovery, after its new WAL).
     let tail = logs
         .iter()
-        .rposition(|&n| fs.file_size(&filename::wal_file(dir, n)).map_or(true, |s| s > 0))
+        .rposition(|&n| {
+            fs.file_size(&filename::wal_file(dir, n))
+                .map_or(true, |s| s > 0)
+        })
         .unwrap_or(0);
     for (i, &log) in logs.iter().enumerate() {
         if replay.log(log, i >= tail)? == Stop::Halt {
