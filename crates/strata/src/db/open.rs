@@ -71,6 +71,17 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
                     ));
                 }
             }
+            // The WAL the MANIFEST names is created durably before any MANIFEST names it
+            // and deleted only after a newer one is named: if it is gone, the MANIFEST
+            // lost edits (a flushed memtable would silently vanish).
+            let wal = filename::wal_file(dir, r.log_number);
+            if !fs.exists(&wal) {
+                return Err(Error::corruption(
+                    &manifest,
+                    0,
+                    format!("MANIFEST names a missing WAL: file=`{}`", wal.display()),
+                ));
+            }
             (r.version, r.next_file_number, r.last_sequence, r.log_number)
         }
         None => {
