@@ -135,6 +135,7 @@ enum Outcome {
 
 /// The case's damage, for the report.
 #[derive(Debug)]
+#[expect(dead_code, reason = "fields are read through Debug in failure reports")]
 struct Damage {
     file: PathBuf,
     target: Target,
