@@ -325,7 +325,7 @@ fn seeds(default: u64) -> Vec<u64> {
 #[test]
 fn random_damage_is_detected_or_harmless() {
     let base = build();
-    let c = run(&base, &seeds(600), None, false);
+    let c = run(&base, &seeds(1500), None, false);
     println!(
         "corruption: tried {}, detected {} (at open {}, on read {}), harmless {}, \
          WAL tail dropped to a prefix {}, wrong answers 0, panics 0",
