@@ -58,7 +58,30 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
                     dir.display()
                 )));
             }
-            let _ = r.manifest_number;
+            // A MANIFEST that lost its tail describes an older version whose tables
+            // may since have been deleted: refuse it now rather than fail reads later.
+            let manifest = dir.join(filename::manifest_name(r.manifest_number));
+            for f in r.version.live_files() {
+                let table = filename::table_file(dir, f.number);
+                if !fs.exists(&table) {
+                    return Err(Error::corruption(
+                        &manifest,
+                        0,
+                        format!("MANIFEST names a missing table: file=`{}`", table.display()),
+                    ));
+                }
+            }
+            // The WAL the MANIFEST names is created durably before any MANIFEST names it
+            // and deleted only after a newer one is named: if it is gone, the MANIFEST
+            // lost edits (a flushed memtable would silently vanish).
+            let wal = filename::wal_file(dir, r.log_number);
+            if !fs.exists(&wal) {
+                return Err(Error::corruption(
+                    &manifest,
+                    0,
+                    format!("MANIFEST names a missing WAL: file=`{}`", wal.display()),
+                ));
+            }
             (r.version, r.next_file_number, r.last_sequence, r.log_number)
         }
         None => {
@@ -107,9 +130,18 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         mem: Arc::new(MemTable::new()),
         tables: &mut new_tables,
     };
-    let n_logs = logs.len();
+    // The tail that a crash may tear is the newest log holding records: empty logs
+    // after it are legal (a crash after a memtable switch created the next WAL but
+    // before the old one was synced, or during a recovery, after its new WAL).
+    let tail = logs
+        .iter()
+        .rposition(|&n| {
+            fs.file_size(&filename::wal_file(dir, n))
+                .map_or(true, |s| s > 0)
+        })
+        .unwrap_or(0);
     for (i, &log) in logs.iter().enumerate() {
-        if replay.log(log, i + 1 == n_logs)? == Stop::Halt {
+        if replay.log(log, i >= tail)? == Stop::Halt {
             break;
         }
     }

@@ -1,0 +1,838 @@
+//! Fault injection and crash loop: no acknowledged write is lost, no failed fsync is
+//! retried as if it had succeeded, and recovery never accepts a state that no prefix of
+//! the acknowledged writes explains.
+//!
+//! What it protects (DESIGN invariants on durability and poisoning):
+//! - A failed WAL write or fsync reaches the writer, and every later write is refused
+//!   with [`ErrorKind::Poisoned`]; the same holds for a failed SSTable write or fsync
+//!   during a flush, a failed MANIFEST append or fsync, a failed directory fsync and a
+//!   failed rename of `CURRENT`. After a power loss the database reopens with every
+//!   write acknowledged with `sync` (or made durable by a successful `flush`/`close`).
+//! - The crash loop: each scenario (sync writes + flushes; compactions; MANIFEST
+//!   roll-over; recovery itself) is run once to count its file-system operations, then
+//!   replayed with the disk dying at operation `k` (a sticky fault) or the power cut
+//!   when the operation count reaches `k`, for a sample of `k`. After the crash
+//!   (dropping unsynced bytes, keeping a random prefix of them, or garbling them) the
+//!   database must reopen and hold exactly the state after some prefix of the attempted
+//!   writes, no shorter than what was acknowledged durable.
+//!
+//! Runs are deterministic apart from background-thread interleaving; every failure
+//! message names the scenario, `k`, the kill and the crash mode. Replay one case with
+//! `STRATA_CRASH_SCENARIO=<name> STRATA_CRASH_K=<k>`. Budgets: `STRATA_CRASH_ITERS=<n>`
+//! cycles per scenario (default 500), `STRATA_LONG=1` for every operation index.
+
+mod common;
+
+use common::{db_scan, key, tiny_options};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use strata::env::{CrashMode, FailedSyncMode, FaultFs, FaultKinds, FaultRule};
+use strata::{
+    Db, Error, ErrorKind, Options, ReadOptions, WalRecoveryMode, WriteBatch, WriteOptions,
+};
+
+const DIR: &str = "/db";
+
+fn with_fs(fs: &FaultFs, base: Options) -> Options {
+    Options {
+        fs: Arc::new(fs.clone()),
+        ..base
+    }
+}
+
+/// True iff `e` or one of its sources is an injected fault.
+fn is_injected(e: &Error) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if err.to_string().contains("injected fault") {
+            return true;
+        }
+        cur = err.source();
+    }
+    false
+}
+
+fn sync() -> WriteOptions {
+    WriteOptions { sync: true }
+}
+
+fn read_all(db: &Db) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    db_scan(db, None, true, &None, &None, usize::MAX)
+        .expect("scan after recovery")
+        .into_iter()
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------
+// Single faults with a known place.
+// ---------------------------------------------------------------------------------
+
+/// A failed WAL append or fsync reaches the syncing writer; every later write and
+/// `flush` is poisoned; after a crash every earlier synced write is there and the
+/// failed one is not.
+fn wal_fault(kind: FaultKinds, failed_sync_mode: FailedSyncMode) {
+    let fs = FaultFs::new();
+    fs.set_failed_sync_mode(failed_sync_mode);
+    let opts = with_fs(&fs, Options::default());
+    let db = Db::open(DIR, opts.clone()).expect("open");
+    for i in 0..50u32 {
+        db.put(&sync(), &key(i), format!("v{i}").as_bytes())
+            .expect("put");
+    }
+    fs.inject(FaultRule::once(kind, 0).on_path(".log"));
+    let err = db
+        .put(&sync(), &key(50), b"lost")
+        .expect_err("the WAL fault must reach the writer");
+    assert!(
+        is_injected(&err),
+        "{kind:?}: error carries the cause: {err}"
+    );
+    assert_eq!(fs.faults_injected(), 1);
+    for i in 51..54u32 {
+        let e = db.put(&sync(), &key(i), b"after").expect_err("poisoned");
+        assert_eq!(e.kind(), ErrorKind::Poisoned, "{kind:?}: later write: {e}");
+        let e = db
+            .put(&WriteOptions::default(), &key(i), b"after")
+            .expect_err("poisoned");
+        assert_eq!(e.kind(), ErrorKind::Poisoned, "{kind:?}: later write: {e}");
+    }
+    let e = db.flush().expect_err("flush of a poisoned db");
+    assert_eq!(e.kind(), ErrorKind::Poisoned, "{kind:?}: flush: {e}");
+    assert!(db.close().is_err(), "{kind:?}: close reports the poison");
+    fs.crash();
+    fs.clear_faults();
+    let db = Db::open(DIR, opts).expect("reopen after crash");
+    for i in 0..50u32 {
+        assert_eq!(
+            db.get(&ReadOptions::default(), &key(i)).expect("get"),
+            Some(format!("v{i}").into_bytes()),
+            "{kind:?}: synced key {i}"
+        );
+    }
+    for i in 51..54u32 {
+        assert_eq!(
+            db.get(&ReadOptions::default(), &key(i)).expect("get"),
+            None,
+            "{kind:?}: refused write {i} must not appear"
+        );
+    }
+    // The failed write itself may be present only if its bytes reached the disk; with
+    // a failed append nothing was written.
+    if kind == FaultKinds::WRITE {
+        assert_eq!(
+            db.get(&ReadOptions::default(), &key(50)).expect("get"),
+            None
+        );
+    }
+    // The recovered database takes writes again.
+    db.put(&sync(), &key(60), b"again")
+        .expect("put after recovery");
+    assert_eq!(
+        db.get(&ReadOptions::default(), &key(60)).expect("get"),
+        Some(b"again".to_vec())
+    );
+}
+
+#[test]
+fn failed_wal_write_poisons_and_loses_nothing_synced() {
+    wal_fault(FaultKinds::WRITE, FailedSyncMode::KeepDirty);
+}
+
+#[test]
+fn failed_wal_fsync_poisons_and_is_never_retried_as_success() {
+    wal_fault(FaultKinds::SYNC, FailedSyncMode::KeepDirty);
+    // The kernel dropped the dirty pages: a retry that "succeeds" would persist zeros.
+    wal_fault(FaultKinds::SYNC, FailedSyncMode::ZeroDirty);
+}
+
+/// A fault `rule` armed just before a `flush` must make the flush fail, poison the
+/// database, and lose nothing written with `sync` after a crash.
+fn flush_fault(what: &str, rule: FaultRule, base: Options) {
+    let fs = FaultFs::new();
+    let opts = with_fs(&fs, base);
+    let db = Db::open(DIR, opts.clone()).expect("open");
+    for round in 0..3u32 {
+        for i in 0..40u32 {
+            db.put(&sync(), &key(i), format!("r{round}-{i}").as_bytes())
+                .expect("put");
+        }
+        if round < 2 {
+            db.flush().expect("healthy flush");
+        }
+    }
+    fs.inject(rule);
+    let err = db.flush().expect_err("the fault must reach flush()");
+    assert!(
+        is_injected(&err),
+        "{what}: error carries the injected cause: {err}"
+    );
+    assert!(fs.faults_injected() >= 1, "{what}: the fault fired");
+    let e = db.put(&sync(), &key(100), b"x").expect_err("poisoned");
+    assert_eq!(e.kind(), ErrorKind::Poisoned, "{what}: later write: {e}");
+    drop(db);
+    fs.crash();
+    fs.clear_faults();
+    let db = Db::open(DIR, opts).unwrap_or_else(|e| panic!("{what}: reopen: {e}"));
+    for i in 0..40u32 {
+        assert_eq!(
+            db.get(&ReadOptions::default(), &key(i)).expect("get"),
+            Some(format!("r2-{i}").into_bytes()),
+            "{what}: key {i}"
+        );
+    }
+    assert_eq!(
+        db.get(&ReadOptions::default(), &key(100)).expect("get"),
+        None
+    );
+    db.flush()
+        .unwrap_or_else(|e| panic!("{what}: flush after recovery: {e}"));
+    db.close().expect("close");
+}
+
+#[test]
+fn failed_sstable_write_during_flush_poisons() {
+    flush_fault(
+        "sst write",
+        FaultRule::once(FaultKinds::WRITE, 0).on_path(".sst"),
+        Options::default(),
+    );
+}
+
+#[test]
+fn failed_sstable_fsync_during_flush_poisons() {
+    flush_fault(
+        "sst fsync",
+        FaultRule::once(FaultKinds::SYNC, 0).on_path(".sst"),
+        Options::default(),
+    );
+}
+
+#[test]
+fn failed_manifest_append_poisons() {
+    flush_fault(
+        "manifest append",
+        FaultRule::once(FaultKinds::WRITE, 0).on_path("MANIFEST"),
+        Options::default(),
+    );
+    flush_fault(
+        "manifest fsync",
+        FaultRule::once(FaultKinds::SYNC, 0).on_path("MANIFEST"),
+        Options::default(),
+    );
+}
+
+#[test]
+fn failed_directory_sync_poisons() {
+    flush_fault(
+        "dir sync",
+        FaultRule::once(FaultKinds::SYNC_DIR, 0),
+        Options::default(),
+    );
+}
+
+#[test]
+fn failed_current_rename_poisons() {
+    // Every version change rolls the MANIFEST over, which swings CURRENT by a rename.
+    let rolling = Options {
+        max_manifest_file_size: 1,
+        ..Options::default()
+    };
+    flush_fault(
+        "CURRENT rename",
+        FaultRule::once(FaultKinds::RENAME, 0),
+        rolling.clone(),
+    );
+    flush_fault(
+        "CURRENT temp fsync",
+        FaultRule::once(FaultKinds::SYNC, 0).on_path("CURRENT"),
+        rolling,
+    );
+
+    // A failed rename while opening (which always writes a new MANIFEST) fails the
+    // open and leaves the old state in charge.
+    let fs = FaultFs::new();
+    let opts = with_fs(&fs, Options::default());
+    let db = Db::open(DIR, opts.clone()).expect("open");
+    for i in 0..30u32 {
+        db.put(&sync(), &key(i), b"v").expect("put");
+    }
+    drop(db);
+    fs.crash();
+    fs.inject(FaultRule::once(FaultKinds::RENAME, 0));
+    let err = Db::open(DIR, opts.clone()).expect_err("open with a failing rename");
+    assert!(is_injected(&err), "{err}");
+    fs.crash();
+    fs.clear_faults();
+    let db = Db::open(DIR, opts).expect("reopen");
+    assert_eq!(read_all(&db).len(), 30);
+}
+
+// ---------------------------------------------------------------------------------
+// The crash loop.
+// ---------------------------------------------------------------------------------
+
+/// One attempted write: its updates (value `None` = delete) and whether it synced.
+#[derive(Clone, Debug)]
+struct Attempt {
+    items: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+}
+
+/// Writes in the order they were issued, and how far they are known durable.
+#[derive(Default)]
+struct Recorder {
+    attempts: Vec<Attempt>,
+    /// Writes `0..acked` were acknowledged.
+    acked: usize,
+    /// Writes `0..durable` must survive any crash (synced, or flushed/closed after).
+    durable: usize,
+    /// Power cut when the scenario's operation count reaches this (the `Crash` kill).
+    cut_at: Option<(u64, CrashMode)>,
+    /// The file system and its operation count at the start of the faulted phase.
+    fs: FaultFs,
+    base_ops: u64,
+    stopped: bool,
+}
+
+/// Why a scenario stopped early.
+#[derive(Debug)]
+struct Stop;
+
+impl Recorder {
+    /// Cuts the power if the operation count reached the cut point. The disk is made
+    /// to fail every operation first, so the dying process changes nothing after.
+    fn maybe_cut(&mut self) -> Result<(), Stop> {
+        if self.stopped {
+            return Err(Stop);
+        }
+        if let Some((k, mode)) = self.cut_at {
+            if self.fs.op_count() - self.base_ops >= k {
+                self.fs.inject(FaultRule::sticky(FaultKinds::ALL, 0));
+                self.fs.crash_with(mode);
+                self.stopped = true;
+                return Err(Stop);
+            }
+        }
+        Ok(())
+    }
+
+    /// An error from the engine during the faulted phase: the scenario stops, after
+    /// checking that the database refuses the next write as poisoned.
+    fn failed(&mut self, db: &Db, e: &Error, what: &str) -> Stop {
+        assert!(
+            is_injected(e) || e.kind() == ErrorKind::Poisoned,
+            "{what} failed with an error not caused by the fault: {e}"
+        );
+        let again = db.put(&sync(), b"zz-never-durable", b"refused");
+        match again {
+            Err(e2) => assert_eq!(
+                e2.kind(),
+                ErrorKind::Poisoned,
+                "a write after a failed {what} must be refused as poisoned: {e2}"
+            ),
+            Ok(()) => panic!("a write after a failed {what} ({e}) was accepted"),
+        }
+        self.stopped = true;
+        Stop
+    }
+
+    fn write(
+        &mut self,
+        db: &Db,
+        items: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+        sync: bool,
+    ) -> Result<(), Stop> {
+        self.maybe_cut()?;
+        let mut b = WriteBatch::new();
+        for (k, v) in &items {
+            match v {
+                Some(v) => b.put(k, v),
+                None => b.delete(k),
+            }
+        }
+        self.attempts.push(Attempt { items });
+        match db.write(&WriteOptions { sync }, b) {
+            Ok(()) => {
+                self.acked = self.attempts.len();
+                if sync {
+                    self.durable = self.acked;
+                }
+                Ok(())
+            }
+            Err(e) => Err(self.failed(db, &e, "write")),
+        }
+    }
+
+    fn put(&mut self, db: &Db, k: Vec<u8>, v: Vec<u8>, sync: bool) -> Result<(), Stop> {
+        self.write(db, vec![(k, Some(v))], sync)
+    }
+
+    fn flush(&mut self, db: &Db) -> Result<(), Stop> {
+        self.maybe_cut()?;
+        match db.flush() {
+            Ok(()) => {
+                self.durable = self.acked;
+                Ok(())
+            }
+            Err(e) => Err(self.failed(db, &e, "flush")),
+        }
+    }
+
+    fn compact(&mut self, db: &Db) -> Result<(), Stop> {
+        self.maybe_cut()?;
+        match db.compact_range(None, None) {
+            Ok(()) => {
+                self.durable = self.acked;
+                Ok(())
+            }
+            Err(e) => Err(self.failed(db, &e, "compact_range")),
+        }
+    }
+}
+
+/// A crash-loop scenario.
+struct Scenario {
+    name: &'static str,
+    opts: fn() -> Options,
+    /// Builds the durable starting state on a fresh file system (not faulted).
+    setup: Option<fn(&FaultFs, &mut Recorder)>,
+    /// The faulted phase, after `Db::open`.
+    run: fn(&Db, &mut Recorder) -> Result<(), Stop>,
+}
+
+fn value(tag: &str, n: usize, i: u32, pad: usize) -> Vec<u8> {
+    let mut v = format!("{tag}-w{n}-k{i}-").into_bytes();
+    v.extend(std::iter::repeat_n(b'a' + (n % 26) as u8, pad));
+    v
+}
+
+/// (a) Sync and non-sync writes, batches and deletes, with explicit flushes.
+fn run_sync_flush(db: &Db, r: &mut Recorder) -> Result<(), Stop> {
+    for n in 0..90usize {
+        let i = (n * 7 % 37) as u32;
+        if n % 11 == 5 {
+            r.write(db, vec![(key(i), None)], n % 2 == 0)?;
+        } else if n % 9 == 4 {
+            let items = (0..4u32)
+                .map(|j| (key(i + j), Some(value("b", n, i + j, 20))))
+                .collect();
+            r.write(db, items, true)?;
+        } else {
+            r.put(db, key(i), value("a", n, i, 40), n % 3 == 0)?;
+        }
+        if n % 30 == 29 {
+            r.flush(db)?;
+        }
+    }
+    Ok(())
+}
+
+/// (b) Enough data through tiny memtables for flushes and compactions to run.
+fn run_compactions(db: &Db, r: &mut Recorder) -> Result<(), Stop> {
+    for n in 0..420usize {
+        let i = (n * 13 % 150) as u32;
+        if n % 17 == 3 {
+            r.write(db, vec![(key(i), None)], false)?;
+        } else {
+            r.put(db, key(i), value("c", n, i, 90), n % 10 == 0)?;
+        }
+    }
+    r.compact(db)
+}
+
+/// (c) Many version edits with a tiny MANIFEST limit: it rolls over constantly.
+fn run_manifest_roll(db: &Db, r: &mut Recorder) -> Result<(), Stop> {
+    for n in 0..40usize {
+        for j in 0..3u32 {
+            let i = (n as u32 * 3 + j) % 60;
+            r.put(db, key(i), value("m", n, i, 10), j == 2)?;
+        }
+        r.flush(db)?;
+    }
+    Ok(())
+}
+
+/// (d) Setup: a WAL of ~120 KiB never flushed, replayed into several L0 tables by the
+/// faulted `Db::open` (whose memtable is tiny).
+fn setup_recovery(fs: &FaultFs, r: &mut Recorder) {
+    let opts = with_fs(
+        fs,
+        Options {
+            write_buffer_size: 4 << 20,
+            ..tiny_options()
+        },
+    );
+    let db = Db::open(DIR, opts).expect("setup open");
+    for n in 0..1200usize {
+        let i = (n * 31 % 500) as u32;
+        r.put(&db, key(i), value("s", n, i, 80), false)
+            .expect("setup write");
+    }
+    db.close().expect("setup close");
+    r.durable = r.acked;
+    fs.crash();
+}
+
+fn run_after_recovery(db: &Db, r: &mut Recorder) -> Result<(), Stop> {
+    for n in 0..20usize {
+        let i = (n * 3) as u32;
+        r.put(db, key(i), value("p", n, i, 30), n % 4 == 0)?;
+    }
+    Ok(())
+}
+
+fn scenarios() -> Vec<Scenario> {
+    vec![
+        Scenario {
+            name: "sync_flush",
+            opts: || Options {
+                write_buffer_size: 64 << 10,
+                ..Options::default()
+            },
+            setup: None,
+            run: run_sync_flush,
+        },
+        Scenario {
+            name: "compactions",
+            opts: tiny_options,
+            setup: None,
+            run: run_compactions,
+        },
+        Scenario {
+            name: "manifest_roll",
+            opts: || Options {
+                max_manifest_file_size: 1024,
+                ..tiny_options()
+            },
+            setup: None,
+            run: run_manifest_roll,
+        },
+        Scenario {
+            name: "recovery",
+            opts: tiny_options,
+            setup: Some(setup_recovery),
+            run: run_after_recovery,
+        },
+    ]
+}
+
+/// How the process dies in a cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kill {
+    /// The disk fails every operation from operation `k` on (`FaultRule::sticky`), the
+    /// scenario continues until the engine reports it, then the power is cut.
+    Fault,
+    /// The power is cut at the first step of the scenario where `k` operations ran.
+    Cut,
+}
+
+/// Figures printed at the end (they go into docs/reliability.md).
+#[derive(Default)]
+struct Tally {
+    cycles: AtomicU64,
+    faults_fired: AtomicU64,
+    failed_ops: AtomicU64,
+    cuts: AtomicU64,
+    tolerant_refusals: AtomicU64,
+    manifest_refusals: AtomicU64,
+}
+
+/// Outcome of one cycle's recovery, checked against the recorder.
+fn check_recovered(ctx: &str, db: &Db, base: &BTreeMap<Vec<u8>, Vec<u8>>, r: &Recorder) {
+    let got = read_all(db);
+    // Point reads agree with the scan.
+    let touched: BTreeSet<&Vec<u8>> = r
+        .attempts
+        .iter()
+        .flat_map(|a| a.items.iter().map(|(k, _)| k))
+        .collect();
+    for k in &touched {
+        let v = db
+            .get(&ReadOptions::default(), k)
+            .unwrap_or_else(|e| panic!("{ctx}: get {:?}: {e}", String::from_utf8_lossy(k)));
+        assert_eq!(v.as_ref(), got.get(*k), "{ctx}: get and scan disagree");
+    }
+    // Find a prefix P in durable..=attempts.len() with state(P) == got. Mismatches are
+    // counted incrementally: `diff` holds the keys where the model differs.
+    let mut model = base.clone();
+    let mut diff: BTreeSet<Vec<u8>> = model
+        .keys()
+        .chain(got.keys())
+        .filter(|k| model.get(*k) != got.get(*k))
+        .cloned()
+        .collect();
+    let mut matches = Vec::new();
+    let mut best = (usize::MAX, 0usize);
+    for p in 0..=r.attempts.len() {
+        if p >= r.durable {
+            if diff.is_empty() {
+                matches.push(p);
+            }
+            best = best.min((diff.len(), p));
+        }
+        if let Some(a) = r.attempts.get(p) {
+            for (k, v) in &a.items {
+                match v {
+                    Some(v) => model.insert(k.clone(), v.clone()),
+                    None => model.remove(k),
+                };
+                if model.get(k) == got.get(k) {
+                    diff.remove(k);
+                } else {
+                    diff.insert(k.clone());
+                }
+            }
+        }
+    }
+    if matches.is_empty() {
+        // Describe the closest prefix for the report.
+        let mut model = base.clone();
+        for a in r.attempts.iter().take(best.1) {
+            for (k, v) in &a.items {
+                match v {
+                    Some(v) => model.insert(k.clone(), v.clone()),
+                    None => model.remove(k),
+                };
+            }
+        }
+        let show = |m: Option<&Vec<u8>>| m.map(|v| String::from_utf8_lossy(v).into_owned());
+        let sample: Vec<String> = model
+            .keys()
+            .chain(got.keys())
+            .filter(|k| model.get(*k) != got.get(*k))
+            .take(5)
+            .map(|k| {
+                format!(
+                    "{}: want {:?} got {:?}",
+                    String::from_utf8_lossy(k),
+                    show(model.get(k)),
+                    show(got.get(k))
+                )
+            })
+            .collect();
+        panic!(
+            "{ctx}: recovered state is no prefix of the attempted writes \
+             (durable {} acked {} attempted {}); closest prefix {} differs in {} keys: {:?}",
+            r.durable,
+            r.acked,
+            r.attempts.len(),
+            best.1,
+            best.0,
+            sample
+        );
+    }
+    // Never more than what was attempted (the refused probe write never appears).
+    assert!(
+        !got.contains_key(b"zz-never-durable".as_slice()),
+        "{ctx}: a refused write is present"
+    );
+}
+
+/// Runs one cycle: fresh file system, scenario with the kill at `k`, crash, reopen,
+/// check. Returns the operation count of the faulted phase.
+fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tally) -> u64 {
+    let ctx = format!(
+        "scenario {} k={k:?} kill={kill:?} mode={mode:?} \
+         (replay: STRATA_CRASH_SCENARIO={} STRATA_CRASH_K={})",
+        sc.name,
+        sc.name,
+        k.unwrap_or(0)
+    );
+    let fs = FaultFs::new();
+    let opts = with_fs(&fs, (sc.opts)());
+    let mut r = Recorder {
+        fs: fs.clone(),
+        ..Recorder::default()
+    };
+    if let Some(setup) = sc.setup {
+        setup(&fs, &mut r);
+    }
+    let mut base = BTreeMap::new();
+    for a in &r.attempts {
+        for (k, v) in &a.items {
+            match v {
+                Some(v) => base.insert(k.clone(), v.clone()),
+                None => base.remove(k),
+            };
+        }
+    }
+    // The base state is durable: the check only considers the faulted phase's writes.
+    r.attempts.clear();
+    r.acked = 0;
+    r.durable = 0;
+
+    let faults_before = fs.faults_injected();
+    r.base_ops = fs.op_count();
+    match (kill, k) {
+        (Kill::Fault, Some(k)) => fs.inject(FaultRule::sticky(FaultKinds::ALL, k)),
+        (Kill::Cut, Some(k)) => r.cut_at = Some((k, mode)),
+        (_, None) => {}
+    }
+    match Db::open(DIR, opts.clone()) {
+        Ok(db) => {
+            let finished = (sc.run)(&db, &mut r).is_ok() && r.maybe_cut().is_ok();
+            if finished {
+                match db.close() {
+                    Ok(()) => r.durable = r.acked,
+                    Err(e) => assert!(
+                        is_injected(&e) || e.kind() == ErrorKind::Poisoned,
+                        "{ctx}: close: {e}"
+                    ),
+                }
+            } else {
+                drop(db);
+            }
+        }
+        Err(e) => assert!(is_injected(&e), "{ctx}: open failed without a fault: {e}"),
+    }
+    let ops = fs.op_count() - r.base_ops;
+    let failed = fs.faults_injected() - faults_before;
+    if r.cut_at.is_some() && r.stopped {
+        tally.cuts.fetch_add(1, Ordering::Relaxed);
+    } else {
+        fs.crash_with(mode);
+    }
+    if failed > 0 && kill == Kill::Fault {
+        tally.faults_fired.fetch_add(1, Ordering::Relaxed);
+        tally.failed_ops.fetch_add(failed, Ordering::Relaxed);
+    }
+    fs.clear_faults();
+    tally.cycles.fetch_add(1, Ordering::Relaxed);
+
+    // Recovery. A garbled unsynced WAL tail followed by an intact record is refused by
+    // the tolerant mode (it cannot tell it from mid-log damage); point-in-time recovery
+    // must then succeed.
+    let db = match Db::open(DIR, opts.clone()) {
+        Ok(db) => db,
+        Err(e)
+            if e.kind() == ErrorKind::Corruption
+                && matches!(mode, CrashMode::GarbleUnsynced { .. })
+                && e.to_string().contains(".log") =>
+        {
+            tally.tolerant_refusals.fetch_add(1, Ordering::Relaxed);
+            let pit = Options {
+                wal_recovery_mode: WalRecoveryMode::PointInTime,
+                ..opts.clone()
+            };
+            Db::open(DIR, pit).unwrap_or_else(|e| panic!("{ctx}: point-in-time reopen: {e}"))
+        }
+        // Known limitation, kept visible: the MANIFEST's recovery rule treats a checksum
+        // failure even in its last record as corruption, so a torn *and garbled*
+        // MANIFEST append (power lost before its fsync returned) is refused. Counted and
+        // printed; the state cannot be checked.
+        Err(e)
+            if e.kind() == ErrorKind::Corruption
+                && matches!(mode, CrashMode::GarbleUnsynced { .. })
+                && e.to_string().contains("MANIFEST") =>
+        {
+            tally.manifest_refusals.fetch_add(1, Ordering::Relaxed);
+            return ops;
+        }
+        Err(e) => panic!("{ctx}: reopen after crash: {e}"),
+    };
+    check_recovered(&ctx, &db, &base, &r);
+    // The recovered database works: a synced write survives another crash.
+    db.put(&sync(), b"zz-after-recovery", b"ok")
+        .unwrap_or_else(|e| panic!("{ctx}: write after recovery: {e}"));
+    drop(db);
+    fs.crash();
+    let db = Db::open(DIR, opts).unwrap_or_else(|e| panic!("{ctx}: second reopen: {e}"));
+    assert_eq!(
+        db.get(&ReadOptions::default(), b"zz-after-recovery")
+            .unwrap_or_else(|e| panic!("{ctx}: get: {e}")),
+        Some(b"ok".to_vec()),
+        "{ctx}: write after recovery lost"
+    );
+    ops
+}
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|s| s.parse().ok())
+}
+
+/// The operation indices to kill at: all of them when few (or `STRATA_LONG=1`), else
+/// `budget` spread over the range with a deterministic jitter.
+fn sample(count: u64, budget: u64) -> Vec<u64> {
+    if let Some(k) = env_u64("STRATA_CRASH_K") {
+        return vec![k];
+    }
+    if std::env::var("STRATA_LONG").is_ok_and(|v| v == "1") || count <= budget {
+        return (0..count).collect();
+    }
+    let stride = count / budget;
+    (0..budget)
+        .map(|i| {
+            let jitter = (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) % stride;
+            i * stride + jitter
+        })
+        .collect()
+}
+
+fn crash_loop(name: &str) {
+    let Some(sc) = scenarios().into_iter().find(|s| s.name == name) else {
+        panic!("no scenario {name}");
+    };
+    if std::env::var("STRATA_CRASH_SCENARIO").is_ok_and(|s| s != name) {
+        return;
+    }
+    let tally = Tally::default();
+    let started = std::time::Instant::now();
+    let count = cycle(&sc, None, Kill::Fault, CrashMode::DropUnsynced, &tally);
+    let budget = env_u64("STRATA_CRASH_ITERS").unwrap_or(500);
+    let ks = sample(count, budget);
+    for &k in &ks {
+        // Kill and crash mode are functions of `k` alone, so one `k` replays exactly.
+        let mode = match k % 4 {
+            0 | 1 => CrashMode::DropUnsynced,
+            2 => CrashMode::KeepRandomPrefix { seed: k },
+            _ => CrashMode::GarbleUnsynced { seed: k },
+        };
+        let kill = if (k / 4) % 2 == 0 {
+            Kill::Fault
+        } else {
+            Kill::Cut
+        };
+        cycle(&sc, Some(k), kill, mode, &tally);
+        // Each index is also tried with the other kill, on a smaller sample.
+        if k % 3 == 0 {
+            let other = if kill == Kill::Fault {
+                Kill::Cut
+            } else {
+                Kill::Fault
+            };
+            cycle(&sc, Some(k), other, CrashMode::DropUnsynced, &tally);
+        }
+    }
+    println!(
+        "crash loop {name}: ops {count}, cycles {}, faults fired {} ({} failed ops), \
+         power cuts {}, tolerant-mode refusals of garbled WAL tails {}, \
+         refusals of garbled MANIFEST tails {}, {:.1}s",
+        tally.cycles.load(Ordering::Relaxed),
+        tally.faults_fired.load(Ordering::Relaxed),
+        tally.failed_ops.load(Ordering::Relaxed),
+        tally.cuts.load(Ordering::Relaxed),
+        tally.tolerant_refusals.load(Ordering::Relaxed),
+        tally.manifest_refusals.load(Ordering::Relaxed),
+        started.elapsed().as_secs_f64()
+    );
+}
+
+#[test]
+fn crash_loop_sync_writes_and_flushes() {
+    crash_loop("sync_flush");
+}
+
+#[test]
+fn crash_loop_compactions() {
+    crash_loop("compactions");
+}
+
+#[test]
+fn crash_loop_manifest_rollover() {
+    crash_loop("manifest_roll");
+}
+
+#[test]
+fn crash_loop_during_recovery() {
+    crash_loop("recovery");
+}

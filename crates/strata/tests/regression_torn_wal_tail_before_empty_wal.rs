@@ -1,0 +1,96 @@
+//! Regression: a torn WAL tail followed by an *empty* newer WAL made the database
+//! unopenable ("log record truncated", `ErrorKind::Corruption`), losing every write.
+//!
+//! Found by the crash loop in `fault_injection.rs` (`STRATA_LONG=1`, scenario
+//! `sync_flush`, k=182, `CrashMode::KeepRandomPrefix`). Two crash points leave that
+//! state, both with every acknowledged write intact on disk:
+//! - a memtable switch creates the new WAL and syncs the directory before it syncs the
+//!   old WAL; the power fails (or the old WAL's fsync fails) in between, and the old
+//!   WAL keeps a torn prefix of its unsynced tail;
+//! - recovery after such a crash creates its new WAL (and syncs the directory) before
+//!   `CURRENT` names the new MANIFEST; a crash there leaves the torn WAL followed by the
+//!   new, empty one.
+//!
+//! Recovery tolerated a torn tail only in the newest WAL file; it must tolerate it in
+//! the newest WAL that holds records.
+
+mod common;
+
+use common::key;
+use std::sync::Arc;
+use strata::env::{CrashMode, FaultFs, FaultKinds, FaultRule};
+use strata::{Db, ErrorKind, Options, ReadOptions, WriteOptions};
+
+const DIR: &str = "/db";
+
+fn opts(fs: &FaultFs) -> Options {
+    Options {
+        fs: Arc::new(fs.clone()),
+        write_buffer_size: 8 << 10,
+        ..Options::default()
+    }
+}
+
+/// Writes 20 synced keys, then non-synced ones until the memtable switch fails on the
+/// old WAL's fsync. Returns the file system, crashed with `mode`.
+fn torn_switch(seed: u64) -> FaultFs {
+    let fs = FaultFs::new();
+    let db = Db::open(DIR, opts(&fs)).expect("open");
+    for i in 0..20u32 {
+        db.put(&WriteOptions { sync: true }, &key(i), b"synced")
+            .expect("put");
+    }
+    // The only WAL fsync of non-synced writes is the switch's sync of the old WAL.
+    fs.inject(FaultRule::sticky(FaultKinds::SYNC, 0).on_path(".log"));
+    let mut failed = false;
+    for i in 20..400u32 {
+        if db
+            .put(&WriteOptions::default(), &key(i), &[b'x'; 100])
+            .is_err()
+        {
+            failed = true;
+            break;
+        }
+    }
+    assert!(failed, "the memtable switch must hit the failing fsync");
+    drop(db);
+    fs.crash_with(CrashMode::KeepRandomPrefix { seed });
+    fs.clear_faults();
+    fs
+}
+
+fn check_synced(db: &Db, ctx: &str) {
+    for i in 0..20u32 {
+        assert_eq!(
+            db.get(&ReadOptions::default(), &key(i)).expect("get"),
+            Some(b"synced".to_vec()),
+            "{ctx}: key {i}"
+        );
+    }
+}
+
+#[test]
+fn torn_wal_tail_before_empty_newer_wal_reopens() {
+    for seed in 0..16u64 {
+        let fs = torn_switch(seed);
+        let db = Db::open(DIR, opts(&fs))
+            .unwrap_or_else(|e| panic!("seed {seed}: reopen after a torn switch: {e}"));
+        check_synced(&db, &format!("seed {seed}"));
+    }
+}
+
+#[test]
+fn crash_during_recovery_of_a_torn_wal_tail_reopens() {
+    for seed in 0..16u64 {
+        let fs = torn_switch(seed);
+        // The recovery dies at the rename of CURRENT: its new WAL already exists.
+        fs.inject(FaultRule::sticky(FaultKinds::RENAME, 0));
+        let err = Db::open(DIR, opts(&fs)).expect_err("the rename fails");
+        assert_eq!(err.kind(), ErrorKind::Io, "seed {seed}: {err}");
+        fs.crash();
+        fs.clear_faults();
+        let db = Db::open(DIR, opts(&fs))
+            .unwrap_or_else(|e| panic!("seed {seed}: reopen after a crashed recovery: {e}"));
+        check_synced(&db, &format!("seed {seed}"));
+    }
+}
