@@ -116,7 +116,8 @@ fn compact(inner: &DbInner, plan: &CompactionPlan) -> Result<()> {
         // the cost of rewriting the whole file).
         let mut edit = VersionEdit::default();
         edit.deleted_files.push((plan.level, only.number));
-        edit.new_files.push((plan.output_level, FileMetaData::clone(only)));
+        edit.new_files
+            .push((plan.output_level, FileMetaData::clone(only)));
         log_and_apply(inner, edit)?;
         Statistics::add(&inner.stats.trivial_moves, 1);
         return Ok(());

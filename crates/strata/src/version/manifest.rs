@@ -32,10 +32,12 @@
 //!
 //! # Recovery rule
 //! Every record must be intact and decode to an edit that applies cleanly. The only
-//! damage tolerated is a *truncated final record* ([`LogError::Truncated`] with nothing
-//! readable after it): an append whose fsync never returned, whose edit was therefore
-//! never installed. A checksum failure anywhere, including the tail, is corruption (an
-//! fsynced record was damaged). After replay the version must satisfy
+//! damage tolerated is a damaged *final* record (truncated, or failing its checksum,
+//! with no intact record after it): an append whose fsync never returned, whose edit
+//! was therefore never installed, torn or garbled by a power cut. Damage followed by
+//! an intact record is corruption (an fsynced record was damaged). A tail that hid an
+//! installed edit cannot pass unnoticed: open then finds a live table or the named WAL
+//! missing and reports corruption. After replay the version must satisfy
 //! [`Version::check_invariants`], and the three counters must have been set.
 //! `next_file_number` is raised above every file number in use (live tables, the
 //! MANIFEST itself, the WAL), as LevelDB's `MarkFileNumberUsed` does.
@@ -199,21 +201,26 @@ pub fn recover(
                 end = offset;
             }
             Ok(None) => break,
-            Err(LogError::Truncated { offset }) => {
-                // Tolerated only if nothing follows: a torn final append.
-                match reader.read_record(&mut record) {
-                    Ok(None) => break,
-                    Ok(Some(_)) | Err(LogError::Truncated { .. } | LogError::Corrupt { .. }) => {
-                        return Err(Error::corruption(
-                            &replay.path,
-                            offset,
-                            "truncated MANIFEST record is not the last",
-                        ))
+            Err(LogError::Io(e)) => return Err(e),
+            Err(damage) => {
+                // Tolerated only if no intact record follows: a torn final append
+                // (cut short, or garbled by a power cut before its fsync returned).
+                let offset = damage.offset();
+                loop {
+                    match reader.read_record(&mut record) {
+                        Ok(None) => return replay.finish(manifest_number, end).map(Some),
+                        Ok(Some(_)) => {
+                            return Err(Error::corruption(
+                                &replay.path,
+                                offset,
+                                "damaged MANIFEST record is followed by intact ones",
+                            ))
+                        }
+                        Err(LogError::Io(e)) => return Err(e),
+                        Err(_) => continue,
                     }
-                    Err(LogError::Io(e)) => return Err(e),
                 }
             }
-            Err(e) => return Err(e.into_error(replay.path)),
         }
     }
     replay.finish(manifest_number, end).map(Some)
