@@ -15,7 +15,7 @@
 //! 2. A batch is applied entirely or not at all: it is one WAL record.
 
 use crate::coding::{get_fixed32, get_fixed64, put_length_prefixed, Decoder};
-use crate::key::{SequenceNumber, ValueKind};
+use crate::key::{SequenceNumber, ValueKind, MAX_SEQUENCE};
 
 const HEADER: usize = 12;
 
@@ -137,7 +137,8 @@ impl WriteBatch {
     /// deletes).
     ///
     /// # Errors
-    /// [`BadBatch`] if a record is malformed or the count is wrong.
+    /// [`BadBatch`] if a record is malformed, the count is wrong, or a record's
+    /// sequence number exceeds [`MAX_SEQUENCE`].
     pub fn iterate(
         &self,
         mut f: impl FnMut(SequenceNumber, ValueKind, &[u8], &[u8]),
@@ -157,6 +158,11 @@ impl WriteBatch {
                     d.length_prefixed().ok_or(BadBatch("truncated value"))?
                 }
             };
+            if seq > MAX_SEQUENCE {
+                // A corrupt header near u64::MAX would overflow `seq` and mint keys
+                // whose trailer cannot hold the sequence number.
+                return Err(BadBatch("sequence number out of range"));
+            }
             f(seq, kind, key, value);
             seq += 1;
             n += 1;
@@ -197,5 +203,22 @@ mod tests {
         let mut wrong_count = d.to_vec();
         wrong_count[8] = 9;
         assert!(WriteBatch::from_data(wrong_count).is_err());
+    }
+
+    #[test]
+    fn sequence_numbers_past_the_maximum_are_rejected() {
+        // Found by the `batch` fuzz target: a header sequence near u64::MAX overflowed.
+        for (seq, records) in [(u64::MAX, 2u32), (MAX_SEQUENCE, 2), (MAX_SEQUENCE + 1, 1)] {
+            let mut b = WriteBatch::new();
+            for _ in 0..records {
+                b.delete(b"k");
+            }
+            b.set_sequence(seq);
+            assert!(WriteBatch::from_data(b.data().to_vec()).is_err(), "{seq}");
+        }
+        let mut last = WriteBatch::new();
+        last.put(b"k", b"v");
+        last.set_sequence(MAX_SEQUENCE);
+        assert!(WriteBatch::from_data(last.data().to_vec()).is_ok());
     }
 }

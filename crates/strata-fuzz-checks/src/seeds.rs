@@ -1,0 +1,429 @@
+//! The seed corpus, made by the engine itself: real blocks, tables, logs, MANIFEST edits
+//! and batches, small enough to commit (each under [`MAX_SEED_LEN`]).
+//!
+//! [`all`] is deterministic except for the files taken from a live database (their
+//! names and contents depend on when background work runs); `examples/fuzz_seeds.rs`
+//! writes it to `fuzz/corpus/<target>/seed-<name>`.
+
+use std::path::Path;
+use std::sync::Arc;
+use strata::coding::{get_length_prefixed, put_length_prefixed};
+use strata::env::{FaultFs, FileSystem};
+use strata::key::{make_internal_key, ValueKind};
+use strata::sst::compression::seal_block;
+use strata::sst::filter::FilterBuilder;
+use strata::sst::{properties, BlockBuilder, BlockHandle, Footer, TableBuilder, TableOptions};
+use strata::sst::{TableProperties, FORMAT_VERSION};
+use strata::version::{FileKind, FileMetaData, VersionEdit};
+use strata::wal::{LogReader, LogWriter};
+use strata::{Compression, Db, Options, ReadOptions, WriteBatch, WriteOptions};
+
+/// Largest seed file kept.
+pub const MAX_SEED_LEN: usize = 16 << 10;
+
+/// A named seed for one target.
+pub type Seed = (String, Vec<u8>);
+
+/// Every seed, as `(target, name, bytes)`.
+pub fn all() -> Vec<(&'static str, String, Vec<u8>)> {
+    let db = from_database();
+    let mut out = Vec::new();
+    let groups: [(&'static str, Vec<Seed>); 5] = [
+        ("block", blocks()),
+        ("sst", [tables(), db.tables].concat()),
+        ("wal", [logs(), db.logs].concat()),
+        ("manifest", [edits(), db.edits].concat()),
+        ("batch", [batches(), db.batches].concat()),
+    ];
+    for (target, seeds) in groups {
+        for (name, bytes) in seeds {
+            if bytes.len() < MAX_SEED_LEN {
+                out.push((target, name, bytes));
+            }
+        }
+    }
+    out
+}
+
+fn ikey(user_key: &[u8], seq: u64, kind: ValueKind) -> Vec<u8> {
+    make_internal_key(user_key, seq, kind)
+}
+
+/// Sorted entries: `n` keys with a shared prefix, some deletes, varied values.
+fn entries(n: u32, value_len: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
+    (0..n)
+        .map(|i| {
+            let kind = if i % 7 == 3 {
+                ValueKind::Delete
+            } else {
+                ValueKind::Put
+            };
+            let value = if kind == ValueKind::Delete {
+                Vec::new()
+            } else {
+                format!("value-{i}-").repeat(value_len / 8 + 1).into_bytes()
+            };
+            (
+                ikey(
+                    format!("user-key-{i:05}").as_bytes(),
+                    1000 - u64::from(i),
+                    kind,
+                ),
+                value,
+            )
+        })
+        .collect()
+}
+
+/// Block contents, sealed blocks, filters, properties, footers and handles.
+pub fn blocks() -> Vec<Seed> {
+    let mut out = Vec::new();
+    for (n, interval, value_len) in [(0, 16, 0), (1, 16, 1), (20, 4, 8), (40, 1, 3), (64, 16, 24)] {
+        let mut b = BlockBuilder::new(interval);
+        for (k, v) in entries(n, value_len) {
+            b.add(&k, &v);
+        }
+        let raw = b.finish().to_vec();
+        out.push((format!("data-{n}-r{interval}"), raw.clone()));
+        for c in [Compression::None, Compression::Lz4, Compression::Zstd] {
+            let mut sealed = Vec::new();
+            let kind = seal_block(&raw, c, &mut sealed);
+            out.push((format!("sealed-{n}-r{interval}-{kind:?}"), sealed));
+        }
+    }
+    // An index block: separators to block handles, a restart at every entry.
+    let mut index = BlockBuilder::new(1);
+    for i in 0..8u64 {
+        let mut h = Vec::new();
+        BlockHandle {
+            offset: i * 4096,
+            size: 4000 + i,
+        }
+        .encode_to(&mut h);
+        index.add(&ikey(format!("k{i}").as_bytes(), 0, ValueKind::Merge), &h);
+    }
+    out.push(("index-8".into(), index.finish().to_vec()));
+    for (n, bits) in [(1u32, 10u32), (50, 10), (200, 4)] {
+        let mut f = FilterBuilder::new(bits);
+        for i in 0..n {
+            f.add(format!("user-key-{i:05}").as_bytes());
+        }
+        out.push((format!("filter-{n}-b{bits}"), f.finish()));
+    }
+    let props = TableProperties {
+        num_entries: 20,
+        num_deletions: 3,
+        num_data_blocks: 2,
+        raw_key_size: 340,
+        raw_value_size: 160,
+        data_size: 900,
+        index_size: 40,
+        filter_size: 69,
+        smallest_key: ikey(b"a", 9, ValueKind::Put),
+        largest_key: ikey(b"z", 1, ValueKind::Delete),
+        smallest_seqno: 1,
+        largest_seqno: 9,
+        column_group: 0,
+        file_size: 0,
+        format_version: 0,
+    };
+    out.push((
+        "properties".into(),
+        properties::encode(&props, Compression::Lz4),
+    ));
+    let footer = Footer {
+        filter: Some(BlockHandle {
+            offset: 900,
+            size: 64,
+        }),
+        index: BlockHandle {
+            offset: 969,
+            size: 40,
+        },
+        properties: BlockHandle {
+            offset: 1014,
+            size: 120,
+        },
+        format_version: FORMAT_VERSION,
+    };
+    out.push(("footer".into(), footer.encode().to_vec()));
+    let mut h = Vec::new();
+    BlockHandle {
+        offset: 1 << 33,
+        size: 4096,
+    }
+    .encode_to(&mut h);
+    out.push(("handle".into(), h));
+    out
+}
+
+/// Builds a table with `opts` from `entries` into memory.
+fn build_table(opts: TableOptions, entries: &[(Vec<u8>, Vec<u8>)]) -> Vec<u8> {
+    let fs = FaultFs::new();
+    let path = Path::new("/seed/000001.sst");
+    fs.create_dir_all(Path::new("/seed"))
+        .expect("in-memory mkdir");
+    let file = fs.create(path).expect("in-memory create");
+    let mut b = TableBuilder::new(file, opts);
+    for (k, v) in entries {
+        b.add(k, v).expect("sorted entries");
+    }
+    b.finish().expect("in-memory finish");
+    fs.file_bytes(path).expect("table written")
+}
+
+/// Small tables: with and without compression and bloom filter, empty to a few blocks.
+pub fn tables() -> Vec<Seed> {
+    let mut out = Vec::new();
+    for c in [Compression::None, Compression::Lz4, Compression::Zstd] {
+        for bits in [0, 10] {
+            for (n, block_size, interval) in
+                [(0u32, 256, 4), (1, 256, 4), (30, 256, 4), (60, 512, 16)]
+            {
+                if c != Compression::None && n == 0 {
+                    continue;
+                }
+                let opts = TableOptions {
+                    block_size,
+                    block_restart_interval: interval,
+                    bloom_bits_per_key: bits,
+                    compression: c,
+                    column_group: 0,
+                };
+                let name = format!("table-{c:?}-bloom{bits}-{n}");
+                out.push((name, build_table(opts, &entries(n, 12))));
+            }
+        }
+    }
+    out
+}
+
+/// Writes `records` as a log into memory.
+fn build_log(records: &[Vec<u8>]) -> Vec<u8> {
+    let fs = FaultFs::new();
+    let path = Path::new("/seed/000001.log");
+    fs.create_dir_all(Path::new("/seed"))
+        .expect("in-memory mkdir");
+    let mut w = LogWriter::new(fs.create(path).expect("in-memory create"));
+    for r in records {
+        w.add_record(r).expect("in-memory append");
+    }
+    drop(w);
+    fs.file_bytes(path).expect("log written")
+}
+
+/// Logs of write batches (WAL) and of version edits (MANIFEST).
+pub fn logs() -> Vec<Seed> {
+    let batches: Vec<Vec<u8>> = batches().into_iter().map(|(_, b)| b).collect();
+    let edits: Vec<Vec<u8>> = edits().into_iter().map(|(_, e)| e).collect();
+    let mut torn = build_log(&batches);
+    torn.truncate(torn.len() - 3);
+    vec![
+        ("log-empty".into(), Vec::new()),
+        ("log-one".into(), build_log(&batches[1..2])),
+        ("log-batches".into(), build_log(&batches)),
+        ("log-edits".into(), build_log(&edits)),
+        ("log-torn-tail".into(), torn),
+        ("log-empty-record".into(), build_log(&[Vec::new(), vec![7]])),
+    ]
+}
+
+fn file(number: u64, level_keys: (&[u8], &[u8]), kind: FileKind) -> FileMetaData {
+    FileMetaData {
+        number,
+        path_id: (number % 2) as u32,
+        size: 4096 + number,
+        smallest: ikey(level_keys.0, 100, ValueKind::Put),
+        largest: ikey(level_keys.1, 7, ValueKind::Delete),
+        smallest_seqno: 7,
+        largest_seqno: 100,
+        num_entries: 50,
+        num_deletions: 2,
+        column_group: 0,
+        kind,
+    }
+}
+
+/// Version edits: counters only, deletions, new real and virtual files, and fields
+/// marked safe to ignore.
+pub fn edits() -> Vec<Seed> {
+    let enc = |e: &VersionEdit| {
+        let mut v = Vec::new();
+        e.encode(&mut v);
+        v
+    };
+    let counters = VersionEdit {
+        log_number: Some(5),
+        next_file_number: Some(9),
+        last_sequence: Some(1234),
+        ..VersionEdit::default()
+    };
+    let flush = VersionEdit {
+        log_number: Some(12),
+        new_files: vec![(0, file(11, (b"apple", b"pear"), FileKind::Real))],
+        ..VersionEdit::default()
+    };
+    let compaction = VersionEdit {
+        deleted_files: vec![(0, 11), (0, 13), (1, 4)],
+        new_files: vec![
+            (1, file(20, (b"a", b"m"), FileKind::Real)),
+            (1, file(21, (b"n", b"z"), FileKind::Real)),
+        ],
+        ..VersionEdit::default()
+    };
+    let virtual_file = VersionEdit {
+        new_files: vec![(
+            2,
+            file(
+                30,
+                (b"c", b"k"),
+                FileKind::Virtual {
+                    parents: vec![20, 21, 1 << 40],
+                },
+            ),
+        )],
+        ..VersionEdit::default()
+    };
+    // A top-level field and a new-file sub-field from a newer writer, both skippable.
+    let mut future = enc(&counters);
+    future.extend_from_slice(&[0x81, 0x40, 3, b'n', b'e', b'w']); // tag 0x2001
+    let mut with_sub = vec![5, 1]; // new_file at level 1
+    let only_file = VersionEdit {
+        new_files: vec![(1, file(12, (b"b", b"c"), FileKind::Real))],
+        ..VersionEdit::default()
+    };
+    let bytes = enc(&only_file);
+    if let Some((body, _)) = bytes.get(2..).and_then(get_length_prefixed) {
+        let mut body = body.to_vec();
+        body.extend_from_slice(&[0x41, 1, 0]); // sub-tag 0x41: safe to ignore
+        put_length_prefixed(&mut with_sub, &body);
+    }
+    vec![
+        ("edit-empty".into(), Vec::new()),
+        ("edit-counters".into(), enc(&counters)),
+        ("edit-flush".into(), enc(&flush)),
+        ("edit-compaction".into(), enc(&compaction)),
+        ("edit-virtual".into(), enc(&virtual_file)),
+        ("edit-future-tag".into(), future),
+        ("edit-future-subtag".into(), with_sub),
+    ]
+}
+
+/// Serialized write batches.
+pub fn batches() -> Vec<Seed> {
+    let mut empty = WriteBatch::new();
+    empty.set_sequence(1);
+    let mut one = WriteBatch::new();
+    one.put(b"key", b"value");
+    one.set_sequence(42);
+    let mut mixed = WriteBatch::new();
+    for i in 0..20u32 {
+        let k = format!("k{i:03}");
+        if i % 3 == 0 {
+            mixed.delete(k.as_bytes());
+        } else {
+            mixed.put(k.as_bytes(), &vec![b'v'; i as usize]);
+        }
+    }
+    mixed.set_sequence(1 << 40);
+    let mut big = WriteBatch::new();
+    big.put(b"big", &[0xab; 3000]);
+    big.set_sequence(7);
+    let mut merge = one.data().to_vec();
+    merge.extend_from_slice(&[2, 1, b'm', 1, b'+']); // a Merge record
+    merge[8] = 2;
+    vec![
+        ("batch-empty".into(), empty.data().to_vec()),
+        ("batch-one".into(), one.data().to_vec()),
+        ("batch-mixed".into(), mixed.data().to_vec()),
+        ("batch-big".into(), big.data().to_vec()),
+        ("batch-merge".into(), merge),
+    ]
+}
+
+/// Files of a real database on an in-memory file system.
+#[derive(Default)]
+pub struct DbSeeds {
+    /// Table files.
+    pub tables: Vec<Seed>,
+    /// WAL files.
+    pub logs: Vec<Seed>,
+    /// MANIFEST records.
+    pub edits: Vec<Seed>,
+    /// WAL records.
+    pub batches: Vec<Seed>,
+}
+
+/// Runs a small workload (puts, deletes, batches, flushes, a compaction) on a database
+/// over [`FaultFs`] and collects its files and records.
+pub fn from_database() -> DbSeeds {
+    let fs = FaultFs::new();
+    let dir = Path::new("/db");
+    let opts = Options {
+        write_buffer_size: 4096,
+        target_file_size_base: 4096,
+        block_size: 512,
+        block_restart_interval: 4,
+        compression: Compression::Lz4,
+        max_manifest_file_size: 64 << 10,
+        fs: Arc::new(fs.clone()),
+        ..Options::default()
+    };
+    let db = Db::open(dir, opts).expect("open database on FaultFs");
+    let wo = WriteOptions::default();
+    for round in 0..3u32 {
+        for i in 0..60u32 {
+            let k = format!("key{:04}", (i * 7 + round) % 100);
+            db.put(&wo, k.as_bytes(), format!("v{round}-{i}").as_bytes())
+                .expect("put");
+            if i % 9 == 0 {
+                db.delete(&wo, format!("key{:04}", i).as_bytes())
+                    .expect("delete");
+            }
+        }
+        let mut b = WriteBatch::new();
+        b.put(b"batch-a", b"1");
+        b.delete(b"batch-b");
+        db.write(&wo, b).expect("write batch");
+        db.flush().expect("flush");
+    }
+    db.compact_range(None, None).expect("compact");
+    db.put(&wo, b"tail", b"in the wal").expect("put");
+    let _ = db.get(&ReadOptions::default(), b"tail");
+    let mut out = DbSeeds::default();
+    for path in fs.files() {
+        let Some(name) = path.file_name().and_then(|n| n.to_str()).map(String::from) else {
+            continue;
+        };
+        let Some(bytes) = fs.file_bytes(&path) else {
+            continue;
+        };
+        if name.ends_with(".sst") {
+            out.tables.push((format!("db-{name}"), bytes));
+        } else if name.ends_with(".log") {
+            for (i, r) in records(&fs, &path).into_iter().enumerate().take(4) {
+                out.batches.push((format!("db-{name}-{i}"), r));
+            }
+            out.logs.push((format!("db-{name}"), bytes));
+        } else if name.starts_with("MANIFEST-") {
+            for (i, r) in records(&fs, &path).into_iter().enumerate().take(8) {
+                out.edits.push((format!("db-{name}-{i}"), r));
+            }
+        }
+    }
+    db.close().expect("close");
+    out
+}
+
+fn records(fs: &FaultFs, path: &Path) -> Vec<Vec<u8>> {
+    let Ok(file) = fs.open_sequential(path) else {
+        return Vec::new();
+    };
+    let mut r = LogReader::new(file);
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    while let Ok(Some(_)) = r.read_record(&mut buf) {
+        out.push(buf.clone());
+    }
+    out
+}
