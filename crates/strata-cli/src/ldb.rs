@@ -91,7 +91,7 @@ pub fn decode(s: &str, hex: bool) -> Result<Vec<u8>> {
         .strip_prefix("0x")
         .or_else(|| s.strip_prefix("0X"))
         .unwrap_or(s);
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return Err(CliError::BadInput(format!(
             "odd number of hex digits: `{s}`"
         )));
@@ -326,11 +326,9 @@ mod tests {
             parse_load_line("0x61 ==> 0x", 1, true).expect("ok"),
             (b"a".to_vec(), vec![])
         );
-        let err = parse_load_line("no separator", 7, false)
-            .err()
-            .expect("bad");
+        let err = parse_load_line("no separator", 7, false).expect_err("bad");
         assert!(err.to_string().contains("line 7"), "{err}");
-        let err = parse_load_line("0x6 ==> 0x00", 3, true).err().expect("bad");
+        let err = parse_load_line("0x6 ==> 0x00", 3, true).expect_err("bad");
         assert!(err.to_string().contains("line 3"), "{err}");
     }
 

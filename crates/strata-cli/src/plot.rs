@@ -281,6 +281,6 @@ mod tests {
         assert!(matches!(run(&args), Err(CliError::Usage(m)) if m.contains("--output")));
         assert_eq!(format_value(1_234_567.0), "1.23M");
         assert_eq!(format_value(12_345.0), "12.3k");
-        assert_eq!(format_value(3.14159), "3.14");
+        assert_eq!(format_value(1.23456), "1.23");
     }
 }

@@ -403,9 +403,7 @@ mod tests {
     #[test]
     fn bad_lines_are_named() {
         let data = b"{\"a\":1}\n\nnot json\n";
-        let err = parse_records(&data[..], Path::new("x.jsonl"))
-            .err()
-            .expect("error");
+        let err = parse_records(&data[..], Path::new("x.jsonl")).expect_err("error");
         assert!(matches!(err, CliError::BadRecord { line: 3, .. }));
     }
 

@@ -18,6 +18,9 @@ use std::time::{Duration, Instant};
 /// Operations between two progress-counter updates.
 pub const PROGRESS_CHUNK: u64 = 256;
 
+/// Longest latency the histograms resolve (one hour); longer samples are clamped.
+const MAX_LATENCY_NANOS: u64 = 3_600 * 1_000_000_000;
+
 /// The progress bar appears only for runs longer than this.
 const SHOW_AFTER: Duration = Duration::from_secs(2);
 
@@ -40,8 +43,9 @@ impl Default for OpStats {
             ops: 0,
             found: 0,
             bytes: 0,
-            // Auto-resizing; 3 significant digits.
-            hist: Histogram::new(3).unwrap_or_else(|_| unreachable!("3 sigfigs is valid")),
+            // 1 ns .. 1 hour, 3 significant digits (~260 KiB); longer samples clamp.
+            hist: Histogram::new_with_bounds(1, MAX_LATENCY_NANOS, 3)
+                .unwrap_or_else(|_| unreachable!("constant bounds are valid")),
         }
     }
 }
@@ -76,7 +80,7 @@ impl OpStats {
         self.ops += other.ops;
         self.found += other.found;
         self.bytes += other.bytes;
-        // Both histograms auto-resize, so adding cannot fail on range.
+        // Same bounds on both sides, so adding cannot fail on range.
         let _ = self.hist.add(&other.hist);
     }
 
@@ -127,7 +131,7 @@ impl Budget {
     pub fn allows(&self, i: u64) -> bool {
         match *self {
             Budget::Count(n) => i < n,
-            Budget::Until(t) => i % 64 != 0 || Instant::now() < t,
+            Budget::Until(t) => !i.is_multiple_of(64) || Instant::now() < t,
         }
     }
 }
@@ -236,7 +240,7 @@ mod tests {
             all.merge(r);
         }
         assert_eq!(all.ops, 30);
-        assert_eq!(all.bytes, 10 * (0 + 1 + 2));
+        assert_eq!(all.bytes, 10 * 3);
         assert!((all.micros_at(0.5) - 5.0).abs() < 0.1);
     }
 

@@ -146,7 +146,7 @@ impl BenchArgs {
         if self.num == 0 {
             return usage("invalid value for '--num': must be > 0".into());
         }
-        if self.num - 1 >= self.key_format().capacity() {
+        if self.num > self.key_format().capacity() {
             return usage(format!(
                 "invalid value for '--key_size': {} digits cannot hold --num={}",
                 self.key_size, self.num

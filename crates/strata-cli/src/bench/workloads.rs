@@ -243,7 +243,7 @@ impl Ctx<'_> {
             };
             stats.record(start, bytes);
             i += 1;
-            if i % PROGRESS_CHUNK == 0 {
+            if i.is_multiple_of(PROGRESS_CHUNK) {
                 progress.add(PROGRESS_CHUNK);
             }
         }
@@ -269,7 +269,7 @@ impl Ctx<'_> {
             );
             last = now;
             i += 1;
-            if i % PROGRESS_CHUNK == 0 {
+            if i.is_multiple_of(PROGRESS_CHUNK) {
                 progress.add(PROGRESS_CHUNK);
             }
             budget.allows(i)
@@ -313,7 +313,7 @@ impl Ctx<'_> {
             stats.record(start, bytes);
             stats.found += u64::from(found);
             i += 1;
-            if i % PROGRESS_CHUNK == 0 {
+            if i.is_multiple_of(PROGRESS_CHUNK) {
                 progress.add(PROGRESS_CHUNK);
             }
         }

@@ -389,22 +389,22 @@ mod tests {
 
     #[test]
     fn bad_values_are_rejected_naming_the_flag() {
-        let err = parse(&["--compression_type=snappy"]).err().expect("error");
+        let err = parse(&["--compression_type=snappy"]).expect_err("error");
         assert!(err.to_string().contains("--compression_type"), "{err}");
-        let err = parse(&["--num_levels=abc"]).err().expect("error");
+        let err = parse(&["--num_levels=abc"]).expect_err("error");
         assert!(err.to_string().contains("--num_levels"), "{err}");
         let e = parse(&["--num_levels=2"]).expect("parses");
-        let msg = e.strata_options().err().expect("invalid").to_string();
+        let msg = e.strata_options().expect_err("invalid").to_string();
         assert!(msg.starts_with("invalid value for '--num_levels'"), "{msg}");
         let e = parse(&["--bloom_bits=100"]).expect("parses");
-        let msg = e.strata_options().err().expect("invalid").to_string();
+        let msg = e.strata_options().expect_err("invalid").to_string();
         assert!(msg.starts_with("invalid value for '--bloom_bits'"), "{msg}");
         let e = parse(&[
             "--compaction_output_partitioning=aligned",
             "--aligned_variance=0.5",
         ])
         .expect("parses");
-        let msg = e.strata_options().err().expect("invalid").to_string();
+        let msg = e.strata_options().expect_err("invalid").to_string();
         assert!(
             msg.starts_with("invalid value for '--aligned_variance'"),
             "{msg}"
