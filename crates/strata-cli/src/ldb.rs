@@ -358,4 +358,20 @@ mod tests {
         assert!(T::try_parse_from(["t", "frobnicate"]).is_err());
         assert!(T::try_parse_from(["t", "get"]).is_err());
     }
+
+    #[test]
+    fn load_writes_in_batches() {
+        use crate::engine::memory::MemoryEngine;
+        let e = MemoryEngine::default();
+        let input: String = (0..2500)
+            .map(|i| format!("0x{i:04X} ==> 0x{:02X}\n", i % 256))
+            .collect();
+        let n = load(&e, input.as_bytes(), true).expect("load");
+        assert_eq!(n, 2500);
+        assert_eq!(e.len(), 2500);
+        assert_eq!(e.get(&[0x09, 0xC3]).expect("get"), Some(vec![0xC3]));
+        let bad = "a ==> b\nbroken\n";
+        let err = load(&e, bad.as_bytes(), false).expect_err("bad line");
+        assert!(err.to_string().contains("line 2"), "{err}");
+    }
 }

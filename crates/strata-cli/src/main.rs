@@ -59,13 +59,21 @@ where
     Cli::try_parse_from(args)
 }
 
-/// The first line of a clap error, which names the flag or value (`error: unexpected
-/// argument '--foo' found`).
+/// The first paragraph of a clap error on one line; it names the flag or value
+/// (`error: unexpected argument '--foo' found`, `error: the following required arguments
+/// were not provided: <KEY>`). Usage and tips are dropped.
 fn first_line(e: &clap::Error) -> String {
     let rendered = e.render().to_string();
-    let line = rendered.lines().next().unwrap_or("error: bad command line");
-    if line.starts_with("error:") {
-        line.to_string()
+    let line = rendered
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ");
+    if line.is_empty() {
+        "error: bad command line".to_string()
+    } else if line.starts_with("error:") {
+        line
     } else {
         format!("error: {line}")
     }
@@ -146,6 +154,8 @@ mod tests {
         assert!(l.contains("--workload"), "{l}");
         let l = err_line(&["frobnicate"]);
         assert!(l.contains("frobnicate"), "{l}");
+        let l = err_line(&["ldb", "get"]);
+        assert!(l.contains("<KEY>"), "{l}");
     }
 
     #[test]

@@ -389,6 +389,66 @@ mod tests {
         assert_ne!(s, thread_seed(302, 0, 0));
     }
 
+    fn args(extra: &[&str]) -> BenchArgs {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct T {
+            #[command(flatten)]
+            b: BenchArgs,
+        }
+        let base = ["t", "--num=20000", "--value_size=50"];
+        T::try_parse_from(base.iter().chain(extra.iter()).copied())
+            .expect("parse")
+            .b
+    }
+
+    fn go(e: &dyn KvEngine, a: &BenchArgs, b: Benchmark, index: usize) -> Outcome {
+        run(e, a, b, index).expect("runs").expect("measured")
+    }
+
+    #[test]
+    fn benchmarks_on_memory_engine() {
+        use crate::engine::memory::MemoryEngine;
+        let e = MemoryEngine::default();
+        let a = args(&["--threads=2"]);
+        let o = go(&e, &a, Benchmark::Fillrandom, 0);
+        assert_eq!(o.stats.ops, 20_000);
+        let distinct = e.len() as f64 / 20_000.0;
+        assert!((distinct - 0.632).abs() < 0.02, "{distinct}");
+        let o = go(&e, &a, Benchmark::Readrandom, 1);
+        let (found, of) = o.found.expect("found");
+        assert_eq!(of, 20_000);
+        assert!((found as f64 / of as f64 - 0.632).abs() < 0.02, "{found}");
+        let o = go(&e, &a, Benchmark::Readseq, 2);
+        // Each of the 2 threads scans 10000 entries from the start (fewer exist? no).
+        assert_eq!(o.stats.ops, 20_000);
+        let o = go(&e, &a, Benchmark::Seekrandom, 3);
+        assert_eq!(o.stats.ops, 20_000);
+        let o = go(&e, &a, Benchmark::Readwhilewriting, 4);
+        assert_eq!(o.stats.ops, 20_000);
+        assert!(o.note.is_some_and(|n| n.starts_with("(writer: ")));
+        let o = go(&e, &a, Benchmark::Deleterandom, 5);
+        assert_eq!(o.stats.ops, 20_000);
+        assert!(run(&e, &a, Benchmark::Stats, 6).expect("runs").is_none());
+
+        let e = MemoryEngine::default();
+        let a = args(&["--threads=3", "--batch_size=7"]);
+        let o = go(&e, &a, Benchmark::Fillseq, 0);
+        assert_eq!(o.stats.ops, 20_000);
+        assert_eq!(e.len(), 20_000, "fillseq writes every key once");
+        let o = go(&e, &a, Benchmark::Readrandom, 1);
+        assert_eq!(o.found, Some((20_000, 20_000)));
+        let o = go(&e, &a, Benchmark::Readreverse, 2);
+        assert_eq!(o.stats.ops, 20_000);
+        let a = args(&["--reverse_iterator", "--seek_nexts=3", "--reads=100"]);
+        let o = go(&e, &a, Benchmark::Seekrandom, 3);
+        assert_eq!(o.found, Some((100, 100)));
+        assert_eq!(o.stats.bytes, 100 * 4 * (16 + 50));
+        let a = args(&["--duration=1", "--threads=2"]);
+        let o = go(&e, &a, Benchmark::Overwrite, 4);
+        assert!(o.seconds >= 1.0 && o.stats.ops > 0);
+    }
+
     #[test]
     fn fillrandom_key_stream_covers_about_63_percent() {
         // num random draws from [0, num) hit 1 - 1/e of the keys: readrandom's

@@ -8,6 +8,8 @@
 //! Statistics are reported engine-neutrally in [`EngineStats`], so write amplification
 //! is computed the same way for both: (flush + compaction bytes written) / flush bytes.
 
+#[cfg(test)]
+pub mod memory;
 pub mod options;
 mod rocks_stats;
 #[cfg(feature = "rocksdb")]

@@ -428,8 +428,43 @@ mod tests {
         assert!(matches!(y.validate(), Err(CliError::Usage(m)) if m.contains("--zipf_const")));
         let y = parse(&["--key_size=4"]).expect("parse");
         assert!(matches!(y.validate(), Err(CliError::Usage(m)) if m.contains("--key_size")));
+        let y = parse(&["--workload=a"]).expect("parse");
+        assert_eq!(y.distribution(), Distribution::Zipfian);
         // Engine flags are shared with bench.
         let y = parse(&["--write_buffer_size=8388608", "--engine=strata"]).expect("parse");
         assert_eq!(y.engine.write_buffer_size, 8 << 20);
+    }
+
+    #[test]
+    fn phases_on_memory_engine() {
+        use crate::engine::memory::MemoryEngine;
+        for w in ["a", "b", "c", "d", "e", "f", "ro", "rw", "wh", "uh"] {
+            for dist in ["uniform", "zipfian", "hotspot", "latest"] {
+                let e = MemoryEngine::default();
+                let y = parse(&[
+                    &format!("--workload={w}"),
+                    &format!("--distribution={dist}"),
+                    "--records=2000",
+                    "--operations=3000",
+                    "--threads=2",
+                ])
+                .expect("parse");
+                y.validate().expect("valid");
+                let loaded = load(&e, &y).expect("load");
+                assert_eq!(loaded[OpKind::Insert.index()].ops, 2000);
+                assert_eq!(e.len(), 2000);
+                let ran = run_ops(&e, &y).expect("run");
+                let total: u64 = ran.iter().map(|s| s.ops).sum();
+                assert_eq!(total, 3000, "{w} {dist}");
+                let reads = &ran[OpKind::Read.index()];
+                assert_eq!(reads.found, reads.ops, "{w} {dist}: every read hits");
+                let inserts = ran[OpKind::Insert.index()].ops;
+                assert_eq!(e.len() as u64, 2000 + inserts);
+                for (kind, p) in y.workload.mix().ops {
+                    let got = ran[kind.index()].ops as f64 / 3000.0;
+                    assert!((got - p).abs() < 0.05, "{w} {dist} {kind:?}: {got} vs {p}");
+                }
+            }
+        }
     }
 }
