@@ -31,6 +31,22 @@ BIN=$CARGO_TARGET_DIR/release/strata
 
 if (( READS > NUM )); then READS=$NUM; fi
 
+# librocksdb-sys always runs bindgen at build time, which loads libclang.
+have_libclang() {
+  [[ -n "${LIBCLANG_PATH:-}" ]] && return 0
+  compgen -G "/usr/lib/llvm-*/lib/libclang*.so*" >/dev/null ||
+    compgen -G "/usr/lib/*/libclang*.so*" >/dev/null
+}
+if [[ -z "${SKIP_BUILD:-}" ]] && ! have_libclang; then
+  if command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
+    echo "installing libclang-dev (needed by the rocksdb crate's bindgen)..." >&2
+    apt-get install -y libclang-dev >/dev/null || { apt-get update >/dev/null && apt-get install -y libclang-dev >/dev/null; }
+  else
+    echo "error: libclang not found: install libclang-dev (or set LIBCLANG_PATH)" >&2
+    exit 1
+  fi
+fi
+
 if [[ -z "${SKIP_BUILD:-}" ]]; then
   echo "building $BIN (release, --features rocksdb, target-cpu=native)..." >&2
   (cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" \

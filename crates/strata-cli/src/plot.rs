@@ -11,6 +11,7 @@ use crate::error::{CliError, Result};
 use crate::results::{metric, read_records, text};
 use clap::Args;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -128,6 +129,8 @@ pub fn draw(s: &Series, args: &PlotArgs) -> Result<()> {
         .configure_mesh()
         .disable_x_mesh()
         .disable_x_axis()
+        .light_line_style(WHITE)
+        .y_label_formatter(&|v| format_value(*v))
         .y_desc(args.metric.as_str())
         .draw()
         .map_err(plot_err)?;
@@ -144,10 +147,14 @@ pub fn draw(s: &Series, args: &PlotArgs) -> Result<()> {
             .map_err(plot_err)?
             .label(engine.as_str())
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled()));
+        let above = ("sans-serif", 11)
+            .into_font()
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Center, VPos::Bottom));
         let labels = s.values.iter().enumerate().filter_map(|(bi, row)| {
             let v = row.get(ei).copied().flatten()?;
-            let x = bi as f64 + 0.1 + ei as f64 * width;
-            Some(Text::new(format_value(v), (x, v), ("sans-serif", 11)))
+            let x = bi as f64 + 0.1 + (ei as f64 + 0.5) * width;
+            Some(Text::new(format_value(v), (x, v), above.clone()))
         });
         chart.draw_series(labels).map_err(plot_err)?;
     }
