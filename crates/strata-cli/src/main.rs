@@ -38,6 +38,11 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// db_bench-style benchmarks.
+    ///
+    /// Flags keep db_bench's names and meanings, except that --num writes and --reads
+    /// reads are split among --threads (db_bench gives each thread the full count).
+    /// Results are printed and appended as JSON lines to --json
+    /// (default results/bench.jsonl; --no_json to skip).
     Bench(Box<bench::flags::BenchArgs>),
     /// YCSB workloads A-F, RO, RW, WH, UH.
     Ycsb(Box<ycsb::YcsbArgs>),
