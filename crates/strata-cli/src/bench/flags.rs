@@ -1,0 +1,172 @@
+//! `strata bench` flags: db_bench's names and meanings.
+//!
+//! Work is a fixed total divided among `--threads` (threads change concurrency, not the
+//! amount of work; db_bench instead gives every thread the full count). Fills and
+//! `deleterandom` do `--num` operations, reads do `--reads` (`-1` = `--num`);
+//! `--duration` > 0 runs each benchmark for that many seconds instead.
+
+use crate::engine::options::EngineFlags;
+use crate::error::{CliError, Result};
+use crate::keys::KeyFormat;
+use crate::results::ReportFlags;
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+
+/// One benchmark of `--benchmarks`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[value(rename_all = "lowercase")]
+pub enum Benchmark {
+    /// Write `--num` keys in ascending order.
+    Fillseq,
+    /// Write `--num` uniformly random keys of `[0, num)` (with repeats).
+    Fillrandom,
+    /// Like fillrandom, meant for an existing database.
+    Overwrite,
+    /// Point reads of random keys of `[0, num)`; reports how many were found.
+    Readrandom,
+    /// Iterate forward over `--reads` entries.
+    Readseq,
+    /// Iterate backward over `--reads` entries.
+    Readreverse,
+    /// Seek to random keys, then `--seek_nexts` steps.
+    Seekrandom,
+    /// `--threads` readers doing readrandom while one writer overwrites random keys.
+    Readwhilewriting,
+    /// Delete `--num` random keys.
+    Deleterandom,
+    /// Flush the memtable.
+    Flush,
+    /// Compact the whole key range to the bottom level.
+    Compact,
+    /// Wait for pending flushes and compactions.
+    Waitforcompaction,
+    /// Print the level table and write amplification.
+    Stats,
+}
+
+impl Benchmark {
+    /// The name used in output and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Benchmark::Fillseq => "fillseq",
+            Benchmark::Fillrandom => "fillrandom",
+            Benchmark::Overwrite => "overwrite",
+            Benchmark::Readrandom => "readrandom",
+            Benchmark::Readseq => "readseq",
+            Benchmark::Readreverse => "readreverse",
+            Benchmark::Seekrandom => "seekrandom",
+            Benchmark::Readwhilewriting => "readwhilewriting",
+            Benchmark::Deleterandom => "deleterandom",
+            Benchmark::Flush => "flush",
+            Benchmark::Compact => "compact",
+            Benchmark::Waitforcompaction => "waitforcompaction",
+            Benchmark::Stats => "stats",
+        }
+    }
+}
+
+/// `strata bench`.
+#[derive(Args, Clone, Debug, Serialize)]
+pub struct BenchArgs {
+    /// Comma-separated benchmarks, run in order.
+    #[arg(
+        long = "benchmarks",
+        value_enum,
+        value_delimiter = ',',
+        default_value = "fillseq,fillrandom,readrandom,readseq,stats"
+    )]
+    pub benchmarks: Vec<Benchmark>,
+    /// Keys in the key space; operations of write benchmarks.
+    #[arg(long = "num", default_value_t = 1_000_000)]
+    pub num: u64,
+    /// Operations of read benchmarks; -1 means --num.
+    #[arg(long = "reads", default_value_t = -1, allow_negative_numbers = true)]
+    pub reads: i64,
+    /// Key size in bytes (zero-padded decimal).
+    #[arg(long = "key_size", default_value_t = 16)]
+    pub key_size: usize,
+    /// Value size in bytes.
+    #[arg(long = "value_size", default_value_t = 100)]
+    pub value_size: usize,
+    /// Fraction of each value that is random (the rest repeats it).
+    #[arg(long = "compression_ratio", default_value_t = 0.5)]
+    pub compression_ratio: f64,
+    /// Updates per write batch.
+    #[arg(long = "batch_size", default_value_t = 1)]
+    pub batch_size: usize,
+    /// Concurrent worker threads.
+    #[arg(long = "threads", default_value_t = 1)]
+    pub threads: usize,
+    /// Seed of keys and values (same seed, same streams, on every engine).
+    #[arg(long = "seed", default_value_t = 301)]
+    pub seed: u64,
+    /// Seconds per benchmark; 0 runs by count.
+    #[arg(long = "duration", default_value_t = 0)]
+    pub duration: u64,
+    /// Next() steps after each seek of seekrandom.
+    #[arg(long = "seek_nexts", default_value_t = 0)]
+    pub seek_nexts: usize,
+    /// seekrandom seeks backward (seek_for_prev + prev).
+    #[arg(long = "reverse_iterator", default_value_t = false, num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub reverse_iterator: bool,
+    /// Engine options.
+    #[command(flatten)]
+    pub engine: EngineFlags,
+    /// Output options.
+    #[command(flatten)]
+    pub report: ReportFlags,
+}
+
+impl BenchArgs {
+    /// Read operations: `--reads`, or `--num` when negative.
+    pub fn read_count(&self) -> u64 {
+        u64::try_from(self.reads).unwrap_or(self.num)
+    }
+
+    /// The key format.
+    pub fn key_format(&self) -> KeyFormat {
+        KeyFormat {
+            key_size: self.key_size,
+            prefix: b"",
+        }
+    }
+
+    /// Rejects impossible combinations.
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] naming the flag.
+    pub fn validate(&self) -> Result<()> {
+        let usage = |m: String| Err(CliError::Usage(m));
+        if self.key_size == 0 {
+            return usage("invalid value for '--key_size': must be > 0".into());
+        }
+        if self.num == 0 {
+            return usage("invalid value for '--num': must be > 0".into());
+        }
+        if self.num > self.key_format().capacity() {
+            return usage(format!(
+                "invalid value for '--key_size': {} digits cannot hold --num={}",
+                self.key_size, self.num
+            ));
+        }
+        if self.threads == 0 || self.threads > 1024 {
+            return usage("invalid value for '--threads': must be in 1..=1024".into());
+        }
+        if self.batch_size == 0 {
+            return usage("invalid value for '--batch_size': must be > 0".into());
+        }
+        if !(0.0..=1.0).contains(&self.compression_ratio) {
+            return usage("invalid value for '--compression_ratio': must be in [0, 1]".into());
+        }
+        if self.value_size > 64 << 20 {
+            return usage("invalid value for '--value_size': must be <= 64 MiB".into());
+        }
+        if self.reads < -1 {
+            return usage("invalid value for '--reads': must be >= -1".into());
+        }
+        Ok(())
+    }
+}

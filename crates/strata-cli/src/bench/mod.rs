@@ -1,0 +1,98 @@
+//! `strata bench`: db_bench-style micro-benchmarks on Strata or RocksDB.
+//!
+//! Role: parses nothing itself ([`flags`] does), opens the engine once, runs each of
+//! `--benchmarks` in order ([`workloads`]), prints db_bench's lines ([`report`]) and
+//! appends one JSON record per benchmark (`results`).
+
+pub mod flags;
+pub mod report;
+pub mod workloads;
+
+use crate::engine;
+use crate::error::Result;
+use crate::results::{self, Provenance};
+use flags::BenchArgs;
+use std::collections::BTreeMap;
+
+/// Runs `strata bench`.
+///
+/// # Errors
+/// Bad flags, the engine's errors, or failure to write results.
+pub fn run(args: &BenchArgs) -> Result<()> {
+    args.validate()?;
+    let json_path = args.report.json_path("bench");
+    let prov = Provenance::gather();
+    let options = serde_json::to_value(args)?;
+    let engine = engine::open(&args.engine, false)?;
+    print_header(args, engine.name());
+    for (index, &b) in args.benchmarks.iter().enumerate() {
+        results::reset_peak_rss();
+        let Some(out) = workloads::run(engine.as_ref(), args, b, index)? else {
+            let stats = engine.stats();
+            print!("{}", stats.level_table);
+            println!("write_amplification: {:.2}", stats.write_amplification());
+            continue;
+        };
+        println!(
+            "{}",
+            report::summary_line(
+                b.name(),
+                &out.stats,
+                out.seconds,
+                out.found,
+                out.note.as_deref()
+            )
+        );
+        println!("{}", report::percentiles_line(&out.stats));
+        if args.report.histogram {
+            print!("{}", report::histogram(&out.stats));
+        }
+        let stats = engine.stats();
+        if args.report.statistics {
+            for (k, v) in &stats.counters {
+                println!("{k}: {v}");
+            }
+        }
+        if let Some(path) = &json_path {
+            let rec = results::record(
+                "bench",
+                b.name(),
+                &out.stats,
+                out.seconds,
+                out.found.map(|(f, _)| f),
+                BTreeMap::new(),
+                &stats,
+                engine.name(),
+                options.clone(),
+                &prov,
+            );
+            results::append(path, &rec)?;
+        }
+    }
+    engine.close()?;
+    if let Some(p) = json_path {
+        eprintln!("results appended to {}", p.display());
+    }
+    Ok(())
+}
+
+fn print_header(args: &BenchArgs, engine: &str) {
+    println!("Engine:     {engine}");
+    println!("Keys:       {} bytes each", args.key_size);
+    println!(
+        "Values:     {} bytes each ({} bytes after compression)",
+        args.value_size,
+        (args.value_size as f64 * args.compression_ratio).round()
+    );
+    println!("Entries:    {}", args.num);
+    println!("Threads:    {}", args.threads);
+    println!(
+        "Benchmarks: {}",
+        args.benchmarks
+            .iter()
+            .map(|b| b.name())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    println!("{}", "-".repeat(48));
+}

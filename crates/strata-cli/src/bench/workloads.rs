@@ -1,0 +1,465 @@
+//! The benchmarks' worker loops.
+//!
+//! Role: [`run`] executes one benchmark on `--threads` scoped workers through
+//! [`run_parallel`] and returns merged [`OpStats`]. Key and value streams are derived only
+//! from `--seed`, the benchmark's position in `--benchmarks` and the thread index, so
+//! every engine sees the same operations (db_bench also reseeds per benchmark, which is
+//! why readrandom after fillrandom finds only ~63% of keys: fillrandom repeats keys).
+
+use super::flags::{BenchArgs, Benchmark};
+use crate::engine::{BatchOp, Direction, KvEngine};
+use crate::error::Result;
+use crate::runner::{run_parallel, Budget, OpStats, Progress, PROGRESS_CHUNK};
+use crate::values::ValueGenerator;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+/// What one benchmark measured.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Merged statistics of the measured threads.
+    pub stats: OpStats,
+    /// Wall time, seconds.
+    pub seconds: f64,
+    /// `(found, of)` for read benchmarks.
+    pub found: Option<(u64, u64)>,
+    /// Extra text for the report line (e.g. the writer's count in readwhilewriting).
+    pub note: Option<String>,
+}
+
+/// A 64-bit mix (splitmix64 finalizer) to derive independent seeds.
+pub fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The seed of thread `tid` in the benchmark at position `index`.
+pub fn thread_seed(seed: u64, index: usize, tid: usize) -> u64 {
+    mix(seed ^ mix((index as u64) << 32 | tid as u64))
+}
+
+struct Ctx<'a> {
+    engine: &'a dyn KvEngine,
+    args: &'a BenchArgs,
+    index: usize,
+}
+
+/// Runs benchmark `b` (at position `index` of `--benchmarks`). `None` for `stats`,
+/// which measures nothing.
+///
+/// # Errors
+/// The first engine error of any worker.
+pub fn run(
+    engine: &dyn KvEngine,
+    args: &BenchArgs,
+    b: Benchmark,
+    index: usize,
+) -> Result<Option<Outcome>> {
+    let ctx = Ctx {
+        engine,
+        args,
+        index,
+    };
+    let threads = args.threads;
+    let label = b.name();
+    let writes = (args.duration == 0).then_some(args.num);
+    let reads = (args.duration == 0).then_some(args.read_count());
+    let outcome = match b {
+        Benchmark::Fillseq
+        | Benchmark::Fillrandom
+        | Benchmark::Overwrite
+        | Benchmark::Deleterandom => {
+            let (r, el) = run_parallel(label, threads, writes, |tid, p| ctx.write(b, tid, p))?;
+            merged(r, el.as_secs_f64(), None)
+        }
+        Benchmark::Readrandom => {
+            let (r, el) = run_parallel(label, threads, reads, |tid, p| ctx.read_random(tid, p))?;
+            let mut o = merged(r, el.as_secs_f64(), None);
+            o.found = Some((o.stats.found, o.stats.ops));
+            o
+        }
+        Benchmark::Readseq | Benchmark::Readreverse => {
+            let dir = if b == Benchmark::Readseq {
+                Direction::Forward
+            } else {
+                Direction::Reverse
+            };
+            let (r, el) = run_parallel(label, threads, reads, |tid, p| ctx.read_seq(dir, tid, p))?;
+            merged(r, el.as_secs_f64(), None)
+        }
+        Benchmark::Seekrandom => {
+            let (r, el) = run_parallel(label, threads, reads, |tid, p| ctx.seek_random(tid, p))?;
+            let mut o = merged(r, el.as_secs_f64(), None);
+            o.found = Some((o.stats.found, o.stats.ops));
+            o
+        }
+        Benchmark::Readwhilewriting => ctx.read_while_writing()?,
+        Benchmark::Flush => single(|| engine.flush())?,
+        Benchmark::Compact => single(|| engine.compact(None, None))?,
+        Benchmark::Waitforcompaction => single(|| engine.wait_for_compactions())?,
+        Benchmark::Stats => return Ok(None),
+    };
+    Ok(Some(outcome))
+}
+
+fn merged(parts: Vec<OpStats>, seconds: f64, note: Option<String>) -> Outcome {
+    let mut stats = OpStats::default();
+    for p in &parts {
+        stats.merge(p);
+    }
+    Outcome {
+        stats,
+        seconds,
+        found: None,
+        note,
+    }
+}
+
+fn single(op: impl FnOnce() -> Result<()>) -> Result<Outcome> {
+    let start = Instant::now();
+    op()?;
+    let mut stats = OpStats::default();
+    stats.record(start, 0);
+    Ok(Outcome {
+        seconds: start.elapsed().as_secs_f64(),
+        stats,
+        found: None,
+        note: None,
+    })
+}
+
+impl Ctx<'_> {
+    fn rng(&self, tid: usize) -> SmallRng {
+        SmallRng::seed_from_u64(thread_seed(self.args.seed, self.index, tid))
+    }
+
+    fn budget(&self, total: u64, threads: usize, tid: usize) -> Budget {
+        Budget::split(total, threads, tid, self.args.duration)
+    }
+
+    /// fillseq, fillrandom, overwrite, deleterandom.
+    fn write(&self, b: Benchmark, tid: usize, progress: &Progress) -> Result<OpStats> {
+        let a = self.args;
+        let threads = a.threads;
+        let budget = self.budget(a.num, threads, tid);
+        // fillseq: thread `tid` writes its own contiguous slice of [0, num).
+        let seq_start =
+            (a.num / threads as u64) * tid as u64 + (tid as u64).min(a.num % threads as u64);
+        let mut rng = self.rng(tid);
+        let mut values = ValueGenerator::new(
+            thread_seed(a.seed, usize::MAX, tid),
+            a.compression_ratio,
+            a.value_size,
+        );
+        let fmt = a.key_format();
+        let batch = a.batch_size;
+        let mut keys: Vec<Vec<u8>> = vec![Vec::with_capacity(a.key_size); batch];
+        let mut vals: Vec<Vec<u8>> = vec![Vec::new(); if batch > 1 { batch } else { 0 }];
+        let mut stats = OpStats::default();
+        let mut i = 0u64;
+        let mut since_progress = 0u64;
+        while budget.allows(i) {
+            let n = match budget {
+                Budget::Count(total) => (batch as u64).min(total - i) as usize,
+                Budget::Until(_) => batch,
+            };
+            for (j, key) in keys.iter_mut().take(n).enumerate() {
+                let k = match b {
+                    Benchmark::Fillseq => seq_start + i + j as u64,
+                    _ => rng.random_range(0..a.num),
+                };
+                fmt.write(k, key);
+            }
+            let delete = b == Benchmark::Deleterandom;
+            let start;
+            let mut bytes = n * a.key_size;
+            if n == 1 {
+                let key = keys.first().map(Vec::as_slice).unwrap_or_default();
+                if delete {
+                    start = Instant::now();
+                    self.engine.delete(key)?;
+                } else {
+                    let v = values.next(a.value_size);
+                    bytes += v.len();
+                    start = Instant::now();
+                    self.engine.put(key, v)?;
+                }
+            } else {
+                let ops: Vec<BatchOp<'_>> = if delete {
+                    keys.iter().take(n).map(|k| BatchOp::Delete(k)).collect()
+                } else {
+                    for v in vals.iter_mut().take(n) {
+                        v.clear();
+                        v.extend_from_slice(values.next(a.value_size));
+                        bytes += v.len();
+                    }
+                    keys.iter()
+                        .zip(&vals)
+                        .take(n)
+                        .map(|(k, v)| BatchOp::Put(k, v))
+                        .collect()
+                };
+                start = Instant::now();
+                self.engine.write_batch(&ops)?;
+            }
+            stats.record_n(start, n as u64, bytes);
+            i += n as u64;
+            since_progress += n as u64;
+            if since_progress >= PROGRESS_CHUNK {
+                progress.add(since_progress);
+                since_progress = 0;
+            }
+        }
+        progress.add(since_progress);
+        Ok(stats)
+    }
+
+    fn read_random(&self, tid: usize, progress: &Progress) -> Result<OpStats> {
+        let a = self.args;
+        self.read_random_loop(self.budget(a.read_count(), a.threads, tid), tid, progress)
+    }
+
+    fn read_random_loop(&self, budget: Budget, tid: usize, progress: &Progress) -> Result<OpStats> {
+        let a = self.args;
+        let mut rng = self.rng(tid);
+        let fmt = a.key_format();
+        let mut key = Vec::with_capacity(a.key_size);
+        let mut stats = OpStats::default();
+        let mut i = 0u64;
+        while budget.allows(i) {
+            fmt.write(rng.random_range(0..a.num), &mut key);
+            let start = Instant::now();
+            let v = self.engine.get(&key)?;
+            let bytes = match &v {
+                Some(v) => {
+                    stats.found += 1;
+                    key.len() + v.len()
+                }
+                None => 0,
+            };
+            stats.record(start, bytes);
+            i += 1;
+            if i.is_multiple_of(PROGRESS_CHUNK) {
+                progress.add(PROGRESS_CHUNK);
+            }
+        }
+        progress.add(i % PROGRESS_CHUNK);
+        Ok(stats)
+    }
+
+    fn read_seq(&self, dir: Direction, tid: usize, progress: &Progress) -> Result<OpStats> {
+        let a = self.args;
+        let budget = self.budget(a.read_count(), a.threads, tid);
+        let limit = match budget {
+            Budget::Count(n) => usize::try_from(n).unwrap_or(usize::MAX),
+            Budget::Until(_) => usize::MAX,
+        };
+        let mut stats = OpStats::default();
+        let mut last = Instant::now();
+        let mut i = 0u64;
+        self.engine.scan(None, dir, limit, &mut |k, v| {
+            let now = Instant::now();
+            stats.record_nanos(
+                now.duration_since(last).as_nanos() as u64,
+                k.len() + v.len(),
+            );
+            last = now;
+            i += 1;
+            if i.is_multiple_of(PROGRESS_CHUNK) {
+                progress.add(PROGRESS_CHUNK);
+            }
+            budget.allows(i)
+        })?;
+        progress.add(i % PROGRESS_CHUNK);
+        Ok(stats)
+    }
+
+    fn seek_random(&self, tid: usize, progress: &Progress) -> Result<OpStats> {
+        let a = self.args;
+        let budget = self.budget(a.read_count(), a.threads, tid);
+        let dir = if a.reverse_iterator {
+            Direction::Reverse
+        } else {
+            Direction::Forward
+        };
+        let mut rng = self.rng(tid);
+        let fmt = a.key_format();
+        let mut key = Vec::with_capacity(a.key_size);
+        let mut stats = OpStats::default();
+        let mut i = 0u64;
+        while budget.allows(i) {
+            fmt.write(rng.random_range(0..a.num), &mut key);
+            let mut bytes = 0;
+            let mut first = true;
+            let mut found = false;
+            let start = Instant::now();
+            self.engine.scan(
+                Some(&key),
+                dir,
+                a.seek_nexts.saturating_add(1),
+                &mut |k, v| {
+                    if first {
+                        found = k == key.as_slice();
+                        first = false;
+                    }
+                    bytes += k.len() + v.len();
+                    true
+                },
+            )?;
+            stats.record(start, bytes);
+            stats.found += u64::from(found);
+            i += 1;
+            if i.is_multiple_of(PROGRESS_CHUNK) {
+                progress.add(PROGRESS_CHUNK);
+            }
+        }
+        progress.add(i % PROGRESS_CHUNK);
+        Ok(stats)
+    }
+
+    /// `--threads` readers plus one writer that overwrites random keys until the last
+    /// reader finishes. Only the readers are reported; the writer's count is a note.
+    fn read_while_writing(&self) -> Result<Outcome> {
+        let a = self.args;
+        let readers = a.threads;
+        let readers_left = AtomicUsize::new(readers);
+        let expected = (a.duration == 0).then_some(a.read_count());
+        let (parts, el) = run_parallel("readwhilewriting", readers + 1, expected, |tid, p| {
+            if tid == readers {
+                return self.writer(&readers_left).map(|s| (s, true));
+            }
+            let budget = self.budget(a.read_count(), readers, tid);
+            let r = self.read_random_loop(budget, tid, p);
+            readers_left.fetch_sub(1, Ordering::Release);
+            r.map(|s| (s, false))
+        })?;
+        let mut stats = OpStats::default();
+        let mut writes = 0;
+        for (s, is_writer) in &parts {
+            if *is_writer {
+                writes += s.ops;
+            } else {
+                stats.merge(s);
+            }
+        }
+        Ok(Outcome {
+            found: Some((stats.found, stats.ops)),
+            stats,
+            seconds: el.as_secs_f64(),
+            note: Some(format!("(writer: {writes} writes)")),
+        })
+    }
+
+    fn writer(&self, readers_left: &AtomicUsize) -> Result<OpStats> {
+        let a = self.args;
+        let mut rng = self.rng(usize::MAX - 1);
+        let mut values = ValueGenerator::new(
+            thread_seed(a.seed, usize::MAX, usize::MAX),
+            a.compression_ratio,
+            a.value_size,
+        );
+        let fmt = a.key_format();
+        let mut key = Vec::with_capacity(a.key_size);
+        let mut stats = OpStats::default();
+        while readers_left.load(Ordering::Acquire) > 0 {
+            fmt.write(rng.random_range(0..a.num), &mut key);
+            let v = values.next(a.value_size);
+            let start = Instant::now();
+            self.engine.put(&key, v)?;
+            stats.record(start, key.len() + v.len());
+        }
+        Ok(stats)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_differ_by_benchmark_and_thread() {
+        let s = thread_seed(301, 0, 0);
+        assert_eq!(s, thread_seed(301, 0, 0));
+        assert_ne!(s, thread_seed(301, 1, 0));
+        assert_ne!(s, thread_seed(301, 0, 1));
+        assert_ne!(s, thread_seed(302, 0, 0));
+    }
+
+    fn args(extra: &[&str]) -> BenchArgs {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct T {
+            #[command(flatten)]
+            b: BenchArgs,
+        }
+        let base = ["t", "--num=20000", "--value_size=50"];
+        T::try_parse_from(base.iter().chain(extra.iter()).copied())
+            .expect("parse")
+            .b
+    }
+
+    fn go(e: &dyn KvEngine, a: &BenchArgs, b: Benchmark, index: usize) -> Outcome {
+        run(e, a, b, index).expect("runs").expect("measured")
+    }
+
+    #[test]
+    fn benchmarks_on_memory_engine() {
+        use crate::engine::memory::MemoryEngine;
+        let e = MemoryEngine::default();
+        let a = args(&["--threads=2"]);
+        let o = go(&e, &a, Benchmark::Fillrandom, 0);
+        assert_eq!(o.stats.ops, 20_000);
+        let distinct = e.len() as f64 / 20_000.0;
+        assert!((distinct - 0.632).abs() < 0.02, "{distinct}");
+        let o = go(&e, &a, Benchmark::Readrandom, 1);
+        let (found, of) = o.found.expect("found");
+        assert_eq!(of, 20_000);
+        assert!((found as f64 / of as f64 - 0.632).abs() < 0.02, "{found}");
+        let o = go(&e, &a, Benchmark::Readseq, 2);
+        // Each of the 2 threads scans 10000 entries from the start (fewer exist? no).
+        assert_eq!(o.stats.ops, 20_000);
+        let o = go(&e, &a, Benchmark::Seekrandom, 3);
+        assert_eq!(o.stats.ops, 20_000);
+        let o = go(&e, &a, Benchmark::Readwhilewriting, 4);
+        assert_eq!(o.stats.ops, 20_000);
+        assert!(o.note.is_some_and(|n| n.starts_with("(writer: ")));
+        let o = go(&e, &a, Benchmark::Deleterandom, 5);
+        assert_eq!(o.stats.ops, 20_000);
+        assert!(run(&e, &a, Benchmark::Stats, 6).expect("runs").is_none());
+
+        let e = MemoryEngine::default();
+        let a = args(&["--threads=3", "--batch_size=7"]);
+        let o = go(&e, &a, Benchmark::Fillseq, 0);
+        assert_eq!(o.stats.ops, 20_000);
+        assert_eq!(e.len(), 20_000, "fillseq writes every key once");
+        let o = go(&e, &a, Benchmark::Readrandom, 1);
+        assert_eq!(o.found, Some((20_000, 20_000)));
+        let o = go(&e, &a, Benchmark::Readreverse, 2);
+        assert_eq!(o.stats.ops, 20_000);
+        let a = args(&["--reverse_iterator", "--seek_nexts=3", "--reads=100"]);
+        let o = go(&e, &a, Benchmark::Seekrandom, 3);
+        assert_eq!(o.found, Some((100, 100)));
+        assert_eq!(o.stats.bytes, 100 * 4 * (16 + 50));
+        let a = args(&["--duration=1", "--threads=2"]);
+        let o = go(&e, &a, Benchmark::Overwrite, 4);
+        assert!(o.seconds >= 1.0 && o.stats.ops > 0);
+    }
+
+    #[test]
+    fn fillrandom_key_stream_covers_about_63_percent() {
+        // num random draws from [0, num) hit 1 - 1/e of the keys: readrandom's
+        // "found X of Y" after fillrandom should be close to 63%.
+        let num = 100_000u64;
+        let mut rng = SmallRng::seed_from_u64(thread_seed(301, 0, 0));
+        let mut seen = vec![false; num as usize];
+        for _ in 0..num {
+            seen[rng.random_range(0..num) as usize] = true;
+        }
+        let frac = seen.iter().filter(|s| **s).count() as f64 / num as f64;
+        assert!((frac - 0.632).abs() < 0.01, "{frac}");
+    }
+}

@@ -1,0 +1,113 @@
+//! An in-memory [`KvEngine`] (a `BTreeMap` behind a lock) so workloads, YCSB phases and
+//! `ldb` can be tested before the real engine exists. Test builds only.
+
+use super::{BatchOp, Direction, EngineStats, KvEngine, Visitor};
+use crate::error::Result;
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::RwLock;
+
+/// A sorted map behaving like a database.
+#[derive(Default)]
+pub struct MemoryEngine {
+    map: RwLock<BTreeMap<Vec<u8>, Vec<u8>>>,
+}
+
+impl MemoryEngine {
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        self.map.read().map_or(0, |m| m.len())
+    }
+}
+
+impl KvEngine for MemoryEngine {
+    fn name(&self) -> &'static str {
+        "memory"
+    }
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        if let Ok(mut m) = self.map.write() {
+            m.insert(key.to_vec(), value.to_vec());
+        }
+        Ok(())
+    }
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.map.read().ok().and_then(|m| m.get(key).cloned()))
+    }
+    fn delete(&self, key: &[u8]) -> Result<()> {
+        if let Ok(mut m) = self.map.write() {
+            m.remove(key);
+        }
+        Ok(())
+    }
+    fn write_batch(&self, ops: &[BatchOp<'_>]) -> Result<()> {
+        if let Ok(mut m) = self.map.write() {
+            for op in ops {
+                match *op {
+                    BatchOp::Put(k, v) => {
+                        m.insert(k.to_vec(), v.to_vec());
+                    }
+                    BatchOp::Delete(k) => {
+                        m.remove(k);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+    fn scan(
+        &self,
+        start: Option<&[u8]>,
+        direction: Direction,
+        limit: usize,
+        visit: &mut Visitor<'_>,
+    ) -> Result<usize> {
+        let Ok(m) = self.map.read() else {
+            return Ok(0);
+        };
+        let mut n = 0;
+        let mut step = |k: &Vec<u8>, v: &Vec<u8>| {
+            if n >= limit {
+                return false;
+            }
+            n += 1;
+            visit(k, v)
+        };
+        match direction {
+            Direction::Forward => {
+                let lo = start.map_or(Bound::Unbounded, Bound::Included);
+                for (k, v) in m.range::<[u8], _>((lo, Bound::Unbounded)) {
+                    if !step(k, v) {
+                        break;
+                    }
+                }
+            }
+            Direction::Reverse => {
+                let hi = start.map_or(Bound::Unbounded, Bound::Included);
+                for (k, v) in m.range::<[u8], _>((Bound::Unbounded, hi)).rev() {
+                    if !step(k, v) {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(n)
+    }
+    fn flush(&self) -> Result<()> {
+        Ok(())
+    }
+    fn compact(&self, _: Option<&[u8]>, _: Option<&[u8]>) -> Result<()> {
+        Ok(())
+    }
+    fn wait_for_compactions(&self) -> Result<()> {
+        Ok(())
+    }
+    fn stats(&self) -> EngineStats {
+        EngineStats {
+            level_table: "memory engine: no levels\n".into(),
+            ..EngineStats::default()
+        }
+    }
+    fn close(self: Box<Self>) -> Result<()> {
+        Ok(())
+    }
+}

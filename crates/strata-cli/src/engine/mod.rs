@@ -1,0 +1,233 @@
+//! Storage engines behind one object-safe trait, so every workload runs unchanged on
+//! Strata or RocksDB.
+//!
+//! Role: `bench`, `ycsb` and `ldb` open a `Box<dyn KvEngine>` with [`open`] and share
+//! `&dyn KvEngine` across scoped worker threads (engines are `Send + Sync`). After the
+//! workers are joined the box is consumed by [`KvEngine::close`].
+//!
+//! Statistics are reported engine-neutrally in [`EngineStats`], so write amplification
+//! is computed the same way for both: (flush + compaction bytes written) / flush bytes.
+
+#[cfg(test)]
+pub mod memory;
+pub mod options;
+mod rocks_stats;
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb;
+pub mod strata;
+
+use crate::error::{CliError, Result};
+use options::{EngineFlags, EngineKind};
+use serde::Serialize;
+use std::path::Path;
+
+/// One update of a batch.
+#[derive(Clone, Copy, Debug)]
+pub enum BatchOp<'a> {
+    /// `key = value`.
+    Put(&'a [u8], &'a [u8]),
+    /// Delete `key`.
+    Delete(&'a [u8]),
+}
+
+/// Scan direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// Ascending from the first key `>= start` (or the first key).
+    Forward,
+    /// Descending from the last key `<= start` (or the last key).
+    Reverse,
+}
+
+/// Called for each `(key, value)` of a scan; returns false to stop.
+pub type Visitor<'a> = dyn FnMut(&[u8], &[u8]) -> bool + 'a;
+
+/// A key-value engine as the workloads see it. Object-safe; `Send + Sync`.
+pub trait KvEngine: Send + Sync {
+    /// `strata` or `rocksdb`.
+    fn name(&self) -> &'static str;
+    /// Writes `key = value`.
+    ///
+    /// # Errors
+    /// The engine's write error.
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<()>;
+    /// Reads `key`; `None` iff absent.
+    ///
+    /// # Errors
+    /// The engine's read error.
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
+    /// Deletes `key` (absent keys are fine).
+    ///
+    /// # Errors
+    /// The engine's write error.
+    fn delete(&self, key: &[u8]) -> Result<()>;
+    /// Applies `ops` atomically.
+    ///
+    /// # Errors
+    /// The engine's write error.
+    fn write_batch(&self, ops: &[BatchOp<'_>]) -> Result<()>;
+    /// Visits up to `limit` entries from `start` in `direction` until `visit` returns
+    /// false. Returns the number of entries visited.
+    ///
+    /// # Errors
+    /// The iterator's error status.
+    fn scan(
+        &self,
+        start: Option<&[u8]>,
+        direction: Direction,
+        limit: usize,
+        visit: &mut Visitor<'_>,
+    ) -> Result<usize>;
+    /// Flushes memtables to L0 and waits.
+    ///
+    /// # Errors
+    /// The engine's flush error.
+    fn flush(&self) -> Result<()>;
+    /// Compacts `[begin, end]` (unbounded where `None`) to the bottom level and waits.
+    ///
+    /// # Errors
+    /// The engine's compaction error.
+    fn compact(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()>;
+    /// Waits until background flushes and compactions are done.
+    ///
+    /// # Errors
+    /// The engine's background error.
+    fn wait_for_compactions(&self) -> Result<()>;
+    /// Current statistics.
+    fn stats(&self) -> EngineStats;
+    /// Stops background work and closes the database.
+    ///
+    /// # Errors
+    /// The engine's close error.
+    fn close(self: Box<Self>) -> Result<()>;
+}
+
+/// Files and compaction figures of one level, engine-neutral.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LevelReport {
+    /// Level number (0 = L0).
+    pub level: usize,
+    /// Files in the level.
+    pub files: u64,
+    /// Bytes in the level.
+    pub size_bytes: u64,
+    /// Bytes read by compactions into the level (0 where the engine does not say).
+    pub read_bytes: u64,
+    /// Bytes written into the level.
+    pub write_bytes: u64,
+    /// Compactions (or flushes for L0) into the level.
+    pub count: u64,
+}
+
+/// Statistics of an engine, engine-neutral.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct EngineStats {
+    /// The engine's own human-readable level table.
+    #[serde(skip)]
+    pub level_table: String,
+    /// Per-level figures.
+    pub levels: Vec<LevelReport>,
+    /// Every counter the engine exposes, by name, in the engine's order.
+    #[serde(serialize_with = "counters_as_map")]
+    pub counters: Vec<(String, u64)>,
+    /// Bytes appended to write-ahead logs.
+    pub wal_bytes: u64,
+    /// Bytes of tables written by flushes.
+    pub flush_bytes_written: u64,
+    /// Bytes of tables written by compactions.
+    pub compaction_bytes_written: u64,
+    /// Bytes of tables read by compactions.
+    pub compaction_bytes_read: u64,
+}
+
+fn counters_as_map<S: serde::Serializer>(
+    counters: &[(String, u64)],
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_map(counters.iter().map(|(k, v)| (k, v)))
+}
+
+impl EngineStats {
+    /// (flush + compaction bytes written) / flush bytes written; 0 if nothing flushed.
+    pub fn write_amplification(&self) -> f64 {
+        if self.flush_bytes_written == 0 {
+            0.0
+        } else {
+            (self.flush_bytes_written + self.compaction_bytes_written) as f64
+                / self.flush_bytes_written as f64
+        }
+    }
+}
+
+/// Opens the engine `flags` select, first deleting the database unless
+/// `--use_existing_db` (or `keep` is set, as for `ldb` and `ycsb --phase=run`).
+///
+/// # Errors
+/// Bad options ([`CliError::Usage`]), a refused deletion, or the engine's open error.
+pub fn open(flags: &EngineFlags, keep: bool) -> Result<Box<dyn KvEngine>> {
+    let options = flags.strata_options()?;
+    if !keep && !flags.use_existing_db {
+        destroy(&flags.db)?;
+    }
+    match flags.engine {
+        EngineKind::Strata => Ok(Box::new(strata::StrataEngine::open(flags, options)?)),
+        #[cfg(feature = "rocksdb")]
+        EngineKind::Rocksdb => Ok(Box::new(rocksdb::RocksEngine::open(flags)?)),
+        #[cfg(not(feature = "rocksdb"))]
+        EngineKind::Rocksdb => Err(CliError::Usage(
+            "'--engine=rocksdb' needs a build with `--features rocksdb`".into(),
+        )),
+    }
+}
+
+/// Deletes the database directory `dir`, refusing anything that does not look like a
+/// database (no `CURRENT` file) unless it is empty. A missing directory is fine.
+///
+/// # Errors
+/// [`CliError::Usage`] for a non-database directory; [`CliError::Io`] on failure.
+pub fn destroy(dir: &Path) -> Result<()> {
+    let mut entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(CliError::io("read_dir", dir, e)),
+    };
+    let empty = entries.next().is_none();
+    if !empty && !dir.join("CURRENT").exists() {
+        return Err(CliError::Usage(format!(
+            "refusing to delete '{}': not a database directory (no CURRENT file); \
+             pass --use_existing_db or another --db",
+            dir.display()
+        )));
+    }
+    std::fs::remove_dir_all(dir).map_err(|e| CliError::io("remove_dir_all", dir, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_amplification_is_table_bytes_over_flushed() {
+        let s = EngineStats {
+            flush_bytes_written: 100,
+            compaction_bytes_written: 250,
+            ..EngineStats::default()
+        };
+        assert!((s.write_amplification() - 3.5).abs() < 1e-9);
+        assert_eq!(EngineStats::default().write_amplification(), 0.0);
+    }
+
+    #[test]
+    fn destroy_refuses_non_database_directories() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().join("db");
+        destroy(&dir).expect("missing is fine");
+        std::fs::create_dir(&dir).expect("mkdir");
+        std::fs::write(dir.join("precious.txt"), b"x").expect("write");
+        assert!(matches!(destroy(&dir), Err(CliError::Usage(_))));
+        assert!(dir.join("precious.txt").exists());
+        std::fs::write(dir.join("CURRENT"), b"MANIFEST-000001\n").expect("write");
+        destroy(&dir).expect("database dir is deleted");
+        assert!(!dir.exists());
+    }
+}

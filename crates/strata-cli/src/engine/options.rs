@@ -1,0 +1,413 @@
+//! Engine flags: every field of [`strata::Options`] as a db_bench-named command-line flag.
+//!
+//! Role: flattened (`#[command(flatten)]`) into `bench`, `ycsb` and `ldb`, so one set of
+//! flags configures either engine identically. Defaults are read from
+//! [`strata::Options::default`] at parse time, so they never drift from the engine.
+//! [`EngineFlags::strata_options`] converts and validates; a rejected value becomes a
+//! one-line error naming the flag. The RocksDB adapter maps the same struct.
+//!
+//! Not a flag: `Options::fs` (a component, not an option).
+
+use crate::error::{CliError, Result};
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+use std::path::PathBuf;
+use strata::{CompactionPriority, Compression, OutputPartitioning, WalRecoveryMode};
+
+fn d() -> strata::Options {
+    strata::Options::default()
+}
+
+/// Which storage engine runs the workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    /// This crate's engine.
+    Strata,
+    /// RocksDB through the `rocksdb` crate (needs the `rocksdb` cargo feature).
+    Rocksdb,
+}
+
+/// `--compression_type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompressionFlag {
+    /// No compression.
+    None,
+    /// LZ4.
+    Lz4,
+    /// Zstandard.
+    Zstd,
+}
+
+/// `--compaction_pri`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
+pub enum CompactionPriFlag {
+    /// Smallest overlap with the next level, relative to the file's size.
+    MinOverlappingRatio,
+    /// Oldest smallest sequence number first.
+    OldestSmallestSeqFirst,
+}
+
+/// `--compaction_output_partitioning`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PartitioningFlag {
+    /// Cut at the target file size.
+    Fixed,
+    /// Cut at the grandparent level's boundaries (`--aligned_variance`).
+    Aligned,
+}
+
+/// `--wal_recovery_mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
+pub enum WalRecoveryFlag {
+    /// Drop a torn tail of the newest log; other damage is an error.
+    TolerateCorruptedTailRecords,
+    /// Any damage is an error.
+    AbsoluteConsistency,
+    /// Stop replay at the first damaged record.
+    PointInTime,
+}
+
+/// Flags that open and configure the engine. Names and meanings follow RocksDB's db_bench.
+#[derive(Args, Clone, Debug, Serialize)]
+pub struct EngineFlags {
+    /// Database directory.
+    #[arg(long = "db", default_value = "./strata-data")]
+    pub db: PathBuf,
+    /// Storage engine.
+    #[arg(long = "engine", value_enum, default_value_t = EngineKind::Strata)]
+    pub engine: EngineKind,
+    /// Reuse the database in --db instead of deleting it first.
+    #[arg(long = "use_existing_db", default_value_t = false, num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub use_existing_db: bool,
+    /// Create the database if missing.
+    #[arg(long = "create_if_missing", default_value_t = d().create_if_missing, num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub create_if_missing: bool,
+    /// Fail if the database already exists.
+    #[arg(long = "error_if_exists", default_value_t = d().error_if_exists, num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub error_if_exists: bool,
+    /// Memtable size in bytes before it is flushed.
+    #[arg(long = "write_buffer_size", default_value_t = d().write_buffer_size)]
+    pub write_buffer_size: usize,
+    /// Memtables (active + immutable) before writes stop.
+    #[arg(long = "max_write_buffer_number", default_value_t = d().max_write_buffer_number)]
+    pub max_write_buffer_number: usize,
+    /// Target compaction output file size, bytes.
+    #[arg(long = "target_file_size_base", default_value_t = d().target_file_size_base)]
+    pub target_file_size_base: u64,
+    /// Target size of L1, bytes.
+    #[arg(long = "max_bytes_for_level_base", default_value_t = d().max_bytes_for_level_base)]
+    pub max_bytes_for_level_base: u64,
+    /// Size ratio between adjacent levels.
+    #[arg(long = "max_bytes_for_level_multiplier",
+          default_value_t = d().max_bytes_for_level_multiplier)]
+    pub max_bytes_for_level_multiplier: f64,
+    /// L0 files that trigger an L0->L1 compaction.
+    #[arg(long = "level0_file_num_compaction_trigger",
+          default_value_t = d().level0_file_num_compaction_trigger)]
+    pub level0_file_num_compaction_trigger: usize,
+    /// L0 files at which writes are slowed.
+    #[arg(long = "level0_slowdown_writes_trigger",
+          default_value_t = d().level0_slowdown_writes_trigger)]
+    pub level0_slowdown_writes_trigger: usize,
+    /// L0 files at which writes stop.
+    #[arg(long = "level0_stop_writes_trigger", default_value_t = d().level0_stop_writes_trigger)]
+    pub level0_stop_writes_trigger: usize,
+    /// Pending compaction bytes above which writes slow down (0 disables).
+    #[arg(long = "soft_pending_compaction_bytes_limit",
+          default_value_t = d().soft_pending_compaction_bytes_limit)]
+    pub soft_pending_compaction_bytes_limit: u64,
+    /// Pending compaction bytes above which writes stop (0 disables).
+    #[arg(long = "hard_pending_compaction_bytes_limit",
+          default_value_t = d().hard_pending_compaction_bytes_limit)]
+    pub hard_pending_compaction_bytes_limit: u64,
+    /// Number of levels.
+    #[arg(long = "num_levels", default_value_t = d().num_levels)]
+    pub num_levels: usize,
+    /// Bloom filter bits per key (0 disables).
+    #[arg(long = "bloom_bits", default_value_t = d().bloom_bits_per_key)]
+    pub bloom_bits: u32,
+    /// Block cache capacity in bytes (0 disables).
+    #[arg(long = "cache_size", default_value_t = d().block_cache_capacity)]
+    pub cache_size: usize,
+    /// Uncompressed data block size, bytes.
+    #[arg(long = "block_size", default_value_t = d().block_size)]
+    pub block_size: usize,
+    /// Keys between restart points in a block.
+    #[arg(long = "block_restart_interval", default_value_t = d().block_restart_interval)]
+    pub block_restart_interval: usize,
+    /// Table files kept open.
+    #[arg(long = "open_files", alias = "max_open_files", default_value_t = d().max_open_files)]
+    pub open_files: usize,
+    /// Data block compression.
+    #[arg(long = "compression_type", value_enum, default_value_t = CompressionFlag::None)]
+    pub compression_type: CompressionFlag,
+    /// Background flush + compaction threads.
+    #[arg(long = "max_background_jobs", default_value_t = d().max_background_jobs)]
+    pub max_background_jobs: usize,
+    /// Which file of a level compaction picks first.
+    #[arg(long = "compaction_pri", value_enum,
+          default_value_t = CompactionPriFlag::MinOverlappingRatio)]
+    pub compaction_pri: CompactionPriFlag,
+    /// How compaction output is cut into files.
+    #[arg(long = "compaction_output_partitioning", value_enum,
+          default_value_t = PartitioningFlag::Fixed)]
+    pub compaction_output_partitioning: PartitioningFlag,
+    /// Size variance allowed by aligned partitioning (> 1).
+    #[arg(long = "aligned_variance", default_value_t = 2.0)]
+    pub aligned_variance: f64,
+    /// Skip tables newer than the read's snapshot.
+    #[arg(long = "snapshot_filter", default_value_t = d().snapshot_filter, num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub snapshot_filter: bool,
+    /// Verify more on open and recovery.
+    #[arg(long = "paranoid_checks", default_value_t = d().paranoid_checks, num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub paranoid_checks: bool,
+    /// What recovery does with a damaged WAL.
+    #[arg(long = "wal_recovery_mode", value_enum,
+          default_value_t = WalRecoveryFlag::TolerateCorruptedTailRecords)]
+    pub wal_recovery_mode: WalRecoveryFlag,
+    /// fsync the WAL on every write.
+    #[arg(long = "sync", default_value_t = false, num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub sync: bool,
+}
+
+/// Strata option field → the flag that sets it, to name the flag in validation errors.
+const FIELD_TO_FLAG: &[(&str, &str)] = &[
+    ("write_buffer_size", "write_buffer_size"),
+    ("max_write_buffer_number", "max_write_buffer_number"),
+    ("target_file_size_base", "target_file_size_base"),
+    ("max_bytes_for_level_base", "max_bytes_for_level_base"),
+    (
+        "max_bytes_for_level_multiplier",
+        "max_bytes_for_level_multiplier",
+    ),
+    ("num_levels", "num_levels"),
+    (
+        "level0_file_num_compaction_trigger",
+        "level0_file_num_compaction_trigger",
+    ),
+    (
+        "level0_slowdown_writes_trigger",
+        "level0_slowdown_writes_trigger",
+    ),
+    ("level0_stop_writes_trigger", "level0_stop_writes_trigger"),
+    ("block_size", "block_size"),
+    ("block_restart_interval", "block_restart_interval"),
+    ("bloom_bits_per_key", "bloom_bits"),
+    ("block_cache_capacity", "cache_size"),
+    ("max_open_files", "open_files"),
+    ("max_background_jobs", "max_background_jobs"),
+    ("aligned variance", "aligned_variance"),
+    ("soft_pending", "soft_pending_compaction_bytes_limit"),
+    ("hard_pending", "hard_pending_compaction_bytes_limit"),
+];
+
+/// Turns a strata validation message into a one-line error naming the flag.
+pub fn validation_error(message: &str) -> CliError {
+    let flag = FIELD_TO_FLAG
+        .iter()
+        .filter(|(field, _)| message.starts_with(field))
+        .max_by_key(|(field, _)| field.len())
+        .map(|(_, flag)| *flag);
+    match flag {
+        Some(flag) => CliError::Usage(format!("invalid value for '--{flag}': {message}")),
+        None => CliError::Usage(format!("invalid options: {message}")),
+    }
+}
+
+impl EngineFlags {
+    /// The engine options these flags describe, validated.
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] naming the flag whose value the engine rejects.
+    pub fn strata_options(&self) -> Result<strata::Options> {
+        let o = strata::Options {
+            create_if_missing: self.create_if_missing,
+            error_if_exists: self.error_if_exists,
+            write_buffer_size: self.write_buffer_size,
+            max_write_buffer_number: self.max_write_buffer_number,
+            target_file_size_base: self.target_file_size_base,
+            max_bytes_for_level_base: self.max_bytes_for_level_base,
+            max_bytes_for_level_multiplier: self.max_bytes_for_level_multiplier,
+            num_levels: self.num_levels,
+            level0_file_num_compaction_trigger: self.level0_file_num_compaction_trigger,
+            level0_slowdown_writes_trigger: self.level0_slowdown_writes_trigger,
+            level0_stop_writes_trigger: self.level0_stop_writes_trigger,
+            soft_pending_compaction_bytes_limit: self.soft_pending_compaction_bytes_limit,
+            hard_pending_compaction_bytes_limit: self.hard_pending_compaction_bytes_limit,
+            block_size: self.block_size,
+            block_restart_interval: self.block_restart_interval,
+            bloom_bits_per_key: self.bloom_bits,
+            block_cache_capacity: self.cache_size,
+            max_open_files: self.open_files,
+            compression: match self.compression_type {
+                CompressionFlag::None => Compression::None,
+                CompressionFlag::Lz4 => Compression::Lz4,
+                CompressionFlag::Zstd => Compression::Zstd,
+            },
+            max_background_jobs: self.max_background_jobs,
+            compaction_priority: match self.compaction_pri {
+                CompactionPriFlag::MinOverlappingRatio => CompactionPriority::MinOverlappingRatio,
+                CompactionPriFlag::OldestSmallestSeqFirst => {
+                    CompactionPriority::OldestSmallestSeqFirst
+                }
+            },
+            output_partitioning: match self.compaction_output_partitioning {
+                PartitioningFlag::Fixed => OutputPartitioning::Fixed,
+                PartitioningFlag::Aligned => OutputPartitioning::Aligned {
+                    variance: self.aligned_variance,
+                },
+            },
+            snapshot_filter: self.snapshot_filter,
+            paranoid_checks: self.paranoid_checks,
+            wal_recovery_mode: match self.wal_recovery_mode {
+                WalRecoveryFlag::TolerateCorruptedTailRecords => {
+                    WalRecoveryMode::TolerateCorruptedTailRecords
+                }
+                WalRecoveryFlag::AbsoluteConsistency => WalRecoveryMode::AbsoluteConsistency,
+                WalRecoveryFlag::PointInTime => WalRecoveryMode::PointInTime,
+            },
+            ..strata::Options::default()
+        };
+        o.validate().map_err(|e| match e {
+            strata::Error::InvalidArgument(msg) => validation_error(&msg),
+            other => CliError::Strata(other),
+        })?;
+        Ok(o)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        e: EngineFlags,
+    }
+
+    fn parse(args: &[&str]) -> std::result::Result<EngineFlags, clap::Error> {
+        T::try_parse_from(std::iter::once("t").chain(args.iter().copied())).map(|t| t.e)
+    }
+
+    #[test]
+    fn defaults_match_engine_defaults() {
+        let e = parse(&[]).expect("parse");
+        let o = e.strata_options().expect("valid");
+        let d = strata::Options::default();
+        assert_eq!(o.write_buffer_size, d.write_buffer_size);
+        assert_eq!(o.block_cache_capacity, d.block_cache_capacity);
+        assert_eq!(o.bloom_bits_per_key, 10);
+        assert_eq!(o.compression, Compression::None);
+        assert!(o.snapshot_filter);
+    }
+
+    #[test]
+    fn every_flag_reaches_its_option() {
+        let e = parse(&[
+            "--write_buffer_size=8388608",
+            "--max_write_buffer_number=3",
+            "--target_file_size_base=4096",
+            "--max_bytes_for_level_base=33554432",
+            "--max_bytes_for_level_multiplier=8",
+            "--level0_file_num_compaction_trigger=2",
+            "--level0_slowdown_writes_trigger=5",
+            "--level0_stop_writes_trigger=9",
+            "--soft_pending_compaction_bytes_limit=1",
+            "--hard_pending_compaction_bytes_limit=2",
+            "--num_levels=5",
+            "--bloom_bits=12",
+            "--cache_size=1048576",
+            "--block_size=8192",
+            "--block_restart_interval=8",
+            "--open_files=100",
+            "--compression_type=zstd",
+            "--max_background_jobs=4",
+            "--compaction_pri=oldest_smallest_seq_first",
+            "--compaction_output_partitioning=aligned",
+            "--aligned_variance=3",
+            "--snapshot_filter=false",
+            "--paranoid_checks",
+            "--wal_recovery_mode=point_in_time",
+            "--create_if_missing=0",
+            "--error_if_exists=1",
+        ])
+        .expect("parse");
+        let o = e.strata_options().expect("valid");
+        assert_eq!(o.write_buffer_size, 8 << 20);
+        assert_eq!(o.max_write_buffer_number, 3);
+        assert_eq!(o.target_file_size_base, 4096);
+        assert_eq!(o.max_bytes_for_level_base, 32 << 20);
+        assert_eq!(o.max_bytes_for_level_multiplier, 8.0);
+        assert_eq!(o.level0_file_num_compaction_trigger, 2);
+        assert_eq!(o.level0_slowdown_writes_trigger, 5);
+        assert_eq!(o.level0_stop_writes_trigger, 9);
+        assert_eq!(o.soft_pending_compaction_bytes_limit, 1);
+        assert_eq!(o.hard_pending_compaction_bytes_limit, 2);
+        assert_eq!(o.num_levels, 5);
+        assert_eq!(o.bloom_bits_per_key, 12);
+        assert_eq!(o.block_cache_capacity, 1 << 20);
+        assert_eq!(o.block_size, 8192);
+        assert_eq!(o.block_restart_interval, 8);
+        assert_eq!(o.max_open_files, 100);
+        assert_eq!(o.compression, Compression::Zstd);
+        assert_eq!(o.max_background_jobs, 4);
+        assert_eq!(
+            o.compaction_priority,
+            CompactionPriority::OldestSmallestSeqFirst
+        );
+        assert_eq!(
+            o.output_partitioning,
+            OutputPartitioning::Aligned { variance: 3.0 }
+        );
+        assert!(!o.snapshot_filter);
+        assert!(o.paranoid_checks);
+        assert_eq!(o.wal_recovery_mode, WalRecoveryMode::PointInTime);
+        assert!(!o.create_if_missing);
+        assert!(o.error_if_exists);
+    }
+
+    #[test]
+    fn bad_values_are_rejected_naming_the_flag() {
+        let err = parse(&["--compression_type=snappy"]).expect_err("error");
+        assert!(err.to_string().contains("--compression_type"), "{err}");
+        let err = parse(&["--num_levels=abc"]).expect_err("error");
+        assert!(err.to_string().contains("--num_levels"), "{err}");
+        let e = parse(&["--num_levels=2"]).expect("parses");
+        let msg = e.strata_options().expect_err("invalid").to_string();
+        assert!(msg.starts_with("invalid value for '--num_levels'"), "{msg}");
+        let e = parse(&["--bloom_bits=100"]).expect("parses");
+        let msg = e.strata_options().expect_err("invalid").to_string();
+        assert!(msg.starts_with("invalid value for '--bloom_bits'"), "{msg}");
+        let e = parse(&[
+            "--compaction_output_partitioning=aligned",
+            "--aligned_variance=0.5",
+        ])
+        .expect("parses");
+        let msg = e.strata_options().expect_err("invalid").to_string();
+        assert!(
+            msg.starts_with("invalid value for '--aligned_variance'"),
+            "{msg}"
+        );
+    }
+}

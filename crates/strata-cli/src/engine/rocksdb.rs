@@ -1,0 +1,222 @@
+//! RocksDB behind [`KvEngine`], configured from the same flags as Strata (feature
+//! `rocksdb`).
+//!
+//! Mapping: memtable size and count, target file size, level base and multiplier, L0
+//! triggers, pending-compaction limits, level count, a block-based table with a
+//! whole-key full bloom filter (`--bloom_bits`), an LRU block cache (`--cache_size`),
+//! block size and restart interval, compression, background jobs, compaction priority,
+//! WAL on, `sync` per `--sync`, no direct I/O. Statistics come from RocksDB's tickers
+//! (`FLUSH_WRITE_BYTES`, `COMPACT_WRITE_BYTES`, ...) so write amplification is computed
+//! exactly as for Strata. Strata-only options (output partitioning, snapshot filter)
+//! have no RocksDB equivalent and are ignored.
+
+use super::rocks_stats::{parse_compaction_stats, parse_tickers};
+use super::{BatchOp, Direction, EngineStats, KvEngine, Visitor};
+use crate::engine::options::{CompactionPriFlag, CompressionFlag, EngineFlags, WalRecoveryFlag};
+use crate::error::Result;
+use rocksdb::statistics::Ticker;
+use rocksdb::{
+    BlockBasedOptions, Cache, CompactionPri, DBCompressionType, DBRecoveryMode, Options,
+    ReadOptions, WaitForCompactOptions, WriteBatch, WriteOptions, DB,
+};
+
+fn clamp_i32(v: usize) -> i32 {
+    i32::try_from(v).unwrap_or(i32::MAX)
+}
+
+/// An open RocksDB database.
+pub struct RocksEngine {
+    db: DB,
+    /// Kept for its statistics object (tickers are read through it).
+    options: Options,
+    wo: WriteOptions,
+    /// Kept alive as long as the table factory that points at it.
+    _cache: Option<Cache>,
+}
+
+impl RocksEngine {
+    /// Opens `flags.db` with the mapped options.
+    ///
+    /// # Errors
+    /// RocksDB's open error.
+    pub fn open(flags: &EngineFlags) -> Result<RocksEngine> {
+        let mut o = Options::default();
+        o.create_if_missing(flags.create_if_missing);
+        o.set_error_if_exists(flags.error_if_exists);
+        o.set_paranoid_checks(flags.paranoid_checks);
+        o.set_write_buffer_size(flags.write_buffer_size);
+        o.set_max_write_buffer_number(clamp_i32(flags.max_write_buffer_number));
+        o.set_target_file_size_base(flags.target_file_size_base);
+        o.set_max_bytes_for_level_base(flags.max_bytes_for_level_base);
+        o.set_max_bytes_for_level_multiplier(flags.max_bytes_for_level_multiplier);
+        // Strata sizes levels statically from L1 down, as RocksDB did before 8.4.
+        o.set_level_compaction_dynamic_level_bytes(false);
+        o.set_level_zero_file_num_compaction_trigger(clamp_i32(
+            flags.level0_file_num_compaction_trigger,
+        ));
+        o.set_level_zero_slowdown_writes_trigger(clamp_i32(flags.level0_slowdown_writes_trigger));
+        o.set_level_zero_stop_writes_trigger(clamp_i32(flags.level0_stop_writes_trigger));
+        o.set_soft_pending_compaction_bytes_limit(
+            usize::try_from(flags.soft_pending_compaction_bytes_limit).unwrap_or(usize::MAX),
+        );
+        o.set_hard_pending_compaction_bytes_limit(
+            usize::try_from(flags.hard_pending_compaction_bytes_limit).unwrap_or(usize::MAX),
+        );
+        o.set_num_levels(clamp_i32(flags.num_levels));
+        o.set_max_open_files(clamp_i32(flags.open_files));
+        o.set_max_background_jobs(clamp_i32(flags.max_background_jobs));
+        o.set_compression_type(match flags.compression_type {
+            CompressionFlag::None => DBCompressionType::None,
+            CompressionFlag::Lz4 => DBCompressionType::Lz4,
+            CompressionFlag::Zstd => DBCompressionType::Zstd,
+        });
+        o.set_compaction_pri(match flags.compaction_pri {
+            CompactionPriFlag::MinOverlappingRatio => CompactionPri::MinOverlappingRatio,
+            CompactionPriFlag::OldestSmallestSeqFirst => CompactionPri::OldestSmallestSeqFirst,
+        });
+        o.set_wal_recovery_mode(match flags.wal_recovery_mode {
+            WalRecoveryFlag::TolerateCorruptedTailRecords => {
+                DBRecoveryMode::TolerateCorruptedTailRecords
+            }
+            WalRecoveryFlag::AbsoluteConsistency => DBRecoveryMode::AbsoluteConsistency,
+            WalRecoveryFlag::PointInTime => DBRecoveryMode::PointInTime,
+        });
+        o.set_use_direct_reads(false);
+        o.set_use_direct_io_for_flush_and_compaction(false);
+        o.enable_statistics();
+
+        let mut t = BlockBasedOptions::default();
+        t.set_block_size(flags.block_size);
+        t.set_block_restart_interval(clamp_i32(flags.block_restart_interval));
+        if flags.bloom_bits > 0 {
+            t.set_bloom_filter(f64::from(flags.bloom_bits), false);
+            t.set_whole_key_filtering(true);
+        }
+        let cache = if flags.cache_size > 0 {
+            let c = Cache::new_lru_cache(flags.cache_size);
+            t.set_block_cache(&c);
+            Some(c)
+        } else {
+            t.disable_cache();
+            None
+        };
+        o.set_block_based_table_factory(&t);
+
+        let db = DB::open(&o, &flags.db)?;
+        let mut wo = WriteOptions::default();
+        wo.set_sync(flags.sync);
+        wo.disable_wal(false);
+        Ok(RocksEngine {
+            db,
+            options: o,
+            wo,
+            _cache: cache,
+        })
+    }
+}
+
+impl KvEngine for RocksEngine {
+    fn name(&self) -> &'static str {
+        "rocksdb"
+    }
+
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        Ok(self.db.put_opt(key, value, &self.wo)?)
+    }
+
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.db.get(key)?)
+    }
+
+    fn delete(&self, key: &[u8]) -> Result<()> {
+        Ok(self.db.delete_opt(key, &self.wo)?)
+    }
+
+    fn write_batch(&self, ops: &[BatchOp<'_>]) -> Result<()> {
+        let mut batch = WriteBatch::default();
+        for op in ops {
+            match *op {
+                BatchOp::Put(k, v) => batch.put(k, v),
+                BatchOp::Delete(k) => batch.delete(k),
+            }
+        }
+        Ok(self.db.write_opt(batch, &self.wo)?)
+    }
+
+    fn scan(
+        &self,
+        start: Option<&[u8]>,
+        direction: Direction,
+        limit: usize,
+        visit: &mut Visitor<'_>,
+    ) -> Result<usize> {
+        let mut it = self.db.raw_iterator_opt(ReadOptions::default());
+        match (direction, start) {
+            (Direction::Forward, Some(k)) => it.seek(k),
+            (Direction::Forward, None) => it.seek_to_first(),
+            (Direction::Reverse, Some(k)) => it.seek_for_prev(k),
+            (Direction::Reverse, None) => it.seek_to_last(),
+        }
+        let mut n = 0;
+        while n < limit && it.valid() {
+            let (Some(k), Some(v)) = (it.key(), it.value()) else {
+                break;
+            };
+            n += 1;
+            if !visit(k, v) {
+                break;
+            }
+            match direction {
+                Direction::Forward => it.next(),
+                Direction::Reverse => it.prev(),
+            }
+        }
+        it.status()?;
+        Ok(n)
+    }
+
+    fn flush(&self) -> Result<()> {
+        Ok(self.db.flush()?)
+    }
+
+    fn compact(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        self.db.compact_range(begin, end);
+        Ok(())
+    }
+
+    fn wait_for_compactions(&self) -> Result<()> {
+        let mut w = WaitForCompactOptions::default();
+        w.set_flush(false);
+        Ok(self.db.wait_for_compact(&w)?)
+    }
+
+    fn stats(&self) -> EngineStats {
+        let prop = |name: &str| {
+            self.db
+                .property_value(name)
+                .ok()
+                .flatten()
+                .unwrap_or_default()
+        };
+        let t = |ticker| self.options.get_ticker_count(ticker);
+        let cfstats = prop("rocksdb.cfstats");
+        EngineStats {
+            level_table: prop("rocksdb.stats"),
+            levels: parse_compaction_stats(&cfstats),
+            counters: self
+                .options
+                .get_statistics()
+                .map(|s| parse_tickers(&s))
+                .unwrap_or_default(),
+            wal_bytes: t(Ticker::WalFileBytes),
+            flush_bytes_written: t(Ticker::FlushWriteBytes),
+            compaction_bytes_written: t(Ticker::CompactWriteBytes),
+            compaction_bytes_read: t(Ticker::CompactReadBytes),
+        }
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        self.db.cancel_all_background_work(true);
+        Ok(())
+    }
+}

@@ -1,0 +1,130 @@
+//! The Strata engine behind [`KvEngine`].
+
+use super::{BatchOp, Direction, EngineStats, KvEngine, LevelReport, Visitor};
+use crate::engine::options::EngineFlags;
+use crate::error::Result;
+use strata::{Db, ReadOptions, WriteBatch, WriteOptions};
+
+/// An open Strata database.
+pub struct StrataEngine {
+    db: Db,
+    wo: WriteOptions,
+}
+
+impl StrataEngine {
+    /// Opens `flags.db` with already-validated `options`.
+    ///
+    /// # Errors
+    /// The engine's open error.
+    pub fn open(flags: &EngineFlags, options: strata::Options) -> Result<StrataEngine> {
+        let db = Db::open(&flags.db, options)?;
+        Ok(StrataEngine {
+            db,
+            wo: WriteOptions { sync: flags.sync },
+        })
+    }
+}
+
+impl KvEngine for StrataEngine {
+    fn name(&self) -> &'static str {
+        "strata"
+    }
+
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        Ok(self.db.put(&self.wo, key, value)?)
+    }
+
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.db.get(&ReadOptions::default(), key)?)
+    }
+
+    fn delete(&self, key: &[u8]) -> Result<()> {
+        Ok(self.db.delete(&self.wo, key)?)
+    }
+
+    fn write_batch(&self, ops: &[BatchOp<'_>]) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        for op in ops {
+            match *op {
+                BatchOp::Put(k, v) => batch.put(k, v),
+                BatchOp::Delete(k) => batch.delete(k),
+            }
+        }
+        Ok(self.db.write(&self.wo, batch)?)
+    }
+
+    fn scan(
+        &self,
+        start: Option<&[u8]>,
+        direction: Direction,
+        limit: usize,
+        visit: &mut Visitor<'_>,
+    ) -> Result<usize> {
+        let mut it = self.db.iter(&ReadOptions::default())?;
+        match (direction, start) {
+            (Direction::Forward, Some(k)) => it.seek(k),
+            (Direction::Forward, None) => it.seek_to_first(),
+            (Direction::Reverse, Some(k)) => it.seek_for_prev(k),
+            (Direction::Reverse, None) => it.seek_to_last(),
+        }
+        let mut n = 0;
+        while n < limit && it.valid() {
+            n += 1;
+            if !visit(it.key(), it.value()) {
+                break;
+            }
+            match direction {
+                Direction::Forward => it.next(),
+                Direction::Reverse => it.prev(),
+            }
+        }
+        it.status()?;
+        Ok(n)
+    }
+
+    fn flush(&self) -> Result<()> {
+        Ok(self.db.flush()?)
+    }
+
+    fn compact(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        Ok(self.db.compact_range(begin, end)?)
+    }
+
+    fn wait_for_compactions(&self) -> Result<()> {
+        Ok(self.db.wait_for_compactions()?)
+    }
+
+    fn stats(&self) -> EngineStats {
+        let s = self.db.stats();
+        let c = &s.counters;
+        EngineStats {
+            level_table: s.level_table(),
+            levels: s
+                .levels
+                .iter()
+                .enumerate()
+                .map(|(level, l)| LevelReport {
+                    level,
+                    files: l.files as u64,
+                    size_bytes: l.size,
+                    read_bytes: l.read_bytes,
+                    write_bytes: l.write_bytes,
+                    count: l.count,
+                })
+                .collect(),
+            counters: c
+                .pairs()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            wal_bytes: c.wal_bytes_written,
+            flush_bytes_written: c.flush_bytes_written,
+            compaction_bytes_written: c.compaction_bytes_written,
+            compaction_bytes_read: c.compaction_bytes_read,
+        }
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        Ok(self.db.close()?)
+    }
+}

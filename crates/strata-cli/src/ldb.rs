@@ -1,0 +1,377 @@
+//! `strata ldb`: inspect and edit a database by hand, like RocksDB's `ldb`.
+//!
+//! ```text
+//! strata ldb --db=DIR [--hex] put K V | get K | delete K
+//!            | scan [--from=K] [--to=K] [--max_keys=N] | dump | load | compact [--from=K] [--to=K]
+//! ```
+//! With `--hex`, keys and values on the command line and in `load` input are hex
+//! (`0x` prefix optional) and output is `0x`-prefixed upper-case hex. `scan` prints
+//! `key : value`, `dump` prints `key ==> value`, and `load` reads `key ==> value` lines
+//! from stdin, writing them in batches. The database is never deleted or created anew
+//! (`--create_if_missing` still applies for `put` and `load`).
+
+use crate::engine::{self, options::EngineFlags, BatchOp, Direction, KvEngine};
+use crate::error::{CliError, Result};
+use clap::{Args, Subcommand};
+use std::io::{BufRead, Write};
+
+/// `strata ldb`.
+#[derive(Args, Clone, Debug)]
+pub struct LdbArgs {
+    /// Keys and values are hex (input may start with 0x; output does).
+    #[arg(long = "hex", global = true, default_value_t = false)]
+    pub hex: bool,
+    /// Engine options (`--db` names the database).
+    #[command(flatten)]
+    pub engine: EngineFlags,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: LdbCommand,
+}
+
+/// The `ldb` commands.
+#[derive(Subcommand, Clone, Debug)]
+pub enum LdbCommand {
+    /// Write KEY = VALUE.
+    Put {
+        /// Key.
+        key: String,
+        /// Value.
+        value: String,
+    },
+    /// Print the value of KEY (exit status 1 if absent).
+    Get {
+        /// Key.
+        key: String,
+    },
+    /// Delete KEY.
+    Delete {
+        /// Key.
+        key: String,
+    },
+    /// Print `key : value` for keys in [from, to).
+    Scan {
+        /// First key (inclusive).
+        #[arg(long = "from")]
+        from: Option<String>,
+        /// End key (exclusive).
+        #[arg(long = "to")]
+        to: Option<String>,
+        /// Stop after this many keys.
+        #[arg(long = "max_keys")]
+        max_keys: Option<usize>,
+    },
+    /// Print every `key ==> value`.
+    Dump,
+    /// Read `key ==> value` lines from stdin and write them.
+    Load,
+    /// Compact keys in [from, to] to the bottom level.
+    Compact {
+        /// First key.
+        #[arg(long = "from")]
+        from: Option<String>,
+        /// Last key.
+        #[arg(long = "to")]
+        to: Option<String>,
+    },
+}
+
+/// Updates per batch of `load`.
+const LOAD_BATCH: usize = 1000;
+
+/// Decodes a command-line or input token: hex when `hex`, bytes otherwise.
+///
+/// # Errors
+/// [`CliError::BadInput`] for malformed hex.
+pub fn decode(s: &str, hex: bool) -> Result<Vec<u8>> {
+    if !hex {
+        return Ok(s.as_bytes().to_vec());
+    }
+    let digits = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .unwrap_or(s);
+    if !digits.len().is_multiple_of(2) {
+        return Err(CliError::BadInput(format!(
+            "odd number of hex digits: `{s}`"
+        )));
+    }
+    let nibble = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    };
+    digits
+        .as_bytes()
+        .chunks(2)
+        .map(|p| match p {
+            [h, l] => Some((nibble(*h)? << 4) | nibble(*l)?),
+            _ => None,
+        })
+        .collect::<Option<Vec<u8>>>()
+        .ok_or_else(|| CliError::BadInput(format!("not hex: `{s}`")))
+}
+
+/// Encodes bytes for output: `0x`-prefixed upper-case hex when `hex`, raw otherwise.
+pub fn encode(b: &[u8], hex: bool) -> Vec<u8> {
+    if !hex {
+        return b.to_vec();
+    }
+    const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+    let mut out = Vec::with_capacity(2 + 2 * b.len());
+    out.extend_from_slice(b"0x");
+    for &x in b {
+        out.push(DIGITS[usize::from(x >> 4)]);
+        out.push(DIGITS[usize::from(x & 15)]);
+    }
+    out
+}
+
+/// Splits one `key ==> value` line of `load` input.
+///
+/// # Errors
+/// [`CliError::BadInput`] naming the line if the separator is missing or hex is bad.
+pub fn parse_load_line(line: &str, lineno: usize, hex: bool) -> Result<(Vec<u8>, Vec<u8>)> {
+    let (k, v) = line
+        .split_once(" ==> ")
+        .ok_or_else(|| CliError::BadInput(format!("line {lineno}: expected `key ==> value`")))?;
+    let with_line = |e: CliError| match e {
+        CliError::BadInput(m) => CliError::BadInput(format!("line {lineno}: {m}")),
+        other => other,
+    };
+    Ok((
+        decode(k, hex).map_err(with_line)?,
+        decode(v, hex).map_err(with_line)?,
+    ))
+}
+
+/// Runs `strata ldb`.
+///
+/// # Errors
+/// Bad input, engine errors, a missing key for `get`, or a failed write to stdout.
+pub fn run(args: &LdbArgs) -> Result<()> {
+    let hex = args.hex;
+    let dec = |s: &Option<String>| s.as_deref().map(|s| decode(s, hex)).transpose();
+    // Only `put` and `load` may create the database.
+    let mut existing = args.engine.clone();
+    existing.create_if_missing = false;
+    let existing = &existing;
+    // Validate command-line input before opening the database.
+    let engine = match &args.command {
+        LdbCommand::Put { key, value } => {
+            let (k, v) = (decode(key, hex)?, decode(value, hex)?);
+            let e = engine::open(&args.engine, true)?;
+            e.put(&k, &v)?;
+            e
+        }
+        LdbCommand::Get { key } => {
+            let k = decode(key, hex)?;
+            let e = engine::open(existing, true)?;
+            match e.get(&k)? {
+                Some(v) => {
+                    let mut line = encode(&v, hex);
+                    line.push(b'\n');
+                    write_stdout(&line)?;
+                }
+                None => {
+                    let _ = e.close();
+                    return Err(CliError::BadInput(format!("key not found: `{key}`")));
+                }
+            }
+            e
+        }
+        LdbCommand::Delete { key } => {
+            let k = decode(key, hex)?;
+            let e = engine::open(existing, true)?;
+            e.delete(&k)?;
+            e
+        }
+        LdbCommand::Scan { from, to, max_keys } => {
+            let (from, to) = (dec(from)?, dec(to)?);
+            let e = engine::open(existing, true)?;
+            print_range(
+                e.as_ref(),
+                from.as_deref(),
+                to.as_deref(),
+                *max_keys,
+                b" : ",
+                hex,
+            )?;
+            e
+        }
+        LdbCommand::Dump => {
+            let e = engine::open(existing, true)?;
+            print_range(e.as_ref(), None, None, None, b" ==> ", hex)?;
+            e
+        }
+        LdbCommand::Load => {
+            let e = engine::open(&args.engine, true)?;
+            let n = load(e.as_ref(), std::io::stdin().lock(), hex)?;
+            eprintln!("loaded {n} keys");
+            e
+        }
+        LdbCommand::Compact { from, to } => {
+            let (from, to) = (dec(from)?, dec(to)?);
+            let e = engine::open(existing, true)?;
+            e.compact(from.as_deref(), to.as_deref())?;
+            e
+        }
+    };
+    engine.close()
+}
+
+fn write_stdout(b: &[u8]) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(b)
+        .and_then(|()| out.flush())
+        .map_err(|e| CliError::Stdio("stdout", e))
+}
+
+/// Prints `key SEP value` lines for keys in `[from, to)`, at most `max` of them.
+fn print_range(
+    e: &dyn KvEngine,
+    from: Option<&[u8]>,
+    to: Option<&[u8]>,
+    max: Option<usize>,
+    sep: &[u8],
+    hex: bool,
+) -> Result<()> {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut io_err = None;
+    e.scan(
+        from,
+        Direction::Forward,
+        max.unwrap_or(usize::MAX),
+        &mut |k, v| {
+            if to.is_some_and(|t| k >= t) {
+                return false;
+            }
+            let r = out
+                .write_all(&encode(k, hex))
+                .and_then(|()| out.write_all(sep))
+                .and_then(|()| out.write_all(&encode(v, hex)))
+                .and_then(|()| out.write_all(b"\n"));
+            match r {
+                Ok(()) => true,
+                Err(err) => {
+                    io_err = Some(err);
+                    false
+                }
+            }
+        },
+    )?;
+    if let Some(err) = io_err {
+        return Err(CliError::Stdio("stdout", err));
+    }
+    out.flush().map_err(|e| CliError::Stdio("stdout", e))
+}
+
+/// Writes every `key ==> value` line of `input` in batches; returns the count.
+///
+/// # Errors
+/// [`CliError::BadInput`] naming the first bad line (earlier batches stay written).
+pub fn load(e: &dyn KvEngine, input: impl BufRead, hex: bool) -> Result<u64> {
+    let mut pending: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(LOAD_BATCH);
+    let mut n = 0u64;
+    let flush = |pending: &mut Vec<(Vec<u8>, Vec<u8>)>| -> Result<()> {
+        let ops: Vec<BatchOp<'_>> = pending.iter().map(|(k, v)| BatchOp::Put(k, v)).collect();
+        if !ops.is_empty() {
+            e.write_batch(&ops)?;
+        }
+        pending.clear();
+        Ok(())
+    };
+    for (i, line) in input.lines().enumerate() {
+        let line = line.map_err(|err| CliError::Stdio("stdin", err))?;
+        if line.is_empty() {
+            continue;
+        }
+        pending.push(parse_load_line(&line, i + 1, hex)?);
+        n += 1;
+        if pending.len() >= LOAD_BATCH {
+            flush(&mut pending)?;
+        }
+    }
+    flush(&mut pending)?;
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_round_trip() {
+        assert_eq!(decode("0x00ff10", true).expect("hex"), vec![0, 255, 16]);
+        assert_eq!(decode("00FF10", true).expect("hex"), vec![0, 255, 16]);
+        assert_eq!(decode("0x", true).expect("hex"), Vec::<u8>::new());
+        assert!(matches!(decode("0x0", true), Err(CliError::BadInput(_))));
+        assert!(matches!(decode("0xzz", true), Err(CliError::BadInput(_))));
+        assert_eq!(decode("0xzz", false).expect("raw"), b"0xzz".to_vec());
+        assert_eq!(encode(&[0, 255, 16], true), b"0x00FF10".to_vec());
+        assert_eq!(encode(b"ab", false), b"ab".to_vec());
+        let bytes: Vec<u8> = (0..=255).collect();
+        let s = String::from_utf8(encode(&bytes, true)).expect("ascii");
+        assert_eq!(decode(&s, true).expect("hex"), bytes);
+    }
+
+    #[test]
+    fn load_lines() {
+        assert_eq!(
+            parse_load_line("a ==> b ==> c", 1, false).expect("ok"),
+            (b"a".to_vec(), b"b ==> c".to_vec())
+        );
+        assert_eq!(
+            parse_load_line("0x61 ==> 0x", 1, true).expect("ok"),
+            (b"a".to_vec(), vec![])
+        );
+        let err = parse_load_line("no separator", 7, false).expect_err("bad");
+        assert!(err.to_string().contains("line 7"), "{err}");
+        let err = parse_load_line("0x6 ==> 0x00", 3, true).expect_err("bad");
+        assert!(err.to_string().contains("line 3"), "{err}");
+    }
+
+    #[test]
+    fn commands_parse() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct T {
+            #[command(flatten)]
+            l: LdbArgs,
+        }
+        let t =
+            T::try_parse_from(["t", "--db=/tmp/x", "--hex", "put", "0x61", "0x62"]).expect("parse");
+        assert!(t.l.hex);
+        assert!(matches!(t.l.command, LdbCommand::Put { .. }));
+        let t = T::try_parse_from(["t", "--db=/tmp/x", "scan", "--from=a", "--to=b", "--hex"])
+            .expect("parse");
+        assert!(t.l.hex);
+        assert!(matches!(
+            t.l.command,
+            LdbCommand::Scan {
+                from: Some(_),
+                to: Some(_),
+                ..
+            }
+        ));
+        assert!(T::try_parse_from(["t", "frobnicate"]).is_err());
+        assert!(T::try_parse_from(["t", "get"]).is_err());
+    }
+
+    #[test]
+    fn load_writes_in_batches() {
+        use crate::engine::memory::MemoryEngine;
+        let e = MemoryEngine::default();
+        let input: String = (0..2500)
+            .map(|i| format!("0x{i:04X} ==> 0x{:02X}\n", i % 256))
+            .collect();
+        let n = load(&e, input.as_bytes(), true).expect("load");
+        assert_eq!(n, 2500);
+        assert_eq!(e.len(), 2500);
+        assert_eq!(e.get(&[0x09, 0xC3]).expect("get"), Some(vec![0xC3]));
+        let bad = "a ==> b\nbroken\n";
+        let err = load(&e, bad.as_bytes(), false).expect_err("bad line");
+        assert!(err.to_string().contains("line 2"), "{err}");
+    }
+}

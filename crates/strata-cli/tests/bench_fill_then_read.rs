@@ -1,0 +1,96 @@
+//! Protects: `strata bench` end to end on the real engine: fillrandom then readrandom
+//! finds ~63% of keys (db_bench semantics), every benchmark prints db_bench's line and a
+//! percentile line, and one JSON record per benchmark is appended.
+
+mod common;
+
+use common::{db_flag, ok};
+
+#[test]
+#[ignore = "needs engine"]
+fn fillrandom_then_readrandom_finds_about_63_percent() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = tmp.path().join("db");
+    let json = tmp.path().join("bench.jsonl");
+    let out = ok(
+        &[
+            "bench",
+            &db_flag(&db),
+            "--num=20000",
+            "--benchmarks=fillseq,fillrandom,overwrite,readrandom,readseq,readreverse,seekrandom,readwhilewriting,deleterandom,flush,compact,waitforcompaction,stats",
+            "--write_buffer_size=65536",
+            "--target_file_size_base=65536",
+            "--max_bytes_for_level_base=262144",
+            "--threads=2",
+            &format!("--json={}", json.display()),
+        ],
+        None,
+    );
+    assert!(out.contains("fillrandom   :"), "{out}");
+    assert!(out.contains("Percentiles: P50: "), "{out}");
+    assert!(out.contains("write_amplification: "), "{out}");
+    let records = std::fs::read_to_string(&json).expect("json");
+    assert_eq!(
+        records.lines().count(),
+        12,
+        "one record per measured benchmark"
+    );
+    for line in records.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("json line");
+        assert!(v["ops_per_sec"].as_f64().is_some_and(|x| x > 0.0), "{line}");
+        assert!(v["options"]["engine"]["write_buffer_size"].as_u64() == Some(65536));
+    }
+
+    // A fresh fillrandom + readrandom: ~63% found.
+    let db2 = tmp.path().join("db2");
+    let out = ok(
+        &[
+            "bench",
+            &db_flag(&db2),
+            "--num=20000",
+            "--benchmarks=fillrandom,readrandom",
+            "--no_json",
+        ],
+        None,
+    );
+    let found_line = out
+        .lines()
+        .find(|l| l.starts_with("readrandom"))
+        .expect("readrandom line");
+    let (found, of) = found_line
+        .split("(found ")
+        .nth(1)
+        .and_then(|s| s.trim_end_matches(')').split_once(" of "))
+        .and_then(|(a, b)| Some((a.parse::<f64>().ok()?, b.parse::<f64>().ok()?)))
+        .expect("found X of Y");
+    assert!((found / of - 0.632).abs() < 0.02, "{found_line}");
+}
+
+#[test]
+#[ignore = "needs engine"]
+fn use_existing_db_keeps_data_and_reopens() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = tmp.path().join("db");
+    ok(
+        &[
+            "bench",
+            &db_flag(&db),
+            "--num=5000",
+            "--benchmarks=fillseq",
+            "--no_json",
+        ],
+        None,
+    );
+    let out = ok(
+        &[
+            "bench",
+            &db_flag(&db),
+            "--num=5000",
+            "--benchmarks=readrandom",
+            "--use_existing_db",
+            "--no_json",
+        ],
+        None,
+    );
+    assert!(out.contains("(found 5000 of 5000)"), "{out}");
+}
