@@ -7,7 +7,6 @@ mod common;
 use common::{db_flag, ok};
 
 #[test]
-#[ignore = "needs engine"]
 fn fillrandom_then_readrandom_finds_about_63_percent() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let db = tmp.path().join("db");
@@ -67,7 +66,6 @@ fn fillrandom_then_readrandom_finds_about_63_percent() {
 }
 
 #[test]
-#[ignore = "needs engine"]
 fn use_existing_db_keeps_data_and_reopens() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let db = tmp.path().join("db");

@@ -6,7 +6,6 @@ mod common;
 use common::{db_flag, ok, strata};
 
 #[test]
-#[ignore = "needs engine"]
 fn put_get_delete_scan_dump_load() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let db = db_flag(&tmp.path().join("db"));
@@ -49,7 +48,6 @@ fn put_get_delete_scan_dump_load() {
 }
 
 #[test]
-#[ignore = "needs engine"]
 fn reading_a_missing_database_fails_without_creating_it() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("nothing");

@@ -6,7 +6,6 @@ mod common;
 use common::{db_flag, ok};
 
 #[test]
-#[ignore = "needs engine"]
 fn ycsb_workloads_load_and_run() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let json = tmp.path().join("ycsb.jsonl");
@@ -35,7 +34,6 @@ fn ycsb_workloads_load_and_run() {
 }
 
 #[test]
-#[ignore = "needs engine"]
 fn plot_and_compare_read_bench_results() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let json = tmp.path().join("bench.jsonl");

@@ -318,11 +318,48 @@ fn load(engine: &dyn KvEngine, args: &YcsbArgs) -> Result<PerOp> {
     Ok(merge_threads(parts))
 }
 
+/// YCSB's acknowledged-insert counter: reads may choose only keys below `limit`, and
+/// `limit` advances only over a *contiguous* run of completed inserts, so a read never
+/// picks a key whose insert another thread has claimed but not finished.
+struct AckedCounter {
+    limit: AtomicU64,
+    done: std::sync::Mutex<std::collections::BTreeSet<u64>>,
+}
+
+impl AckedCounter {
+    fn new(start: u64) -> Self {
+        AckedCounter {
+            limit: AtomicU64::new(start),
+            done: std::sync::Mutex::new(std::collections::BTreeSet::new()),
+        }
+    }
+
+    /// Keys `0..limit()` are all inserted.
+    fn limit(&self) -> u64 {
+        self.limit.load(Ordering::Acquire)
+    }
+
+    /// Records that the insert of key number `k` completed.
+    fn ack(&self, k: u64) {
+        // A poisoned lock only means another worker panicked; the set is still valid.
+        let mut done = self
+            .done
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        done.insert(k);
+        let mut limit = self.limit.load(Ordering::Relaxed);
+        while done.remove(&limit) {
+            limit += 1;
+        }
+        self.limit.store(limit, Ordering::Release);
+    }
+}
+
 fn run_ops(engine: &dyn KvEngine, args: &YcsbArgs) -> Result<PerOp> {
     let threads = args.threads;
     let mix: Mix = args.workload.mix();
     let next_insert = AtomicU64::new(args.records);
-    let acked = AtomicU64::new(args.records);
+    let acked = AckedCounter::new(args.records);
     let chooser = args.chooser();
     let label = format!("ycsb-{} run", args.workload.name());
     let (parts, _) = run_parallel(&label, threads, Some(args.operations), |tid, p| {
@@ -348,9 +385,9 @@ fn run_ops(engine: &dyn KvEngine, args: &YcsbArgs) -> Result<PerOp> {
                 let start = Instant::now();
                 engine.put(&key, v)?;
                 per[kind.index()].record(start, key.len() + v.len());
-                acked.fetch_max(k + 1, Ordering::Release);
+                acked.ack(k);
             } else {
-                let existing = acked.load(Ordering::Acquire);
+                let existing = acked.limit();
                 fmt.write(chooser.next(&mut rng, existing), &mut key);
                 let s = &mut per[kind.index()];
                 match kind {
