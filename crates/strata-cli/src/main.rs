@@ -7,6 +7,7 @@
 //! strata ldb     --db=DIR [--hex] put K V | get K | delete K | scan | dump | load | compact
 //! strata plot    --input=results/bench.jsonl --output=plot.svg [--metric=ops_per_sec]
 //! strata compare --input=results/compare.jsonl
+//! strata experiment aligned|snapshot-filter [--scale=...]
 //! ```
 //! Every failure prints one line, `error: ...`, and exits with status 1 (2 for a bad
 //! command line).
@@ -15,6 +16,7 @@ mod bench;
 mod compare;
 mod engine;
 mod error;
+mod experiment;
 mod keys;
 mod ldb;
 mod plot;
@@ -52,6 +54,8 @@ enum Command {
     Plot(plot::PlotArgs),
     /// Median table per benchmark and engine from a results file.
     Compare(compare::CompareArgs),
+    /// Reproduce a paper's experiment (aligned, snapshot-filter).
+    Experiment(experiment::ExperimentArgs),
 }
 
 /// Parses the command line; a bad one becomes a single line naming the problem
@@ -116,6 +120,7 @@ fn main() -> ExitCode {
         Command::Ldb(a) => ldb::run(a),
         Command::Plot(a) => plot::run(a),
         Command::Compare(a) => compare::run(a),
+        Command::Experiment(a) => experiment::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
