@@ -75,6 +75,8 @@ struct Row {
     writes: u64,
     seconds: f64,
     ops_per_sec: f64,
+    settle_seconds: f64,
+    ops_per_sec_settled: f64,
     flush_bytes: u64,
     compaction_bytes_written: u64,
     compaction_bytes_read: u64,
@@ -129,7 +131,9 @@ fn one_run(args: &AlignedArgs, mode: &str, fanout: f64, zipf: f64) -> Result<Row
         Ok(())
     })?;
     let seconds = elapsed.as_secs_f64();
+    let settle = std::time::Instant::now();
     engine.wait_for_compactions()?;
+    let settle_seconds = settle.elapsed().as_secs_f64();
     let stats = engine.stats();
     let name = engine.name();
     engine.close()?;
@@ -149,6 +153,8 @@ fn one_run(args: &AlignedArgs, mode: &str, fanout: f64, zipf: f64) -> Result<Row
         writes,
         seconds,
         ops_per_sec: writes as f64 / seconds,
+        settle_seconds,
+        ops_per_sec_settled: writes as f64 / (seconds + settle_seconds),
         flush_bytes: stats.flush_bytes_written,
         compaction_bytes_written: stats.compaction_bytes_written,
         compaction_bytes_read: stats.compaction_bytes_read,
@@ -170,12 +176,13 @@ fn print_row(r: &Row) {
         .map(|(i, &b)| format!("L{i}:{:.0}", mib(b)))
         .collect();
     println!(
-        "{:<8} {:<8} fanout={:<4} zipf={:<5} {:>9.0} ops/s  W-Amp {:>6.3}  false-overlap {:>6}  writes(MiB) {}",
+        "{:<8} {:<8} fanout={:<4} zipf={:<5} {:>9.0} ops/s ({:>7.0} settled)  W-Amp {:>6.3}  false-overlap {:>6}  writes(MiB) {}",
         r.engine,
         r.mode,
         r.fanout,
         r.zipf,
         r.ops_per_sec,
+        r.ops_per_sec_settled,
         r.write_amplification,
         r.false_overlap_ratio
             .map_or("-".to_string(), |x| format!("{:.1}%", 100.0 * x)),
@@ -221,11 +228,12 @@ pub fn run(args: &AlignedArgs) -> Result<()> {
             .collect();
         if let [base, other, ..] = this.as_slice() {
             println!(
-                "  -> {} vs {}: write amplification {:+.1}%, throughput {:+.1}%",
+                "  -> {} vs {}: write amplification {:+.1}%, throughput {:+.1}% (settled {:+.1}%)",
                 other.mode,
                 base.mode,
                 100.0 * (other.write_amplification / base.write_amplification - 1.0),
-                100.0 * (other.ops_per_sec / base.ops_per_sec - 1.0)
+                100.0 * (other.ops_per_sec / base.ops_per_sec - 1.0),
+                100.0 * (other.ops_per_sec_settled / base.ops_per_sec_settled - 1.0)
             );
         }
     }

@@ -54,7 +54,7 @@ pub struct SnapshotFilterArgs {
     #[arg(long = "lookups", default_value_t = 50_000)]
     pub lookups: u64,
     /// Think times between taking the snapshot and the first lookup, seconds.
-    #[arg(long = "think", default_value = "0,5,20")]
+    #[arg(long = "think", default_value = "0,2,10")]
     pub think: String,
     /// Writer pace, updates per second (0 = as fast as it can).
     #[arg(long = "write_rate", default_value_t = 20_000)]
@@ -71,6 +71,9 @@ pub struct SnapshotFilterArgs {
     /// Scan lengths measured after the longest think time (bloom on, uniform).
     #[arg(long = "scans", default_value = "100,10000,100000")]
     pub scans: String,
+    /// Times each filter on/off pair is repeated; the figures reported are medians.
+    #[arg(long = "repeats", default_value_t = 3)]
+    pub repeats: usize,
     /// Random seed.
     #[arg(long = "seed", default_value_t = 11)]
     pub seed: u64,
@@ -276,16 +279,8 @@ fn reader(args: &SnapshotFilterArgs, db: &Db, c: &Config<'_>) -> Result<Measured
     let mut keys = KeyPicker::new(c.dist, args.keys, args.zipf_const);
     let mut stats = OpStats::default();
     let before = db.stats().counters;
-    let ops = if c.scan_length == 0 {
-        for _ in 0..args.lookups {
-            let k = keys.next(&mut rng);
-            let t = Instant::now();
-            let v = db.get(&ro, &k)?;
-            stats.record(t, v.map_or(0, |v| v.len()));
-        }
-        args.lookups
-    } else {
-        let scans = (200_000 / c.scan_length).clamp(3, 2000);
+    let ops = if let Some(scans) = 200_000u64.checked_div(c.scan_length) {
+        let scans = scans.clamp(3, 2000);
         for _ in 0..scans {
             let start = keys.next(&mut rng);
             let t = Instant::now();
@@ -300,6 +295,14 @@ fn reader(args: &SnapshotFilterArgs, db: &Db, c: &Config<'_>) -> Result<Measured
             stats.record(t, 0);
         }
         scans
+    } else {
+        for _ in 0..args.lookups {
+            let k = keys.next(&mut rng);
+            let t = Instant::now();
+            let v = db.get(&ro, &k)?;
+            stats.record(t, v.map_or(0, |v| v.len()));
+        }
+        args.lookups
     };
     let after = db.stats().counters;
     Ok((stats, ops, before, after))
@@ -322,6 +325,33 @@ fn print_row(r: &Row) {
         r.blocks_read_per_op,
         r.writes_during_run
     );
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// A row whose figures are the medians of `runs` (same configuration).
+fn median_row(runs: &[Row]) -> Option<Row> {
+    let first = runs.first()?;
+    let m = |f: fn(&Row) -> f64| median(runs.iter().map(f).collect());
+    Some(Row {
+        mean_us: m(|r| r.mean_us),
+        p99_us: m(|r| r.p99_us),
+        tables_probed_per_op: m(|r| r.tables_probed_per_op),
+        snapshot_skips_per_op: m(|r| r.snapshot_skips_per_op),
+        bloom_checked_per_op: m(|r| r.bloom_checked_per_op),
+        bloom_false_positives_per_op: m(|r| r.bloom_false_positives_per_op),
+        blocks_read_per_op: m(|r| r.blocks_read_per_op),
+        block_cache_misses_per_op: m(|r| r.block_cache_misses_per_op),
+        writes_during_run: m(|r| r.writes_during_run as f64) as u64,
+        ..first.clone()
+    })
 }
 
 fn compare(off: &Row, on: &Row) {
@@ -373,30 +403,34 @@ pub fn run(args: &SnapshotFilterArgs) -> Result<()> {
             }
         }
         for (dist, dist_name, think, scan_length) in configs {
-            let order = if flip { [true, false] } else { [false, true] };
-            flip = !flip;
-            let mut pair = Vec::new();
-            for filter in order {
-                let c = Config {
-                    bloom,
-                    filter,
-                    dist,
-                    dist_name,
-                    think,
-                    scan_length,
-                };
-                let row = measure(args, &base, &c)?;
-                print_row(&row);
-                append_json(&args.json, &row, &prov)?;
-                pair.push(row);
+            let mut runs: [Vec<Row>; 2] = [Vec::new(), Vec::new()];
+            for _ in 0..args.repeats.max(1) {
+                let order = if flip { [true, false] } else { [false, true] };
+                flip = !flip;
+                for filter in order {
+                    let c = Config {
+                        bloom,
+                        filter,
+                        dist,
+                        dist_name,
+                        think,
+                        scan_length,
+                    };
+                    let row = measure(args, &base, &c)?;
+                    print_row(&row);
+                    append_json(&args.json, &row, &prov)?;
+                    runs[usize::from(filter)].push(row);
+                }
             }
-            if let (Some(off), Some(on)) = (
-                pair.iter().find(|r| !r.snapshot_filter),
-                pair.iter().find(|r| r.snapshot_filter),
-            ) {
-                compare(off, on);
+            let [off, on] = runs;
+            if let (Some(off), Some(on)) = (median_row(&off), median_row(&on)) {
+                println!("  median of {} runs each:", args.repeats.max(1));
+                print_row(&off);
+                print_row(&on);
+                compare(&off, &on);
+                rows.push(off);
+                rows.push(on);
             }
-            rows.extend(pair);
         }
     }
     draw_charts(args, &rows)
