@@ -16,6 +16,7 @@
 #   RUNS=3          runs per engine
 #   OUT=results/compare-<time>   output directory (databases go to $OUT/db unless DB_DIR)
 #   SKIP_BUILD=1    reuse an existing binary
+#   ENGINES="strata rocksdb"   engines to alternate (in this order)
 #   CARGO_BUILD_JOBS (default 1: the machine is shared)
 set -euo pipefail
 
@@ -23,6 +24,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NUM=${NUM:-5000000}
 READS=${READS:-500000}
 RUNS=${RUNS:-3}
+read -r -a ENGINE_LIST <<< "${ENGINES:-strata rocksdb}"
 OUT=${OUT:-$ROOT/results/compare-$(date +%Y%m%d-%H%M%S)}
 DB_DIR=${DB_DIR:-$OUT/db}
 export CARGO_BUILD_JOBS=${CARGO_BUILD_JOBS:-1}
@@ -82,7 +84,7 @@ run_one() { # engine, benchmarks, extra flags...
 
 for set in 1 2; do
   for ((i = 1; i <= RUNS; i++)); do
-    for engine in strata rocksdb; do
+    for engine in "${ENGINE_LIST[@]}"; do
       if [[ $set == 1 ]]; then
         run_one "$engine" fillrandom,readrandom --reads="$READS"
       else

@@ -52,6 +52,9 @@ pub enum CliError {
     /// Input to `ldb load` or a `--hex` argument is malformed.
     #[error("bad input: {0}")]
     BadInput(String),
+    /// `ldb get` found no value for the key.
+    #[error("key not found: `{0}`")]
+    NotFound(String),
     /// Drawing the chart failed.
     #[error("plot: {0}")]
     Plot(String),

@@ -176,7 +176,7 @@ pub fn run(args: &LdbArgs) -> Result<()> {
                 }
                 None => {
                     let _ = e.close();
-                    return Err(CliError::BadInput(format!("key not found: `{key}`")));
+                    return Err(CliError::NotFound(key.clone()));
                 }
             }
             e

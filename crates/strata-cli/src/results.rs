@@ -172,15 +172,13 @@ pub struct Provenance {
 impl Provenance {
     /// Gathers revision and machine facts (runs `git` once).
     pub fn gather() -> Provenance {
-        let git_revision = std::process::Command::new("git")
-            .args(["rev-parse", "HEAD"])
-            .stderr(std::process::Stdio::null())
-            .output()
+        // The working directory's checkout, else the one the binary was built in.
+        let exe_dir = std::env::current_exe()
             .ok()
-            .filter(|o| o.status.success())
-            .and_then(|o| String::from_utf8(o.stdout).ok())
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
+            .and_then(|p| p.parent().map(Path::to_path_buf));
+        let git_revision = [None, exe_dir]
+            .into_iter()
+            .find_map(|dir| git_head(dir.as_deref()))
             .unwrap_or_else(|| "unknown".to_string());
         let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
             .or_else(|_| std::fs::read_to_string("/etc/hostname"))
@@ -194,6 +192,22 @@ impl Provenance {
             },
         }
     }
+}
+
+/// `git rev-parse HEAD` in `dir` (or the working directory).
+fn git_head(dir: Option<&Path>) -> Option<String> {
+    let mut cmd = std::process::Command::new("git");
+    if let Some(d) = dir {
+        cmd.arg("-C").arg(d);
+    }
+    cmd.args(["rev-parse", "HEAD"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
 }
 
 /// Builds a record from the overall stats of a result and the engine's stats after it.

@@ -137,7 +137,7 @@ impl Budget {
 }
 
 /// Runs `worker(tid, progress)` on `threads` scoped threads and returns their results
-/// with the wall time from start to the last join. Shows a progress bar with live
+/// with the wall time from start until the last worker returned. Shows a progress bar with live
 /// ops/sec on stderr when the run passes two seconds and stderr is a terminal.
 ///
 /// # Errors
@@ -154,7 +154,10 @@ pub fn run_parallel<T: Send>(
         let handles: Vec<_> = (0..threads.max(1))
             .map(|tid| {
                 let (worker, progress) = (&worker, &progress);
-                s.spawn(move || worker(tid, progress))
+                s.spawn(move || {
+                    let r = worker(tid, progress);
+                    (r, Instant::now())
+                })
             })
             .collect();
         let bar = ProgressBar::with_draw_target(expected_ops, ProgressDrawTarget::hidden());
@@ -185,15 +188,21 @@ pub fn run_parallel<T: Send>(
             }
         }
         bar.finish_and_clear();
-        handles
+        // Wall time ends when the last worker finished, not when this loop noticed.
+        let mut end = start;
+        let results = handles
             .into_iter()
             .map(|h| match h.join() {
-                Ok(r) => r,
+                Ok((r, finished)) => {
+                    end = end.max(finished);
+                    r
+                }
                 Err(p) => Err(CliError::WorkerPanic(panic_message(p.as_ref()))),
             })
-            .collect::<Result<Vec<T>>>()
+            .collect::<Result<Vec<T>>>()?;
+        Ok::<_, CliError>((results, end.duration_since(start)))
     })?;
-    Ok((results, start.elapsed()))
+    Ok(results)
 }
 
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
@@ -242,6 +251,12 @@ mod tests {
         assert_eq!(all.ops, 30);
         assert_eq!(all.bytes, 10 * 3);
         assert!((all.micros_at(0.5) - 5.0).abs() < 0.1);
+    }
+
+    #[test]
+    fn wall_time_is_not_rounded_to_the_poll_interval() {
+        let (_, el) = run_parallel("t", 2, None, |_, _| Ok(())).expect("runs");
+        assert!(el < Duration::from_millis(50), "{el:?}");
     }
 
     #[test]

@@ -199,9 +199,9 @@ impl KvEngine for RocksEngine {
                 .unwrap_or_default()
         };
         let t = |ticker| self.options.get_ticker_count(ticker);
-        let cfstats = prop("rocksdb.cfstats");
+        let cfstats = prop("rocksdb.cfstats-no-file-histogram");
         EngineStats {
-            level_table: prop("rocksdb.stats"),
+            level_table: cfstats.clone(),
             levels: parse_compaction_stats(&cfstats),
             counters: self
                 .options
