@@ -158,3 +158,15 @@ fn model_based_oldest_seq_priority_and_compression() {
         run(1000 + seed, 1500, &opts);
     }
 }
+
+#[test]
+fn model_based_aligned_outputs_without_snapshot_filter() {
+    for seed in seeds().into_iter().take(4) {
+        let opts = Options {
+            output_partitioning: strata::OutputPartitioning::Aligned { variance: 2.0 },
+            snapshot_filter: false,
+            ..tiny_options()
+        };
+        run(2000 + seed, 1500, &opts);
+    }
+}

@@ -173,11 +173,14 @@ pub struct EngineFlags {
           default_missing_value = "true", action = clap::ArgAction::Set,
           value_parser = clap::builder::BoolishValueParser::new())]
     pub snapshot_filter: bool,
-    /// Verify more on open and recovery.
+    /// Verify every block checksum of a table when it is opened.
     #[arg(long = "paranoid_checks", default_value_t = d().paranoid_checks, num_args = 0..=1,
           default_missing_value = "true", action = clap::ArgAction::Set,
           value_parser = clap::builder::BoolishValueParser::new())]
     pub paranoid_checks: bool,
+    /// MANIFEST size (bytes) above which a new MANIFEST is started.
+    #[arg(long = "max_manifest_file_size", default_value_t = d().max_manifest_file_size)]
+    pub max_manifest_file_size: u64,
     /// What recovery does with a damaged WAL.
     #[arg(long = "wal_recovery_mode", value_enum,
           default_value_t = WalRecoveryFlag::TolerateCorruptedTailRecords)]
@@ -278,6 +281,7 @@ impl EngineFlags {
             },
             snapshot_filter: self.snapshot_filter,
             paranoid_checks: self.paranoid_checks,
+            max_manifest_file_size: self.max_manifest_file_size,
             wal_recovery_mode: match self.wal_recovery_mode {
                 WalRecoveryFlag::TolerateCorruptedTailRecords => {
                     WalRecoveryMode::TolerateCorruptedTailRecords
