@@ -68,6 +68,8 @@ counters! {
     tables_probed,
     /// Tables skipped by the snapshot filter (smallest seqno newer than the snapshot).
     snapshot_filter_skips,
+    /// Memtables skipped by the snapshot filter (empty, or only newer entries).
+    snapshot_filter_memtable_skips,
     /// Bloom filter checks.
     bloom_checked,
     /// Bloom checks that answered "definitely absent".

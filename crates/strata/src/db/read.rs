@@ -45,17 +45,20 @@ pub(crate) fn get(inner: &DbInner, ro: &ReadOptions, user_key: &[u8]) -> Result<
     LOOKUP.with(|cell| {
         let mut lookup = cell.borrow_mut();
         lookup.set(user_key, seq);
+        let filter = SnapshotFilter {
+            enabled: inner.opts.snapshot_filter,
+            seq,
+        };
         for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
+            if filter.skips_memtable(mem, &inner.stats) {
+                continue;
+            }
             match mem.get(&lookup) {
                 MemGet::Found(v) => return Ok(Some(v.to_vec())),
                 MemGet::Deleted => return Ok(None),
                 MemGet::NotFound => {}
             }
         }
-        let filter = SnapshotFilter {
-            enabled: inner.opts.snapshot_filter,
-            seq,
-        };
         get_from_version(inner, &sv.version, &lookup, filter)
     })
 }
@@ -127,9 +130,10 @@ pub(crate) fn iter(inner: &DbInner, ro: &ReadOptions) -> Result<DbIterator> {
         seq,
     };
     let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
-    children.push(Box::new(sv.mem.iter()));
-    for m in &sv.imm {
-        children.push(Box::new(m.iter()));
+    for m in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
+        if !filter.skips_memtable(m, &inner.stats) {
+            children.push(Box::new(m.iter()));
+        }
     }
     let lower = ro.lower_bound.as_deref();
     let upper = ro.upper_bound.as_deref();
