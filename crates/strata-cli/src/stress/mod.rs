@@ -183,8 +183,8 @@ fn print(line: &str) -> Result<()> {
 
 fn verified_line(what: &str, v: &verify::Verified) -> String {
     format!(
-        "{what}: ok keys={} present={} in_flight_applied={} in_flight_lost={} scanned={}",
-        v.keys, v.present, v.in_flight_applied, v.in_flight_lost, v.scanned
+        "{what}: ok keys={} present={} in_flight_new={} in_flight_old={} scanned={}",
+        v.keys, v.present, v.in_flight_new, v.in_flight_old, v.scanned
     )
 }
 

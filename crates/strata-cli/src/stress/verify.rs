@@ -31,9 +31,10 @@ pub struct Verified {
     /// Keys present.
     pub present: u64,
     /// Keys whose write was in flight and is in the database.
-    pub in_flight_applied: u64,
-    /// Keys whose write was in flight and is not.
-    pub in_flight_lost: u64,
+    pub in_flight_new: u64,
+    /// Keys whose write was in flight and is not (the old value or absence remains;
+    /// allowed: the write was never acknowledged).
+    pub in_flight_old: u64,
     /// Entries the scan returned.
     pub scanned: u64,
     /// Keys that are wrong.
@@ -119,9 +120,9 @@ pub fn verify(db: &Db, st: &ExpectedState, resolve: bool) -> Result<Verified> {
         }
         if let Some(p) = slot.pending {
             if found == p {
-                out.in_flight_applied += 1;
+                out.in_flight_new += 1;
             } else {
-                out.in_flight_lost += 1;
+                out.in_flight_old += 1;
             }
             resolutions.push((k, found));
         }
