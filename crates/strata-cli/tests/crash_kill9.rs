@@ -110,6 +110,7 @@ fn kill9_loses_no_acknowledged_write() {
         );
         last_acked = acked;
     }
+    assert!(last_acked > 0, "no cycle acknowledged a write");
     println!(
         "kill -9: {cycles} cycles, {last_acked} acknowledged writes, all verified, {:.1}s",
         start.elapsed().as_secs_f64()
