@@ -58,6 +58,10 @@ pub enum CliError {
     /// Drawing the chart failed.
     #[error("plot: {0}")]
     Plot(String),
+    /// `strata stress` found the database disagreeing with the expected state (a lost
+    /// write, a resurrected delete, a wrong value). The message names the key.
+    #[error("verification failed: {0}")]
+    Mismatch(String),
     /// A worker thread panicked (a bug: the message is what it said).
     #[error("worker thread panicked: {0}")]
     WorkerPanic(String),

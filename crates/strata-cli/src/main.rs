@@ -5,6 +5,9 @@
 //! strata bench   --benchmarks=fillrandom,readrandom --num=1000000 [engine flags]
 //! strata ycsb    --workload=a --phase=both --records=N --operations=M [engine flags]
 //! strata ldb     --db=DIR [--hex] put K V | get K | delete K | scan | dump | load | compact
+//!                | verify
+//! strata stress  --db=DIR [--threads=N] [--duration=S] [engine flags] | --verify_only
+//! strata sst-dump FILE [--scan] [--hex]
 //! strata plot    --input=results/bench.jsonl --output=plot.svg [--metric=ops_per_sec]
 //! strata compare --input=results/compare.jsonl
 //! strata experiment aligned|snapshot-filter [--scale=...]
@@ -22,6 +25,8 @@ mod ldb;
 mod plot;
 mod results;
 mod runner;
+mod sst_dump;
+mod stress;
 mod values;
 mod ycsb;
 
@@ -50,6 +55,11 @@ enum Command {
     Ycsb(Box<ycsb::YcsbArgs>),
     /// Read and edit a database by hand.
     Ldb(Box<ldb::LdbArgs>),
+    /// Random multi-threaded workload checked against an expected-state file (survives
+    /// kill -9); --verify_only checks a database against it.
+    Stress(Box<stress::StressArgs>),
+    /// Properties (and with --scan, entries) of one table file.
+    SstDump(sst_dump::SstDumpArgs),
     /// Bar chart of a results file (SVG).
     Plot(plot::PlotArgs),
     /// Median table per benchmark and engine from a results file.
@@ -118,6 +128,8 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench::run(a),
         Command::Ycsb(a) => ycsb::run(a),
         Command::Ldb(a) => ldb::run(a),
+        Command::Stress(a) => stress::run(a),
+        Command::SstDump(a) => sst_dump::run(a),
         Command::Plot(a) => plot::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Experiment(a) => experiment::run(a),

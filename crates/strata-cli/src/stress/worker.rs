@@ -1,0 +1,456 @@
+//! One stress thread: random puts, deletes, batches, gets, scans and snapshot reads,
+//! each read checked against the expected state.
+//!
+//! Thread `t` of `n` owns the keys `k` with `k % n == t` and is the only writer of
+//! them (expected-state invariant 1), so its reads of its own keys have exactly one
+//! right answer. Scans cross every thread's keys: the owner's keys in the range must be
+//! exactly the expected ones; other threads' keys must carry a well-formed value of
+//! their own key. A snapshot records the expected state of a range of its own keys and
+//! is read again (by `get` and by a scan) after more writes.
+//!
+//! Every write follows the same protocol: [`ExpectedState::begin`] for each key, the
+//! database write, [`ExpectedState::commit`] for each key, then the acknowledged-write
+//! counter. A kill anywhere leaves each key settled or in flight (see
+//! [`super::expected`]).
+
+use super::expected::{ExpectedState, MAX_VALUE_ID};
+use super::keyspace;
+use super::StressArgs;
+use crate::error::{CliError, Result};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+use strata::{Db, ReadOptions, Snapshot, WriteBatch, WriteOptions};
+
+/// Longest key range of a scan or a snapshot check.
+const MAX_RANGE: u64 = 64;
+/// Most updates in one batch.
+const MAX_BATCH: usize = 8;
+
+/// Operations one thread ran.
+#[derive(Clone, Debug, Default)]
+pub struct ThreadStats {
+    /// Single puts.
+    pub puts: u64,
+    /// Single deletes.
+    pub deletes: u64,
+    /// Batches.
+    pub batches: u64,
+    /// Point reads.
+    pub gets: u64,
+    /// Range scans.
+    pub scans: u64,
+    /// Snapshots taken and checked.
+    pub snapshot_checks: u64,
+    /// Manual flushes.
+    pub flushes: u64,
+    /// Manual range compactions.
+    pub compactions: u64,
+}
+
+impl ThreadStats {
+    /// Sum of two tallies.
+    pub fn add(&mut self, o: &ThreadStats) {
+        self.puts += o.puts;
+        self.deletes += o.deletes;
+        self.batches += o.batches;
+        self.gets += o.gets;
+        self.scans += o.scans;
+        self.snapshot_checks += o.snapshot_checks;
+        self.flushes += o.flushes;
+        self.compactions += o.compactions;
+    }
+
+    /// Every operation counted.
+    pub fn ops(&self) -> u64 {
+        self.puts
+            + self.deletes
+            + self.batches
+            + self.gets
+            + self.scans
+            + self.snapshot_checks
+            + self.flushes
+            + self.compactions
+    }
+
+    /// Writes acknowledged (puts, deletes, batches).
+    pub fn writes(&self) -> u64 {
+        self.puts + self.deletes + self.batches
+    }
+}
+
+/// What a worker shares with the others.
+pub struct Shared<'a> {
+    /// The database.
+    pub db: &'a Db,
+    /// The expected state.
+    pub st: &'a ExpectedState,
+    /// The command line.
+    pub args: &'a StressArgs,
+    /// Stop when passed.
+    pub deadline: Option<Instant>,
+    /// Set by the first failing thread; every thread stops at its next operation.
+    pub stop: &'a AtomicBool,
+}
+
+/// A snapshot taken earlier, with what it must show.
+struct HeldSnapshot {
+    snap: Snapshot,
+    /// `(key, value id)` of the owned keys in the range at snapshot time.
+    expected: Vec<(u64, Option<u32>)>,
+    start: u64,
+    end: u64,
+    check_at: u64,
+}
+
+struct Worker<'a> {
+    sh: &'a Shared<'a>,
+    t: u64,
+    threads: u64,
+    owned: u64,
+    max_len: usize,
+    wo: WriteOptions,
+    rng: StdRng,
+    stats: ThreadStats,
+    held: Option<HeldSnapshot>,
+}
+
+/// Runs thread `t` until its operation budget or the deadline, or until another thread
+/// fails.
+///
+/// # Errors
+/// [`CliError::Mismatch`] for a wrong read; engine and expected-state I/O errors.
+pub fn run(sh: &Shared<'_>, t: usize, seed: u64) -> Result<ThreadStats> {
+    let threads = sh.args.threads as u64;
+    let max_key = sh.st.max_key();
+    let t = t as u64;
+    let mut w = Worker {
+        sh,
+        t,
+        threads,
+        owned: (max_key - t).div_ceil(threads),
+        max_len: sh.st.value_size() as usize,
+        wo: WriteOptions {
+            sync: sh.args.engine.sync,
+        },
+        rng: StdRng::seed_from_u64(seed ^ (t.wrapping_add(1)).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+        stats: ThreadStats::default(),
+        held: None,
+    };
+    let result = w.run_ops();
+    if result.is_err() {
+        sh.stop.store(true, Ordering::Relaxed);
+    }
+    result.map(|()| w.stats)
+}
+
+impl Worker<'_> {
+    fn run_ops(&mut self) -> Result<()> {
+        let a = self.sh.args;
+        let mut n = 0u64;
+        while (a.ops_per_thread == 0 || n < a.ops_per_thread)
+            && self.sh.deadline.is_none_or(|d| Instant::now() < d)
+            && !self.sh.stop.load(Ordering::Relaxed)
+        {
+            n += 1;
+            self.one_op(n)?;
+        }
+        if let Some(h) = self.held.take() {
+            self.check_snapshot(h)?;
+        }
+        Ok(())
+    }
+
+    fn one_op(&mut self, n: u64) -> Result<()> {
+        let a = self.sh.args;
+        if a.flush_one_in > 0 && self.rng.random_range(0..a.flush_one_in) == 0 {
+            self.sh.db.flush()?;
+            self.stats.flushes += 1;
+            return Ok(());
+        }
+        if a.compact_range_one_in > 0 && self.rng.random_range(0..a.compact_range_one_in) == 0 {
+            let s = self.rng.random_range(0..self.sh.st.max_key());
+            let e = (s + self.rng.random_range(1..=MAX_RANGE * 4)).min(self.sh.st.max_key() - 1);
+            self.sh
+                .db
+                .compact_range(Some(&keyspace::key(s)), Some(&keyspace::key(e)))?;
+            self.stats.compactions += 1;
+            return Ok(());
+        }
+        if self.held.as_ref().is_some_and(|h| n >= h.check_at) {
+            if let Some(h) = self.held.take() {
+                self.check_snapshot(h)?;
+            }
+            return Ok(());
+        }
+        let mut r = self.rng.random_range(0..100u32);
+        let mut pick = |pct: u32| {
+            let hit = r < pct;
+            r = r.saturating_sub(pct);
+            hit
+        };
+        if pick(a.put_pct) {
+            self.put()
+        } else if pick(a.delete_pct) {
+            self.delete()
+        } else if pick(a.batch_pct) {
+            self.batch()
+        } else if pick(a.get_pct) {
+            self.get()
+        } else if pick(a.scan_pct) {
+            self.scan()
+        } else {
+            self.take_snapshot(n);
+            Ok(())
+        }
+    }
+
+    /// A random key this thread owns.
+    fn own_key(&mut self) -> u64 {
+        self.t + self.threads * self.rng.random_range(0..self.owned)
+    }
+
+    /// A value id different from the key's current one.
+    fn new_id(&mut self, k: u64) -> u32 {
+        let cur = self.sh.st.get(k).current;
+        loop {
+            let id = self.rng.random_range(1..=MAX_VALUE_ID);
+            if Some(id) != cur {
+                return id;
+            }
+        }
+    }
+
+    fn acked(&mut self, keys: &[u64]) -> Result<()> {
+        for &k in keys {
+            self.sh.st.commit(k)?;
+        }
+        self.sh.st.count_acked(self.t as usize)
+    }
+
+    fn put(&mut self) -> Result<()> {
+        let k = self.own_key();
+        let id = self.new_id(k);
+        self.sh.st.begin(k, Some(id))?;
+        self.sh.db.put(
+            &self.wo,
+            &keyspace::key(k),
+            &keyspace::value(k, id, self.max_len),
+        )?;
+        self.acked(&[k])?;
+        self.stats.puts += 1;
+        Ok(())
+    }
+
+    fn delete(&mut self) -> Result<()> {
+        let k = self.own_key();
+        self.sh.st.begin(k, None)?;
+        self.sh.db.delete(&self.wo, &keyspace::key(k))?;
+        self.acked(&[k])?;
+        self.stats.deletes += 1;
+        Ok(())
+    }
+
+    fn batch(&mut self) -> Result<()> {
+        let n = self.rng.random_range(2..=MAX_BATCH);
+        let mut keys: Vec<u64> = (0..n).map(|_| self.own_key()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let mut b = WriteBatch::new();
+        for &k in &keys {
+            if self.rng.random_range(0..5) == 0 {
+                self.sh.st.begin(k, None)?;
+                b.delete(&keyspace::key(k));
+            } else {
+                let id = self.new_id(k);
+                self.sh.st.begin(k, Some(id))?;
+                b.put(&keyspace::key(k), &keyspace::value(k, id, self.max_len));
+            }
+        }
+        self.sh.db.write(&self.wo, b)?;
+        self.acked(&keys)?;
+        self.stats.batches += 1;
+        Ok(())
+    }
+
+    /// The value id `v` (a read of key `k`) stands for, or a mismatch.
+    fn identify(&self, what: &str, k: u64, v: Option<Vec<u8>>) -> Result<Option<u32>> {
+        match v {
+            None => Ok(None),
+            Some(v) => keyspace::identify(k, &v, self.max_len)
+                .map(Some)
+                .map_err(|e| self.mismatch(format!("{what} of key {k} returned a {e}"))),
+        }
+    }
+
+    fn mismatch(&self, msg: String) -> CliError {
+        CliError::Mismatch(format!("thread {}: {msg}", self.t))
+    }
+
+    fn expect(&self, what: &str, k: u64, found: Option<u32>, want: Option<u32>) -> Result<()> {
+        if found == want {
+            return Ok(());
+        }
+        let d = |x: Option<u32>| match x {
+            None => "absent".to_string(),
+            Some(id) => format!("value id {id}"),
+        };
+        Err(self.mismatch(format!(
+            "{what} of key {k} found {} but expected {}",
+            d(found),
+            d(want)
+        )))
+    }
+
+    fn get(&mut self) -> Result<()> {
+        let k = self.own_key();
+        let v = self.sh.db.get(&ReadOptions::default(), &keyspace::key(k))?;
+        let found = self.identify("get", k, v)?;
+        self.expect("get", k, found, self.sh.st.get(k).current)?;
+        self.stats.gets += 1;
+        Ok(())
+    }
+
+    /// A random key range `[start, end)` of at most [`MAX_RANGE`] keys.
+    fn range(&mut self) -> (u64, u64) {
+        let max = self.sh.st.max_key();
+        let s = self.rng.random_range(0..max);
+        (s, (s + self.rng.random_range(1..=MAX_RANGE)).min(max))
+    }
+
+    /// Reads `[start, end)` by an iterator (forward or reverse, chosen at random) as of
+    /// `snap` (or now); returns `(key, value id)` in ascending order. Every key must be
+    /// in the range, in order, and carry a well-formed value of its own.
+    fn read_range(
+        &mut self,
+        start: u64,
+        end: u64,
+        snap: Option<&Snapshot>,
+    ) -> Result<Vec<(u64, u32)>> {
+        let ro = ReadOptions {
+            snapshot: snap.cloned(),
+            lower_bound: Some(keyspace::key(start)),
+            upper_bound: Some(keyspace::key(end)),
+        };
+        let reverse = self.rng.random_bool(0.5);
+        let mut it = self.sh.db.iter(&ro)?;
+        if reverse {
+            it.seek_to_last();
+        } else {
+            it.seek_to_first();
+        }
+        let mut out: Vec<(u64, u32)> = Vec::new();
+        while it.valid() {
+            let k = keyspace::parse_key(it.key())
+                .filter(|k| (start..end).contains(k))
+                .ok_or_else(|| {
+                    self.mismatch(format!(
+                        "scan of [{start}, {end}) returned key `{}`",
+                        String::from_utf8_lossy(it.key())
+                    ))
+                })?;
+            let id = keyspace::identify(k, it.value(), self.max_len)
+                .map_err(|e| self.mismatch(format!("scan of key {k} returned a {e}")))?;
+            let in_order = out
+                .last()
+                .is_none_or(|&(prev, _)| if reverse { k < prev } else { k > prev });
+            if !in_order {
+                return Err(self.mismatch(format!(
+                    "scan of [{start}, {end}) returned key {k} out of order"
+                )));
+            }
+            out.push((k, id));
+            if reverse {
+                it.prev();
+            } else {
+                it.next();
+            }
+        }
+        it.status()?;
+        if reverse {
+            out.reverse();
+        }
+        Ok(out)
+    }
+
+    /// The owned keys of `[start, end)`.
+    fn owned_in(&self, start: u64, end: u64) -> impl Iterator<Item = u64> + use<> {
+        let (t, n) = (self.t, self.threads);
+        (start..end).filter(move |k| k % n == t)
+    }
+
+    /// Checks that `got` (a scan) holds exactly `want` for the owned keys.
+    fn expect_owned(
+        &self,
+        what: &str,
+        got: &[(u64, u32)],
+        want: &[(u64, Option<u32>)],
+    ) -> Result<()> {
+        let mut got_owned = got
+            .iter()
+            .filter(|(k, _)| k % self.threads == self.t)
+            .peekable();
+        for &(k, w) in want {
+            let found = match got_owned.peek() {
+                Some(&&(gk, id)) if gk == k => {
+                    got_owned.next();
+                    Some(id)
+                }
+                _ => None,
+            };
+            self.expect(what, k, found, w)?;
+        }
+        if let Some(&(k, id)) = got_owned.next() {
+            return Err(self.mismatch(format!(
+                "{what} returned key {k} (value id {id}) twice or unasked"
+            )));
+        }
+        Ok(())
+    }
+
+    fn scan(&mut self) -> Result<()> {
+        let (s, e) = self.range();
+        let got = self.read_range(s, e, None)?;
+        let want: Vec<(u64, Option<u32>)> = self
+            .owned_in(s, e)
+            .map(|k| (k, self.sh.st.get(k).current))
+            .collect();
+        self.expect_owned("scan", &got, &want)?;
+        self.stats.scans += 1;
+        Ok(())
+    }
+
+    fn take_snapshot(&mut self, n: u64) {
+        let (start, end) = self.range();
+        let snap = self.sh.db.snapshot();
+        let expected = self
+            .owned_in(start, end)
+            .map(|k| (k, self.sh.st.get(k).current))
+            .collect();
+        let check_at = n + self.rng.random_range(10..200);
+        self.held = Some(HeldSnapshot {
+            snap,
+            expected,
+            start,
+            end,
+            check_at,
+        });
+    }
+
+    fn check_snapshot(&mut self, h: HeldSnapshot) -> Result<()> {
+        let ro = ReadOptions {
+            snapshot: Some(h.snap.clone()),
+            ..ReadOptions::default()
+        };
+        for &(k, want) in &h.expected {
+            let v = self.sh.db.get(&ro, &keyspace::key(k))?;
+            let found = self.identify("snapshot get", k, v)?;
+            self.expect("snapshot get", k, found, want)?;
+        }
+        let got = self.read_range(h.start, h.end, Some(&h.snap))?;
+        self.expect_owned("snapshot scan", &got, &h.expected)?;
+        self.stats.snapshot_checks += 1;
+        Ok(())
+    }
+}
