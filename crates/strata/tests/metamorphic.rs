@@ -64,9 +64,16 @@ fn option_sets() -> Vec<(&'static str, Options)> {
             },
         ),
         (
-            "tiny-aligned-2.0",
+            "tiny-fixed-outputs",
             Options {
-                output_partitioning: OutputPartitioning::Aligned { variance: 2.0 },
+                output_partitioning: OutputPartitioning::Fixed,
+                ..t()
+            },
+        ),
+        (
+            "tiny-aligned-1.5",
+            Options {
+                output_partitioning: OutputPartitioning::Aligned { variance: 1.5 },
                 ..t()
             },
         ),
@@ -95,9 +102,9 @@ fn option_sets() -> Vec<(&'static str, Options)> {
             },
         ),
         (
-            "tiny-aligned-lz4-jobs4-oldest",
+            "tiny-fixed-lz4-jobs4-oldest",
             Options {
-                output_partitioning: OutputPartitioning::Aligned { variance: 2.0 },
+                output_partitioning: OutputPartitioning::Fixed,
                 compression: Compression::Lz4,
                 max_background_jobs: 4,
                 compaction_priority: CompactionPriority::OldestSmallestSeqFirst,

@@ -160,10 +160,10 @@ fn model_based_oldest_seq_priority_and_compression() {
 }
 
 #[test]
-fn model_based_aligned_outputs_without_snapshot_filter() {
+fn model_based_fixed_outputs_without_snapshot_filter() {
     for seed in seeds().into_iter().take(4) {
         let opts = Options {
-            output_partitioning: strata::OutputPartitioning::Aligned { variance: 2.0 },
+            output_partitioning: strata::OutputPartitioning::Fixed,
             snapshot_filter: false,
             ..tiny_options()
         };

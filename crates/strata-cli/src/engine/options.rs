@@ -18,6 +18,20 @@ fn d() -> strata::Options {
     strata::Options::default()
 }
 
+fn default_partitioning() -> PartitioningFlag {
+    match d().output_partitioning {
+        OutputPartitioning::Fixed => PartitioningFlag::Fixed,
+        OutputPartitioning::Aligned { .. } => PartitioningFlag::Aligned,
+    }
+}
+
+fn default_variance() -> f64 {
+    match d().output_partitioning {
+        OutputPartitioning::Aligned { variance } => variance,
+        OutputPartitioning::Fixed => 2.0,
+    }
+}
+
 /// Which storage engine runs the workload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -163,10 +177,10 @@ pub struct EngineFlags {
     pub compaction_pri: CompactionPriFlag,
     /// How compaction output is cut into files.
     #[arg(long = "compaction_output_partitioning", value_enum,
-          default_value_t = PartitioningFlag::Fixed)]
+          default_value_t = default_partitioning())]
     pub compaction_output_partitioning: PartitioningFlag,
     /// Size variance allowed by aligned partitioning (> 1).
-    #[arg(long = "aligned_variance", default_value_t = 2.0)]
+    #[arg(long = "aligned_variance", default_value_t = default_variance())]
     pub aligned_variance: f64,
     /// Skip tables newer than the read's snapshot.
     #[arg(long = "snapshot_filter", default_value_t = d().snapshot_filter, num_args = 0..=1,
