@@ -7,8 +7,9 @@
 #   FUZZ_SECONDS=300 scripts/fuzz.sh sst
 #
 # Needs no nightly toolchain: cargo-fuzz's unstable flags are enabled on stable with
-# RUSTC_BOOTSTRAP=1, and the targets run without a sanitizer (the engine has no unsafe
-# code of its own; the property fuzzed is "never panics, round trips hold").
+# RUSTC_BOOTSTRAP=1, and the targets run without a sanitizer (the decoders fuzzed here
+# are safe Rust; the engine's only unsafe code, the memtable arena and skiplist, is
+# checked under Miri instead). The property fuzzed is "never panics, round trips hold".
 #
 # New interesting inputs go to fuzz/work/corpus/<target>/ (ignored by git), so the
 # committed seed corpus fuzz/corpus/<target>/ stays small; to keep a few, minimise them

@@ -54,7 +54,7 @@ pub enum Error {
 pub enum ErrorKind {
     /// An I/O error: the operation may succeed if retried after the cause is fixed.
     Io,
-    /// Data on disk is damaged; restore from a backup or salvage with `strata ldb`.
+    /// Data on disk is damaged; restore from a backup; `strata ldb verify` names the damaged file and offset.
     Corruption,
     /// Fix the input and call again.
     InvalidArgument,

@@ -250,8 +250,8 @@ struct Replay<'a> {
 }
 
 impl Replay<'_> {
-    /// Replays one WAL. `last`: it is the newest log (the only one whose tail may be
-    /// torn by a crash).
+    /// Replays one WAL. `last`: no later log holds records, so this log's tail is the
+    /// one a crash may have torn.
     fn log(&mut self, number: u64, last: bool) -> Result<Stop> {
         let path = filename::wal_file(self.dir, number);
         let mut reader = LogReader::new(self.fs.open_sequential(&path)?);

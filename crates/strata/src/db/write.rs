@@ -169,6 +169,12 @@ fn commit_group(inner: &DbInner, mut group: WriteBatch, sync: bool, force: bool)
     }
     let first_seq = inner.last_sequence.load(Ordering::Acquire) + 1;
     let count = u64::from(group.count());
+    if first_seq + count > crate::key::MAX_SEQUENCE {
+        // Checked before the WAL append: recovery would refuse such a record.
+        return Err(Error::InvalidArgument(
+            "sequence numbers exhausted (2^56 writes)".into(),
+        ));
+    }
     group.set_sequence(first_seq);
     {
         let mut log = inner.writes.log.lock();

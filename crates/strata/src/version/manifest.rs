@@ -17,7 +17,7 @@
 //!
 //! # Durability order (what makes a crash at any point safe)
 //! 1. A flush or compaction writes its new SSTables, fsyncs each, and fsyncs the
-//!    directory (the table writer does this) **before** the edit naming them is
+//!    directory (its writer, a flush or compaction, does this) **before** the edit naming them is
 //!    appended. So an edit on disk never names a file that a crash can lose.
 //! 2. [`Manifest::append`] appends the edit and fsyncs the MANIFEST; only after it
 //!    returns `Ok` is the new version installed and are obsolete files deleted. So a
@@ -42,11 +42,11 @@
 //! `next_file_number` is raised above every file number in use (live tables, the
 //! MANIFEST itself, the WAL), as LevelDB's `MarkFileNumberUsed` does.
 //!
-//! Concurrency: a [`Manifest`] has one owner (the version set, under the database's
-//! state lock or a dedicated manifest-writer lock); [`recover`] runs before the database
-//! is shared.
+//! Concurrency: a [`Manifest`] has one owner, the database's `manifest` mutex, held by
+//! `db::files::log_and_apply` from reading the current version to installing the new
+//! one; [`recover`] runs before the database is shared.
 //!
-//! See also: the tests below (`recover_round_trip`, `flipped_byte_is_corruption`,
+//! See also: the tests below (`recover_round_trip`, `flipped_byte_is_corruption_unless_in_the_final_record`,
 //! `truncated_last_record_is_tolerated`).
 
 use super::edit::VersionEdit;

@@ -1,6 +1,6 @@
 //! A crash-simulating, fault-injecting, in-memory [`FileSystem`] for tests.
 //!
-//! Role: integration tests, `strata stress` and the crash loop build a [`FaultFs`], keep
+//! Role: integration tests and the crash loop build a [`FaultFs`], keep
 //! one clone, and hand another to the engine as its `Arc<dyn FileSystem>`. The test then
 //! injects failures ([`FaultFs::inject`]), simulates power loss ([`FaultFs::crash`]),
 //! damages bytes ([`FaultFs::corrupt_byte`]) and reopens the database on the same
