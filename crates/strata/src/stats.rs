@@ -60,7 +60,7 @@ counters! {
     /// Key + value bytes of compaction input that were false overlaps: entries of
     /// output-level files outside the upper inputs' key range (Kim et al. §III).
     compaction_false_overlap_bytes,
-    /// Compactions done by moving one file down a level (metadata only, no I/O).
+    /// Files moved down a level by metadata only (no I/O) instead of being compacted.
     trivial_moves,
     /// Point lookups served.
     gets,

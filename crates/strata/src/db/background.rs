@@ -110,16 +110,19 @@ fn run_compaction(inner: &DbInner, plan: &CompactionPlan) -> Result<()> {
 }
 
 fn compact(inner: &DbInner, plan: &CompactionPlan) -> Result<()> {
-    if let ([only], []) = (plan.inputs.as_slice(), plan.output_level_inputs.as_slice()) {
-        // Trivial move: one file overlapping nothing below moves by metadata only. Its
-        // entries stay as they are (GC would only drop versions no snapshot needs, at
-        // the cost of rewriting the whole file).
+    if plan.output_level_inputs.is_empty() && disjoint(&plan.inputs) {
+        // Trivial move: input files that overlap nothing below and no other input (one
+        // file, or L0 files from a sequential load) move down by metadata only. Their
+        // entries stay as they are: GC would only drop versions no snapshot needs, at
+        // the cost of rewriting every byte.
         let mut edit = VersionEdit::default();
-        edit.deleted_files.push((plan.level, only.number));
-        edit.new_files
-            .push((plan.output_level, FileMetaData::clone(only)));
+        for f in &plan.inputs {
+            edit.deleted_files.push((plan.level, f.number));
+            edit.new_files
+                .push((plan.output_level, FileMetaData::clone(f)));
+        }
         log_and_apply(inner, edit)?;
-        Statistics::add(&inner.stats.trivial_moves, 1);
+        Statistics::add(&inner.stats.trivial_moves, plan.inputs.len() as u64);
         return Ok(());
     }
     let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
@@ -134,12 +137,12 @@ fn compact(inner: &DbInner, plan: &CompactionPlan) -> Result<()> {
         .zip(plan.inputs.iter().map(|f| f.largest_user_key()).max())
         .map(|(lo, hi)| (lo.to_vec(), hi.to_vec()));
     for f in &plan.inputs {
-        let it = inner.table_cache.get(f)?.iter();
+        let it = inner.table_cache.get(f)?.iter_no_fill();
         children.push(Box::new(CountingIter::new(it, Arc::clone(&counter), None)));
         upper_bytes += f.size;
     }
     for f in &plan.output_level_inputs {
-        let it = inner.table_cache.get(f)?.iter();
+        let it = inner.table_cache.get(f)?.iter_no_fill();
         children.push(Box::new(CountingIter::new(
             it,
             Arc::clone(&counter),
@@ -211,6 +214,15 @@ fn compact(inner: &DbInner, plan: &CompactionPlan) -> Result<()> {
         l.count += 1;
     }
     Ok(())
+}
+
+/// True iff the files' user-key ranges are pairwise disjoint.
+fn disjoint(files: &[Arc<FileMetaData>]) -> bool {
+    let mut sorted: Vec<&Arc<FileMetaData>> = files.iter().collect();
+    sorted.sort_by(|a, b| a.smallest_user_key().cmp(b.smallest_user_key()));
+    sorted
+        .windows(2)
+        .all(|w| w[0].largest_user_key() < w[1].smallest_user_key())
 }
 
 fn release_pending(inner: &DbInner, numbers: &[u64]) {

@@ -185,7 +185,7 @@ impl Table {
             return Ok(None);
         }
         let handle = self.index_handle(index.value())?;
-        let block = self.read_data_block(handle)?;
+        let block = self.read_data_block(handle, true)?;
         let mut it = BlockIter::with_key_buf(block, std::mem::take(data_buf));
         it.seek(lookup);
         let out = if it.valid() && key::user_key(it.key()) == key::user_key(lookup) {
@@ -201,7 +201,13 @@ impl Table {
 
     /// A two-level iterator over every entry; it keeps this table alive.
     pub fn iter(self: &Arc<Self>) -> TableIterator {
-        TableIterator::new(Arc::clone(self))
+        TableIterator::new(Arc::clone(self), true)
+    }
+
+    /// Like [`Table::iter`], but blocks it reads from the file are not added to the
+    /// block cache (for compactions: one pass over data no reader asked for).
+    pub fn iter_no_fill(self: &Arc<Self>) -> TableIterator {
+        TableIterator::new(Arc::clone(self), false)
     }
 
     /// Reads every block from the file (bypassing the cache), checking checksums and
@@ -262,8 +268,13 @@ impl Table {
     }
 
     /// A data block through the block cache. On a hit, the cached `Arc` is returned
-    /// without copying.
-    pub(crate) fn read_data_block(&self, handle: BlockHandle) -> Result<Arc<Block>> {
+    /// without copying; on a miss the block is cached iff `fill_cache` (compactions
+    /// read each block once and pass false, so they do not evict the read working set).
+    pub(crate) fn read_data_block(
+        &self,
+        handle: BlockHandle,
+        fill_cache: bool,
+    ) -> Result<Arc<Block>> {
         if let Some(cache) = &self.block_cache {
             if let Some(b) = cache.get(self.file_number, handle.offset) {
                 Statistics::add(&self.stats.block_cache_hits, 1);
@@ -274,7 +285,7 @@ impl Table {
         let contents = self.read_contents(handle)?;
         let block =
             Arc::new(Block::decode(contents).map_err(|r| self.corruption(handle.offset, r))?);
-        if let Some(cache) = &self.block_cache {
+        if let Some(cache) = self.block_cache.as_ref().filter(|_| fill_cache) {
             cache.insert(self.file_number, handle.offset, Arc::clone(&block));
         }
         Ok(block)

@@ -24,6 +24,8 @@ pub struct TableIterator {
     /// Offset of the block loaded in `data`, to avoid re-reading it.
     data_offset: Option<u64>,
     err: Option<Error>,
+    /// Whether blocks read from the file are added to the block cache.
+    fill_cache: bool,
 }
 
 impl std::fmt::Debug for TableIterator {
@@ -37,7 +39,7 @@ impl std::fmt::Debug for TableIterator {
 }
 
 impl TableIterator {
-    pub(crate) fn new(table: Arc<Table>) -> Self {
+    pub(crate) fn new(table: Arc<Table>, fill_cache: bool) -> Self {
         let index = BlockIter::new(Arc::clone(table.index_block()));
         TableIterator {
             table,
@@ -45,6 +47,7 @@ impl TableIterator {
             data: None,
             data_offset: None,
             err: None,
+            fill_cache,
         }
     }
 
@@ -85,7 +88,7 @@ impl TableIterator {
         if self.data_offset == Some(handle.offset) && self.data.is_some() {
             return true;
         }
-        match self.table.read_data_block(handle) {
+        match self.table.read_data_block(handle, self.fill_cache) {
             Ok(block) => {
                 match &mut self.data {
                     Some(d) => d.reset(block),
