@@ -14,13 +14,9 @@
 mod common;
 
 use common::*;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use strata::env::FaultFs;
-use strata::{
-    CompactionPriority, Compression, Db, Options, OutputPartitioning, ReadOptions, WriteBatch,
-    WriteOptions,
-};
+use strata::{CompactionPriority, Compression, Options, OutputPartitioning};
 
 const DIR: &str = "/db";
 
@@ -123,102 +119,8 @@ fn observe(ops: &[Op], opts: &Options, check_model: bool, ctx: &str) -> Vec<Obse
         fs: Arc::new(fs),
         ..opts.clone()
     };
-    let mut db = Some(Db::open(DIR, opts.clone()).expect("open"));
-    let mut model = Model::default();
-    let mut seen = Vec::new();
-    let wo = WriteOptions::default();
-    for (step, op) in ops.iter().enumerate() {
-        let at = || format!("{ctx} step {step} op {op:?}");
-        let d = db.as_ref().expect("db");
-        match op {
-            Op::Put(k, v) => {
-                d.put(&wo, k, v).unwrap_or_else(|e| panic!("{}: {e}", at()));
-                model.map.insert(k.clone(), v.clone());
-            }
-            Op::Delete(k) => {
-                d.delete(&wo, k).unwrap_or_else(|e| panic!("{}: {e}", at()));
-                model.map.remove(k);
-            }
-            Op::Batch(items) => {
-                let mut b = WriteBatch::new();
-                for (k, v) in items {
-                    match v {
-                        Some(v) => {
-                            b.put(k, v);
-                            model.map.insert(k.clone(), v.clone());
-                        }
-                        None => {
-                            b.delete(k);
-                            model.map.remove(k);
-                        }
-                    }
-                }
-                d.write(&wo, b).unwrap_or_else(|e| panic!("{}: {e}", at()));
-            }
-            Op::TakeSnapshot => {
-                if model.snapshots.len() < 8 {
-                    model
-                        .snapshots
-                        .push((d.snapshot(), Arc::new(model.map.clone())));
-                }
-            }
-            Op::ReleaseSnapshot(i) => {
-                if *i < model.snapshots.len() {
-                    model.snapshots.remove(*i);
-                }
-            }
-            Op::Get(k, snap) => {
-                let (ro, expected) = match snap.and_then(|i| model.snapshots.get(i)) {
-                    Some((s, m)) => (
-                        ReadOptions {
-                            snapshot: Some(s.clone()),
-                            ..Default::default()
-                        },
-                        m.get(k).cloned(),
-                    ),
-                    None => (ReadOptions::default(), model.map.get(k).cloned()),
-                };
-                let got = d.get(&ro, k).unwrap_or_else(|e| panic!("{}: {e}", at()));
-                if check_model {
-                    assert_eq!(got, expected, "{}: model", at());
-                }
-                seen.push(Observed::Get(got));
-            }
-            Op::Scan {
-                forward,
-                from,
-                to,
-                snapshot,
-                limit,
-            } => {
-                let (snap, map): (_, &BTreeMap<_, _>) =
-                    match snapshot.and_then(|i| model.snapshots.get(i)) {
-                        Some((s, m)) => (Some(s.clone()), m),
-                        None => (None, &model.map),
-                    };
-                let got = db_scan(d, snap, *forward, from, to, *limit)
-                    .unwrap_or_else(|e| panic!("{}: {e}", at()));
-                if check_model {
-                    let want = model_scan(map, *forward, from, to, *limit);
-                    assert_eq!(got, want, "{}: model", at());
-                }
-                seen.push(Observed::Scan(got));
-            }
-            Op::Flush => d.flush().unwrap_or_else(|e| panic!("{}: {e}", at())),
-            Op::CompactRange(a, b) => d
-                .compact_range(a.as_deref(), b.as_deref())
-                .unwrap_or_else(|e| panic!("{}: {e}", at())),
-            Op::Reopen => {
-                model.snapshots.clear();
-                db.take()
-                    .expect("db")
-                    .close()
-                    .unwrap_or_else(|e| panic!("{}: {e}", at()));
-                db = Some(Db::open(DIR, opts.clone()).unwrap_or_else(|e| panic!("{}: {e}", at())));
-            }
-        }
-    }
-    let d = db.as_ref().expect("db");
+    let (db, _, mut seen) = run_ops(std::path::Path::new(DIR), &opts, ops, check_model, ctx);
+    let d = &db;
     d.wait_for_compactions()
         .unwrap_or_else(|e| panic!("{ctx}: idle: {e}"));
     seen.push(Observed::Scan(

@@ -7,110 +7,14 @@
 mod common;
 
 use common::*;
-use std::collections::BTreeMap;
-use std::sync::Arc;
-use strata::{Db, Options, ReadOptions, WriteBatch, WriteOptions};
+use strata::Options;
 
 fn run(seed: u64, n: usize, opts: &Options) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut db = Some(Db::open(dir.path(), opts.clone()).expect("open"));
-    let mut model = Model::default();
-    let wo = WriteOptions::default();
-    for (step, op) in random_ops(seed, n, 300, true).into_iter().enumerate() {
-        let ctx = || format!("seed {seed} step {step} op {op:?}");
-        let d = db.as_ref().expect("open db");
-        match &op {
-            Op::Put(k, v) => {
-                d.put(&wo, k, v)
-                    .unwrap_or_else(|e| panic!("{}: {e}", ctx()));
-                model.map.insert(k.clone(), v.clone());
-            }
-            Op::Delete(k) => {
-                d.delete(&wo, k)
-                    .unwrap_or_else(|e| panic!("{}: {e}", ctx()));
-                model.map.remove(k);
-            }
-            Op::Batch(items) => {
-                let mut b = WriteBatch::new();
-                for (k, v) in items {
-                    match v {
-                        Some(v) => {
-                            b.put(k, v);
-                            model.map.insert(k.clone(), v.clone());
-                        }
-                        None => {
-                            b.delete(k);
-                            model.map.remove(k);
-                        }
-                    }
-                }
-                d.write(&wo, b).unwrap_or_else(|e| panic!("{}: {e}", ctx()));
-            }
-            Op::TakeSnapshot => {
-                if model.snapshots.len() < 8 {
-                    model
-                        .snapshots
-                        .push((d.snapshot(), Arc::new(model.map.clone())));
-                }
-            }
-            Op::ReleaseSnapshot(i) => {
-                if *i < model.snapshots.len() {
-                    model.snapshots.remove(*i);
-                }
-            }
-            Op::Get(k, snap) => {
-                let (ro, expected) = match snap.and_then(|i| model.snapshots.get(i)) {
-                    Some((s, m)) => (
-                        ReadOptions {
-                            snapshot: Some(s.clone()),
-                            ..Default::default()
-                        },
-                        m.get(k).cloned(),
-                    ),
-                    None => (ReadOptions::default(), model.map.get(k).cloned()),
-                };
-                let got = d.get(&ro, k).unwrap_or_else(|e| panic!("{}: {e}", ctx()));
-                assert_eq!(got, expected, "{}", ctx());
-            }
-            Op::Scan {
-                forward,
-                from,
-                to,
-                snapshot,
-                limit,
-            } => {
-                let (snap, map): (_, &BTreeMap<_, _>) =
-                    match snapshot.and_then(|i| model.snapshots.get(i)) {
-                        Some((s, m)) => (Some(s.clone()), m),
-                        None => (None, &model.map),
-                    };
-                let got = db_scan(d, snap, *forward, from, to, *limit)
-                    .unwrap_or_else(|e| panic!("{}: {e}", ctx()));
-                assert_eq!(
-                    got,
-                    model_scan(map, *forward, from, to, *limit),
-                    "{}",
-                    ctx()
-                );
-            }
-            Op::Flush => d.flush().unwrap_or_else(|e| panic!("{}: {e}", ctx())),
-            Op::CompactRange(a, b) => d
-                .compact_range(a.as_deref(), b.as_deref())
-                .unwrap_or_else(|e| panic!("{}: {e}", ctx())),
-            Op::Reopen => {
-                model.snapshots.clear();
-                db.take()
-                    .expect("db")
-                    .close()
-                    .unwrap_or_else(|e| panic!("{}: {e}", ctx()));
-                db = Some(
-                    Db::open(dir.path(), opts.clone()).unwrap_or_else(|e| panic!("{}: {e}", ctx())),
-                );
-            }
-        }
-    }
+    let ops = random_ops(seed, n, 300, true);
+    let (db, model, _) = run_ops(dir.path(), opts, &ops, true, &format!("seed {seed}"));
     // Final full comparison, both directions.
-    let d = db.as_ref().expect("db");
+    let d = &db;
     let all = db_scan(d, None, true, &None, &None, usize::MAX).expect("scan");
     assert_eq!(
         all,

@@ -6,7 +6,7 @@
 //! flush thread is separate so a long compaction never delays a flush (which would
 //! stall writers on a full memtable).
 
-use super::files::{delete_obsolete, log_and_apply};
+use super::files::{delete_obsolete, log_and_apply, new_output_file};
 use super::flush::flush_oldest;
 use super::{poison, DbInner};
 use crate::compaction::aligned::{CountingIter, OverlapCounter};
@@ -15,7 +15,6 @@ use crate::compaction::job::write_tables;
 use crate::compaction::partitioner;
 use crate::compaction::picker::{self, CompactionPlan};
 use crate::error::{Error, Result};
-use crate::filename;
 use crate::iter::{InternalIterator, MergingIterator};
 use crate::sst::TableOptions;
 use crate::stats::Statistics;
@@ -155,16 +154,7 @@ fn compact(inner: &DbInner, plan: &CompactionPlan) -> Result<()> {
     let mut gc = VersionGc::new(inner.snapshots.sequences(), plan.bottommost);
     let mut part = partitioner::for_plan(&inner.opts, plan);
     let mut numbers = Vec::new();
-    let mut new_file = || {
-        let n = {
-            let mut st = inner.state.lock();
-            let n = st.new_file_number();
-            st.pending_outputs.insert(n);
-            n
-        };
-        numbers.push(n);
-        Ok((n, inner.fs.create(&filename::table_file(&inner.dir, n))?))
-    };
+    let mut new_file = || new_output_file(inner, &mut numbers);
     let outputs = write_tables(
         &mut input,
         &mut gc,

@@ -16,6 +16,7 @@
 use super::write::install_super_version;
 use super::{poison, DbInner};
 use crate::compaction::picker;
+use crate::env::WritableFile;
 use crate::error::{Error, Result};
 use crate::filename::{self, FileType};
 use crate::stats::{DbStats, LevelStats};
@@ -86,6 +87,24 @@ pub(crate) fn log_and_apply(inner: &DbInner, mut edit: VersionEdit) -> Result<()
     st.pending_compaction_bytes = picker::pending_compaction_bytes(&version, &inner.opts);
     install_super_version(inner, &st);
     Ok(())
+}
+
+/// Allocates a table file number, records it as a pending output (so obsolete-file
+/// collection leaves it alone until its version is installed), appends it to
+/// `numbers`, and creates the file. The caller removes the numbers from
+/// `pending_outputs` once the version naming them is installed (or the job failed).
+pub(crate) fn new_output_file(
+    inner: &DbInner,
+    numbers: &mut Vec<u64>,
+) -> Result<(u64, Box<dyn WritableFile>)> {
+    let n = {
+        let mut st = inner.state.lock();
+        let n = st.new_file_number();
+        st.pending_outputs.insert(n);
+        n
+    };
+    numbers.push(n);
+    Ok((n, inner.fs.create(&filename::table_file(&inner.dir, n))?))
 }
 
 /// Deletes table files no reachable version names, WALs already flushed, and old

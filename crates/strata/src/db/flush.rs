@@ -5,14 +5,13 @@
 //! the read view → WAL deleted later by obsolete-file collection. A crash between any
 //! two steps leaves either the WAL (replayed) or the table (named by the MANIFEST).
 
-use super::files::log_and_apply;
+use super::files::{log_and_apply, new_output_file};
 use super::write::install_super_version;
 use super::{poison, DbInner};
 use crate::compaction::gc::VersionGc;
 use crate::compaction::job::write_tables;
 use crate::compaction::partitioner::FixedSize;
 use crate::error::Result;
-use crate::filename;
 use crate::sst::TableOptions;
 use crate::stats::Statistics;
 use crate::version::edit::VersionEdit;
@@ -72,16 +71,7 @@ fn write_l0(
     let mut iter = mem.iter();
     let mut gc = VersionGc::new(inner.snapshots.sequences(), false);
     let mut one_file = FixedSize { target: u64::MAX };
-    let mut new_file = || {
-        let n = {
-            let mut st = inner.state.lock();
-            let n = st.new_file_number();
-            st.pending_outputs.insert(n);
-            n
-        };
-        numbers.push(n);
-        Ok((n, inner.fs.create(&filename::table_file(&inner.dir, n))?))
-    };
+    let mut new_file = || new_output_file(inner, &mut numbers);
     let outputs = write_tables(
         &mut iter,
         &mut gc,

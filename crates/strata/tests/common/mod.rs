@@ -6,8 +6,9 @@
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::Arc;
-use strata::{Options, ReadOptions, Snapshot};
+use strata::{Db, Options, ReadOptions, Snapshot, WriteBatch, WriteOptions};
 
 /// Options that make flushes and compactions happen every few operations.
 pub fn tiny_options() -> Options {
@@ -183,4 +184,117 @@ pub fn db_scan(
     }
     it.status()?;
     Ok(out)
+}
+
+/// Runs `ops` against a database opened in `dir` with `opts`, keeping `model` in step.
+/// Returns the open database and every read's observation, in order; with
+/// `check_model`, asserts each observation against the model (with history for
+/// snapshot reads). `ctx` prefixes failure messages (seed, option set).
+pub fn run_ops(
+    dir: &Path,
+    opts: &Options,
+    ops: &[Op],
+    check_model: bool,
+    ctx: &str,
+) -> (Db, Model, Vec<Observed>) {
+    let mut db = Some(Db::open(dir, opts.clone()).unwrap_or_else(|e| panic!("{ctx}: open: {e}")));
+    let mut model = Model::default();
+    let mut seen = Vec::new();
+    let wo = WriteOptions::default();
+    for (step, op) in ops.iter().enumerate() {
+        let at = || format!("{ctx} step {step} op {op:?}");
+        let d = db.as_ref().expect("db is open between steps");
+        match op {
+            Op::Put(k, v) => {
+                d.put(&wo, k, v).unwrap_or_else(|e| panic!("{}: {e}", at()));
+                model.map.insert(k.clone(), v.clone());
+            }
+            Op::Delete(k) => {
+                d.delete(&wo, k).unwrap_or_else(|e| panic!("{}: {e}", at()));
+                model.map.remove(k);
+            }
+            Op::Batch(items) => {
+                let mut b = WriteBatch::new();
+                for (k, v) in items {
+                    match v {
+                        Some(v) => {
+                            b.put(k, v);
+                            model.map.insert(k.clone(), v.clone());
+                        }
+                        None => {
+                            b.delete(k);
+                            model.map.remove(k);
+                        }
+                    }
+                }
+                d.write(&wo, b).unwrap_or_else(|e| panic!("{}: {e}", at()));
+            }
+            Op::TakeSnapshot => {
+                if model.snapshots.len() < 8 {
+                    model
+                        .snapshots
+                        .push((d.snapshot(), Arc::new(model.map.clone())));
+                }
+            }
+            Op::ReleaseSnapshot(i) => {
+                if *i < model.snapshots.len() {
+                    model.snapshots.remove(*i);
+                }
+            }
+            Op::Get(k, snap) => {
+                let (ro, expected) = match snap.and_then(|i| model.snapshots.get(i)) {
+                    Some((s, m)) => (
+                        ReadOptions {
+                            snapshot: Some(s.clone()),
+                            ..Default::default()
+                        },
+                        m.get(k).cloned(),
+                    ),
+                    None => (ReadOptions::default(), model.map.get(k).cloned()),
+                };
+                let got = d.get(&ro, k).unwrap_or_else(|e| panic!("{}: {e}", at()));
+                if check_model {
+                    assert_eq!(got, expected, "{}: model", at());
+                }
+                seen.push(Observed::Get(got));
+            }
+            Op::Scan {
+                forward,
+                from,
+                to,
+                snapshot,
+                limit,
+            } => {
+                let (snap, map): (_, &ModelMap) =
+                    match snapshot.and_then(|i| model.snapshots.get(i)) {
+                        Some((s, m)) => (Some(s.clone()), m),
+                        None => (None, &model.map),
+                    };
+                let got = db_scan(d, snap, *forward, from, to, *limit)
+                    .unwrap_or_else(|e| panic!("{}: {e}", at()));
+                if check_model {
+                    assert_eq!(
+                        got,
+                        model_scan(map, *forward, from, to, *limit),
+                        "{}: model",
+                        at()
+                    );
+                }
+                seen.push(Observed::Scan(got));
+            }
+            Op::Flush => d.flush().unwrap_or_else(|e| panic!("{}: {e}", at())),
+            Op::CompactRange(a, b) => d
+                .compact_range(a.as_deref(), b.as_deref())
+                .unwrap_or_else(|e| panic!("{}: {e}", at())),
+            Op::Reopen => {
+                model.snapshots.clear();
+                db.take()
+                    .expect("db is open")
+                    .close()
+                    .unwrap_or_else(|e| panic!("{}: {e}", at()));
+                db = Some(Db::open(dir, opts.clone()).unwrap_or_else(|e| panic!("{}: {e}", at())));
+            }
+        }
+    }
+    (db.expect("db is open at the end"), model, seen)
 }
