@@ -178,6 +178,28 @@ impl WriteBatch {
 mod tests {
     use super::*;
 
+    /// Format version 1 bytes of a batch at sequence 0x0102030405 holding
+    /// `put a=1`, `delete bc`, `put k=""`. Frozen: never edit; a format change adds a new
+    /// fixture.
+    const BATCH_FIXTURE_V1: &[u8] = &[
+        0x05, 0x04, 0x03, 0x02, 0x01, 0x00, 0x00, 0x00, // sequence, LE u64
+        0x03, 0x00, 0x00, 0x00, // count, LE u32
+        0x01, 0x01, b'a', 0x01, b'1', // Put, key len, key, value len, value
+        0x00, 0x02, b'b', b'c', // Delete, key len, key
+        0x01, 0x01, b'k', 0x00, // Put, key len, key, empty value
+    ];
+
+    #[test]
+    fn frozen_fixture_v1() {
+        let mut b = WriteBatch::new();
+        b.put(b"a", b"1");
+        b.delete(b"bc");
+        b.put(b"k", b"");
+        b.set_sequence(0x01_0203_0405);
+        assert_eq!(b.data(), BATCH_FIXTURE_V1, "batch encoding changed");
+        assert_eq!(WriteBatch::from_data(BATCH_FIXTURE_V1.to_vec()), Ok(b));
+    }
+
     #[test]
     fn round_trip_and_validation() {
         let mut b = WriteBatch::new();

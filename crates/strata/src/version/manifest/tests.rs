@@ -263,3 +263,14 @@ fn manifest_without_counters_is_corruption() {
     let e = recover(&PosixFs, dir.path(), 4).expect_err("no last_sequence");
     assert!(e.is_corruption(), "{e}");
 }
+
+/// `CURRENT` holds the MANIFEST's name and a newline. Frozen: never edit.
+const CURRENT_FIXTURE_V1: &[u8] = b"MANIFEST-000002\n";
+
+#[test]
+fn frozen_current_fixture_v1() {
+    let (dir, _, _) = write_all();
+    let current = std::fs::read(dir.path().join(CURRENT)).expect("read CURRENT");
+    assert_eq!(current, CURRENT_FIXTURE_V1, "CURRENT encoding changed");
+    assert_eq!(super::parse_current(CURRENT_FIXTURE_V1), Some(2));
+}
