@@ -80,81 +80,70 @@ impl LevelIterator {
             .is_some_and(|f| self.filter.skips(f, &self.stats))
     }
 
-    /// Moves forward from file `index` to the first file with an entry.
-    fn forward_from(&mut self, mut index: usize) {
-        while index < self.num_files() {
-            if !self.skipped(index) {
-                if !self.open(index) {
-                    return;
+    /// True iff there is no entry under `current` and no error: the caller should move
+    /// on to the next file. An error from `current` is recorded (sticky) and clears it,
+    /// answering false so the caller stops.
+    fn exhausted(&mut self) -> bool {
+        match &self.current {
+            Some(c) if c.valid() => false,
+            Some(c) => match c.status() {
+                Ok(()) => true,
+                Err(e) => {
+                    self.err.get_or_insert(e);
+                    self.current = None;
+                    false
                 }
-                if let Some(c) = self.current.as_mut() {
-                    c.seek_to_first();
-                    if c.valid() {
-                        return;
-                    }
-                    if let Err(e) = c.status() {
-                        self.err.get_or_insert(e);
-                        self.current = None;
-                        return;
-                    }
-                }
-            }
-            index += 1;
+            },
+            None => true,
         }
-        self.current = None;
     }
 
-    /// Moves backward from file `index` to the last file with an entry.
-    fn backward_from(&mut self, index: Option<usize>) {
-        let mut next = index;
-        while let Some(i) = next {
+    /// Steps file by file in `dir`, starting at `index` (inclusive), to the first file
+    /// the snapshot filter keeps that yields an entry, positioned at its first (forward)
+    /// or last (backward) entry. Leaves `current` empty if there is none.
+    fn step_to_file(&mut self, mut index: Option<usize>, dir: Dir) {
+        while let Some(i) = index.filter(|&i| i < self.num_files()) {
             if !self.skipped(i) {
                 if !self.open(i) {
                     return;
                 }
                 if let Some(c) = self.current.as_mut() {
-                    c.seek_to_last();
-                    if c.valid() {
-                        return;
-                    }
-                    if let Err(e) = c.status() {
-                        self.err.get_or_insert(e);
-                        self.current = None;
-                        return;
+                    match dir {
+                        Dir::Forward => c.seek_to_first(),
+                        Dir::Backward => c.seek_to_last(),
                     }
                 }
+                if !self.exhausted() {
+                    return;
+                }
             }
-            next = i.checked_sub(1);
+            index = dir.step(i);
         }
         self.current = None;
     }
 
-    fn settle_forward(&mut self) {
-        if let Some(c) = &self.current {
-            if c.valid() {
-                return;
-            }
-            if let Err(e) = c.status() {
-                self.err.get_or_insert(e);
-                self.current = None;
-                return;
-            }
+    /// After a move within the current file: if it ran out, continue in the next file
+    /// in `dir`.
+    fn settle(&mut self, dir: Dir) {
+        if self.exhausted() {
+            self.step_to_file(dir.step(self.index), dir);
         }
-        self.forward_from(self.index + 1);
     }
+}
 
-    fn settle_backward(&mut self) {
-        if let Some(c) = &self.current {
-            if c.valid() {
-                return;
-            }
-            if let Err(e) = c.status() {
-                self.err.get_or_insert(e);
-                self.current = None;
-                return;
-            }
+#[derive(Clone, Copy)]
+enum Dir {
+    Forward,
+    Backward,
+}
+
+impl Dir {
+    /// The file index after `i` in this direction (`None` past the front).
+    fn step(self, i: usize) -> Option<usize> {
+        match self {
+            Dir::Forward => i.checked_add(1),
+            Dir::Backward => i.checked_sub(1),
         }
-        self.backward_from(self.index.checked_sub(1));
     }
 }
 
@@ -163,10 +152,10 @@ impl InternalIterator for LevelIterator {
         self.err.is_none() && self.current.as_ref().is_some_and(|c| c.valid())
     }
     fn seek_to_first(&mut self) {
-        self.forward_from(0);
+        self.step_to_file(Some(0), Dir::Forward);
     }
     fn seek_to_last(&mut self) {
-        self.backward_from(self.num_files().checked_sub(1));
+        self.step_to_file(self.num_files().checked_sub(1), Dir::Backward);
     }
     fn seek(&mut self, target: &[u8]) {
         let i = self.version.find_file(self.level, target);
@@ -175,14 +164,14 @@ impl InternalIterator for LevelIterator {
             return;
         }
         if self.skipped(i) {
-            self.forward_from(i + 1);
+            self.step_to_file(Some(i + 1), Dir::Forward);
             return;
         }
         if self.open(i) {
             if let Some(c) = self.current.as_mut() {
                 c.seek(target);
             }
-            self.settle_forward();
+            self.settle(Dir::Forward);
         }
     }
     fn seek_for_prev(&mut self, target: &[u8]) {
@@ -196,27 +185,27 @@ impl InternalIterator for LevelIterator {
             return;
         };
         if self.skipped(i) {
-            self.backward_from(i.checked_sub(1));
+            self.step_to_file(i.checked_sub(1), Dir::Backward);
             return;
         }
         if self.open(i) {
             if let Some(c) = self.current.as_mut() {
                 c.seek_for_prev(target);
             }
-            self.settle_backward();
+            self.settle(Dir::Backward);
         }
     }
     fn next(&mut self) {
         if let Some(c) = self.current.as_mut() {
             c.next();
         }
-        self.settle_forward();
+        self.settle(Dir::Forward);
     }
     fn prev(&mut self) {
         if let Some(c) = self.current.as_mut() {
             c.prev();
         }
-        self.settle_backward();
+        self.settle(Dir::Backward);
     }
     fn key(&self) -> &[u8] {
         self.current.as_ref().map(|c| c.key()).unwrap_or_default()
