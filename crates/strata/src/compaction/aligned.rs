@@ -184,22 +184,9 @@ impl<I: InternalIterator> InternalIterator for CountingIter<I> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::key::{make_internal_key, ValueKind};
 
     fn gp(lo: &str, hi: &str) -> Arc<FileMetaData> {
-        Arc::new(FileMetaData {
-            number: 1,
-            path_id: 0,
-            size: 0,
-            smallest: make_internal_key(lo.as_bytes(), 1, ValueKind::Put),
-            largest: make_internal_key(hi.as_bytes(), 1, ValueKind::Put),
-            smallest_seqno: 1,
-            largest_seqno: 1,
-            num_entries: 1,
-            num_deletions: 0,
-            column_group: 0,
-            kind: Default::default(),
-        })
+        Arc::new(FileMetaData::for_test(1, lo, hi, 1, 1, 0))
     }
 
     #[test]

@@ -69,3 +69,24 @@ impl FileMetaData {
         !(before || after)
     }
 }
+
+#[cfg(test)]
+impl FileMetaData {
+    /// Test helper: a real file `number` covering user keys `[lo, hi]` with sequence
+    /// numbers `[s0, s1]` and `size` bytes (10 entries, no tombstones).
+    pub(crate) fn for_test(number: u64, lo: &str, hi: &str, s0: u64, s1: u64, size: u64) -> Self {
+        FileMetaData {
+            number,
+            path_id: 0,
+            size,
+            smallest: key::make_internal_key(lo.as_bytes(), s1, key::ValueKind::Put),
+            largest: key::make_internal_key(hi.as_bytes(), s0, key::ValueKind::Put),
+            smallest_seqno: s0,
+            largest_seqno: s1,
+            num_entries: 10,
+            num_deletions: 0,
+            column_group: ALL_COLUMNS,
+            kind: FileKind::Real,
+        }
+    }
+}

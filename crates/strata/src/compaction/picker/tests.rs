@@ -2,8 +2,7 @@
 //! rendered as one line (`describe`) and compared with the expected line.
 
 use super::*;
-use crate::key::{make_internal_key, ValueKind};
-use crate::version::{FileKind, VersionEdit};
+use crate::version::VersionEdit;
 
 /// `(level, number, lo, hi, smallest_seqno, largest_seqno, size)`.
 type Spec<'a> = (usize, u64, &'a str, &'a str, u64, u64, u64);
@@ -11,22 +10,8 @@ type Spec<'a> = (usize, u64, &'a str, &'a str, u64, u64, u64);
 fn version(specs: &[Spec<'_>]) -> Version {
     let mut edit = VersionEdit::default();
     for &(level, number, lo, hi, s0, s1, size) in specs {
-        edit.new_files.push((
-            level,
-            FileMetaData {
-                number,
-                path_id: 0,
-                size,
-                smallest: make_internal_key(lo.as_bytes(), s1, ValueKind::Put),
-                largest: make_internal_key(hi.as_bytes(), s0, ValueKind::Put),
-                smallest_seqno: s0,
-                largest_seqno: s1,
-                num_entries: 1,
-                num_deletions: 0,
-                column_group: 0,
-                kind: FileKind::Real,
-            },
-        ));
+        edit.new_files
+            .push((level, FileMetaData::for_test(number, lo, hi, s0, s1, size)));
     }
     let v = Version::new(4).apply(&edit).expect("apply");
     v.check_invariants().expect("invariants");

@@ -2,23 +2,10 @@
 
 use super::*;
 use crate::key::{make_internal_key, ValueKind};
-use crate::version::FileKind;
 
 /// A file covering user keys `[lo, hi]` with sequence numbers `[s0, s1]`.
-pub(crate) fn meta(number: u64, lo: &str, hi: &str, s0: u64, s1: u64, size: u64) -> FileMetaData {
-    FileMetaData {
-        number,
-        path_id: 0,
-        size,
-        smallest: make_internal_key(lo.as_bytes(), s1, ValueKind::Put),
-        largest: make_internal_key(hi.as_bytes(), s0, ValueKind::Put),
-        smallest_seqno: s0,
-        largest_seqno: s1,
-        num_entries: 10,
-        num_deletions: 0,
-        column_group: 0,
-        kind: FileKind::Real,
-    }
+fn meta(number: u64, lo: &str, hi: &str, s0: u64, s1: u64, size: u64) -> FileMetaData {
+    FileMetaData::for_test(number, lo, hi, s0, s1, size)
 }
 
 fn add(edit: &mut VersionEdit, level: usize, f: FileMetaData) {
