@@ -196,22 +196,29 @@ impl DbIterator {
 
     /// Positions at the first key `>= target` (and `>= lower_bound`).
     pub fn seek(&mut self, target: &[u8]) {
-        self.direction = Direction::Forward;
-        self.saved_value.clear();
         let t = match self.lower.as_deref() {
-            Some(l) if target < l => l.to_vec(),
-            _ => target.to_vec(),
+            Some(l) if target < l => l,
+            _ => target,
         };
         self.seek_buf.clear();
-        key::append_internal_key(&mut self.seek_buf, &t, self.seq, KIND_SEEK);
+        key::append_internal_key(&mut self.seek_buf, t, self.seq, KIND_SEEK);
+        self.seek_internal();
+    }
+
+    /// Seeks the merged input to `seek_buf` and finds the first visible entry.
+    fn seek_internal(&mut self) {
+        self.direction = Direction::Forward;
+        self.saved_value.clear();
         self.iter.seek(&self.seek_buf);
         self.find_next_user_entry(false);
     }
 
     /// Positions at the first key (within the bounds).
     pub fn seek_to_first(&mut self) {
-        if let Some(l) = self.lower.clone() {
-            return self.seek(&l);
+        if let Some(l) = self.lower.as_deref() {
+            self.seek_buf.clear();
+            key::append_internal_key(&mut self.seek_buf, l, self.seq, KIND_SEEK);
+            return self.seek_internal();
         }
         self.direction = Direction::Forward;
         self.saved_value.clear();
