@@ -46,6 +46,10 @@ pub enum Error {
     /// The database directory is locked by another process or handle.
     #[error("database is locked: path=`{}`", .0.display())]
     Locked(PathBuf),
+    /// The engine broke one of its own invariants (a bug, not bad input or bad data):
+    /// for example an edit naming a file its version does not hold.
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 /// What the caller should do about an [`Error`].
@@ -62,6 +66,8 @@ pub enum ErrorKind {
     Poisoned,
     /// Another handle holds the database; close it first.
     Locked,
+    /// A bug in the engine: report it with the message; reopening may recover.
+    Internal,
 }
 
 impl Error {
@@ -73,6 +79,7 @@ impl Error {
             Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
             Error::Poisoned(_) => ErrorKind::Poisoned,
             Error::Locked(_) => ErrorKind::Locked,
+            Error::Internal(_) => ErrorKind::Internal,
         }
     }
 
@@ -124,6 +131,7 @@ impl Error {
             Error::InvalidArgument(s) => Error::InvalidArgument(s.clone()),
             Error::Poisoned(c) => Error::Poisoned(Arc::clone(c)),
             Error::Locked(p) => Error::Locked(p.clone()),
+            Error::Internal(s) => Error::Internal(s.clone()),
         }
     }
 }

@@ -22,8 +22,8 @@
 //!
 //! With no grandparents at all every key takes rule 3: plain fixed-size cutting.
 //!
-//! Seam: this is an [`OutputPartitioner`]; `compaction::partitioner::for_plan`
-//! chooses it when `Options::output_partitioning` is `Aligned`. The false-overlap
+//! Seam: this is an [`OutputPartitioner`]; `compaction::partitioner::for_stream`
+//! builds it for a stream whose plan says `Partitioning::Aligned`. The false-overlap
 //! statistic is measured by [`OverlapCounter`] around the compaction inputs.
 
 use super::partitioner::OutputPartitioner;

@@ -1,31 +1,34 @@
 //! Compaction: choosing what to merge (policy) and merging it (mechanism).
 //!
-//! Role: the database's background scheduler asks the [`picker`] for a
-//! [`CompactionPlan`] over the current immutable `Version`, records it in [`Busy`], and
-//! hands it to the executor (`db::background::run_compaction`), which merges the inputs
-//! through [`gc`] (version GC against live snapshots, tombstone drop at the bottom),
-//! cuts outputs with a [`partitioner`], writes and fsyncs the new SSTables with
-//! [`job`], and logs a `VersionEdit` in the MANIFEST before installing it.
+//! Role: every job that writes or moves tables is a [`Plan`]. Policies build plans:
+//! the [`picker`] over the current immutable `Version` for automatic and manual
+//! compactions, `Plan::flush` for flushes. The database's scheduler records a
+//! compaction plan in [`Busy`] and hands it to the [`executor`], the one mechanism
+//! that runs plans: it merges the inputs through [`gc`] (version GC against live
+//! snapshots, tombstone drop at the bottom), routes each user key to an output stream,
+//! cuts each stream's outputs with a [`partitioner`], writes and fsyncs the new
+//! SSTables, and returns the `VersionEdit` that the version set logs and installs.
 //!
 //! Policies are pure functions from `&Version` (plus options) to plain-data plans, so
-//! they are tested with hand-built versions and can be simulated with no I/O; the job
-//! is the one mechanism that executes plans (flushes use it too).
+//! they are tested with hand-built versions and can be simulated with no I/O. A
+//! technique adds a policy, an output partitioner or a [`plan::Router`], and never a
+//! branch in the executor.
 //!
 //! Modules:
+//! - [`plan`]: the plan: action, input runs, output streams, router.
 //! - [`picker`]: leveled scores, targets and file selection.
+//! - [`executor`]: runs a plan and returns its edit.
 //! - [`gc`]: which versions of a key survive (snapshot stripes).
 //! - [`partitioner`]: where outputs are cut (fixed size, or [`aligned`]).
 //! - [`aligned`]: aligned compaction (Kim et al. Algorithm 1) and the false-overlap
 //!   statistic.
-//! - [`job`]: drains a merged input into new tables.
 
 pub mod aligned;
+pub(crate) mod executor;
 pub mod gc;
-pub mod job;
 pub mod partitioner;
 pub mod picker;
+pub mod plan;
 
-pub use picker::{
-    level_targets, pending_compaction_bytes, pick, pick_manual, scores, Busy, CompactionPlan,
-    CompactionReason,
-};
+pub use picker::{level_targets, pending_compaction_bytes, pick, pick_manual, scores, Busy};
+pub use plan::{Action, Input, OutputStream, Partitioning, Plan, Reason, Router, SingleStream};

@@ -2,12 +2,16 @@
 //! the next.
 //!
 //! Seam: the compaction executor asks [`OutputPartitioner::should_cut`] before the
-//! first entry of each new user key (never between versions of one key, so files of a
-//! sorted level never share a user key). Policies are chosen per plan by
-//! [`for_plan`]; the aligned policy of Kim et al. lives in `compaction::aligned`.
+//! first entry of each new user key of a stream (never between versions of one key, so
+//! files of a sorted level never share a user key). A plan names each stream's policy
+//! as plain data ([`Partitioning`], chosen by [`for_compaction`] from the options) and
+//! the executor instantiates it with [`for_stream`]; the aligned policy of Kim et al.
+//! lives in `compaction::aligned`.
 
-use super::picker::CompactionPlan;
+use super::plan::{OutputStream, Partitioning};
 use crate::options::{Options, OutputPartitioning};
+use crate::version::FileMetaData;
+use std::sync::Arc;
 
 /// Decides output file boundaries.
 pub trait OutputPartitioner: Send {
@@ -31,16 +35,33 @@ impl OutputPartitioner for FixedSize {
     }
 }
 
-/// The partitioner a compaction plan uses under `opts`.
-pub fn for_plan(opts: &Options, plan: &CompactionPlan) -> Box<dyn OutputPartitioner> {
-    match opts.output_partitioning {
-        OutputPartitioning::Fixed => Box::new(FixedSize {
-            target: opts.target_file_size_base,
-        }),
-        OutputPartitioning::Aligned { variance } => Box::new(super::aligned::Aligned::new(
-            &plan.grandparents,
-            opts.target_file_size_base,
+/// The partitioner of one output stream.
+pub fn for_stream(stream: &OutputStream) -> Box<dyn OutputPartitioner> {
+    match &stream.partitioning {
+        Partitioning::Fixed { target } => Box::new(FixedSize { target: *target }),
+        Partitioning::Aligned {
+            grandparents,
+            target,
             variance,
+        } => Box::new(super::aligned::Aligned::new(
+            grandparents,
+            *target,
+            *variance,
         )),
+    }
+}
+
+/// The partitioning of a compaction's output into `output_level` under `opts`:
+/// `grandparents` are the files of the level below it overlapping the plan's range.
+pub fn for_compaction(opts: &Options, grandparents: Vec<Arc<FileMetaData>>) -> Partitioning {
+    match opts.output_partitioning {
+        OutputPartitioning::Fixed => Partitioning::Fixed {
+            target: opts.target_file_size_base,
+        },
+        OutputPartitioning::Aligned { variance } => Partitioning::Aligned {
+            grandparents,
+            target: opts.target_file_size_base,
+            variance,
+        },
     }
 }

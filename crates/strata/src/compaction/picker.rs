@@ -1,10 +1,10 @@
 //! The leveled compaction picker: pure policy functions that map an immutable
-//! [`Version`] (plus options and what is already running) to a [`CompactionPlan`].
+//! [`Version`] (plus options and what is already running) to a [`Plan`].
 //!
 //! Role: the background scheduler calls [`pick`] (or [`pick_manual`] for
 //! `compact_range`) with the current version and a [`Busy`] set describing running
 //! compactions; it registers the returned plan in `Busy` and hands it to the compaction
-//! job, which executes it and emits a `VersionEdit`. The write path calls [`scores`]
+//! executor, which runs it and emits a `VersionEdit`. The write path calls [`scores`]
 //! and [`pending_compaction_bytes`] to decide on write slowdowns. Nothing here does
 //! I/O or takes a lock, so policies can be tested with hand-built versions and
 //! simulated without files.
@@ -17,15 +17,23 @@
 //! - [`pick`] tries levels by score, highest first, among those scoring >= 1. L0→L1
 //!   takes every L0 file plus the overlapping L1 files. L*i*→L*i+1* takes one file,
 //!   chosen by [`CompactionPriority`], plus the overlapping files of L*i+1*.
+//! - A plan whose inputs are pairwise disjoint and overlap nothing in the output level
+//!   is a trivial move ([`Action::TrivialMove`]): the files move down by metadata only.
+//!   Their entries stay as they are: GC would only drop versions no snapshot needs, at
+//!   the cost of rewriting every byte.
+//! - Each plan has one output stream: the output level's row stream, cut by the
+//!   partitioning `Options::output_partitioning` selects ([`partitioner::for_compaction`]).
 //!
 //! # Invariants every plan satisfies
 //! 1. No input file (in either level) is in [`Busy::files`]: a file is compacted by one
-//!    job at a time.
+//!    job at a time. Inputs are two runs: the input level's files, then the output
+//!    level's files overlapping them (possibly none).
 //! 2. The plan's user-key range (inputs ∪ output-level inputs) does not intersect any
 //!    [`Busy::output_ranges`] entry of the same output level: two jobs never write
 //!    overlapping files into one level, which would break `Version`'s L1+ invariant.
-//! 3. `output_level_inputs` are *all* files of the output level overlapping the inputs'
-//!    range, so the output can replace them without overlapping anything left behind.
+//! 3. The output-level run holds *all* files of the output level overlapping the
+//!    inputs' range, so the output can replace them without overlapping anything left
+//!    behind.
 //! 4. An L0 plan never leaves behind an L0 file that overlaps its range: automatic L0
 //!    plans take all of L0; manual ones widen the range until closed (see
 //!    [`pick_manual`]). Otherwise an older L0 file left in place would shadow newer data
@@ -38,64 +46,12 @@
 //!
 //! See also: the golden tests in `picker/tests.rs`.
 
+use super::partitioner;
+use super::plan::{Action, Input, OutputStream, Plan, Reason, SingleStream};
 use crate::options::{CompactionPriority, Options};
 use crate::version::{FileMetaData, Version};
 use std::collections::HashSet;
 use std::sync::Arc;
-
-/// Why a compaction was planned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CompactionReason {
-    /// L0 holds at least `level0_file_num_compaction_trigger` files.
-    L0FileCount,
-    /// A level L1+ holds more bytes than its target.
-    LevelSize,
-    /// Requested by the user (`compact_range`).
-    Manual,
-}
-
-/// A compaction to run: plain data, built by the picker, executed by the job.
-#[derive(Clone, Debug)]
-pub struct CompactionPlan {
-    /// The input level.
-    pub level: usize,
-    /// The level the outputs go to (`level + 1`).
-    pub output_level: usize,
-    /// Files of `level` to compact (for L0, newest first).
-    pub inputs: Vec<Arc<FileMetaData>>,
-    /// Files of `output_level` overlapping the inputs' user-key range, in key order.
-    pub output_level_inputs: Vec<Arc<FileMetaData>>,
-    /// Files in `output_level + 1` overlapping the plan's range, for output
-    /// partitioners (aligned compaction cuts at their boundaries; fixed partitioning can
-    /// cap overlap with them).
-    pub grandparents: Vec<Arc<FileMetaData>>,
-    /// True iff no file below `output_level` overlaps the plan's range: tombstones may
-    /// be dropped (subject to snapshots).
-    pub bottommost: bool,
-    /// Why this compaction was picked.
-    pub reason: CompactionReason,
-    /// The input level's score when picked (see [`scores`]).
-    pub score: f64,
-}
-
-impl CompactionPlan {
-    /// Every input file: `inputs` then `output_level_inputs`.
-    pub fn all_inputs(&self) -> impl Iterator<Item = &Arc<FileMetaData>> {
-        self.inputs.iter().chain(&self.output_level_inputs)
-    }
-
-    /// Total bytes of all input files.
-    pub fn input_bytes(&self) -> u64 {
-        self.all_inputs()
-            .fold(0u64, |acc, f| acc.saturating_add(f.size))
-    }
-
-    /// The smallest and largest user key over all input files; `None` iff the plan has
-    /// no inputs (never the case for a plan the picker returns).
-    pub fn user_key_range(&self) -> Option<(&[u8], &[u8])> {
-        user_range(self.all_inputs())
-    }
-}
 
 /// What running compactions hold, so the picker can avoid conflicts.
 ///
@@ -112,25 +68,31 @@ pub struct Busy {
 }
 
 impl Busy {
-    /// Records `plan` as running.
-    pub fn add_plan(&mut self, plan: &CompactionPlan) {
-        self.files.extend(plan.all_inputs().map(|f| f.number));
+    /// Records `plan` as running: its input files, and its key range in each output
+    /// level.
+    pub fn add_plan(&mut self, plan: &Plan) {
+        self.files.extend(plan.input_files().map(|(_, f)| f.number));
         if let Some((lo, hi)) = plan.user_key_range() {
-            self.output_ranges
-                .push((plan.output_level, lo.to_vec(), hi.to_vec()));
+            for level in plan.output_levels() {
+                self.output_ranges.push((level, lo.to_vec(), hi.to_vec()));
+            }
         }
     }
 
     /// Forgets `plan` (previously added with [`Busy::add_plan`]).
-    pub fn remove_plan(&mut self, plan: &CompactionPlan) {
-        for f in plan.all_inputs() {
+    pub fn remove_plan(&mut self, plan: &Plan) {
+        for (_, f) in plan.input_files() {
             self.files.remove(&f.number);
         }
         if let Some((lo, hi)) = plan.user_key_range() {
-            if let Some(i) = self.output_ranges.iter().position(|(l, a, b)| {
-                *l == plan.output_level && a.as_slice() == lo && b.as_slice() == hi
-            }) {
-                self.output_ranges.swap_remove(i);
+            for level in plan.output_levels() {
+                if let Some(i) = self
+                    .output_ranges
+                    .iter()
+                    .position(|(l, a, b)| *l == level && a.as_slice() == lo && b.as_slice() == hi)
+                {
+                    self.output_ranges.swap_remove(i);
+                }
             }
         }
     }
@@ -192,7 +154,7 @@ pub fn scores(version: &Version, opts: &Options) -> Vec<f64> {
 /// Levels scoring >= 1 are tried highest score first (ties: lower level first); the
 /// first level that yields a conflict-free plan wins. See the module docs for how each
 /// level's plan is formed and the invariants every plan satisfies.
-pub fn pick(version: &Version, opts: &Options, busy: &Busy) -> Option<CompactionPlan> {
+pub fn pick(version: &Version, opts: &Options, busy: &Busy) -> Option<Plan> {
     let level_scores = scores(version, opts);
     let mut order: Vec<(usize, f64)> = level_scores
         .iter()
@@ -204,14 +166,7 @@ pub fn pick(version: &Version, opts: &Options, busy: &Busy) -> Option<Compaction
     order.into_iter().find_map(|(level, score)| {
         if level == 0 {
             let inputs = version.files(0).to_vec();
-            build(
-                version,
-                0,
-                inputs,
-                busy,
-                CompactionReason::L0FileCount,
-                score,
-            )
+            build(version, opts, 0, inputs, busy, Reason::L0FileCount, score)
         } else {
             pick_file(version, opts, level, busy, score)
         }
@@ -234,7 +189,7 @@ pub fn pick_manual(
     begin: Option<&[u8]>,
     end: Option<&[u8]>,
     busy: &Busy,
-) -> Option<CompactionPlan> {
+) -> Option<Plan> {
     if level + 1 >= version.num_levels() {
         return None;
     }
@@ -247,14 +202,7 @@ pub fn pick_manual(
         return None;
     }
     let score = scores(version, opts).get(level).copied().unwrap_or(0.0);
-    build(
-        version,
-        level,
-        inputs,
-        busy,
-        CompactionReason::Manual,
-        score,
-    )
+    build(version, opts, level, inputs, busy, Reason::Manual, score)
 }
 
 /// Estimated bytes that compaction must rewrite before every level is within its target
@@ -352,7 +300,7 @@ fn pick_file(
     level: usize,
     busy: &Busy,
     score: f64,
-) -> Option<CompactionPlan> {
+) -> Option<Plan> {
     let output_level = level + 1;
     if output_level >= version.num_levels() {
         return None;
@@ -386,10 +334,11 @@ fn pick_file(
         let f = files.get(i)?;
         build(
             version,
+            opts,
             level,
             vec![Arc::clone(f)],
             busy,
-            CompactionReason::LevelSize,
+            Reason::LevelSize,
             score,
         )
     })
@@ -399,12 +348,13 @@ fn pick_file(
 /// conflict with `busy` (invariants 1–2) or `inputs` is empty.
 fn build(
     version: &Version,
+    opts: &Options,
     level: usize,
     inputs: Vec<Arc<FileMetaData>>,
     busy: &Busy,
-    reason: CompactionReason,
+    reason: Reason,
     score: f64,
-) -> Option<CompactionPlan> {
+) -> Option<Plan> {
     let output_level = level + 1;
     if output_level >= version.num_levels() || busy.any_busy(inputs.iter()) {
         return None;
@@ -422,16 +372,47 @@ fn build(
     let bottommost = grandparents.is_empty()
         && (output_level + 2..version.num_levels())
             .all(|l| version.overlapping_files(l, Some(lo), Some(hi)).is_empty());
-    Some(CompactionPlan {
-        level,
+    let stream = OutputStream::for_level(
+        opts,
         output_level,
-        inputs,
-        output_level_inputs,
-        grandparents,
+        partitioner::for_compaction(opts, grandparents),
+    );
+    let action = if output_level_inputs.is_empty()
+        && disjoint(&inputs)
+        && inputs.iter().all(|f| f.path_id == stream.path_id)
+    {
+        Action::TrivialMove
+    } else {
+        Action::Rewrite
+    };
+    Some(Plan {
+        action,
+        inputs: vec![
+            Input::Files {
+                level,
+                files: inputs,
+            },
+            Input::Files {
+                level: output_level,
+                files: output_level_inputs,
+            },
+        ],
+        outputs: vec![stream],
+        router: Arc::new(SingleStream),
         bottommost,
+        log_number: None,
         reason,
         score,
     })
+}
+
+/// True iff the files' user-key ranges are pairwise disjoint.
+fn disjoint(files: &[Arc<FileMetaData>]) -> bool {
+    let mut sorted: Vec<&Arc<FileMetaData>> = files.iter().collect();
+    sorted.sort_by(|a, b| a.smallest_user_key().cmp(b.smallest_user_key()));
+    sorted
+        .windows(2)
+        .all(|w| matches!(w, [a, b] if a.largest_user_key() < b.smallest_user_key()))
 }
 
 #[cfg(test)]

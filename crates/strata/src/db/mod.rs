@@ -5,9 +5,11 @@
 //! - `put` / `delete` / `write` → [`write`] (group commit: WAL append, memtable insert).
 //! - `get` → [`read`] (memtables, then L0 newest first, then one file per level).
 //! - `iter` → [`read`] builds a merging iterator wrapped in a [`DbIterator`].
-//! - flushes and compactions → [`background`] threads, which run [`flush`] and
-//!   `compaction::job`, then install versions through [`files`].
-//! - `open` → [`open`] (MANIFEST replay, WAL replay, cleanup).
+//! - flushes and compactions → [`background`] threads; each job is a
+//!   `compaction::Plan` that [`jobs`] runs through the one executor and installs
+//!   through the `VersionSet`; [`obsolete`] deletes what no version references.
+//! - `open` → [`open`] (MANIFEST replay, options check, WAL replay via [`replay`],
+//!   first MANIFEST, cleanup).
 //!
 //! Concurrency: [`Db`] is `Send + Sync`. Reads take no lock: they load the current
 //! [`SuperVersion`] from an `ArcSwap` and the visible sequence number from an atomic.
@@ -15,11 +17,13 @@
 //! one mutex (see [`state`]).
 
 mod background;
-mod files;
 mod flush;
 mod iter;
+mod jobs;
+mod obsolete;
 mod open;
 mod read;
+mod replay;
 mod state;
 mod super_version;
 mod write;
@@ -28,13 +32,14 @@ pub use iter::DbIterator;
 pub use super_version::SuperVersion;
 
 use crate::cache::{BlockCache, TableCache};
+use crate::compaction::picker;
 use crate::env::{FileLock, FileSystem};
 use crate::error::{Error, Result};
 use crate::key::SequenceNumber;
 use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::snapshot::{Snapshot, SnapshotList};
-use crate::stats::{DbStats, Statistics};
-use crate::version::manifest::Manifest;
+use crate::stats::{DbStats, LevelStats, Statistics};
+use crate::version::VersionSet;
 use crate::WriteBatch;
 use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
@@ -53,17 +58,16 @@ pub(crate) struct DbInner {
     pub opts: Options,
     /// The file system everything goes through.
     pub fs: Arc<dyn FileSystem>,
-    /// Mutable state. Never held across table I/O.
+    /// Memtables and scheduling state. Never held across I/O.
     pub state: Mutex<DbState>,
     /// Wakes background threads: work may be available or shutdown began.
     pub bg_cv: Condvar,
     /// Wakes waiters on background progress (stalled writers, `flush`, manual
     /// compaction, `wait_for_compactions`).
     pub done_cv: Condvar,
-    /// The MANIFEST writer. Lock order: `manifest` before `state`. Every version change
-    /// holds it from reading the current version to installing the new one, so edits
-    /// are applied one at a time and none is lost.
-    pub manifest: Mutex<Manifest>,
+    /// The MANIFEST, the current version, file numbers and file references. Lock
+    /// order: its MANIFEST writer before `state` (see `version::set`).
+    pub versions: VersionSet,
     /// The current read view; swapped whenever memtables or the version change.
     pub super_version: ArcSwap<SuperVersion>,
     /// Highest sequence number visible to readers (published after memtable insert).
@@ -196,7 +200,27 @@ impl Db {
 
     /// Exact statistics and the per-level table.
     pub fn stats(&self) -> DbStats {
-        files::stats(&self.inner)
+        let version = self.inner.versions.current();
+        let scores = picker::scores(&version, &self.inner.opts);
+        let st = self.inner.state.lock();
+        let levels = (0..version.num_levels())
+            .map(|l| {
+                let mut s = st.level_stats.get(l).cloned().unwrap_or_default();
+                s.files = version.files(l).len();
+                s.size = version.level_bytes(l);
+                s.score = scores.get(l).copied().unwrap_or(0.0);
+                s
+            })
+            .collect::<Vec<LevelStats>>();
+        DbStats {
+            levels,
+            counters: self.inner.stats.snapshot(),
+            block_cache_usage: self
+                .inner
+                .block_cache
+                .as_ref()
+                .map_or(0, |c| c.usage() as u64),
+        }
     }
 
     /// Checks every block checksum of every live table; returns the blocks checked.
@@ -204,7 +228,7 @@ impl Db {
     /// # Errors
     /// `Corruption` naming the first bad file and offset.
     pub fn verify_checksums(&self) -> Result<u64> {
-        let version = Arc::clone(&self.inner.super_version.load().version);
+        let version = self.inner.versions.current();
         let mut blocks = 0;
         for f in version.live_files() {
             blocks += self.inner.table_cache.get(f)?.verify_checksums()?;

@@ -32,6 +32,7 @@ use crate::filename;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
 use crate::stats::Statistics;
+use crate::version::Version;
 use crate::wal::LogWriter;
 use crate::WriteBatch;
 use parking_lot::{Condvar, Mutex};
@@ -63,9 +64,8 @@ pub(crate) struct WriteQueue {
     queue: Mutex<QueueState>,
     cv: Condvar,
     /// The active WAL. Locked only by the current leader and by `close` (which runs
-    /// when no leader can exist). [`make_room`] takes it while holding `state`, and the
-    /// leader's error path takes `state` (through `poison`) while holding it; both are
-    /// the same thread, so no second thread can hold one and wait for the other.
+    /// when no leader can exist). Lock order: `log` before `state` (the error path
+    /// poisons while holding it); nothing takes `log` while holding `state`.
     log: Mutex<LogWriter>,
 }
 
@@ -208,13 +208,23 @@ fn commit_group(inner: &DbInner, mut group: WriteBatch, sync: bool, force: bool)
 
 /// Leader only: applies write slowdown and stops, switches a full memtable (or, with
 /// `force`, a non-empty one), and returns the memtable to insert into.
+///
+/// The switch does its I/O (create the next WAL, fsync the directory, fsync the old
+/// WAL) *before* taking the `state` lock, so readers of `state` (background threads,
+/// `stats`, snapshots of scheduling state) never wait on a disk. That is safe because
+/// only the leader switches memtables and writes the WAL: between the decision and
+/// the install nobody else can insert, switch, or append.
+///
+/// # Errors
+/// `Poisoned` if the database is, or if creating the WAL or syncing failed (which
+/// poisons it).
 fn make_room(inner: &DbInner, mut force: bool) -> Result<Arc<MemTable>> {
     let opts = &inner.opts;
-    let mut st = inner.state.lock();
     let mut delayed = false;
     loop {
+        let mut st = inner.state.lock();
         st.check_bg_error()?;
-        let l0 = st.version.files(0).len();
+        let l0 = inner.super_version.load().version.files(0).len();
         let over_soft = opts.soft_pending_compaction_bytes_limit > 0
             && st.pending_compaction_bytes >= opts.soft_pending_compaction_bytes_limit;
         let over_hard = opts.hard_pending_compaction_bytes_limit > 0
@@ -229,7 +239,6 @@ fn make_room(inner: &DbInner, mut force: bool) -> Result<Arc<MemTable>> {
                 t.elapsed().as_micros() as u64,
             );
             delayed = true;
-            st = inner.state.lock();
             continue;
         }
         let full = st.mem.mem.approximate_memory_usage() >= opts.write_buffer_size;
@@ -243,26 +252,9 @@ fn make_room(inner: &DbInner, mut force: bool) -> Result<Arc<MemTable>> {
             inner.done_cv.wait_for(&mut st, Duration::from_millis(100));
             continue;
         }
-        // Switch: new WAL first, so the new memtable never holds writes of a WAL that
-        // could be deleted with the old memtable's.
-        let log_number = st.new_file_number();
-        let path = filename::wal_file(&inner.dir, log_number);
-        let file = match inner.fs.create(&path) {
-            Ok(f) => f,
-            Err(e) => return Err(st.set_bg_error(e)),
-        };
-        if let Err(e) = inner.fs.sync_dir(&inner.dir) {
-            return Err(st.set_bg_error(e));
-        }
-        {
-            let mut log = inner.writes.log.lock();
-            let mut old = std::mem::replace(&mut *log, LogWriter::new(file));
-            // The old WAL is synced so that a later sync write in the new WAL can never
-            // be durable while older unsynced writes are lost (no holes).
-            if let Err(e) = old.sync() {
-                return Err(st.set_bg_error(e));
-            }
-        }
+        drop(st);
+        let log_number = switch_wal(inner)?;
+        let mut st = inner.state.lock();
         let old = std::mem::replace(
             &mut st.mem,
             MemWithLog {
@@ -271,19 +263,46 @@ fn make_room(inner: &DbInner, mut force: bool) -> Result<Arc<MemTable>> {
             },
         );
         st.imm.push(old);
-        install_super_version(inner, &st);
+        install_super_version(inner, &st, &inner.versions.current());
         inner.bg_cv.notify_all();
         force = false;
     }
 }
 
-/// Publishes a new read view built from `st`. Requires: `state` lock held (passed as
-/// `st`), so views are published in the order the state changed.
-pub(crate) fn install_super_version(inner: &DbInner, st: &super::state::DbState) {
+/// Leader only, `state` lock not held: creates the next WAL (durably named), makes it
+/// the active one, and fsyncs the old one, so that a later sync write in the new WAL
+/// can never be durable while older unsynced writes are lost (no holes). The new WAL
+/// exists before the memtable that uses it, so a memtable never holds writes of a WAL
+/// that could be deleted with an older memtable's.
+///
+/// # Errors
+/// `Poisoned` with the cause if any step failed.
+fn switch_wal(inner: &DbInner) -> Result<u64> {
+    let log_number = inner.versions.new_file_number();
+    let dir = inner.versions.db_dir();
+    let file = inner
+        .fs
+        .create(&filename::wal_file(dir, log_number))
+        .map_err(|e| poison(inner, e))?;
+    inner.fs.sync_dir(dir).map_err(|e| poison(inner, e))?;
+    let mut log = inner.writes.log.lock();
+    let mut old = std::mem::replace(&mut *log, LogWriter::new(file));
+    old.sync().map_err(|e| poison(inner, e))?;
+    Ok(log_number)
+}
+
+/// Publishes a new read view: `st`'s memtables over `version`. Requires: `state` lock
+/// held (passed as `st`), so views are published in the order the state changed, and
+/// `version` is at least as new as every version published before.
+pub(crate) fn install_super_version(
+    inner: &DbInner,
+    st: &super::state::DbState,
+    version: &Arc<Version>,
+) {
     let sv = SuperVersion {
         mem: Arc::clone(&st.mem.mem),
         imm: st.imm.iter().rev().map(|m| Arc::clone(&m.mem)).collect(),
-        version: Arc::clone(&st.version),
+        version: Arc::clone(version),
     };
     inner.super_version.store(Arc::new(sv));
 }

@@ -4,10 +4,14 @@
 //! - [`edit`]: the delta between two versions and its MANIFEST encoding.
 //! - [`manifest`]: the durable log of edits, `CURRENT`, and recovery.
 //! - [`version`](mod@version): one immutable snapshot of the live files, level by level.
+//! - `set`: the version set, owner of the MANIFEST, the current version, file numbers
+//!   and the file references (`file_ref`) that decide when a file may be deleted.
 
 pub mod edit;
 pub mod file_meta;
+pub(crate) mod file_ref;
 pub mod manifest;
+pub(crate) mod set;
 #[expect(
     clippy::module_inception,
     reason = "version/version.rs holds the Version type; callers use version::Version"
@@ -17,4 +21,5 @@ pub mod version;
 pub use edit::VersionEdit;
 pub use file_meta::{FileKind, FileMetaData};
 pub use manifest::{recover, Manifest, RecoveredManifest};
+pub(crate) use set::{Recovered, VersionSet};
 pub use version::Version;

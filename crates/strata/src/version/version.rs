@@ -21,10 +21,17 @@
 //! [`Version::apply`] enforces 4 and the ordering of 1 and 2; [`Version::check_invariants`]
 //! checks 2 and 3 (tests call it after every install; recovery calls it after replay).
 //!
+//! # File references
+//! A version installed by the [`VersionSet`](super::VersionSet) also holds one counted
+//! reference ([`FileRef`]) per file it names (`Version::attach_refs`), so the files stay
+//! on disk for as long as anyone holds the version (see `version::file_ref`). Versions
+//! built by MANIFEST replay or in tests hold none until the version set adopts them.
+//!
 //! Concurrency: immutable, `Send + Sync`; share as `Arc<Version>`.
 
 use super::edit::VersionEdit;
 use super::file_meta::FileMetaData;
+use super::file_ref::FileRef;
 use crate::key::compare_internal;
 use std::cmp::Ordering;
 use std::collections::HashSet;
@@ -35,6 +42,9 @@ use std::sync::Arc;
 pub struct Version {
     /// `levels[l]` = files of level `l`, ordered as the module invariants say.
     levels: Vec<Vec<Arc<FileMetaData>>>,
+    /// One reference per physical file named by `levels`, sorted by file number; empty
+    /// for versions not (yet) installed by the version set.
+    refs: Vec<Arc<FileRef>>,
 }
 
 /// L0 order: newest first (largest sequence number, then file number, descending).
@@ -55,6 +65,7 @@ impl Version {
     pub fn new(num_levels: usize) -> Version {
         Version {
             levels: vec![Vec::new(); num_levels],
+            refs: Vec::new(),
         }
     }
 
@@ -152,7 +163,49 @@ impl Version {
                 files.sort_by(sorted_order);
             }
         }
-        Ok(Version { levels })
+        Ok(Version {
+            levels,
+            refs: Vec::new(),
+        })
+    }
+
+    /// Gives this version one reference per file it names: taken from `base` (the
+    /// version it was derived from) or from `new` (the refs of files an edit added).
+    /// Afterwards the version keeps every file it names alive.
+    ///
+    /// # Errors
+    /// A description naming the file if a named file has no reference in either
+    /// source: the edit named a file nobody holds, which is a bookkeeping bug.
+    pub(crate) fn attach_refs(
+        &mut self,
+        base: &Version,
+        new: &[Arc<FileRef>],
+    ) -> Result<(), String> {
+        let mut added: Vec<&Arc<FileRef>> = new.iter().collect();
+        added.sort_unstable_by_key(|r| r.number());
+        let find = |refs: &[&Arc<FileRef>], n: u64| {
+            refs.binary_search_by_key(&n, |r| r.number())
+                .ok()
+                .and_then(|i| refs.get(i).map(|r| Arc::clone(r)))
+        };
+        let kept: Vec<&Arc<FileRef>> = base.refs.iter().collect();
+        let mut refs = Vec::with_capacity(self.num_files());
+        for f in self.levels.iter().flatten() {
+            let found = find(&kept, f.number)
+                .or_else(|| find(&added, f.number))
+                .ok_or_else(|| format!("file {} has no reference", f.number))?;
+            refs.push(found);
+        }
+        refs.sort_unstable_by_key(|r| r.number());
+        self.refs = refs;
+        Ok(())
+    }
+
+    #[cfg(test)]
+    /// Number of file references this version holds (equals [`Version::num_files`]
+    /// for an installed version).
+    pub(crate) fn num_refs(&self) -> usize {
+        self.refs.len()
     }
 
     /// Checks invariants 1–3 of the module docs.

@@ -2,6 +2,7 @@
 //! rendered as one line (`describe`) and compared with the expected line.
 
 use super::*;
+use crate::compaction::Partitioning;
 use crate::version::VersionEdit;
 
 /// `(level, number, lo, hi, smallest_seqno, largest_seqno, size)`.
@@ -35,20 +36,36 @@ fn nums(files: &[Arc<FileMetaData>]) -> String {
     format!("[{}]", v.join(","))
 }
 
-fn describe(plan: Option<CompactionPlan>) -> String {
+/// One line per plan; a trivial move ends in ` move`.
+fn describe(plan: Option<Plan>) -> String {
     match plan {
         None => "none".to_string(),
-        Some(p) => format!(
-            "L{}->L{} in={} out={} gp={} bottom={} {:?} score={:.2}",
-            p.level,
-            p.output_level,
-            nums(&p.inputs),
-            nums(&p.output_level_inputs),
-            nums(&p.grandparents),
-            p.bottommost,
-            p.reason,
-            p.score
-        ),
+        Some(p) => {
+            let level = p.start_level().expect("compaction plans read files");
+            let [stream] = p.outputs.as_slice() else {
+                panic!("picker plans have one output stream");
+            };
+            let gp = match &stream.partitioning {
+                Partitioning::Aligned { grandparents, .. } => nums(grandparents),
+                Partitioning::Fixed { .. } => "-".to_string(),
+            };
+            format!(
+                "L{}->L{} in={} out={} gp={} bottom={} {:?} score={:.2}{}",
+                level,
+                stream.level,
+                nums(p.files_at(level)),
+                nums(p.files_at(stream.level)),
+                gp,
+                p.bottommost,
+                p.reason,
+                p.score,
+                if p.action == Action::TrivialMove {
+                    " move"
+                } else {
+                    ""
+                }
+            )
+        }
     }
 }
 
@@ -135,7 +152,7 @@ fn size_trigger_min_overlapping_ratio() {
     let v = size_triggered();
     assert_eq!(
         describe(pick(&v, &opts(MIN), &Busy::default())),
-        "L1->L2 in=[13] out=[] gp=[9] bottom=false LevelSize score=2.40"
+        "L1->L2 in=[13] out=[] gp=[9] bottom=false LevelSize score=2.40 move"
     );
     // 13 busy: next is 11 (ratio 512), whose range [d,f] has nothing in L3.
     let busy = Busy {
@@ -194,7 +211,7 @@ fn highest_score_wins_and_blocked_levels_fall_through() {
     let v = version(&specs);
     assert_eq!(
         describe(pick(&v, &opts(MIN), &Busy::default())),
-        "L1->L2 in=[10] out=[] gp=[] bottom=true LevelSize score=2.00"
+        "L1->L2 in=[10] out=[] gp=[] bottom=true LevelSize score=2.00 move"
     );
     // Both L1 files busy (say, an L1->L2 compaction each): L0 cannot run either,
     // because its plan needs them.
@@ -210,7 +227,7 @@ fn highest_score_wins_and_blocked_levels_fall_through() {
     };
     assert_eq!(
         describe(pick(&v, &opts(MIN), &busy)),
-        "L1->L2 in=[11] out=[] gp=[] bottom=true LevelSize score=2.00"
+        "L1->L2 in=[11] out=[] gp=[] bottom=true LevelSize score=2.00 move"
     );
 }
 
@@ -268,7 +285,7 @@ fn busy_add_and_remove_plan() {
     assert_eq!(busy.files, [13].into());
     assert_eq!(busy.output_ranges, [(2, b"j".to_vec(), b"k".to_vec())]);
     let second = pick(&v, &o, &busy).expect("second");
-    assert_eq!(nums(&second.inputs), "[11]");
+    assert_eq!(nums(second.files_at(1)), "[11]");
     busy.add_plan(&second);
     busy.remove_plan(&first);
     assert_eq!(busy.files, [11, 6].into());

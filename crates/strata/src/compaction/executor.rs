@@ -1,0 +1,313 @@
+//! The executor: the one mechanism that runs every [`Plan`] (flush, WAL-replay flush,
+//! compaction, trivial move) and turns it into a [`VersionEdit`].
+//!
+//! # What it does
+//! - `TrivialMove`: an edit that deletes each input file from its level and adds it,
+//!   unchanged, to the output stream's level. No I/O.
+//! - `Rewrite`: merge the input runs (newest first) into one stream of internal keys,
+//!   keep what some reader can still see ([`VersionGc`]), ask the plan's [`Router`]
+//!   which stream each user key goes to, and write each stream's records into tables
+//!   cut by that stream's [`OutputPartitioner`]. Then fsync the directory of every data
+//!   path written and return the edit that replaces the inputs by the outputs.
+//!
+//! The executor never installs anything: the caller passes the returned [`Outcome`]
+//! to `VersionSet::log_and_apply` (or, at open, gathers the edits of several
+//! recovery flushes into the first MANIFEST). Until then the outputs are kept alive by
+//! the [`FileRef`]s in the outcome; if the job fails or is abandoned those refs drop and
+//! the outputs are collected as obsolete.
+//!
+//! # Durability
+//! Every output table is fsynced by `TableBuilder::finish`; the directory of every
+//! data path that received outputs is fsynced before `execute` returns, so an edit
+//! naming the outputs can only become durable after the files are.
+//!
+//! # Invariants relied on
+//! - Entries of one user key are consecutive in the merged input, newest first
+//!   (the plan's input order and the merging iterator ensure it); so a key's records
+//!   go to one stream and one file (tables never split a user key, which keeps L1+
+//!   files disjoint by user key).
+
+use super::aligned::{CountingIter, OverlapCounter};
+use super::gc::VersionGc;
+use super::partitioner::{self, OutputPartitioner};
+use super::plan::{Action, Input, OutputStream, Plan};
+use crate::cache::TableCache;
+use crate::env::FileSystem;
+use crate::error::{Error, Result};
+use crate::iter::{InternalIterator, MergingIterator};
+use crate::key::{self, SequenceNumber};
+use crate::sst::TableBuilder;
+use crate::version::file_ref::FileRef;
+use crate::version::{FileKind, FileMetaData, VersionEdit, VersionSet};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// What a job may use. Borrowed for the duration of one [`execute`] call.
+pub(crate) struct JobContext<'a> {
+    /// The file system (directory fsyncs).
+    pub fs: &'a dyn FileSystem,
+    /// Output file numbers, paths and references.
+    pub versions: &'a VersionSet,
+    /// Opens input tables.
+    pub table_cache: &'a TableCache,
+    /// Live snapshot sequence numbers, ascending: versions GC keeps what they can see.
+    pub snapshots: Vec<SequenceNumber>,
+}
+
+/// The result of a plan: the edit to install and what it cost.
+#[derive(Debug, Default)]
+pub(crate) struct Outcome {
+    /// Deletes the inputs, adds the outputs (and records the plan's `log_number`).
+    pub edit: VersionEdit,
+    /// References of the output files: keep them until the edit is installed.
+    pub refs: Vec<Arc<FileRef>>,
+    /// Bytes of every input file read.
+    pub bytes_read: u64,
+    /// Of `bytes_read`, the bytes of the first input run (the level being compacted).
+    pub bytes_read_upper: u64,
+    /// Bytes written per output stream (index = stream).
+    pub stream_bytes: Vec<u64>,
+    /// Input entry bytes (key + value) seen by the merge.
+    pub input_entry_bytes: u64,
+    /// Input entry bytes of lower runs lying outside the first run's key range.
+    pub false_overlap_bytes: u64,
+    /// Files moved by metadata only.
+    pub moved_files: u64,
+}
+
+impl Outcome {
+    /// Total bytes written.
+    pub fn bytes_written(&self) -> u64 {
+        self.stream_bytes.iter().sum()
+    }
+}
+
+/// Runs `plan`. See the module docs.
+///
+/// # Errors
+/// `Internal` for a malformed plan (no output stream, a router index out of range, a
+/// trivial move with several streams); corruption or I/O errors from the inputs; I/O
+/// errors writing outputs. Outputs written before the error are collected as
+/// obsolete once the returned error has dropped their references.
+pub(crate) fn execute(plan: &Plan, ctx: &JobContext<'_>) -> Result<Outcome> {
+    if plan.outputs.is_empty() {
+        return Err(Error::Internal("plan has no output stream".into()));
+    }
+    match plan.action {
+        Action::TrivialMove => trivial_move(plan),
+        Action::Rewrite => rewrite(plan, ctx),
+    }
+}
+
+fn trivial_move(plan: &Plan) -> Result<Outcome> {
+    let [stream] = plan.outputs.as_slice() else {
+        return Err(Error::Internal(
+            "a trivial move has exactly one output stream".into(),
+        ));
+    };
+    let mut out = Outcome::default();
+    for (level, f) in plan.input_files() {
+        if f.path_id != stream.path_id {
+            return Err(Error::Internal(format!(
+                "trivial move across data paths: file=`{}` path_id=`{}` target=`{}`",
+                f.number, f.path_id, stream.path_id
+            )));
+        }
+        out.edit.deleted_files.push((level, f.number));
+        out.edit
+            .new_files
+            .push((stream.level, FileMetaData::clone(f)));
+        out.moved_files += 1;
+    }
+    out.edit.log_number = plan.log_number;
+    out.stream_bytes = vec![0];
+    Ok(out)
+}
+
+fn rewrite(plan: &Plan, ctx: &JobContext<'_>) -> Result<Outcome> {
+    let mut out = Outcome::default();
+    let counter = Arc::new(OverlapCounter::default());
+    let mut input = open_inputs(plan, ctx, &counter, &mut out)?;
+    let bottommost = plan.bottommost;
+    let mut gc = VersionGc::new(ctx.snapshots.clone(), bottommost);
+    let mut writers: Vec<StreamWriter<'_>> = plan.outputs.iter().map(StreamWriter::new).collect();
+    let mut last_user_key: Vec<u8> = Vec::new();
+    let mut has_key = false;
+    let mut stream = 0usize;
+    input.seek_to_first();
+    while input.valid() {
+        let ikey = input.key();
+        let Some(parsed) = key::parse_internal_key(ikey) else {
+            return Err(Error::corruption(
+                "<compaction input>",
+                0,
+                "malformed internal key",
+            ));
+        };
+        if gc.keep(&parsed) {
+            let new_key = !has_key || parsed.user_key != last_user_key.as_slice();
+            if new_key {
+                stream = plan.router.route(&parsed, input.value());
+                let w = writers.get_mut(stream).ok_or_else(|| {
+                    Error::Internal(format!(
+                        "router chose stream {stream} of {}",
+                        plan.outputs.len()
+                    ))
+                })?;
+                w.start_key(parsed.user_key)?;
+                last_user_key.clear();
+                last_user_key.extend_from_slice(parsed.user_key);
+                has_key = true;
+            }
+            if let Some(w) = writers.get_mut(stream) {
+                w.add(ctx.versions, ikey, input.value())?;
+            }
+        }
+        input.next();
+    }
+    input.status()?;
+    for (i, w) in writers.into_iter().enumerate() {
+        let stream = plan
+            .outputs
+            .get(i)
+            .ok_or_else(|| Error::Internal("stream index out of range".into()))?;
+        let (files, refs) = w.finish()?;
+        out.stream_bytes.push(files.iter().map(|f| f.size).sum());
+        out.edit
+            .new_files
+            .extend(files.into_iter().map(|f| (stream.level, f)));
+        out.refs.extend(refs);
+    }
+    let mut synced: Vec<u32> = Vec::new();
+    for r in &out.refs {
+        if !synced.contains(&r.path_id()) {
+            ctx.fs.sync_dir(ctx.versions.dir(r.path_id())?)?;
+            synced.push(r.path_id());
+        }
+    }
+    for (level, f) in plan.input_files() {
+        out.edit.deleted_files.push((level, f.number));
+    }
+    out.edit.log_number = plan.log_number;
+    out.input_entry_bytes = counter.input_bytes.load(Ordering::Relaxed);
+    out.false_overlap_bytes = counter.false_overlap_bytes.load(Ordering::Relaxed);
+    Ok(out)
+}
+
+/// The merged input of a rewrite, newest run first. Table runs are read without
+/// filling the block cache (a compaction reads each block once). Entry bytes of runs
+/// after the first are counted as false overlap where they fall outside the first
+/// run's key range (the aligned-compaction statistic).
+fn open_inputs(
+    plan: &Plan,
+    ctx: &JobContext<'_>,
+    counter: &Arc<OverlapCounter>,
+    out: &mut Outcome,
+) -> Result<MergingIterator> {
+    let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+    let mut upper_range: Option<(Vec<u8>, Vec<u8>)> = None;
+    for (run, input) in plan.inputs.iter().enumerate() {
+        match input {
+            Input::Memtable(mem) => children.push(Box::new(mem.iter())),
+            Input::Files { files, .. } => {
+                let range = if run == 0 { None } else { upper_range.clone() };
+                for f in files {
+                    let it = ctx.table_cache.get(f)?.iter_no_fill();
+                    children.push(Box::new(CountingIter::new(
+                        it,
+                        Arc::clone(counter),
+                        range.clone(),
+                    )));
+                    out.bytes_read += f.size;
+                    if run == 0 {
+                        out.bytes_read_upper += f.size;
+                    }
+                }
+                if run == 0 {
+                    upper_range = run_range(files);
+                }
+            }
+        }
+    }
+    Ok(MergingIterator::new(children))
+}
+
+/// The user-key range covered by `files`.
+fn run_range(files: &[Arc<FileMetaData>]) -> Option<(Vec<u8>, Vec<u8>)> {
+    let lo = files.iter().map(|f| f.smallest_user_key()).min()?;
+    let hi = files.iter().map(|f| f.largest_user_key()).max()?;
+    Some((lo.to_vec(), hi.to_vec()))
+}
+
+/// The output files of one stream being written.
+struct StreamWriter<'a> {
+    stream: &'a OutputStream,
+    partitioner: Box<dyn OutputPartitioner>,
+    current: Option<(Arc<FileRef>, TableBuilder)>,
+    files: Vec<FileMetaData>,
+    refs: Vec<Arc<FileRef>>,
+}
+
+impl<'a> StreamWriter<'a> {
+    fn new(stream: &'a OutputStream) -> Self {
+        StreamWriter {
+            stream,
+            partitioner: partitioner::for_stream(stream),
+            current: None,
+            files: Vec::new(),
+            refs: Vec::new(),
+        }
+    }
+
+    /// Shows the partitioner the next user key of this stream (size 0 when no file is
+    /// open, so stateful policies can track their position) and finishes the current
+    /// file if it says so.
+    fn start_key(&mut self, user_key: &[u8]) -> Result<()> {
+        let size = self.current.as_ref().map_or(0, |(_, b)| b.estimated_size());
+        if self.partitioner.should_cut(user_key, size) {
+            self.finish_file()?;
+        }
+        Ok(())
+    }
+
+    fn add(&mut self, versions: &VersionSet, ikey: &[u8], value: &[u8]) -> Result<()> {
+        let builder = match &mut self.current {
+            Some((_, b)) => b,
+            None => {
+                let (file_ref, file) = versions.new_table(self.stream.path_id)?;
+                let mut table = self.stream.table.clone();
+                table.column_group = self.stream.column_group;
+                let b = TableBuilder::new(file, table);
+                &mut self.current.insert((file_ref, b)).1
+            }
+        };
+        builder.add(ikey, value)
+    }
+
+    fn finish_file(&mut self) -> Result<()> {
+        let Some((file_ref, builder)) = self.current.take() else {
+            return Ok(());
+        };
+        let p = builder.finish()?;
+        self.files.push(FileMetaData {
+            number: file_ref.number(),
+            path_id: self.stream.path_id,
+            size: p.file_size,
+            smallest: p.smallest_key,
+            largest: p.largest_key,
+            smallest_seqno: p.smallest_seqno,
+            largest_seqno: p.largest_seqno,
+            num_entries: p.num_entries,
+            num_deletions: p.num_deletions,
+            column_group: self.stream.column_group,
+            kind: FileKind::Real,
+        });
+        self.refs.push(file_ref);
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<(Vec<FileMetaData>, Vec<Arc<FileRef>>)> {
+        self.finish_file()?;
+        Ok((self.files, self.refs))
+    }
+}

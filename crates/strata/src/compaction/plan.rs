@@ -1,0 +1,274 @@
+//! Plans: plain-data descriptions of every job that writes or moves tables.
+//!
+//! A [`Plan`] says everything the executor (`compaction::executor`) needs and nothing
+//! it must decide: *what* to do ([`Action`]), *from what* ([`Input`] runs: files of a
+//! level, or a memtable), *into what* ([`OutputStream`]s: level, data path, column
+//! group, table options, partitioner), and *which stream each record goes to*
+//! ([`Router`]). Flushes, WAL-replay flushes, automatic and manual compactions and
+//! trivial moves are all plans; so will be a technique's jobs (a virtual-table merge, a
+//! scan's write-back, a promotion, a layout change).
+//!
+//! Policies (the picker, and later technique policies) are pure functions from an
+//! immutable `Version` (plus options) to a plan; only the executor writes files. A
+//! technique therefore adds a policy, a partitioner or a router, never a branch in the
+//! executor or the scheduler.
+//!
+//! # Invariants every plan satisfies
+//! 1. Inputs are given newest first: a memtable, or L0 files newest first, then deeper
+//!    levels in order. The executor merges them, so for equal user keys the newest
+//!    version comes first.
+//! 2. `outputs` is non-empty, and the router only returns indices into it.
+//! 3. Files of one output stream never overlap the files that remain in its level
+//!    (the picker's invariants 2–3), and no two streams of a plan write overlapping key
+//!    ranges into the same level and column group.
+//! 4. `bottommost` is true iff no data for the plan's key range lies below its output
+//!    level, so a tombstone in the output shadows nothing.
+
+use crate::key::ParsedKey;
+use crate::memtable::MemTable;
+use crate::options::Options;
+use crate::sst::TableOptions;
+use crate::version::file_meta::ALL_COLUMNS;
+use crate::version::FileMetaData;
+use std::fmt;
+use std::sync::Arc;
+
+/// What a plan does with its inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Action {
+    /// Re-level the input files by metadata only: they move to the (single) output
+    /// stream's level unchanged. Requires: the inputs are pairwise disjoint, no file of
+    /// the output level overlaps them, and they already live on the stream's path.
+    TrivialMove,
+    /// Merge the inputs, drop what no reader can see, and write new tables.
+    Rewrite,
+}
+
+/// Why a plan was made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Reason {
+    /// An immutable memtable is written to L0.
+    Flush,
+    /// A memtable rebuilt from the WAL at open is written to L0.
+    RecoveryFlush,
+    /// L0 holds at least `level0_file_num_compaction_trigger` files.
+    L0FileCount,
+    /// A level L1+ holds more bytes than its target.
+    LevelSize,
+    /// Requested by the user (`compact_range`).
+    Manual,
+}
+
+impl Reason {
+    /// True iff the plan's input is a memtable.
+    pub fn is_flush(self) -> bool {
+        matches!(self, Reason::Flush | Reason::RecoveryFlush)
+    }
+}
+
+/// One input of a plan.
+#[derive(Clone)]
+pub enum Input {
+    /// Files of one level (for L0: newest first; for L1+: in key order).
+    Files {
+        /// The level the files are in.
+        level: usize,
+        /// The files.
+        files: Vec<Arc<FileMetaData>>,
+    },
+    /// An immutable memtable.
+    Memtable(Arc<MemTable>),
+}
+
+impl fmt::Debug for Input {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Input::Files { level, files } => {
+                let numbers: Vec<u64> = files.iter().map(|m| m.number).collect();
+                write!(f, "L{level}{numbers:?}")
+            }
+            Input::Memtable(m) => write!(f, "memtable({} entries)", m.len()),
+        }
+    }
+}
+
+/// Where one stream's outputs are cut into files.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum Partitioning {
+    /// Cut once a file reaches `target` bytes (at the next user-key boundary).
+    Fixed {
+        /// Target file size, bytes.
+        target: u64,
+    },
+    /// Aligned compaction (Kim et al., Algorithm 1): cut at the boundaries of the
+    /// overlapping files two levels down, within `[target / variance, target *
+    /// variance]`. See `compaction::aligned`.
+    Aligned {
+        /// Files of the level below the output level overlapping the plan's range,
+        /// in key order.
+        grandparents: Vec<Arc<FileMetaData>>,
+        /// Target file size, bytes.
+        target: u64,
+        /// Allowed size variance around the target (> 1).
+        variance: f64,
+    },
+}
+
+/// One destination of a plan's records.
+#[derive(Clone, Debug)]
+pub struct OutputStream {
+    /// The level the outputs are added to.
+    pub level: usize,
+    /// The data path the outputs are written to (index into the database's paths;
+    /// 0 is the database directory).
+    pub path_id: u32,
+    /// The column group the outputs store ([`ALL_COLUMNS`] for rows).
+    pub column_group: u32,
+    /// How the output tables are built (the executor records `column_group` in them).
+    pub table: TableOptions,
+    /// Where outputs are cut into files.
+    pub partitioning: Partitioning,
+}
+
+impl OutputStream {
+    /// The row stream into `level` under `opts`: the level's table options, data path 0
+    /// (the database directory: the only path until `db_paths` exists), all columns.
+    pub fn for_level(opts: &Options, level: usize, partitioning: Partitioning) -> OutputStream {
+        OutputStream {
+            level,
+            path_id: 0,
+            column_group: ALL_COLUMNS,
+            table: TableOptions::from_options(opts),
+            partitioning,
+        }
+    }
+}
+
+/// Sends each user key's records to one output stream.
+///
+/// Seam: a technique that splits a job's output (hot records to a fast tier, column
+/// groups to their own files) implements this. The executor calls [`Router::route`]
+/// once per user key, with its newest surviving record, and sends every record of that
+/// key to the returned stream, so the versions of a key never straddle two streams.
+pub trait Router: Send + Sync + fmt::Debug {
+    /// Index into the plan's `outputs` for the user key of `newest`.
+    fn route(&self, newest: &ParsedKey<'_>, value: &[u8]) -> usize;
+}
+
+/// Every record to stream 0 (every plan with one output stream).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SingleStream;
+
+impl Router for SingleStream {
+    fn route(&self, _newest: &ParsedKey<'_>, _value: &[u8]) -> usize {
+        0
+    }
+}
+
+/// A complete description of one job. See the module docs.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// What to do.
+    pub action: Action,
+    /// Input runs, newest first (invariant 1).
+    pub inputs: Vec<Input>,
+    /// Output streams (invariant 2).
+    pub outputs: Vec<OutputStream>,
+    /// Which stream each user key goes to.
+    pub router: Arc<dyn Router>,
+    /// True iff no data for the plan's key range lies below the output (invariant 4).
+    pub bottommost: bool,
+    /// For flushes: WALs numbered below this hold nothing unflushed once the plan's
+    /// edit is durable, and the edit records it.
+    pub log_number: Option<u64>,
+    /// Why the plan was made.
+    pub reason: Reason,
+    /// The input level's compaction score when picked (0 for flushes).
+    pub score: f64,
+}
+
+impl Plan {
+    /// A flush of `mem` to one L0 file under `opts`. `log_number`: the WAL of the next
+    /// newer memtable (everything older is in `mem` or in tables).
+    pub fn flush(
+        opts: &Options,
+        mem: Arc<MemTable>,
+        log_number: Option<u64>,
+        reason: Reason,
+    ) -> Plan {
+        Plan {
+            action: Action::Rewrite,
+            inputs: vec![Input::Memtable(mem)],
+            outputs: vec![OutputStream::for_level(
+                opts,
+                0,
+                Partitioning::Fixed { target: u64::MAX },
+            )],
+            router: Arc::new(SingleStream),
+            bottommost: false,
+            log_number,
+            reason,
+            score: 0.0,
+        }
+    }
+
+    /// The files of every input run, newest run first.
+    pub fn input_files(&self) -> impl Iterator<Item = (usize, &Arc<FileMetaData>)> {
+        self.inputs.iter().flat_map(|i| match i {
+            Input::Files { level, files } => files.iter().map(move |f| (*level, f)).collect(),
+            Input::Memtable(_) => Vec::new(),
+        })
+    }
+
+    /// The level of the first input run (the level being compacted); `None` for a
+    /// flush.
+    pub fn start_level(&self) -> Option<usize> {
+        self.inputs.iter().find_map(|i| match i {
+            Input::Files { level, .. } => Some(*level),
+            Input::Memtable(_) => None,
+        })
+    }
+
+    /// The files of the input run at `level` (empty if none).
+    pub fn files_at(&self, level: usize) -> &[Arc<FileMetaData>] {
+        self.inputs
+            .iter()
+            .find_map(|i| match i {
+                Input::Files { level: l, files } if *l == level => Some(files.as_slice()),
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+
+    /// The smallest and largest user key over every input file; `None` if the plan has
+    /// no input files (a flush).
+    pub fn user_key_range(&self) -> Option<(&[u8], &[u8])> {
+        self.input_files().fold(None, |acc, (_, f)| {
+            let (lo, hi) = (f.smallest_user_key(), f.largest_user_key());
+            Some(match acc {
+                None => (lo, hi),
+                Some((a, b)) => (a.min(lo), b.max(hi)),
+            })
+        })
+    }
+
+    /// Total bytes of every input file.
+    pub fn input_bytes(&self) -> u64 {
+        self.input_files()
+            .fold(0u64, |acc, (_, f)| acc.saturating_add(f.size))
+    }
+
+    /// The distinct output levels, in stream order.
+    pub fn output_levels(&self) -> Vec<usize> {
+        let mut levels: Vec<usize> = Vec::new();
+        for s in &self.outputs {
+            if !levels.contains(&s.level) {
+                levels.push(s.level);
+            }
+        }
+        levels
+    }
+}

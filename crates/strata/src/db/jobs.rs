@@ -1,0 +1,100 @@
+//! Running a plan against the open database: execute it, install its edit, account
+//! for it.
+//!
+//! Every flush and compaction goes through [`run`]: the executor
+//! (`compaction::executor`) writes the outputs, then the version set logs the edit in
+//! the MANIFEST and makes the new version current, and, still in MANIFEST order, the
+//! install hook here publishes the new read view together with the caller's own state
+//! change (a flush drops the memtable it wrote in the same step, so no reader sees the
+//! data twice or not at all).
+//!
+//! Failure: any error of the executor or of the MANIFEST poisons the database (a failed
+//! write or fsync cannot be retried as if it had succeeded). The outputs of a failed
+//! job are unreferenced and collected as obsolete; nothing is installed.
+
+use super::state::DbState;
+use super::write::install_super_version;
+use super::{poison, DbInner};
+use crate::compaction::executor::{self, JobContext, Outcome};
+use crate::compaction::{picker, Action, Plan};
+use crate::error::Result;
+use crate::stats::Statistics;
+use std::sync::atomic::Ordering;
+
+/// Executes `plan` and installs its edit; `on_install` runs under the `state` lock in
+/// the same step that publishes the new read view.
+///
+/// Requires: neither the `state` lock nor the MANIFEST writer held; for a compaction,
+/// the plan is registered in `Busy` (so no other job takes its files).
+///
+/// # Errors
+/// `Poisoned` carrying the cause, if the job or the install failed, or if the database
+/// was already poisoned (nothing is installed then).
+pub(crate) fn run(
+    inner: &DbInner,
+    plan: &Plan,
+    on_install: impl FnOnce(&mut DbState),
+) -> Result<()> {
+    let ctx = JobContext {
+        fs: inner.fs.as_ref(),
+        versions: &inner.versions,
+        table_cache: &inner.table_cache,
+        snapshots: inner.snapshots.sequences(),
+    };
+    let mut outcome = executor::execute(plan, &ctx).map_err(|e| poison(inner, e))?;
+    inner.state.lock().check_bg_error()?;
+    let edit = std::mem::take(&mut outcome.edit);
+    let last_sequence = inner.last_sequence.load(Ordering::Acquire);
+    inner
+        .versions
+        .log_and_apply(edit, &outcome.refs, last_sequence, |version| {
+            let mut st = inner.state.lock();
+            on_install(&mut st);
+            st.pending_compaction_bytes = picker::pending_compaction_bytes(version, &inner.opts);
+            account_levels(&mut st, plan, &outcome);
+            install_super_version(inner, &st, version);
+        })
+        .map_err(|e| poison(inner, e))?;
+    account(inner, plan, &outcome);
+    inner.done_cv.notify_all();
+    inner.bg_cv.notify_all();
+    Ok(())
+}
+
+/// Per-level figures (RocksDB's level table): what each output level read and wrote.
+fn account_levels(st: &mut DbState, plan: &Plan, outcome: &Outcome) {
+    if plan.action == Action::TrivialMove {
+        return;
+    }
+    for (stream, written) in plan.outputs.iter().zip(&outcome.stream_bytes) {
+        if let Some(l) = st.level_stats.get_mut(stream.level) {
+            l.write_bytes += written;
+            l.count += 1;
+        }
+    }
+    if let Some(l) = plan
+        .outputs
+        .first()
+        .and_then(|s| st.level_stats.get_mut(s.level))
+    {
+        l.read_bytes += outcome.bytes_read;
+        l.read_bytes_from_upper += outcome.bytes_read_upper;
+    }
+}
+
+/// Database-wide counters.
+fn account(inner: &DbInner, plan: &Plan, outcome: &Outcome) {
+    let s = &inner.stats;
+    if plan.reason.is_flush() {
+        Statistics::add(&s.flush_bytes_written, outcome.bytes_written());
+        return;
+    }
+    Statistics::add(&s.trivial_moves, outcome.moved_files);
+    Statistics::add(&s.compaction_bytes_read, outcome.bytes_read);
+    Statistics::add(&s.compaction_bytes_written, outcome.bytes_written());
+    Statistics::add(&s.compaction_input_entry_bytes, outcome.input_entry_bytes);
+    Statistics::add(
+        &s.compaction_false_overlap_bytes,
+        outcome.false_overlap_bytes,
+    );
+}

@@ -1,0 +1,327 @@
+//! The version set: the one owner of the MANIFEST, the current version, file numbers
+//! and the references that keep files alive.
+//!
+//! # Role
+//! Opening a database replays the MANIFEST ([`super::manifest::recover`]) and hands the
+//! result to [`VersionSet::new`], which adopts every recovered file (one [`FileRef`]
+//! each). Recovery then starts a fresh MANIFEST with [`VersionSet::start_manifest`].
+//! While the database is open, every job that changes the set of files (flush,
+//! compaction, trivial move) allocates its outputs with [`VersionSet::new_table`] and
+//! installs its edit with [`VersionSet::log_and_apply`]. Readers take
+//! [`VersionSet::current`] without locking.
+//!
+//! # What it owns
+//! - the MANIFEST writer, behind `writer` (the only lock here that is held across I/O:
+//!   one MANIFEST append + fsync, or a roll-over to a new MANIFEST);
+//! - the current [`Version`] (an `ArcSwap`, so loading it never waits on the writer);
+//! - the next file number, the MANIFEST number and the logged WAL number (atomics, so
+//!   reading them never waits on the writer either);
+//! - the queue of obsolete files ([`ObsoleteFiles`]); live files are those some
+//!   [`FileRef`] still points to (see `version::file_ref` for why that is the rule).
+//!
+//! # Invariants
+//! 1. Edits are applied one at a time, in MANIFEST order: `log_and_apply` holds
+//!    `writer` from loading the current version to storing its successor, and runs the
+//!    caller's `install` hook before releasing it, so read views are published in the
+//!    same order.
+//! 2. An edit is durable in the MANIFEST before its version becomes current; a version
+//!    that failed to become durable is never current.
+//! 3. After a failed MANIFEST write nothing more is appended to that MANIFEST (it may
+//!    end in a partial record): every later `log_and_apply` fails.
+//! 4. Every file number handed out is above every number recorded as used, so a number
+//!    is never reused while a file of that number may exist.
+//!
+//! Lock order: `writer` before the database's `state` lock (the `install` hook takes
+//! `state`). Nothing here takes `writer` while holding `state`.
+
+use super::edit::VersionEdit;
+use super::file_ref::{FileRef, Obsolete, ObsoleteFiles};
+use super::manifest::Manifest;
+use super::version::Version;
+use crate::env::{FileSystem, WritableFile};
+use crate::error::{Error, Result};
+use crate::filename;
+use arc_swap::ArcSwap;
+use parking_lot::Mutex;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// What the version set starts from: a replayed MANIFEST, or an empty database.
+#[derive(Debug)]
+pub(crate) struct Recovered {
+    /// The live files.
+    pub version: Version,
+    /// WALs numbered below this hold nothing that is not in a table.
+    pub log_number: u64,
+    /// The next unused file number.
+    pub next_file_number: u64,
+    /// The MANIFEST that was replayed, if any.
+    pub manifest_number: Option<u64>,
+}
+
+/// The MANIFEST writer and whether it may still be appended to (invariant 3).
+struct Writer {
+    manifest: Option<Manifest>,
+    failed: bool,
+}
+
+/// See the module docs.
+pub(crate) struct VersionSet {
+    fs: Arc<dyn FileSystem>,
+    /// `dirs[path_id]` holds the tables of data path `path_id`; `dirs[0]` is the
+    /// database directory, which also holds the WALs, MANIFESTs and `CURRENT`.
+    dirs: Vec<PathBuf>,
+    /// MANIFEST size that triggers a roll-over to a new one.
+    max_manifest_file_size: u64,
+    writer: Mutex<Writer>,
+    current: ArcSwap<Version>,
+    next_file_number: AtomicU64,
+    /// Number of the live MANIFEST (0 before `start_manifest`).
+    manifest_number: AtomicU64,
+    /// The WAL number the MANIFEST records as the oldest still needed.
+    log_number: AtomicU64,
+    obsolete: Arc<ObsoleteFiles>,
+}
+
+impl std::fmt::Debug for VersionSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VersionSet")
+            .field("dirs", &self.dirs)
+            .field("manifest_number", &self.manifest_number())
+            .field("next_file_number", &self.next_file_number())
+            .finish_non_exhaustive()
+    }
+}
+
+impl VersionSet {
+    /// A version set over `recovered`, adopting one reference per recovered file.
+    /// Requires: `dirs` is non-empty; `recovered.next_file_number` is above every file
+    /// number in use. No MANIFEST is writable until [`VersionSet::start_manifest`].
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `dirs` is empty.
+    pub fn new(
+        fs: Arc<dyn FileSystem>,
+        dirs: Vec<PathBuf>,
+        max_manifest_file_size: u64,
+        recovered: Recovered,
+    ) -> Result<VersionSet> {
+        if dirs.is_empty() {
+            return Err(Error::InvalidArgument("no database directory".into()));
+        }
+        let obsolete = Arc::new(ObsoleteFiles::default());
+        let mut version = recovered.version;
+        let refs: Vec<Arc<FileRef>> = version
+            .live_files()
+            .map(|f| FileRef::new(f.number, f.path_id, &obsolete))
+            .collect();
+        version
+            .attach_refs(&Version::default(), &refs)
+            .map_err(Error::Internal)?;
+        Ok(VersionSet {
+            fs,
+            dirs,
+            max_manifest_file_size,
+            writer: Mutex::new(Writer {
+                manifest: None,
+                failed: false,
+            }),
+            current: ArcSwap::from_pointee(version),
+            next_file_number: AtomicU64::new(recovered.next_file_number),
+            manifest_number: AtomicU64::new(recovered.manifest_number.unwrap_or(0)),
+            log_number: AtomicU64::new(recovered.log_number),
+            obsolete,
+        })
+    }
+
+    /// The current version. Never waits on the MANIFEST writer.
+    pub fn current(&self) -> Arc<Version> {
+        self.current.load_full()
+    }
+
+    /// The database directory (data path 0).
+    pub fn db_dir(&self) -> &Path {
+        self.dirs.first().map_or(Path::new(""), PathBuf::as_path)
+    }
+
+    /// The directory of data path `path_id`.
+    ///
+    /// # Errors
+    /// `Internal` if no such path exists (a plan named a path the options lack).
+    pub fn dir(&self, path_id: u32) -> Result<&Path> {
+        self.dirs
+            .get(path_id as usize)
+            .map(PathBuf::as_path)
+            .ok_or_else(|| Error::Internal(format!("no data path: path_id=`{path_id}`")))
+    }
+
+    /// Every data path, indexed by path id.
+    pub fn dirs(&self) -> &[PathBuf] {
+        &self.dirs
+    }
+
+    /// Allocates a file number (tables, WALs, MANIFESTs).
+    pub fn new_file_number(&self) -> u64 {
+        self.next_file_number.fetch_add(1, Ordering::AcqRel)
+    }
+
+    /// Records that `number` is in use, so it is never handed out (invariant 4).
+    pub fn mark_file_number_used(&self, number: u64) {
+        self.next_file_number
+            .fetch_max(number.saturating_add(1), Ordering::AcqRel);
+    }
+
+    /// The next file number that would be handed out.
+    pub fn next_file_number(&self) -> u64 {
+        self.next_file_number.load(Ordering::Acquire)
+    }
+
+    /// Number of the live MANIFEST. Never waits on the MANIFEST writer.
+    pub fn manifest_number(&self) -> u64 {
+        self.manifest_number.load(Ordering::Acquire)
+    }
+
+    /// The WAL number the MANIFEST records as the oldest still needed.
+    pub fn log_number(&self) -> u64 {
+        self.log_number.load(Ordering::Acquire)
+    }
+
+    /// The queue of files that became obsolete.
+    pub fn obsolete(&self) -> &Arc<ObsoleteFiles> {
+        &self.obsolete
+    }
+
+    /// Creates a new, empty table file in data path `path_id` and returns its reference
+    /// (the file is a *pending output*: live until the reference drops) with its writer.
+    ///
+    /// # Errors
+    /// `Internal` for an unknown path; I/O errors creating the file (the reference is
+    /// dropped, so the name is collected if the file was created).
+    pub fn new_table(&self, path_id: u32) -> Result<(Arc<FileRef>, Box<dyn WritableFile>)> {
+        let dir = self.dir(path_id)?;
+        let number = self.new_file_number();
+        let file_ref = FileRef::new(number, path_id, &self.obsolete);
+        let file = self.fs.create(&filename::table_file(dir, number))?;
+        Ok((file_ref, file))
+    }
+
+    /// Applies `edit` to the current version, makes it durable in a *new* MANIFEST
+    /// holding the whole resulting version, points `CURRENT` at it, and makes the result
+    /// current. Used once, at the end of recovery. `refs` are the references of files
+    /// the edit adds; `log_number` and `last_sequence` are recorded in the snapshot.
+    ///
+    /// # Errors
+    /// `Internal` if the edit does not apply; I/O errors (`CURRENT` then still names
+    /// the previous MANIFEST, so a retry starts from the same durable state).
+    pub fn start_manifest(
+        &self,
+        edit: &VersionEdit,
+        refs: &[Arc<FileRef>],
+        log_number: u64,
+        last_sequence: u64,
+    ) -> Result<()> {
+        let mut writer = self.writer.lock();
+        let version = self.successor(&self.current(), edit, refs)?;
+        let number = self.new_file_number();
+        let mut snapshot = version.to_snapshot_edit();
+        snapshot.log_number = Some(log_number);
+        snapshot.next_file_number = Some(self.next_file_number());
+        snapshot.last_sequence = Some(last_sequence);
+        let manifest = Manifest::create(&self.fs, self.db_dir(), number, &snapshot)?;
+        writer.manifest = Some(manifest);
+        self.manifest_number.store(number, Ordering::Release);
+        self.log_number.store(log_number, Ordering::Release);
+        self.current.store(Arc::new(version));
+        Ok(())
+    }
+
+    /// Applies `edit` to the current version, appends it to the MANIFEST (rolling over
+    /// to a new MANIFEST when the current one exceeds its size limit) and makes the
+    /// result current; then calls `install` with it, still in MANIFEST order
+    /// (invariant 1). `refs` are the references of the files the edit adds (files it
+    /// moves keep the references they have). The edit's `next_file_number` and
+    /// `last_sequence` are filled in here.
+    ///
+    /// Requires: every table the edit adds is fsynced and its directory entry durable;
+    /// the caller does not hold the database's `state` lock.
+    ///
+    /// # Errors
+    /// `Internal` if the edit does not apply to the current version (broken
+    /// bookkeeping); I/O errors from the MANIFEST, after which every later call fails
+    /// (invariant 3). On error nothing is installed; the caller must poison the
+    /// database, since the edit's durability is unknown.
+    pub fn log_and_apply(
+        &self,
+        mut edit: VersionEdit,
+        refs: &[Arc<FileRef>],
+        last_sequence: u64,
+        install: impl FnOnce(&Arc<Version>),
+    ) -> Result<Arc<Version>> {
+        let mut writer = self.writer.lock();
+        if writer.failed {
+            return Err(Error::Internal(
+                "MANIFEST write failed earlier; no further edits are accepted".into(),
+            ));
+        }
+        let version = self.successor(&self.current(), &edit, refs)?;
+        edit.last_sequence = Some(last_sequence);
+        let result = match writer.manifest.as_mut() {
+            None => Err(Error::Internal("no MANIFEST is open for writing".into())),
+            Some(m) if m.size() >= self.max_manifest_file_size => {
+                self.roll_over(m, &version, &edit)
+            }
+            Some(m) => {
+                edit.next_file_number = Some(self.next_file_number());
+                m.append(&edit)
+            }
+        };
+        if let Err(e) = result {
+            writer.failed = true;
+            return Err(e);
+        }
+        if let Some(l) = edit.log_number {
+            self.log_number.store(l, Ordering::Release);
+        }
+        let version = Arc::new(version);
+        self.current.store(Arc::clone(&version));
+        install(&version);
+        Ok(version)
+    }
+
+    /// The version `edit` makes of `base`, holding its files' references.
+    fn successor(
+        &self,
+        base: &Version,
+        edit: &VersionEdit,
+        refs: &[Arc<FileRef>],
+    ) -> Result<Version> {
+        let inconsistent =
+            |reason: String| Error::Internal(format!("version edit does not apply: {reason}"));
+        let mut version = base.apply(edit).map_err(inconsistent)?;
+        if cfg!(debug_assertions) {
+            version.check_invariants().map_err(inconsistent)?;
+        }
+        version.attach_refs(base, refs).map_err(inconsistent)?;
+        Ok(version)
+    }
+
+    /// Replaces `m` by a new MANIFEST whose first record is the whole of `version`
+    /// (bounds recovery time); the old one becomes obsolete once `CURRENT` names the
+    /// new one. Requires: `writer` held (the caller's `m`).
+    fn roll_over(&self, m: &mut Manifest, version: &Version, edit: &VersionEdit) -> Result<()> {
+        let number = self.new_file_number();
+        let mut snapshot = version.to_snapshot_edit();
+        snapshot.log_number = Some(edit.log_number.unwrap_or_else(|| self.log_number()));
+        snapshot.next_file_number = Some(self.next_file_number());
+        snapshot.last_sequence = edit.last_sequence;
+        let old = m.number();
+        *m = Manifest::create(&self.fs, self.db_dir(), number, &snapshot)?;
+        self.manifest_number.store(number, Ordering::Release);
+        self.obsolete.push(Obsolete::Manifest(old));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

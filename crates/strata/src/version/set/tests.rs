@@ -1,0 +1,152 @@
+//! Version set: file references decide what becomes obsolete; a failed MANIFEST write
+//! stops every later edit; roll-over queues the old MANIFEST.
+
+use super::*;
+use crate::env::{FaultFs, FaultKinds, FaultRule, PosixFs};
+use crate::version::FileMetaData;
+
+fn empty(fs: Arc<dyn FileSystem>, dir: &Path, max_manifest: u64) -> VersionSet {
+    let vs = VersionSet::new(
+        fs,
+        vec![dir.to_path_buf()],
+        max_manifest,
+        Recovered {
+            version: Version::new(4),
+            log_number: 0,
+            next_file_number: 2,
+            manifest_number: None,
+        },
+    )
+    .expect("version set");
+    vs.start_manifest(&VersionEdit::default(), &[], 1, 0)
+        .expect("first manifest");
+    vs
+}
+
+/// A new table `(ref, metadata)` covering `[lo, hi]`, created through the set.
+fn table(vs: &VersionSet, lo: &str, hi: &str) -> (Arc<FileRef>, FileMetaData) {
+    let (r, _file) = vs.new_table(0).expect("new table");
+    let meta = FileMetaData::for_test(r.number(), lo, hi, 1, 1, 100);
+    (r, meta)
+}
+
+fn add(
+    vs: &VersionSet,
+    level: usize,
+    files: Vec<(Arc<FileRef>, FileMetaData)>,
+) -> Result<Arc<Version>> {
+    let mut edit = VersionEdit::default();
+    let mut refs = Vec::new();
+    for (r, m) in files {
+        edit.new_files.push((level, m));
+        refs.push(r);
+    }
+    vs.log_and_apply(edit, &refs, 0, |_| {})
+}
+
+fn tables(q: &ObsoleteFiles) -> Vec<u64> {
+    let mut n: Vec<u64> = q
+        .take()
+        .into_iter()
+        .filter_map(|o| match o {
+            Obsolete::Table { number, .. } => Some(number),
+            _ => None,
+        })
+        .collect();
+    n.sort_unstable();
+    n
+}
+
+#[test]
+fn a_file_is_obsolete_only_when_no_version_names_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let vs = empty(Arc::new(PosixFs), dir.path(), u64::MAX);
+    let (a, b) = (table(&vs, "a", "b"), table(&vs, "c", "d"));
+    let (na, nb) = (a.0.number(), b.0.number());
+    let v1 = add(&vs, 1, vec![a, b]).expect("add");
+    assert_eq!(v1.num_refs(), 2);
+    // Trivial move of `a` to L2: same file, no new reference needed.
+    let mut edit = VersionEdit::default();
+    edit.deleted_files.push((1, na));
+    edit.new_files
+        .push((2, FileMetaData::clone(&v1.files(1)[0])));
+    let v2 = vs.log_and_apply(edit, &[], 0, |_| {}).expect("move");
+    // Delete `b`: a reader still holds v1 (and v2 names b too).
+    let mut edit = VersionEdit::default();
+    edit.deleted_files.push((1, nb));
+    let v3 = vs.log_and_apply(edit, &[], 0, |_| {}).expect("delete");
+    assert!(tables(vs.obsolete()).is_empty(), "v1 and v2 still name b");
+    drop(v2);
+    assert!(tables(vs.obsolete()).is_empty(), "v1 still names b");
+    drop(v1);
+    assert_eq!(tables(vs.obsolete()), vec![nb]);
+    assert_eq!(v3.num_refs(), 1);
+    assert_eq!(v3.files(2)[0].number, na);
+}
+
+#[test]
+fn an_abandoned_output_is_obsolete() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let vs = empty(Arc::new(PosixFs), dir.path(), u64::MAX);
+    let (r, _meta) = table(&vs, "a", "b");
+    let n = r.number();
+    drop(r);
+    assert_eq!(tables(vs.obsolete()), vec![n]);
+}
+
+#[test]
+fn an_edit_naming_an_unreferenced_file_is_an_internal_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let vs = empty(Arc::new(PosixFs), dir.path(), u64::MAX);
+    let mut edit = VersionEdit::default();
+    edit.new_files
+        .push((1, FileMetaData::for_test(99, "a", "b", 1, 1, 1)));
+    let err = vs.log_and_apply(edit, &[], 0, |_| {}).expect_err("no ref");
+    assert_eq!(err.kind(), crate::ErrorKind::Internal, "{err}");
+    assert_eq!(vs.current().num_files(), 0);
+}
+
+#[test]
+fn after_a_failed_manifest_write_no_edit_is_accepted() {
+    let fault = Arc::new(FaultFs::new());
+    fault.create_dir_all(Path::new("/db")).expect("mkdir");
+    let vs = empty(fault.clone(), Path::new("/db"), u64::MAX);
+    let a = table(&vs, "a", "b");
+    fault.inject(FaultRule::once(FaultKinds::SYNC, 0).on_path("MANIFEST"));
+    let mut installed = false;
+    assert!(add(&vs, 1, vec![a]).is_err());
+    fault.clear_faults();
+    let b = table(&vs, "c", "d");
+    let err = vs
+        .log_and_apply(
+            {
+                let mut e = VersionEdit::default();
+                e.new_files.push((1, b.1.clone()));
+                e
+            },
+            &[b.0],
+            0,
+            |_| installed = true,
+        )
+        .expect_err("writer failed earlier");
+    assert_eq!(err.kind(), crate::ErrorKind::Internal, "{err}");
+    assert!(!installed);
+    assert_eq!(vs.current().num_files(), 0, "nothing installed");
+}
+
+#[test]
+fn roll_over_names_a_new_manifest_and_queues_the_old() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let vs = empty(Arc::new(PosixFs), dir.path(), 1);
+    let first = vs.manifest_number();
+    let a = table(&vs, "a", "b");
+    add(&vs, 1, vec![a]).expect("add");
+    assert!(vs.manifest_number() > first);
+    assert!(vs.obsolete().take().contains(&Obsolete::Manifest(first)));
+    let r = crate::version::manifest::recover(&PosixFs, dir.path(), 4)
+        .expect("recover")
+        .expect("exists");
+    assert_eq!(r.manifest_number, vs.manifest_number());
+    assert_eq!(r.version.num_files(), 1);
+    assert!(r.next_file_number >= vs.next_file_number());
+}
