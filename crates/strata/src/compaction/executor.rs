@@ -311,3 +311,6 @@ impl<'a> StreamWriter<'a> {
         Ok((self.files, self.refs))
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -241,7 +241,9 @@ impl Db {
         &self.inner.dir
     }
 
-    /// Stops background work, syncs the WAL and releases the directory lock.
+    /// Stops background work, syncs the WAL, deletes files no version references any
+    /// more (those still held by live iterators stay until the next open), and releases
+    /// the directory lock.
     ///
     /// # Errors
     /// The background error, if one occurred, or the final WAL sync's error.
@@ -260,6 +262,7 @@ impl Db {
             let _ = t.join();
         }
         write::sync_wal(&self.inner)?;
+        obsolete::delete_obsolete(&self.inner);
         let st = self.inner.state.lock();
         st.check_bg_error()
     }
