@@ -10,7 +10,7 @@ use super::block_iter::BlockIter;
 use super::Table;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
-use crate::key::compare_internal;
+use crate::key::{self, compare_internal};
 use std::cmp::Ordering;
 use std::sync::Arc;
 
@@ -105,14 +105,24 @@ impl TableIterator {
         }
     }
 
-    /// Turns a corrupt data iterator into the sticky error; true iff an error is set.
+    /// Turns a corrupt data iterator, or an entry whose key is not a well-formed
+    /// internal key, into the sticky error (naming this table and the block's offset);
+    /// true iff an error is set. So every consumer (the read path, compaction) can rely
+    /// on the keys a table iterator yields.
     fn check_data(&mut self) -> bool {
         if self.err.is_some() {
             return true;
         }
-        if self.data.as_ref().is_some_and(BlockIter::is_corrupt) {
+        let reason = match &self.data {
+            Some(d) if d.is_corrupt() => Some("malformed data block entry"),
+            Some(d) if d.valid() && key::parse_internal_key(d.key()).is_none() => {
+                Some("malformed internal key")
+            }
+            _ => None,
+        };
+        if let Some(reason) = reason {
             let offset = self.data_offset.unwrap_or(0);
-            self.fail(self.table.corruption(offset, "malformed data block entry"));
+            self.fail(self.table.corruption(offset, reason));
             return true;
         }
         false
