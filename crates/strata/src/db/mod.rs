@@ -116,7 +116,8 @@ impl Db {
     /// - `Poisoned` after a background failure, or if this write's WAL append or fsync
     ///   failed (the database is poisoned from then on and the error carries the cause).
     pub fn put(&self, wo: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
-        let mut b = WriteBatch::with_capacity(key.len().saturating_add(value.len()) + 21);
+        let mut b =
+            WriteBatch::with_capacity(key.len().saturating_add(value.len()).saturating_add(21));
         b.put(key, value);
         self.write(wo, b)
     }
