@@ -45,6 +45,13 @@ pub(crate) const fn max_record_len(key_len: usize, value_len: usize) -> usize {
     1 + varint_len(key_len as u64) + key_len + varint_len(value_len as u64) + value_len
 }
 
+/// Bytes of the record of `key` and (for a put) `value`.
+fn record_len(key: &[u8], value: Option<&[u8]>) -> usize {
+    1 + varint_len(key.len() as u64)
+        + key.len()
+        + value.map_or(0, |v| varint_len(v.len() as u64) + v.len())
+}
+
 /// An atomic group of puts and deletes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WriteBatch {
@@ -143,11 +150,7 @@ impl WriteBatch {
             self.over_limit = Some(over);
             return;
         }
-        let len = self.rep.len()
-            + 1
-            + varint_len(key.len() as u64)
-            + key.len()
-            + value.map_or(0, |v| varint_len(v.len() as u64) + v.len());
+        let len = self.rep.len() + record_len(key, value);
         // Within MAX_BATCH_LEN the count cannot overflow (module invariant 3); the
         // checked add keeps that a checked fact rather than an assumption.
         match index.checked_add(1) {
@@ -280,23 +283,26 @@ impl WriteBatch {
             rep: data,
             over_limit: None,
         };
+        // The first violation in record order, exactly as `record` would find it.
         let mut over = None;
         let mut index = 0u32;
+        let mut len = HEADER;
         b.iterate(|_, kind, key, value| {
             let value = (kind != ValueKind::Delete).then_some(value);
-            over = over
-                .take()
-                .or_else(|| LimitExceeded::check(index, key, value));
+            len = len.saturating_add(record_len(key, value));
+            if over.is_none() {
+                over = LimitExceeded::check(index, key, value).or_else(|| {
+                    (len > MAX_BATCH_LEN).then_some(LimitExceeded {
+                        what: "batch",
+                        record: index,
+                        len,
+                        max: MAX_BATCH_LEN,
+                    })
+                });
+            }
             index = index.saturating_add(1);
         })?;
-        b.over_limit = over.or_else(|| {
-            (b.rep.len() > MAX_BATCH_LEN).then_some(LimitExceeded {
-                what: "batch",
-                record: b.count(),
-                len: b.rep.len(),
-                max: MAX_BATCH_LEN,
-            })
-        });
+        b.over_limit = over;
         Ok(b)
     }
 
