@@ -15,7 +15,7 @@
 //! | constant | value | checked by | why this value |
 //! |---|---|---|---|
 //! | [`MAX_KEY_LEN`] | 8 MiB | `WriteBatch`, `Db::write` | RocksDB's recommended key maximum (its hard limit is `u32::MAX`); a key is copied whole into index blocks, table properties and every MANIFEST snapshot |
-//! | [`MAX_VALUE_LEN`] | 128 MiB | `WriteBatch`, `Db::write` | leaves a single-entry block (invariant 1) half of [`MAX_BLOCK_LEN`], so every compression type applies to it |
+//! | [`MAX_VALUE_LEN`] | 128 MiB | `WriteBatch`, `Db::write` | keeps a single-entry block (invariant 1: 136 MiB + 35 bytes) well inside [`MAX_BLOCK_LEN`], so every compression type applies to it |
 //! | [`MAX_BATCH_LEN`] | 512 MiB | `WriteBatch`, `Db::write` | one WAL record is replayed whole into memory; holds a maximal put with room to spare (invariant 3) |
 //! | [`MAX_BLOCK_LEN`] | 256 MiB | SSTable reader and writer | the reader's bound on the raw length a compressed block claims, so a crafted block cannot make it allocate without limit; unchanged since format version 1 |
 //!
