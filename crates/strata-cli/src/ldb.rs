@@ -81,8 +81,18 @@ pub enum LdbCommand {
     },
 }
 
-/// Updates per batch of `load`.
+/// Most updates per batch of `load`.
 const LOAD_BATCH: usize = 1000;
+
+/// Most key and value bytes per batch of `load`, unless one line alone is larger (it
+/// then forms a batch of its own). Without this bound, 1000 lines of large values made
+/// a batch over `strata::MAX_BATCH_LEN` that the engine refused although every line was
+/// within the key and value limits.
+const LOAD_BATCH_BYTES: usize = 1 << 20;
+
+// A batch is at most LOAD_BATCH_BYTES of earlier lines or one line alone; either way it
+// is within MAX_BATCH_LEN (a batch adds at most 21 bytes of framing per line).
+const _: () = assert!(LOAD_BATCH_BYTES + 21 * LOAD_BATCH + 12 <= strata::MAX_BATCH_LEN);
 
 /// Decodes a command-line or input token: hex when `hex`, bytes otherwise.
 ///
@@ -287,19 +297,23 @@ fn print_range(
     out.flush().map_err(|e| CliError::Stdio("stdout", e))
 }
 
-/// Writes every `key ==> value` line of `input` in batches; returns the count.
+/// Writes every `key ==> value` line of `input` in batches of at most [`LOAD_BATCH`]
+/// lines and [`LOAD_BATCH_BYTES`] (or one larger line); returns the count.
 ///
 /// # Errors
-/// [`CliError::BadInput`] naming the first bad line (earlier batches stay written).
+/// [`CliError::BadInput`] naming the first bad line; the engine's error for a line it
+/// refuses (e.g. a value over `strata::MAX_VALUE_LEN`). Earlier batches stay written.
 pub fn load(e: &dyn KvEngine, input: impl BufRead, hex: bool) -> Result<u64> {
     let mut pending: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(LOAD_BATCH);
+    let mut pending_bytes = 0usize;
     let mut n = 0u64;
-    let flush = |pending: &mut Vec<(Vec<u8>, Vec<u8>)>| -> Result<()> {
+    let flush = |pending: &mut Vec<(Vec<u8>, Vec<u8>)>, bytes: &mut usize| -> Result<()> {
         let ops: Vec<BatchOp<'_>> = pending.iter().map(|(k, v)| BatchOp::Put(k, v)).collect();
         if !ops.is_empty() {
             e.write_batch(&ops)?;
         }
         pending.clear();
+        *bytes = 0;
         Ok(())
     };
     for (i, line) in input.lines().enumerate() {
@@ -307,13 +321,19 @@ pub fn load(e: &dyn KvEngine, input: impl BufRead, hex: bool) -> Result<u64> {
         if line.is_empty() {
             continue;
         }
-        pending.push(parse_load_line(&line, i + 1, hex)?);
+        let (k, v) = parse_load_line(&line, i + 1, hex)?;
+        let bytes = k.len().saturating_add(v.len());
+        if pending_bytes.saturating_add(bytes) > LOAD_BATCH_BYTES {
+            flush(&mut pending, &mut pending_bytes)?;
+        }
+        pending.push((k, v));
+        pending_bytes += bytes;
         n += 1;
         if pending.len() >= LOAD_BATCH {
-            flush(&mut pending)?;
+            flush(&mut pending, &mut pending_bytes)?;
         }
     }
-    flush(&mut pending)?;
+    flush(&mut pending, &mut pending_bytes)?;
     Ok(n)
 }
 
@@ -393,5 +413,85 @@ mod tests {
         let bad = "a ==> b\nbroken\n";
         let err = load(&e, bad.as_bytes(), false).expect_err("bad line");
         assert!(err.to_string().contains("line 2"), "{err}");
+    }
+
+    /// Counts `write_batch` calls and the largest batch's key and value bytes.
+    #[derive(Default)]
+    struct Counting {
+        inner: crate::engine::memory::MemoryEngine,
+        batches: std::sync::Mutex<Vec<usize>>,
+    }
+
+    impl KvEngine for Counting {
+        fn name(&self) -> &'static str {
+            "counting"
+        }
+        fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+            self.inner.put(key, value)
+        }
+        fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+            self.inner.get(key)
+        }
+        fn delete(&self, key: &[u8]) -> Result<()> {
+            self.inner.delete(key)
+        }
+        fn write_batch(&self, ops: &[BatchOp<'_>]) -> Result<()> {
+            let bytes = ops
+                .iter()
+                .map(|op| match *op {
+                    BatchOp::Put(k, v) => k.len() + v.len(),
+                    BatchOp::Delete(k) => k.len(),
+                })
+                .sum();
+            if let Ok(mut b) = self.batches.lock() {
+                b.push(bytes);
+            }
+            self.inner.write_batch(ops)
+        }
+        fn scan(
+            &self,
+            start: Option<&[u8]>,
+            direction: Direction,
+            limit: usize,
+            visit: &mut crate::engine::Visitor<'_>,
+        ) -> Result<usize> {
+            self.inner.scan(start, direction, limit, visit)
+        }
+        fn flush(&self) -> Result<()> {
+            self.inner.flush()
+        }
+        fn compact(&self, from: Option<&[u8]>, to: Option<&[u8]>) -> Result<()> {
+            self.inner.compact(from, to)
+        }
+        fn wait_for_compactions(&self) -> Result<()> {
+            self.inner.wait_for_compactions()
+        }
+        fn stats(&self) -> crate::engine::EngineStats {
+            self.inner.stats()
+        }
+        fn close(self: Box<Self>) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn load_cuts_batches_by_bytes_as_well_as_by_lines() {
+        // 600 KiB values: two of them exceed LOAD_BATCH_BYTES, so each is its own batch;
+        // a 2 MiB line alone forms one batch; small lines share one.
+        let big = "v".repeat(600 << 10);
+        let huge = "h".repeat(2 << 20);
+        let input = format!("a ==> {big}\nb ==> {big}\nc ==> {huge}\nd ==> 1\ne ==> 2\n");
+        let e = Counting::default();
+        assert_eq!(load(&e, input.as_bytes(), false).expect("load"), 5);
+        let batches = e.batches.lock().map(|b| b.clone()).unwrap_or_default();
+        assert_eq!(
+            batches,
+            vec![1 + (600 << 10), 1 + (600 << 10), 1 + (2 << 20), 4],
+            "batch sizes"
+        );
+        assert!(batches
+            .iter()
+            .all(|&b| b <= LOAD_BATCH_BYTES || b == 1 + (2 << 20)));
+        assert_eq!(e.get(b"c").expect("get").map(|v| v.len()), Some(2 << 20));
     }
 }

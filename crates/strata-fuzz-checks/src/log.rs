@@ -94,6 +94,12 @@ pub fn check_batch(data: &[u8]) {
             _ => rebuilt.delete(k),
         }
     }
+    // `from_data` and `put`/`delete` apply the same size limits.
+    assert_eq!(
+        batch.limit_exceeded().map(|o| o.what),
+        rebuilt.limit_exceeded().map(|o| o.what),
+        "limit checks of from_data and put/delete disagree"
+    );
     let mut again = Vec::new();
     WriteBatch::from_data(rebuilt.data().to_vec())
         .expect("a rebuilt batch decodes")

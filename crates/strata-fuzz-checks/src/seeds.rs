@@ -81,7 +81,7 @@ pub fn blocks() -> Vec<Seed> {
     for (n, interval, value_len) in [(0, 16, 0), (1, 16, 1), (20, 4, 8), (40, 1, 3), (64, 16, 24)] {
         let mut b = BlockBuilder::new(interval);
         for (k, v) in entries(n, value_len) {
-            b.add(&k, &v);
+            b.add(&k, &v).expect("small seed entry");
         }
         let raw = b.finish().to_vec();
         out.push((format!("data-{n}-r{interval}"), raw.clone()));
@@ -100,7 +100,9 @@ pub fn blocks() -> Vec<Seed> {
             size: 4000 + i,
         }
         .encode_to(&mut h);
-        index.add(&ikey(format!("k{i}").as_bytes(), 0, ValueKind::Merge), &h);
+        index
+            .add(&ikey(format!("k{i}").as_bytes(), 0, ValueKind::Merge), &h)
+            .expect("small seed entry");
     }
     out.push(("index-8".into(), index.finish().to_vec()));
     for (n, bits) in [(1u32, 10u32), (50, 10), (200, 4)] {

@@ -10,19 +10,94 @@
 //! ```
 //! The i-th record gets sequence number `seq + i`.
 //!
+//! # Limits
+//! A record whose key is longer than [`MAX_KEY_LEN`] or whose value is longer than
+//! [`MAX_VALUE_LEN`], or that would make the batch longer than [`MAX_BATCH_LEN`], is
+//! *not added*: the batch remembers the first such violation (and ignores every later
+//! update), and [`crate::Db::write`] refuses the whole batch with
+//! [`crate::Error::InvalidArgument`] before anything reaches the WAL. `put` and `delete`
+//! therefore stay infallible (no API change), and an oversized value is never copied.
+//! [`WriteBatch::from_data`] records a violation the same way but still accepts the
+//! bytes, so WAL records written before the limits existed replay. See
+//! [`crate::limits`] for why these bounds.
+//!
 //! # Invariants
 //! 1. `count` equals the number of records (checked by [`WriteBatch::iterate`]).
 //! 2. A batch is applied entirely or not at all: it is one WAL record.
+//! 3. [`WriteBatch::check_limits`] is `Ok` iff every record is within the key and value
+//!    limits and the batch is within [`MAX_BATCH_LEN`]; then `count` cannot overflow
+//!    (`crate::limits` invariant 3).
 
-use crate::coding::{get_fixed32, get_fixed64, put_length_prefixed, Decoder};
+use crate::coding::{get_fixed32, get_fixed64, put_length_prefixed, varint_len, Decoder};
+use crate::error::{Error, Result};
 use crate::key::{SequenceNumber, ValueKind, MAX_SEQUENCE};
+use crate::limits::{MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};
 
-const HEADER: usize = 12;
+/// Bytes of the batch header (`seq` and `count`).
+pub(crate) const HEADER_LEN: usize = 12;
+const HEADER: usize = HEADER_LEN;
+
+/// Bytes of the shortest record: a delete of the empty key (kind byte, length 0).
+pub(crate) const MIN_RECORD_LEN: usize = 2;
+
+/// Bytes of a put record with a key of `key_len` and a value of `value_len` bytes.
+pub(crate) const fn max_record_len(key_len: usize, value_len: usize) -> usize {
+    1 + varint_len(key_len as u64) + key_len + varint_len(value_len as u64) + value_len
+}
+
+/// Bytes of the record of `key` and (for a put) `value`.
+fn record_len(key: &[u8], value: Option<&[u8]>) -> usize {
+    1 + varint_len(key.len() as u64)
+        + key.len()
+        + value.map_or(0, |v| varint_len(v.len() as u64) + v.len())
+}
 
 /// An atomic group of puts and deletes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WriteBatch {
     rep: Vec<u8>,
+    /// The first limit an update broke (that update and all later ones were not
+    /// added), or `None`. Written by `record`, `append` and `from_data`.
+    over_limit: Option<LimitExceeded>,
+}
+
+/// The first size limit a [`WriteBatch`] update broke.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LimitExceeded {
+    /// What was too large: `"key"`, `"value"` or `"batch"`.
+    pub what: &'static str,
+    /// Index of the offending record within the batch.
+    pub record: u32,
+    /// Its length (for `"batch"`: the length the batch would have had), bytes.
+    pub len: usize,
+    /// The limit, bytes.
+    pub max: usize,
+}
+
+impl std::fmt::Display for LimitExceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} too large: len=`{}` max=`{}` record=`{}`",
+            self.what, self.len, self.max, self.record
+        )
+    }
+}
+
+impl LimitExceeded {
+    /// The first limit that `key` and `value` (of record `record`) break, if any.
+    fn check(record: u32, key: &[u8], value: Option<&[u8]>) -> Option<LimitExceeded> {
+        let over = |what, len, max| {
+            (len > max).then_some(LimitExceeded {
+                what,
+                record,
+                len,
+                max,
+            })
+        };
+        over("key", key.len(), MAX_KEY_LEN)
+            .or_else(|| over("value", value.map_or(0, <[u8]>::len), MAX_VALUE_LEN))
+    }
 }
 
 impl Default for WriteBatch {
@@ -40,33 +115,78 @@ impl WriteBatch {
     pub fn new() -> Self {
         WriteBatch {
             rep: vec![0; HEADER],
+            over_limit: None,
         }
     }
 
-    /// An empty batch with room for `bytes` of records (avoids regrowth).
+    /// An empty batch with room for `bytes` of records (avoids regrowth; capped at
+    /// [`MAX_BATCH_LEN`]).
     pub fn with_capacity(bytes: usize) -> Self {
-        let mut rep = Vec::with_capacity(HEADER + bytes);
+        let mut rep = Vec::with_capacity(HEADER + bytes.min(MAX_BATCH_LEN));
         rep.resize(HEADER, 0);
-        WriteBatch { rep }
+        WriteBatch {
+            rep,
+            over_limit: None,
+        }
     }
 
-    /// Adds `key = value`.
+    /// Adds `key = value`, unless the batch already broke a limit or this update would
+    /// break one (see the module's limits; [`crate::Db::write`] then refuses the batch).
     pub fn put(&mut self, key: &[u8], value: &[u8]) {
         self.record(ValueKind::Put, key, Some(value));
     }
 
-    /// Adds a deletion of `key`.
+    /// Adds a deletion of `key`, under the same limits as [`Self::put`].
     pub fn delete(&mut self, key: &[u8]) {
         self.record(ValueKind::Delete, key, None);
     }
 
     fn record(&mut self, kind: ValueKind, key: &[u8], value: Option<&[u8]>) {
-        self.set_count(self.count() + 1);
+        if self.over_limit.is_some() {
+            return;
+        }
+        let index = self.count();
+        if let Some(over) = LimitExceeded::check(index, key, value) {
+            self.over_limit = Some(over);
+            return;
+        }
+        let len = self.rep.len() + record_len(key, value);
+        // Within MAX_BATCH_LEN the count cannot overflow (module invariant 3); the
+        // checked add keeps that a checked fact rather than an assumption.
+        match index.checked_add(1) {
+            Some(count) if len <= MAX_BATCH_LEN => self.set_count(count),
+            _ => {
+                self.over_limit = Some(LimitExceeded {
+                    what: "batch",
+                    record: index,
+                    len,
+                    max: MAX_BATCH_LEN,
+                });
+                return;
+            }
+        }
         self.rep.push(kind as u8);
         put_length_prefixed(&mut self.rep, key);
         if let Some(v) = value {
             put_length_prefixed(&mut self.rep, v);
         }
+    }
+
+    /// `Ok` iff no update broke a limit (module invariant 3).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming the first limit broken, the offending length
+    /// and the limit, e.g. ``value too large: len=`N` max=`M` record=`0` ``.
+    pub fn check_limits(&self) -> Result<()> {
+        match &self.over_limit {
+            None => Ok(()),
+            Some(over) => Err(Error::InvalidArgument(over.to_string())),
+        }
+    }
+
+    /// The first limit an update broke, if any (see [`Self::check_limits`]).
+    pub fn limit_exceeded(&self) -> Option<&LimitExceeded> {
+        self.over_limit.as_ref()
     }
 
     /// Number of updates in the batch.
@@ -79,22 +199,49 @@ impl WriteBatch {
         self.count() == 0
     }
 
-    /// Removes every update.
+    /// Removes every update and forgets a broken limit.
     pub fn clear(&mut self) {
         self.rep.clear();
         self.rep.resize(HEADER, 0);
+        self.over_limit = None;
     }
 
-    /// Size of the serialized batch in bytes.
+    /// Size of the serialized batch in bytes (the header included; compared with
+    /// [`MAX_BATCH_LEN`]).
     pub fn approximate_size(&self) -> usize {
         self.rep.len()
     }
 
-    /// Appends every update of `other` to this batch.
+    /// Appends every update of `other` to this batch, unless either batch broke a
+    /// limit or the result would be longer than [`MAX_BATCH_LEN`]; then nothing is
+    /// appended and this batch remembers the (first) violation.
     pub fn append(&mut self, other: &WriteBatch) {
-        self.set_count(self.count() + other.count());
-        self.rep
-            .extend_from_slice(other.rep.get(HEADER..).unwrap_or_default());
+        if self.over_limit.is_some() {
+            return;
+        }
+        let index = self.count();
+        if let Some(over) = &other.over_limit {
+            self.over_limit = Some(LimitExceeded {
+                record: index.saturating_add(over.record),
+                ..over.clone()
+            });
+            return;
+        }
+        let records = other.rep.get(HEADER..).unwrap_or_default();
+        let len = self.rep.len() + records.len();
+        match index.checked_add(other.count()) {
+            Some(count) if len <= MAX_BATCH_LEN => self.set_count(count),
+            _ => {
+                self.over_limit = Some(LimitExceeded {
+                    what: "batch",
+                    record: index,
+                    len,
+                    max: MAX_BATCH_LEN,
+                });
+                return;
+            }
+        }
+        self.rep.extend_from_slice(records);
     }
 
     fn set_count(&mut self, n: u32) {
@@ -122,14 +269,40 @@ impl WriteBatch {
 
     /// Rebuilds a batch from a WAL record, validating every record.
     ///
+    /// A well-formed batch that breaks a size limit is accepted (WAL records written
+    /// before the limits existed must replay), with the violation recorded:
+    /// [`Self::check_limits`] reports it, so [`crate::Db::write`] refuses such a batch.
+    ///
     /// # Errors
     /// [`BadBatch`] if the bytes are not a well-formed batch.
     pub fn from_data(data: Vec<u8>) -> Result<WriteBatch, BadBatch> {
         if data.len() < HEADER {
             return Err(BadBatch("batch shorter than header"));
         }
-        let b = WriteBatch { rep: data };
-        b.iterate(|_, _, _, _| {})?;
+        let mut b = WriteBatch {
+            rep: data,
+            over_limit: None,
+        };
+        // The first violation in record order, exactly as `record` would find it.
+        let mut over = None;
+        let mut index = 0u32;
+        let mut len = HEADER;
+        b.iterate(|_, kind, key, value| {
+            let value = (kind != ValueKind::Delete).then_some(value);
+            len = len.saturating_add(record_len(key, value));
+            if over.is_none() {
+                over = LimitExceeded::check(index, key, value).or_else(|| {
+                    (len > MAX_BATCH_LEN).then_some(LimitExceeded {
+                        what: "batch",
+                        record: index,
+                        len,
+                        max: MAX_BATCH_LEN,
+                    })
+                });
+            }
+            index = index.saturating_add(1);
+        })?;
+        b.over_limit = over;
         Ok(b)
     }
 
@@ -165,7 +338,7 @@ impl WriteBatch {
             }
             f(seq, kind, key, value);
             seq += 1;
-            n += 1;
+            n = n.checked_add(1).ok_or(BadBatch("record count mismatch"))?;
         }
         if n != self.count() {
             return Err(BadBatch("record count mismatch"));
@@ -225,6 +398,114 @@ mod tests {
         let mut wrong_count = d.to_vec();
         wrong_count[8] = 9;
         assert!(WriteBatch::from_data(wrong_count).is_err());
+    }
+
+    #[test]
+    fn records_over_a_limit_are_not_added_and_the_first_violation_is_kept() {
+        let big_key = vec![b'k'; MAX_KEY_LEN + 1];
+        let mut b = WriteBatch::new();
+        b.put(b"a", b"1");
+        b.put(&big_key, b"v");
+        b.put(b"c", b"3");
+        b.delete(&big_key);
+        assert_eq!(b.count(), 1, "nothing after the violation is added");
+        let over = b.limit_exceeded().expect("violation recorded");
+        assert_eq!(
+            (over.what, over.record, over.len),
+            ("key", 1, MAX_KEY_LEN + 1)
+        );
+        let err = b.check_limits().expect_err("over the key limit");
+        assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument);
+        let msg = err.to_string();
+        assert!(
+            msg.contains(&format!(
+                "key too large: len=`{}` max=`{MAX_KEY_LEN}`",
+                MAX_KEY_LEN + 1
+            )),
+            "{msg}"
+        );
+        b.clear();
+        assert!(b.check_limits().is_ok());
+
+        // At the key limit and an empty value: accepted.
+        b.put(&big_key[..MAX_KEY_LEN], b"");
+        b.delete(&big_key[..MAX_KEY_LEN]);
+        assert!(b.check_limits().is_ok());
+        assert_eq!(b.count(), 2);
+    }
+
+    #[test]
+    fn value_and_batch_limits_at_one_over_and_at() {
+        let value = vec![7u8; MAX_VALUE_LEN + 1];
+        let mut b = WriteBatch::new();
+        b.put(b"k", &value);
+        let over = b.limit_exceeded().expect("over");
+        assert_eq!(
+            (over.what, over.len, over.max),
+            ("value", MAX_VALUE_LEN + 1, MAX_VALUE_LEN)
+        );
+        assert_eq!(b.approximate_size(), HEADER, "the value was not copied");
+
+        // Three maximal values fit in MAX_BATCH_LEN; a fourth does not.
+        let mut b = WriteBatch::new();
+        let at = &value[..MAX_VALUE_LEN];
+        for i in 0..3u8 {
+            b.put(&[i], at);
+        }
+        assert!(b.check_limits().is_ok());
+        b.put(b"x", at);
+        let over = b.limit_exceeded().expect("batch over");
+        assert_eq!(
+            (over.what, over.record, over.max),
+            ("batch", 3, MAX_BATCH_LEN)
+        );
+        assert!(over.len > MAX_BATCH_LEN);
+        assert_eq!(b.count(), 3);
+        assert!(b.approximate_size() <= MAX_BATCH_LEN);
+
+        // `append` obeys the same bound and carries a violation over.
+        let mut one = WriteBatch::new();
+        one.put(b"y", at);
+        let mut fits = WriteBatch::new();
+        fits.put(b"z", b"small");
+        fits.append(&one);
+        assert!(fits.check_limits().is_ok());
+        assert_eq!(fits.count(), 2);
+        let mut full = WriteBatch::new();
+        for i in 0..3u8 {
+            full.put(&[i], at);
+        }
+        full.append(&one);
+        assert_eq!(full.limit_exceeded().map(|o| o.what), Some("batch"));
+        assert_eq!(full.count(), 3);
+        let mut c = WriteBatch::new();
+        c.put(b"first", b"1");
+        c.append(&b);
+        assert_eq!(
+            c.limit_exceeded().map(|o| (o.what, o.record)),
+            Some(("batch", 4))
+        );
+        assert_eq!(c.count(), 1, "a violating batch is not appended");
+    }
+
+    #[test]
+    fn from_data_accepts_an_old_record_over_a_limit_and_records_it() {
+        // Bytes a build without limits could have logged: a value one over the limit.
+        let value = vec![1u8; MAX_VALUE_LEN + 1];
+        let mut rep = vec![0u8; HEADER];
+        rep[8] = 1;
+        rep.push(ValueKind::Put as u8);
+        put_length_prefixed(&mut rep, b"k");
+        put_length_prefixed(&mut rep, &value);
+        let b = WriteBatch::from_data(rep).expect("well formed: replays");
+        assert_eq!(b.limit_exceeded().map(|o| o.what), Some("value"));
+        let mut seen = 0;
+        b.iterate(|_, _, _, v| seen = v.len()).expect("iterate");
+        assert_eq!(seen, MAX_VALUE_LEN + 1);
+        assert!(WriteBatch::from_data(BATCH_FIXTURE_V1.to_vec())
+            .expect("fixture")
+            .check_limits()
+            .is_ok());
     }
 
     #[test]

@@ -26,12 +26,30 @@ pub fn get_fixed64(src: &[u8], pos: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.try_into().ok()?))
 }
 
+/// Most bytes a varint of a u32 takes.
+pub const MAX_VARINT32_LEN: usize = 5;
+
+/// Most bytes a varint of a u64 takes.
+pub const MAX_VARINT64_LEN: usize = 10;
+
+/// Bytes [`put_varint64`] writes for `v`.
+pub const fn varint_len(mut v: u64) -> usize {
+    let mut n = 1;
+    while v >= 0x80 {
+        v >>= 7;
+        n += 1;
+    }
+    n
+}
+
 /// Appends `v` as a varint (7 bits per byte, low groups first, high bit = more).
 pub fn put_varint64(dst: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
-        dst.push((v as u8) | 0x80);
+        // Keeps the low 7 bits on purpose; the high bit marks "more bytes follow".
+        dst.push((v & 0x7f) as u8 | 0x80);
         v >>= 7;
     }
+    // `v < 0x80` here: the cast is exact.
     dst.push(v as u8);
 }
 
@@ -44,7 +62,8 @@ pub fn put_varint32(dst: &mut Vec<u8>, v: u32) {
 /// truncated or longer than 10 bytes.
 pub fn get_varint64(src: &[u8]) -> Option<(u64, usize)> {
     let mut result: u64 = 0;
-    for (i, &byte) in src.iter().enumerate().take(10) {
+    for (i, &byte) in src.iter().enumerate().take(MAX_VARINT64_LEN) {
+        // `i < 10`: the cast is exact.
         let shift = 7 * i as u32;
         result |= u64::from(byte & 0x7f).checked_shl(shift)?;
         if byte & 0x80 == 0 {
@@ -60,7 +79,8 @@ pub fn get_varint32(src: &[u8]) -> Option<(u32, usize)> {
     Some((u32::try_from(v).ok()?, n))
 }
 
-/// Appends a varint length followed by the bytes.
+/// Appends a varint length followed by the bytes. The length is a varint64, and
+/// `usize` is at most 64 bits wide, so no length is truncated.
 pub fn put_length_prefixed(dst: &mut Vec<u8>, bytes: &[u8]) {
     put_varint64(dst, bytes.len() as u64);
     dst.extend_from_slice(bytes);
@@ -154,6 +174,25 @@ mod tests {
             assert_eq!(get_varint64(&b[..b.len() - 1]), None);
         }
         assert_eq!(get_varint64(&[0xff; 11]), None);
+    }
+
+    #[test]
+    fn varint_len_matches_the_encoding() {
+        for v in [
+            0u64,
+            0x7f,
+            0x80,
+            0x3fff,
+            0x4000,
+            u64::from(u32::MAX),
+            u64::MAX,
+        ] {
+            let mut b = Vec::new();
+            put_varint64(&mut b, v);
+            assert_eq!(varint_len(v), b.len(), "{v}");
+        }
+        assert_eq!(varint_len(u64::from(u32::MAX)), MAX_VARINT32_LEN);
+        assert_eq!(varint_len(u64::MAX), MAX_VARINT64_LEN);
     }
 
     #[test]

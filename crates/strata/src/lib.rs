@@ -17,6 +17,8 @@
 //! - [`iter`]: the iterator contract and its adapters.
 //! - [`cache`]: block cache and table cache.
 //! - [`env`]: the file-system seam.
+//! - [`limits`]: the largest key ([`MAX_KEY_LEN`]), value ([`MAX_VALUE_LEN`]) and write
+//!   batch ([`MAX_BATCH_LEN`]) a write accepts, and why.
 
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used)]
@@ -31,6 +33,7 @@ pub mod error;
 pub mod filename;
 pub mod iter;
 pub mod key;
+pub mod limits;
 pub mod memtable;
 pub mod options;
 pub mod snapshot;
@@ -43,6 +46,7 @@ pub mod wal;
 pub use batch::WriteBatch;
 pub use db::{Db, DbIterator};
 pub use error::{Error, ErrorKind, Result};
+pub use limits::{MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use options::{
     CompactionPriority, Compression, Options, OutputPartitioning, ReadOptions, WalRecoveryMode,
     WriteOptions,

@@ -114,10 +114,14 @@ impl Db {
     /// Sets `key` to `value`.
     ///
     /// # Errors
-    /// `Poisoned` after a background failure, or if this write's WAL append or fsync
-    /// failed (the database is poisoned from then on and the error carries the cause).
+    /// - `InvalidArgument` if `key` is longer than [`crate::MAX_KEY_LEN`] (8 MiB) or
+    ///   `value` longer than [`crate::MAX_VALUE_LEN`] (128 MiB), e.g.
+    ///   ``value too large: len=`N` max=`M` record=`0` ``. Nothing is written.
+    /// - `Poisoned` after a background failure, or if this write's WAL append or fsync
+    ///   failed (the database is poisoned from then on and the error carries the cause).
     pub fn put(&self, wo: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
-        let mut b = WriteBatch::with_capacity(key.len() + value.len() + 11);
+        let mut b =
+            WriteBatch::with_capacity(key.len().saturating_add(value.len()).saturating_add(21));
         b.put(key, value);
         self.write(wo, b)
     }
@@ -125,7 +129,7 @@ impl Db {
     /// Deletes `key` (a no-op if absent).
     ///
     /// # Errors
-    /// As [`Db::put`].
+    /// As [`Db::put`] (`InvalidArgument` for a key over [`crate::MAX_KEY_LEN`]).
     pub fn delete(&self, wo: &WriteOptions, key: &[u8]) -> Result<()> {
         let mut b = WriteBatch::with_capacity(key.len() + 6);
         b.delete(key);
@@ -135,8 +139,16 @@ impl Db {
     /// Applies every update of `batch` atomically: readers see all or none of it.
     ///
     /// # Errors
-    /// As [`Db::put`].
+    /// - `InvalidArgument` if an update of `batch` broke a size limit (a key over
+    ///   [`crate::MAX_KEY_LEN`], a value over [`crate::MAX_VALUE_LEN`], or the batch
+    ///   over [`crate::MAX_BATCH_LEN`]; see [`WriteBatch::check_limits`]). The check
+    ///   runs before the batch is queued: nothing of it reaches the WAL or the
+    ///   memtable, and [`Db::latest_sequence`] does not move.
+    /// - Otherwise as [`Db::put`].
     pub fn write(&self, wo: &WriteOptions, batch: WriteBatch) -> Result<()> {
+        // Refused here, before group commit: a batch over a limit could be written but
+        // not flushed into a readable table, or not replayed (see `crate::limits`).
+        batch.check_limits()?;
         write::write(&self.inner, wo, Some(batch), false)
     }
 

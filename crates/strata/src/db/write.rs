@@ -43,6 +43,9 @@ use std::time::{Duration, Instant};
 
 /// Largest group a leader forms, bytes.
 const MAX_GROUP_BYTES: usize = 1 << 20;
+// A merged group is never longer than the largest batch `Db::write` accepts, so
+// `WriteBatch::append` never refuses a follower (`crate::limits` invariant 3).
+const _: () = assert!(MAX_GROUP_BYTES <= crate::limits::MAX_BATCH_LEN);
 
 struct Slot {
     id: u64,
@@ -144,6 +147,7 @@ pub(crate) fn write(
         }
     }
     drop(qs);
+    debug_assert!(group.check_limits().is_ok(), "group over a limit");
 
     let result = commit_group(inner, group, sync, first.force_switch);
 

@@ -21,12 +21,30 @@
 //!    caller enforces it), which makes the binary search over restarts correct.
 //! 2. The first entry (offset 0) is always a restart point, so an empty restart array
 //!    never occurs; `num_restarts >= 1` even for an empty block.
-//! 3. Block contents are smaller than 4 GiB (offsets are u32).
+//! 3. Every restart offset, entry header field and the restart count fit in u32:
+//!    [`BlockBuilder::add`] refuses (with an error, before changing anything) an entry
+//!    that would break this, so nothing is ever truncated. The data blocks the table
+//!    builder writes are far smaller (at most [`crate::limits::MAX_BLOCK_LEN`], or one
+//!    entry; see `crate::limits` invariant 2).
 
-use crate::coding::{get_fixed32, put_fixed32, put_varint32};
+use crate::coding::{get_fixed32, put_fixed32, put_varint32, MAX_VARINT32_LEN};
+use crate::error::{Error, Result};
 
 /// Bytes of the `num_restarts` field at the end of a block.
 const NUM_RESTARTS_LEN: usize = 4;
+/// Bytes of one restart slot.
+const RESTART_LEN: usize = 4;
+
+/// Bytes of an empty block's contents: the restart slot of offset 0 and the count.
+pub const EMPTY_BLOCK_LEN: usize = RESTART_LEN + NUM_RESTARTS_LEN;
+
+/// Upper bound on how much one [`BlockBuilder::add`] of a key of `key_len` bytes and a
+/// value of `value_len` bytes grows [`BlockBuilder::size_estimate`]: three varint32
+/// headers, the key delta (at most the key), the value and a possible new restart slot.
+/// `crate::limits` proves its block bounds with it.
+pub const fn max_add_growth(key_len: usize, value_len: usize) -> usize {
+    3 * MAX_VARINT32_LEN + key_len + value_len + RESTART_LEN
+}
 
 /// Accumulates sorted entries into one block's contents.
 #[derive(Debug)]
@@ -58,29 +76,51 @@ impl BlockBuilder {
     ///
     /// Requires: `key` sorts after every key added since the last [`Self::reset`]
     /// (not checked here: the table builder checks it once for data and index blocks).
-    pub fn add(&mut self, key: &[u8], value: &[u8]) {
-        let mut shared = 0;
-        if self.counter < self.restart_interval {
-            shared = self
-                .last_key
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming the sizes if the entry cannot be encoded: a
+    /// key or value length, or the entry's offset as a restart point, does not fit in
+    /// u32 (invariant 3). The builder is then unchanged.
+    pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        let restart = self.counter >= self.restart_interval;
+        let shared = if restart {
+            0
+        } else {
+            self.last_key
                 .iter()
                 .zip(key)
                 .take_while(|(a, b)| a == b)
-                .count();
-        } else {
-            self.restarts.push(self.buf.len() as u32);
+                .count()
+        };
+        let delta = key.get(shared..).unwrap_or_default();
+        let too_large = || {
+            Error::InvalidArgument(format!(
+                "block entry too large: key_len=`{}` value_len=`{}` block_len=`{}`",
+                key.len(),
+                value.len(),
+                self.buf.len()
+            ))
+        };
+        let u32_of = |n: usize| u32::try_from(n).map_err(|_| too_large());
+        let (shared_u32, delta_u32, value_u32) =
+            (u32_of(shared)?, u32_of(delta.len())?, u32_of(value.len())?);
+        if restart {
+            let offset = u32_of(self.buf.len())?;
+            // The count of restarts is written as u32 by `finish`.
+            u32_of(self.restarts.len() + 1)?;
+            self.restarts.push(offset);
             self.counter = 0;
         }
-        let delta = key.get(shared..).unwrap_or_default();
-        put_varint32(&mut self.buf, shared as u32);
-        put_varint32(&mut self.buf, delta.len() as u32);
-        put_varint32(&mut self.buf, value.len() as u32);
+        put_varint32(&mut self.buf, shared_u32);
+        put_varint32(&mut self.buf, delta_u32);
+        put_varint32(&mut self.buf, value_u32);
         self.buf.extend_from_slice(delta);
         self.buf.extend_from_slice(value);
         self.last_key.truncate(shared);
         self.last_key.extend_from_slice(delta);
         self.counter += 1;
         self.num_entries += 1;
+        Ok(())
     }
 
     /// Appends the restart array and returns the finished contents. The borrow lasts
@@ -89,7 +129,10 @@ impl BlockBuilder {
         for &r in &self.restarts {
             put_fixed32(&mut self.buf, r);
         }
-        put_fixed32(&mut self.buf, self.restarts.len() as u32);
+        // `add` never lets the restart count exceed u32::MAX (invariant 3).
+        debug_assert!(u32::try_from(self.restarts.len()).is_ok());
+        let n = u32::try_from(self.restarts.len()).unwrap_or(u32::MAX);
+        put_fixed32(&mut self.buf, n);
         &self.buf
     }
 
@@ -105,7 +148,7 @@ impl BlockBuilder {
 
     /// Size the contents would have if finished now.
     pub fn size_estimate(&self) -> usize {
-        self.buf.len() + (self.restarts.len() + 1) * 4
+        self.buf.len() + self.restarts.len() * RESTART_LEN + NUM_RESTARTS_LEN
     }
 
     /// True iff no entry was added since the last reset.
@@ -261,9 +304,24 @@ mod tests {
     fn builder_places_restarts_every_interval() {
         let mut b = BlockBuilder::new(3);
         for i in 0..10u32 {
-            b.add(&i.to_be_bytes(), b"v");
+            b.add(&i.to_be_bytes(), b"v").expect("small entry");
         }
         let block = Block::decode(b.finish().to_vec()).expect("valid");
         assert_eq!(block.num_restarts(), 4);
+    }
+
+    #[test]
+    fn each_add_grows_the_estimate_by_at_most_max_add_growth() {
+        let mut b = BlockBuilder::new(2);
+        assert_eq!(b.size_estimate(), EMPTY_BLOCK_LEN);
+        for i in 0..20usize {
+            let key = vec![b'a' + (i % 26) as u8; 1 + i * 37];
+            let value = vec![7u8; i * 101];
+            let before = b.size_estimate();
+            b.add(&key, &value).expect("small entry");
+            assert!(b.size_estimate() - before <= max_add_growth(key.len(), value.len()));
+        }
+        let estimate = b.size_estimate();
+        assert_eq!(b.finish().len(), estimate);
     }
 }

@@ -253,7 +253,8 @@ mod tests {
     fn build(n: u32, interval: usize) -> Arc<Block> {
         let mut b = BlockBuilder::new(interval);
         for i in 0..n {
-            b.add(&ikey(i), format!("value{i}").as_bytes());
+            b.add(&ikey(i), format!("value{i}").as_bytes())
+                .expect("small entry");
         }
         Arc::new(Block::decode(b.finish().to_vec()).expect("valid block"))
     }

@@ -9,9 +9,16 @@
 //! `last(block) <= s < first(next)` (LevelDB's shortest separator, on user keys, with
 //! the seek trailer `(MAX_SEQUENCE, KIND_SEEK)` so `s` sorts before every real entry of
 //! its user key). The last block gets a short successor of its last key.
+//!
+//! Block cuts: a data block is finished once its size estimate reaches `block_size`
+//! (checked after each add), and also *before* an entry that could push it past
+//! [`crate::limits::MAX_BLOCK_LEN`], so every data block is either within that bound or
+//! holds a single entry (`crate::limits` invariant 2). The second rule never fires for
+//! entries within the write limits and a `block_size` of at most 16 MiB, so it changes
+//! no table written before it.
 
-use super::block::BlockBuilder;
-use super::compression::{seal_block, BLOCK_TRAILER_LEN};
+use super::block::{max_add_growth, BlockBuilder};
+use super::compression::{seal_block, BLOCK_TRAILER_LEN, MAX_BLOCK_LEN};
 use super::filter::FilterBuilder;
 use super::footer::{BlockHandle, Footer, FORMAT_VERSION};
 use super::{properties, TableOptions, TableProperties};
@@ -95,7 +102,9 @@ impl TableBuilder {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a malformed or out-of-order key, or if an earlier
-    /// write failed; I/O errors from the file (after which the builder is unusable).
+    /// write failed; I/O errors from the file, and [`Error::InvalidArgument`] for an
+    /// entry or index block the format cannot encode (offsets over u32, see
+    /// [`BlockBuilder::add`]); after those the builder is unusable.
     pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
         if self.failed {
             return Err(Error::InvalidArgument(
@@ -112,9 +121,14 @@ impl TableBuilder {
                 self.last_key.escape_ascii()
             )));
         }
+        let growth = max_add_growth(ikey.len(), value.len());
+        if self.data_block.size_estimate().saturating_add(growth) > MAX_BLOCK_LEN {
+            // Cut before, not after: the block stays within the reader's bound.
+            self.flush_data_block()?;
+        }
         if let Some(handle) = self.pending_index.take() {
             separator(&self.last_key, ikey, &mut self.scratch);
-            add_index_entry(&mut self.index_block, &self.scratch, handle);
+            self.add_index_entry(handle)?;
         }
         if let Some(f) = &mut self.filter {
             if first || key::user_key(&self.last_key) != parsed.user_key {
@@ -133,7 +147,10 @@ impl TableBuilder {
         p.largest_seqno = p.largest_seqno.max(parsed.seq);
         self.last_key.clear();
         self.last_key.extend_from_slice(ikey);
-        self.data_block.add(ikey, value);
+        if let Err(e) = self.data_block.add(ikey, value) {
+            self.failed = true;
+            return Err(e);
+        }
         if self.data_block.size_estimate() >= self.opts.block_size {
             self.flush_data_block()?;
         }
@@ -165,7 +182,7 @@ impl TableBuilder {
         self.flush_data_block()?;
         if let Some(handle) = self.pending_index.take() {
             successor(&self.last_key, &mut self.scratch);
-            add_index_entry(&mut self.index_block, &self.scratch, handle);
+            self.add_index_entry(handle)?;
         }
         let filter = match &self.filter {
             Some(f) => {
@@ -200,6 +217,16 @@ impl TableBuilder {
         Ok(self.props)
     }
 
+    /// Adds the index entry `self.scratch -> handle`.
+    fn add_index_entry(&mut self, handle: BlockHandle) -> Result<()> {
+        // One small allocation per data block (every few KiB), not per entry.
+        let mut v = Vec::with_capacity(20);
+        handle.encode_to(&mut v);
+        let added = self.index_block.add(&self.scratch, &v);
+        self.failed |= added.is_err();
+        added
+    }
+
     fn flush_data_block(&mut self) -> Result<()> {
         if self.data_block.is_empty() {
             return Ok(());
@@ -221,13 +248,6 @@ impl TableBuilder {
             }
         }
     }
-}
-
-fn add_index_entry(index: &mut BlockBuilder, sep: &[u8], handle: BlockHandle) {
-    // One small allocation per data block (every few KiB), not per entry.
-    let mut v = Vec::with_capacity(20);
-    handle.encode_to(&mut v);
-    index.add(sep, &v);
 }
 
 /// Appends the seek trailer so a shortened user key sorts before all its real entries.

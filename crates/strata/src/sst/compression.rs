@@ -17,8 +17,13 @@
 //! 1. A compressed block is stored only if it saves at least 1/8 of the raw size;
 //!    otherwise the raw bytes are stored, so decompression cost buys real space.
 //! 2. Decoding checks the CRC before looking at anything else, then bounds the claimed
-//!    raw length (at most [`MAX_BLOCK_LEN`], and for LZ4 at most 256× the payload) so
-//!    crafted input cannot make the reader allocate without limit.
+//!    raw length (at most [`MAX_BLOCK_LEN`], and for LZ4 at most
+//!    [`lz4_max_raw_len`] of the payload) so crafted input cannot make the reader
+//!    allocate without limit.
+//! 3. The writer never stores a compressed block the reader would refuse: a block
+//!    longer than [`MAX_BLOCK_LEN`], or an LZ4 block over [`lz4_max_raw_len`], is
+//!    stored raw. Both sides use the same constant and function (`crate::limits`
+//!    invariant 2), so they cannot drift apart.
 
 use crate::coding::{get_varint64, mask_crc, put_varint64, unmask_crc};
 use crate::Compression;
@@ -26,8 +31,14 @@ use crate::Compression;
 /// Bytes of the trailer after each block's stored contents.
 pub const BLOCK_TRAILER_LEN: usize = 5;
 
-/// Largest raw block a reader accepts (a sanity bound, far above any `block_size`).
-pub const MAX_BLOCK_LEN: usize = 256 << 20;
+/// Largest raw length of a compressed block (its one home is [`crate::limits`]).
+pub use crate::limits::MAX_BLOCK_LEN;
+
+/// Largest raw length the reader accepts for an LZ4 payload of `payload_len` bytes:
+/// 256 times the payload plus 64 (LZ4's best ratio is about 255:1), saturating.
+pub const fn lz4_max_raw_len(payload_len: usize) -> usize {
+    payload_len.saturating_mul(256).saturating_add(64)
+}
 
 /// Zstandard compression level used for [`Compression::Zstd`].
 pub const ZSTD_LEVEL: i32 = 3;
@@ -75,13 +86,19 @@ pub fn compression_from_code(b: u8) -> Option<Compression> {
 }
 
 /// Encodes `raw` as a block on disk (stored contents + trailer) into `out`, compressing
-/// with `c` when it pays off (invariant 1). `out` is cleared first.
+/// with `c` when it pays off (invariant 1) and the reader accepts the result
+/// (invariant 3; otherwise the block is stored raw). `out` is cleared first.
 ///
 /// Returns the type used; the block handle's size is `out.len() - BLOCK_TRAILER_LEN`.
 pub fn seal_block(raw: &[u8], c: Compression, out: &mut Vec<u8>) -> BlockType {
     out.clear();
     let mut kind = BlockType::Raw;
     let limit = raw.len() - raw.len() / 8;
+    let c = if raw.len() > MAX_BLOCK_LEN {
+        Compression::None
+    } else {
+        c
+    };
     match c {
         Compression::None => {}
         Compression::Lz4 => {
@@ -94,7 +111,8 @@ pub fn seal_block(raw: &[u8], c: Compression, out: &mut Vec<u8>) -> BlockType {
             let n = out
                 .get_mut(start..)
                 .and_then(|dst| lz4_flex::block::compress_into(raw, dst).ok());
-            if let Some(n) = n.filter(|&n| start + n <= limit) {
+            let readable = |n: usize| raw.len() <= lz4_max_raw_len(n);
+            if let Some(n) = n.filter(|&n| start + n <= limit && readable(n)) {
                 out.truncate(start + n);
                 kind = BlockType::Lz4;
             }
@@ -144,7 +162,7 @@ pub fn unseal_block(mut buf: Vec<u8>) -> Result<Vec<u8>, &'static str> {
         }
         BlockType::Lz4 => {
             let (raw_len, payload) = split_len(body)?;
-            if raw_len > payload.len().saturating_mul(256).saturating_add(64) {
+            if raw_len > lz4_max_raw_len(payload.len()) {
                 return Err("lz4 raw length exceeds the codec's ratio");
             }
             let mut out = vec![0u8; raw_len];

@@ -54,6 +54,7 @@ pub fn hash64(data: &[u8]) -> u64 {
 /// Probe count for a bits-per-key budget (about `ln 2 × bits`, capped for blocked
 /// filters where more probes stop helping).
 fn num_probes(bits_per_key: u32) -> u8 {
+    // Clamped to 1..=30 (the decoder's accepted range), so the cast is exact.
     (bits_per_key.saturating_mul(69) / 100).clamp(1, 30) as u8
 }
 
@@ -94,6 +95,9 @@ impl FilterBuilder {
     /// Encodes the filter over every key added (see the module format).
     pub fn finish(&self) -> Vec<u8> {
         let total_bits = (self.hashes.len() as u64).saturating_mul(u64::from(self.bits_per_key));
+        // Clamped so the cast is exact and `64 * num_lines + 5` stays below 4 GiB; a
+        // table with more keys gets a denser filter (more false positives, never a
+        // false negative), not a truncated one.
         let num_lines = total_bits
             .div_ceil(u64::from(LINE_BITS))
             .clamp(1, u64::from(u32::MAX >> 6)) as u32;

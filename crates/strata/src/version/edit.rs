@@ -133,7 +133,9 @@ impl VersionEdit {
     /// Appends the encoding of this edit (format version [`FORMAT_VERSION`]) to `dst`.
     ///
     /// Levels are written as varint32; a level above `u32::MAX` is a broken invariant
-    /// (versions have at most 32 levels) and is clamped.
+    /// (versions have at most 32 levels, debug-asserted) and is clamped to a value the
+    /// decoder's version refuses (see `level_u32`). Key and parent-list lengths are
+    /// varint64, so nothing else can be truncated.
     pub fn encode(&self, dst: &mut Vec<u8>) {
         if let Some(v) = self.log_number {
             put_varint64(dst, tag::LOG_NUMBER);
@@ -207,7 +209,13 @@ impl VersionEdit {
     }
 }
 
+/// A level as written on disk. Levels are below `num_levels <= 32`: every edit is
+/// applied to a version (which refuses a level out of range) before it is encoded
+/// (`db::files::log_and_apply`), so the conversion is exact. Were that ever broken, the
+/// clamp to `u32::MAX` would decode as a level out of range (corruption reported at
+/// open), never as a different valid level.
 fn level_u32(level: usize) -> u32 {
+    debug_assert!(level < 1 << 16, "level out of range: level=`{level}`");
     u32::try_from(level).unwrap_or(u32::MAX)
 }
 

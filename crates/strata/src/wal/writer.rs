@@ -4,6 +4,15 @@ use super::{fragment_crc, FragmentType, BLOCK_SIZE, HEADER_SIZE};
 use crate::env::WritableFile;
 use crate::error::Result;
 
+/// A fragment's payload never exceeds a block minus its header, so its length always
+/// fits the header's u16 field.
+const MAX_FRAGMENT_LEN: usize = BLOCK_SIZE - HEADER_SIZE;
+const _: () = assert!(MAX_FRAGMENT_LEN <= u16::MAX as usize);
+
+/// Scratch capacity kept between records; a larger buffer (left by one huge record) is
+/// released rather than pinned for the life of the log.
+const KEEP_SCRATCH: usize = 2 << 20;
+
 /// Appends records to one log file.
 ///
 /// Concurrency: single owner; the database serializes log writes through group commit.
@@ -42,6 +51,9 @@ impl LogWriter {
             }
             let avail = BLOCK_SIZE - self.block_offset - HEADER_SIZE;
             let n = data.len().min(avail);
+            debug_assert!(n <= MAX_FRAGMENT_LEN);
+            // `n <= MAX_FRAGMENT_LEN <= u16::MAX` (asserted at compile time above).
+            let len = u16::try_from(n).unwrap_or(u16::MAX);
             let last = n == data.len();
             let kind = match (first, last) {
                 (true, true) => FragmentType::Full,
@@ -52,7 +64,7 @@ impl LogWriter {
             let (frag, rest) = data.split_at(n);
             self.buf
                 .extend_from_slice(&fragment_crc(kind as u8, frag).to_le_bytes());
-            self.buf.extend_from_slice(&(n as u16).to_le_bytes());
+            self.buf.extend_from_slice(&len.to_le_bytes());
             self.buf.push(kind as u8);
             self.buf.extend_from_slice(frag);
             self.block_offset += HEADER_SIZE + n;
@@ -62,7 +74,11 @@ impl LogWriter {
                 break;
             }
         }
-        self.file.append(&self.buf)?;
+        let appended = self.file.append(&self.buf);
+        if self.buf.capacity() > KEEP_SCRATCH {
+            self.buf = Vec::new();
+        }
+        appended?;
         self.file.flush()
     }
 

@@ -154,7 +154,7 @@ fn malformed_key_with_valid_checksum_is_corruption_naming_the_table() {
     let kind_at = bad_key.len() - 8;
     bad_key[kind_at] = 0x7f;
     let mut block = crate::sst::BlockBuilder::new(opts.block_restart_interval);
-    block.add(&bad_key, b"v");
+    block.add(&bad_key, b"v").expect("add");
     let mut sealed = Vec::new();
     crate::sst::compression::seal_block(block.finish(), Compression::None, &mut sealed);
     bytes[..sealed.len()].copy_from_slice(&sealed);

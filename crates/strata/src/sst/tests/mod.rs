@@ -5,6 +5,7 @@
 
 mod corruption;
 mod fixture;
+mod limits;
 mod model;
 
 use super::*;
