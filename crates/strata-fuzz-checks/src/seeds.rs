@@ -359,17 +359,19 @@ pub struct DbSeeds {
 pub fn from_database() -> DbSeeds {
     let fs = FaultFs::new();
     let dir = Path::new("/db");
-    let opts = Options {
-        write_buffer_size: 4096,
-        target_file_size_base: 4096,
-        block_size: 512,
-        block_restart_interval: 4,
-        compression: Compression::Lz4,
-        max_manifest_file_size: 64 << 10,
-        fs: Arc::new(fs.clone()),
-        ..Options::default()
-    };
-    let db = Db::open(dir, opts).expect("open database on FaultFs");
+    let opts = Options::default()
+        .with_write_buffer_size(4096)
+        .with_target_file_size_base(4096)
+        .with_every_level(|l| {
+            l.with_block_size(512)
+                .with_block_restart_interval(4)
+                .with_compression(Compression::Lz4)
+        })
+        .with_max_manifest_file_size(64 << 10);
+    let db = Db::builder()
+        .file_system(Arc::new(fs.clone()))
+        .open(dir, opts)
+        .expect("open database on FaultFs");
     let wo = WriteOptions::default();
     for round in 0..3u32 {
         for i in 0..60u32 {

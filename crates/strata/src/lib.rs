@@ -17,6 +17,9 @@
 //! - [`iter`]: the iterator contract and its adapters.
 //! - [`cache`]: block cache and table cache.
 //! - [`env`]: the file-system seam.
+//! - [`options`], [`options_file`]: database-wide and per-level options; the persisted
+//!   `OPTIONS` file and the compatibility check at open. Components (file system,
+//!   shared block cache) are injected through [`DbBuilder`].
 
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used)]
@@ -33,6 +36,7 @@ pub mod iter;
 pub mod key;
 pub mod memtable;
 pub mod options;
+pub mod options_file;
 pub mod snapshot;
 pub mod snapshot_filter;
 pub mod sst;
@@ -41,11 +45,16 @@ pub mod version;
 pub mod wal;
 
 pub use batch::WriteBatch;
-pub use db::{Db, DbIterator};
+pub use db::{Db, DbBuilder, DbIterator};
 pub use error::{Error, ErrorKind, Result};
 pub use options::{
-    CompactionPriority, Compression, Options, OutputPartitioning, ReadOptions, WalRecoveryMode,
-    WriteOptions,
+    CompactionPriority, Compression, LevelOptions, Options, OutputPartitioning, ReadOptions,
+    WalRecoveryMode, WriteOptions,
 };
 pub use snapshot::Snapshot;
+
+/// The README's examples, compiled as doc-tests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
 pub use stats::{DbStats, LevelStats};

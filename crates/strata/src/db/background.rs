@@ -160,7 +160,7 @@ fn compact(inner: &DbInner, plan: &CompactionPlan) -> Result<()> {
         &mut gc,
         part.as_mut(),
         &mut new_file,
-        &TableOptions::from_options(&inner.opts),
+        &TableOptions::for_level(&inner.opts, plan.output_level),
     );
     let outputs = match outputs {
         Ok(o) => o,

@@ -77,7 +77,7 @@ fn write_l0(
         &mut gc,
         &mut one_file,
         &mut new_file,
-        &TableOptions::from_options(&inner.opts),
+        &TableOptions::for_level(&inner.opts, 0),
     )?;
     inner.fs.sync_dir(&inner.dir)?;
     let bytes = outputs.iter().map(|f| f.size).sum();

@@ -7,7 +7,8 @@
 //! - `iter` → [`read`] builds a merging iterator wrapped in a [`DbIterator`].
 //! - flushes and compactions → [`background`] threads, which run [`flush`] and
 //!   `compaction::job`, then install versions through [`files`].
-//! - `open` → [`open`] (MANIFEST replay, WAL replay, cleanup).
+//! - `open` → [`DbBuilder::open`] (components) → [`open`] (MANIFEST replay, options
+//!   check, WAL replay, cleanup).
 //!
 //! Concurrency: [`Db`] is `Send + Sync`. Reads take no lock: they load the current
 //! [`SuperVersion`] from an `ArcSwap` and the visible sequence number from an atomic.
@@ -15,6 +16,7 @@
 //! one mutex (see [`state`]).
 
 mod background;
+mod builder;
 mod files;
 mod flush;
 mod iter;
@@ -24,6 +26,7 @@ mod state;
 mod super_version;
 mod write;
 
+pub use builder::DbBuilder;
 pub use iter::DbIterator;
 pub use super_version::SuperVersion;
 
@@ -93,18 +96,25 @@ pub struct Db {
 }
 
 impl Db {
-    /// Opens (or creates, with `create_if_missing`) the database in `path`, replaying
-    /// the MANIFEST and any write-ahead logs.
+    /// Opens (or creates, with `create_if_missing`) the database in `path` with the
+    /// default components ([`DbBuilder`] injects others), replaying the MANIFEST and
+    /// any write-ahead logs, and checking `options` against the database and its
+    /// `OPTIONS` file ([`crate::options_file::check_compatible`]).
     ///
     /// # Errors
-    /// `InvalidArgument` for bad options or a missing/existing database against
-    /// `create_if_missing`/`error_if_exists`; `Locked` if another handle has it open;
-    /// `Corruption` naming file and offset for damaged metadata or logs; `Io`.
+    /// `InvalidArgument` for bad options, options the existing database cannot be
+    /// opened with (naming the option, e.g. too few `num_levels`), or a
+    /// missing/existing database against `create_if_missing`/`error_if_exists`;
+    /// `Locked` if another handle has it open; `Corruption` naming file and offset (or
+    /// line, for `OPTIONS`) for damaged metadata or logs; `Io`.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
-        options.validate()?;
-        let inner = Arc::new(open::open(path.as_ref(), options)?);
-        let threads = background::start(&inner)?;
-        Ok(Db { inner, threads })
+        DbBuilder::new().open(path, options)
+    }
+
+    /// A builder that injects components (file system, shared block cache) before
+    /// opening.
+    pub fn builder() -> DbBuilder {
+        DbBuilder::new()
     }
 
     /// Sets `key` to `value`.

@@ -3,19 +3,21 @@
 //! Recovery order:
 //! 1. Take the `LOCK` file.
 //! 2. Replay the MANIFEST named by `CURRENT` into a version (or create an empty
-//!    database).
+//!    database); check the options against it and the previous `OPTIONS` file
+//!    ([`options_file::check_compatible`]) before anything is written.
 //! 3. Replay every WAL numbered `>= log_number`, oldest first, into memtables; each
 //!    memtable that fills (and the last one) is written to an L0 table. The WAL
 //!    recovery mode decides what a damaged record means (see
 //!    [`WalRecoveryMode`]).
 //! 4. Write a new MANIFEST holding the whole version (with the recovered tables and
 //!    the new WAL number), fsync it and swing `CURRENT` to it atomically. Only then are
-//!    the replayed WALs obsolete.
+//!    the replayed WALs obsolete. Then record the options in `OPTIONS`.
 //! 5. Delete obsolete files; start background threads.
 //!
 //! A crash at any point repeats the recovery from the same durable state: the old
 //! WALs and MANIFEST stay until step 4 has made the new ones durable.
 
+use super::builder::Components;
 use super::state::{DbState, MemWithLog};
 use super::write::WriteQueue;
 use super::{DbInner, SuperVersion};
@@ -24,11 +26,12 @@ use crate::compaction::gc::VersionGc;
 use crate::compaction::job::write_tables;
 use crate::compaction::partitioner::FixedSize;
 use crate::compaction::picker;
-use crate::env::{write_file_atomic, FileSystem};
+use crate::env::FileSystem;
 use crate::error::{Error, Result};
 use crate::filename::{self, FileType};
 use crate::memtable::MemTable;
 use crate::options::{Options, WalRecoveryMode};
+use crate::options_file;
 use crate::snapshot::SnapshotList;
 use crate::sst::TableOptions;
 use crate::stats::{LevelStats, Statistics};
@@ -44,12 +47,17 @@ use std::path::Path;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
-/// Opens the database in `dir`. Requires: `opts` validated.
-pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
-    let fs = Arc::clone(&opts.fs);
+/// Opens the database in `dir` with `components`. Requires: `opts` validated.
+pub(crate) fn open(dir: &Path, opts: Options, components: Components) -> Result<DbInner> {
+    let Components { fs, block_cache } = components;
     fs.create_dir_all(dir)?;
     let lock = fs.lock(&dir.join("LOCK"))?;
     let recovered = manifest::recover(fs.as_ref(), dir, opts.num_levels)?;
+    // Refuse options the existing database cannot be opened with before writing.
+    if let Some(r) = &recovered {
+        let stored = options_file::load(fs.as_ref(), dir)?;
+        options_file::check_compatible(stored.as_ref(), &opts, r.deepest_level)?;
+    }
     let (mut version, mut next_file, mut last_seq, log_number) = match recovered {
         Some(r) => {
             if opts.error_if_exists {
@@ -96,8 +104,11 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     };
 
     let stats = Arc::new(Statistics::default());
-    let block_cache = (opts.block_cache_capacity > 0)
-        .then(|| Arc::new(BlockCache::new(opts.block_cache_capacity)));
+    let block_cache = match block_cache {
+        Some(shared) => Some(Arc::new(shared.share())),
+        None => (opts.block_cache_capacity > 0)
+            .then(|| Arc::new(BlockCache::new(opts.block_cache_capacity))),
+    };
     let table_cache = Arc::new(TableCache::new(
         Arc::clone(&fs),
         vec![dir.to_path_buf()],
@@ -166,13 +177,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     snapshot.last_sequence = Some(last_seq);
     fs.sync_dir(dir)?;
     let manifest = Manifest::create(&fs, dir, manifest_number, &snapshot)?;
-    // A human-readable record of the options this open used (not read back).
-    write_file_atomic(
-        fs.as_ref(),
-        dir,
-        "OPTIONS",
-        format!("{opts:#?}\n").as_bytes(),
-    )?;
+    options_file::store(fs.as_ref(), dir, &opts)?;
 
     let version = Arc::new(version);
     let mem = Arc::new(MemTable::new());
@@ -344,7 +349,7 @@ impl Replay<'_> {
             &mut gc,
             &mut one_file,
             &mut new_file,
-            &TableOptions::from_options(self.opts),
+            &TableOptions::for_level(self.opts, 0),
         )?;
         self.tables.extend(outputs);
         Ok(())
