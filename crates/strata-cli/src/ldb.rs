@@ -19,7 +19,11 @@ use clap::{Args, Subcommand};
 use std::io::{BufRead, Write};
 
 /// `strata ldb`.
+///
+/// `--use_existing_db` (shared with `bench`, where it keeps the database from being
+/// deleted) is hidden here: `ldb` never deletes a database.
 #[derive(Args, Clone, Debug)]
+#[command(mut_arg("use_existing_db", |a| a.hide(true)))]
 pub struct LdbArgs {
     /// Keys and values are hex (input may start with 0x; output does).
     #[arg(long = "hex", global = true, default_value_t = false)]

@@ -181,6 +181,19 @@ mod tests {
     }
 
     #[test]
+    fn ldb_help_hides_use_existing_db_but_bench_shows_it() {
+        let help = |cmd: &str| match parse(["strata", cmd, "--help"]) {
+            Ok(c) => panic!("parsed: {c:?}"),
+            Err(e) => e.to_string(),
+        };
+        assert!(!help("ldb").contains("--use_existing_db"));
+        assert!(help("ldb").contains("--compression_per_level"));
+        assert!(help("bench").contains("--use_existing_db"));
+        // Hidden, not removed: the shared flag still parses.
+        assert!(parse(["strata", "ldb", "--use_existing_db=true", "dump"]).is_ok());
+    }
+
+    #[test]
     fn db_bench_flags_parse() {
         let cli = parse([
             "strata",

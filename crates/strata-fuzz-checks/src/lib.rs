@@ -12,6 +12,7 @@
 //! | `wal`      | `LogReader` over the bytes, `WriteBatch::from_data` per record     | re-written records read back exactly |
 //! | `manifest` | `VersionEdit::decode`                                             | `decode(encode(e)) == e`, encoding deterministic |
 //! | `batch`    | `WriteBatch::from_data`                                           | rebuilt batch iterates the same |
+//! | `options`  | `options_file::decode` (OPTIONS text)                             | re-encoding is stable |
 //!
 //! Checksums stop a mutation-based fuzzer at the first CRC, so the `block`, `sst` and
 //! `wal` checks run twice: once on the bytes as given, once with every checksum they can
@@ -29,15 +30,17 @@ pub mod seeds;
 mod block;
 mod log;
 mod manifest;
+mod options;
 mod table;
 
 pub use block::check_block;
 pub use log::{check_batch, check_wal};
 pub use manifest::check_manifest;
+pub use options::check_options;
 pub use table::check_sst;
 
 /// The fuzz targets, by name (the directory names under `fuzz/corpus/`).
-pub const TARGETS: [&str; 5] = ["block", "sst", "wal", "manifest", "batch"];
+pub const TARGETS: [&str; 6] = ["block", "sst", "wal", "manifest", "batch", "options"];
 
 /// Runs the check of `target` on `data`.
 ///
@@ -51,6 +54,7 @@ pub fn check(target: &str, data: &[u8]) {
         "wal" => check_wal(data),
         "manifest" => check_manifest(data),
         "batch" => check_batch(data),
+        "options" => check_options(data),
         other => panic!("unknown fuzz target {other:?}"),
     }
 }

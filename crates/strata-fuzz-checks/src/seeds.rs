@@ -1,5 +1,5 @@
-//! The seed corpus, made by the engine itself: real blocks, tables, logs, MANIFEST edits
-//! and batches, small enough to commit (each under [`MAX_SEED_LEN`]).
+//! The seed corpus, made by the engine itself: real blocks, tables, logs, MANIFEST edits,
+//! batches and OPTIONS files, small enough to commit (each under [`MAX_SEED_LEN`]).
 //!
 //! [`all`] is deterministic except for the files taken from a live database (their
 //! names and contents depend on when background work runs); `examples/fuzz_seeds.rs`
@@ -10,13 +10,17 @@ use std::sync::Arc;
 use strata::coding::{get_length_prefixed, put_length_prefixed};
 use strata::env::{FaultFs, FileSystem};
 use strata::key::{make_internal_key, ValueKind};
+use strata::options_file::encode;
 use strata::sst::compression::seal_block;
 use strata::sst::filter::FilterBuilder;
 use strata::sst::{properties, BlockBuilder, BlockHandle, Footer, TableBuilder, TableOptions};
 use strata::sst::{TableProperties, FORMAT_VERSION};
 use strata::version::{FileKind, FileMetaData, VersionEdit};
 use strata::wal::{LogReader, LogWriter};
-use strata::{Compression, Db, Options, ReadOptions, WriteBatch, WriteOptions};
+use strata::{
+    CompactionPriority, Compression, Db, LevelOptions, Options, OutputPartitioning, ReadOptions,
+    WalRecoveryMode, WriteBatch, WriteOptions,
+};
 
 /// Largest seed file kept.
 pub const MAX_SEED_LEN: usize = 16 << 10;
@@ -28,12 +32,13 @@ pub type Seed = (String, Vec<u8>);
 pub fn all() -> Vec<(&'static str, String, Vec<u8>)> {
     let db = from_database();
     let mut out = Vec::new();
-    let groups: [(&'static str, Vec<Seed>); 5] = [
+    let groups: [(&'static str, Vec<Seed>); 6] = [
         ("block", blocks()),
         ("sst", [tables(), db.tables].concat()),
         ("wal", [logs(), db.logs].concat()),
         ("manifest", [edits(), db.edits].concat()),
         ("batch", [batches(), db.batches].concat()),
+        ("options", [options_files(), db.options].concat()),
     ];
     for (target, seeds) in groups {
         for (name, bytes) in seeds {
@@ -311,6 +316,36 @@ pub fn edits() -> Vec<Seed> {
     ]
 }
 
+/// OPTIONS files: the defaults, every option changed with a per-level vector, and a
+/// newer writer's file with unknown keys and sections.
+pub fn options_files() -> Vec<Seed> {
+    let custom = Options::default()
+        .with_num_levels(5)
+        .with_output_partitioning(OutputPartitioning::Fixed)
+        .with_compaction_priority(CompactionPriority::OldestSmallestSeqFirst)
+        .with_wal_recovery_mode(WalRecoveryMode::PointInTime)
+        .with_max_bytes_for_level_multiplier(7.5)
+        .with_levels(vec![
+            LevelOptions::default().with_bloom_bits_per_key(0),
+            LevelOptions::default().with_compression(Compression::Lz4),
+            LevelOptions::default()
+                .with_compression(Compression::Zstd)
+                .with_block_size(16 << 10),
+        ]);
+    let newer = format!(
+        "{}future_key=1\n\n[TierOptions \"1\"]\ndevice=slow\n",
+        encode(&Options::default())
+    );
+    vec![
+        (
+            "options-default".into(),
+            encode(&Options::default()).into_bytes(),
+        ),
+        ("options-custom".into(), encode(&custom).into_bytes()),
+        ("options-newer-writer".into(), newer.into_bytes()),
+    ]
+}
+
 /// Serialized write batches.
 pub fn batches() -> Vec<Seed> {
     let mut empty = WriteBatch::new();
@@ -354,6 +389,8 @@ pub struct DbSeeds {
     pub edits: Vec<Seed>,
     /// WAL records.
     pub batches: Vec<Seed>,
+    /// The `OPTIONS` file.
+    pub options: Vec<Seed>,
 }
 
 /// Runs a small workload (puts, deletes, batches, flushes, a compaction) on a database
@@ -361,17 +398,19 @@ pub struct DbSeeds {
 pub fn from_database() -> DbSeeds {
     let fs = FaultFs::new();
     let dir = Path::new("/db");
-    let opts = Options {
-        write_buffer_size: 4096,
-        target_file_size_base: 4096,
-        block_size: 512,
-        block_restart_interval: 4,
-        compression: Compression::Lz4,
-        max_manifest_file_size: 64 << 10,
-        fs: Arc::new(fs.clone()),
-        ..Options::default()
-    };
-    let db = Db::open(dir, opts).expect("open database on FaultFs");
+    let opts = Options::default()
+        .with_write_buffer_size(4096)
+        .with_target_file_size_base(4096)
+        .with_every_level(|l| {
+            l.with_block_size(512)
+                .with_block_restart_interval(4)
+                .with_compression(Compression::Lz4)
+        })
+        .with_max_manifest_file_size(64 << 10);
+    let db = Db::builder()
+        .file_system(Arc::new(fs.clone()))
+        .open(dir, opts)
+        .expect("open database on FaultFs");
     let wo = WriteOptions::default();
     for round in 0..3u32 {
         for i in 0..60u32 {
@@ -407,6 +446,8 @@ pub fn from_database() -> DbSeeds {
                 out.batches.push((format!("db-{name}-{i}"), r));
             }
             out.logs.push((format!("db-{name}"), bytes));
+        } else if name == "OPTIONS" {
+            out.options.push(("db-OPTIONS".into(), bytes));
         } else if name.starts_with("MANIFEST-") {
             for (i, r) in records(&fs, &path).into_iter().enumerate().take(8) {
                 out.edits.push((format!("db-{name}-{i}"), r));

@@ -15,13 +15,10 @@ fn main() -> strata::Result<()> {
     let mut batch = WriteBatch::new();
     batch.put(b"cherry", b"dark red");
     batch.delete(b"apple");
-    db.write(&WriteOptions { sync: true }, batch)?;
+    db.write(&WriteOptions::default().with_sync(true), batch)?;
 
     let now = ReadOptions::default();
-    let then = ReadOptions {
-        snapshot: Some(snapshot),
-        ..Default::default()
-    };
+    let then = ReadOptions::default().with_snapshot(snapshot);
     println!("apple now: {:?}", db.get(&now, b"apple")?);
     println!(
         "apple at snapshot: {:?}",

@@ -19,6 +19,9 @@
 //! - [`env`]: the file-system seam.
 //! - [`limits`]: the largest key ([`MAX_KEY_LEN`]), value ([`MAX_VALUE_LEN`]) and write
 //!   batch ([`MAX_BATCH_LEN`]) a write accepts, and why.
+//! - [`options`], [`options_file`]: database-wide and per-level options; the persisted
+//!   `OPTIONS` file and the compatibility check at open. Components (file system,
+//!   shared block cache) are injected through [`DbBuilder`].
 
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used)]
@@ -36,6 +39,7 @@ pub mod key;
 pub mod limits;
 pub mod memtable;
 pub mod options;
+pub mod options_file;
 pub mod snapshot;
 pub mod snapshot_filter;
 pub mod sst;
@@ -44,12 +48,17 @@ pub mod version;
 pub mod wal;
 
 pub use batch::WriteBatch;
-pub use db::{Db, DbIterator};
+pub use db::{Db, DbBuilder, DbIterator};
 pub use error::{Error, ErrorKind, Result};
 pub use limits::{MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use options::{
-    CompactionPriority, Compression, Options, OutputPartitioning, ReadOptions, WalRecoveryMode,
-    WriteOptions,
+    CompactionPriority, Compression, LevelOptions, Options, OutputPartitioning, ReadOptions,
+    WalRecoveryMode, WriteOptions,
 };
 pub use snapshot::Snapshot;
+
+/// The README's examples, compiled as doc-tests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
 pub use stats::{DbStats, LevelStats};

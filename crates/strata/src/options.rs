@@ -1,19 +1,70 @@
-//! Options: what the database does, each field with its unit and default.
+//! Options: what the database does, each setting with its unit, default, scope and
+//! mutability.
 //!
-//! `Options` is passed to [`crate::Db::open`]; [`ReadOptions`] and [`WriteOptions`] per
-//! call. [`Options::validate`] rejects impossible values with
-//! [`crate::Error::InvalidArgument`] naming the field. None of these options can change
-//! while the database is open; none changes the on-disk format except `compression`
-//! (per block, self-describing, so mixing is fine).
+//! # The options model
+//! Configuration comes in three kinds, kept apart (docs/ARCHITECTURE.md §15):
+//! - **Database-wide options**, [`Options`]: memtable and file sizes, level targets,
+//!   triggers, threads, recovery behaviour. Passed to [`crate::Db::open`].
+//! - **Per-level options**, [`LevelOptions`], held in the policy vector
+//!   [`Options::levels`]: how the tables *written to* one level are built (block size,
+//!   restart interval, compression, bloom bits). Entry `i` applies to level `i`; the
+//!   last entry extends downward to every deeper level, so `vec![LevelOptions::default()]`
+//!   configures all levels and `[none, none, lz4]` compresses L2 and below. Look a
+//!   level up with [`Options::level`].
+//! - **Components**: objects rather than settings (the file system, a shared block
+//!   cache). They are injected through [`crate::db::DbBuilder`], never stored in
+//!   `Options`, and are not persisted.
+//!
+//! [`ReadOptions`] and [`WriteOptions`] configure one call.
+//!
+//! Every option's documentation ends with the same three facts: its **Default**,
+//! whether it is **runtime-mutable** (none is today: options are fixed while the
+//! database is open; change them by reopening) and its **format** effect (whether it
+//! changes what is written to disk, and whether a reopen with another value can read
+//! what was written before). Options of techniques still under evaluation are marked
+//! **Experimental.** (their meaning or default may change).
+//!
+//! # Building options
+//! Every option struct and enum is `#[non_exhaustive]`: new options arrive without
+//! breaking callers. Outside this crate, build them from `Default` and the chainable
+//! `with_*` setters:
+//! ```
+//! use strata::{Compression, LevelOptions, Options, WriteOptions};
+//! let opts = Options::default()
+//!     .with_write_buffer_size(8 << 20)
+//!     .with_levels(vec![
+//!         LevelOptions::default(),                                   // L0
+//!         LevelOptions::default(),                                   // L1
+//!         LevelOptions::default().with_compression(Compression::Lz4), // L2 and deeper
+//!     ]);
+//! assert_eq!(opts.level(5).compression, Compression::Lz4);
+//! let every_level = Options::default().with_every_level(|l| l.with_block_size(16 << 10));
+//! assert_eq!(every_level.level(0).block_size, 16 << 10);
+//! let wo = WriteOptions::default().with_sync(true);
+//! # let _ = wo;
+//! ```
+//!
+//! # Validation and persistence
+//! [`Options::validate`] (called by `open`) rejects impossible values with
+//! [`crate::Error::InvalidArgument`] naming the field and its value. Each open records
+//! its options in the `OPTIONS` file, and the next open checks the new options against
+//! the database: see [`crate::options_file`].
 
-use crate::env::{FileSystem, PosixFs};
 use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
-use std::fmt;
-use std::sync::Arc;
+use std::fmt::Display;
+
+/// The largest allowed [`Options::num_levels`]. Recovery replays the MANIFEST with this
+/// many levels, so a tree deeper than the configured `num_levels` is reported as an
+/// option error (not as MANIFEST corruption).
+pub const MAX_LEVELS: usize = 32;
 
 /// Per-block compression of SSTable data blocks.
+///
+/// Format: each block records its codec in its trailer, so tables with different
+/// codecs mix freely and changing the codec between opens is always compatible.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Compression {
     /// Blocks are stored as is. Default.
     #[default]
@@ -26,6 +77,7 @@ pub enum Compression {
 
 /// Which file of a level a compaction picks first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum CompactionPriority {
     /// RocksDB's default: the file whose overlapping bytes in the next level, divided by
     /// its own size, is smallest (least write amplification now). Default.
@@ -37,6 +89,7 @@ pub enum CompactionPriority {
 
 /// What recovery does with a damaged write-ahead log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum WalRecoveryMode {
     /// A torn or corrupt record at the *tail* of the newest log (an interrupted write)
     /// is dropped with everything after it; corruption anywhere else is an error.
@@ -51,6 +104,7 @@ pub enum WalRecoveryMode {
 
 /// How compaction cuts its output into files. (Technique hook: aligned compaction.)
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum OutputPartitioning {
     /// Cut when a file reaches `target_file_size_base` (and at the user-key boundary
     /// following it).
@@ -60,78 +114,216 @@ pub enum OutputPartitioning {
     /// variance 2: it cut write amplification by 15.7% at fanout 10 and 16.8% at fanout
     /// 2 in `strata experiment aligned` (docs/experiments/aligned-compaction.md).
     Aligned {
-        /// Allowed size variance around the target file size (> 1.0).
+        /// Allowed size variance around the target file size (> 1.0, finite).
         variance: f64,
     },
 }
 
-/// Options of an open database.
-#[derive(Clone)]
+/// How the tables written to one level are built: one entry of [`Options::levels`].
+///
+/// Scope: the level(s) the entry applies to (see [`Options::levels`]). Runtime-mutable:
+/// no. Format: these settings shape only the tables written from now on; every table
+/// is self-describing, so a reopen with other values reads older tables unchanged.
+/// (Planned additions: storage tier and column-group layout.)
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct LevelOptions {
+    /// Uncompressed size at which a data block is cut, bytes. Larger: a smaller index
+    /// and better compression; more bytes read and decoded per point lookup.
+    ///
+    /// Default: 4096. Range: 64..=16 MiB. Runtime-mutable: no. Format: new tables only.
+    pub block_size: usize,
+    /// Keys between restart points in a data block. Larger: better key prefix
+    /// compression; a longer linear scan inside a block on each seek.
+    ///
+    /// Default: 16. Range: >= 1. Runtime-mutable: no. Format: new tables only.
+    pub block_restart_interval: usize,
+    /// Compression of data blocks (filter, index and properties blocks are never
+    /// compressed). A block is kept compressed only if that saves at least 12.5%.
+    ///
+    /// Default: [`Compression::None`]. Runtime-mutable: no. Format: per block,
+    /// self-describing; changing it is compatible.
+    pub compression: Compression,
+    /// Bloom filter bits per key; 0 writes no filter. 10 gives about 1% false
+    /// positives; more bits: fewer wasted block reads, more memory and disk.
+    ///
+    /// Default: 10. Range: 0..=64. Runtime-mutable: no. Format: new tables only (a table
+    /// without a filter is read without one).
+    pub bloom_bits_per_key: u32,
+}
+
+impl LevelOptions {
+    /// The defaults, usable in constant context.
+    pub const DEFAULT: LevelOptions = LevelOptions {
+        block_size: 4096,
+        block_restart_interval: 16,
+        compression: Compression::None,
+        bloom_bits_per_key: 10,
+    };
+
+    /// Rejects impossible values; `entry` names this entry in the message
+    /// (`levels[2]`).
+    fn validate(&self, entry: &str) -> Result<()> {
+        check(
+            (64..=(1 << 24)).contains(&self.block_size),
+            format_args!("{entry}.block_size"),
+            self.block_size,
+            "must be in 64..=16MiB",
+        )?;
+        check(
+            self.block_restart_interval >= 1,
+            format_args!("{entry}.block_restart_interval"),
+            self.block_restart_interval,
+            "must be >= 1",
+        )?;
+        check(
+            self.bloom_bits_per_key <= 64,
+            format_args!("{entry}.bloom_bits_per_key"),
+            self.bloom_bits_per_key,
+            "must be <= 64",
+        )
+    }
+}
+
+impl Default for LevelOptions {
+    fn default() -> Self {
+        LevelOptions::DEFAULT
+    }
+}
+
+/// What [`Options::level`] returns if `levels` is empty (which `validate` rejects).
+static DEFAULT_LEVEL: LevelOptions = LevelOptions::DEFAULT;
+
+/// Options of an open database. See the module docs for the options model.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Options {
-    /// Create the database if it does not exist. Default: true.
+    /// Create the database if it does not exist.
+    ///
+    /// Default: true. Runtime-mutable: no (checked at open). Format: none.
     pub create_if_missing: bool,
-    /// Fail if the database already exists. Default: false.
+    /// Fail if the database already exists.
+    ///
+    /// Default: false. Runtime-mutable: no (checked at open). Format: none.
     pub error_if_exists: bool,
     /// Bytes a memtable may hold before it is switched for a new one and flushed.
     /// Larger: fewer, larger L0 files and less write amplification; more memory and a
-    /// longer WAL replay. Default: 64 MiB.
+    /// longer WAL replay.
+    ///
+    /// Default: 64 MiB. Range: >= 4096. Runtime-mutable: no. Format: none.
     pub write_buffer_size: usize,
     /// Memtables (active + immutable) allowed before writes stop to wait for a flush.
-    /// Default: 2.
+    /// More: absorbs write bursts; more memory.
+    ///
+    /// Default: 2. Range: >= 2. Runtime-mutable: no. Format: none.
     pub max_write_buffer_number: usize,
-    /// Target size of a compaction output file, bytes. Default: 64 MiB.
+    /// Target size of a compaction output file, bytes. Larger: fewer files and less
+    /// metadata; coarser compactions.
+    ///
+    /// Default: 64 MiB. Range: >= 1024. Runtime-mutable: no. Format: none.
     pub target_file_size_base: u64,
-    /// Target size of L1, bytes. Default: 256 MiB.
+    /// Target size of L1, bytes; deeper targets grow by
+    /// `max_bytes_for_level_multiplier`.
+    ///
+    /// Default: 256 MiB. Range: >= 1024. Runtime-mutable: no. Format: none.
     pub max_bytes_for_level_base: u64,
-    /// Each level's target is this multiple of the previous level's. Default: 10.
+    /// Each level's target is this multiple of the previous level's (the fanout).
+    /// Larger: fewer levels, more write amplification per level.
+    ///
+    /// Default: 10. Range: > 1. Runtime-mutable: no. Format: none.
     pub max_bytes_for_level_multiplier: f64,
-    /// Number of levels (L0..L{n-1}). Default: 7.
+    /// Number of levels (L0..L{n-1}).
+    ///
+    /// Default: 7. Range: 3..=[`MAX_LEVELS`]. Runtime-mutable: no. Format: the MANIFEST
+    /// places every table at a level, so a database cannot be reopened with fewer
+    /// levels than its deepest non-empty level + 1 (open fails with `InvalidArgument`;
+    /// see [`crate::options_file::check_compatible`]). Growing it is always allowed.
     pub num_levels: usize,
-    /// L0 file count that triggers an L0→L1 compaction. Default: 4.
+    /// L0 file count that triggers an L0→L1 compaction.
+    ///
+    /// Default: 4. Range: >= 1. Runtime-mutable: no. Format: none.
     pub level0_file_num_compaction_trigger: usize,
-    /// L0 file count at which each write group is delayed by 1 ms. Default: 20.
+    /// L0 file count at which each write group is delayed by 1 ms.
+    ///
+    /// Default: 20. Range: >= `level0_file_num_compaction_trigger`. Runtime-mutable: no.
+    /// Format: none.
     pub level0_slowdown_writes_trigger: usize,
-    /// L0 file count at which writes stop until compaction catches up. Default: 36.
+    /// L0 file count at which writes stop until compaction catches up.
+    ///
+    /// Default: 36. Range: >= `level0_slowdown_writes_trigger`. Runtime-mutable: no.
+    /// Format: none.
     pub level0_stop_writes_trigger: usize,
-    /// Estimated bytes of pending compaction above which writes are delayed. 0 disables.
-    /// Default: 64 GiB.
+    /// Estimated bytes of pending compaction above which writes are delayed, bytes;
+    /// 0 disables.
+    ///
+    /// Default: 64 GiB. Runtime-mutable: no. Format: none.
     pub soft_pending_compaction_bytes_limit: u64,
-    /// Estimated bytes of pending compaction above which writes stop. 0 disables.
-    /// Default: 256 GiB.
+    /// Estimated bytes of pending compaction above which writes stop, bytes; 0
+    /// disables.
+    ///
+    /// Default: 256 GiB. Runtime-mutable: no. Format: none.
     pub hard_pending_compaction_bytes_limit: u64,
-    /// Uncompressed size of an SSTable data block, bytes. Default: 4096.
-    pub block_size: usize,
-    /// Keys between restart points in a data block. Default: 16.
-    pub block_restart_interval: usize,
-    /// Bloom filter bits per key; 0 disables filters. Default: 10 (about 1% false
-    /// positives).
-    pub bloom_bits_per_key: u32,
-    /// Block cache capacity, bytes; 0 disables the cache. Default: 32 MiB.
+    /// Capacity of the block cache the database creates, bytes; 0 disables the cache.
+    /// Ignored when a shared cache is injected with
+    /// [`crate::db::DbBuilder::block_cache`].
+    ///
+    /// Default: 32 MiB. Runtime-mutable: no. Format: none.
     pub block_cache_capacity: usize,
-    /// Table files kept open (table cache entries). Default: 1000.
+    /// Table files kept open (table cache entries). More: fewer re-opens (each reads
+    /// a footer, index and filter); more file handles and memory.
+    ///
+    /// Default: 1000. Range: >= 16. Runtime-mutable: no. Format: none.
     pub max_open_files: usize,
-    /// Data-block compression. Default: none.
-    pub compression: Compression,
-    /// Background threads for flushes and compactions (at least 2: one may always
-    /// flush). Default: 2.
+    /// Background threads for flushes and compactions (one of them only ever flushes,
+    /// so a flush never waits behind a compaction).
+    ///
+    /// Default: 2. Range: >= 2. Runtime-mutable: no. Format: none.
     pub max_background_jobs: usize,
-    /// Compaction file-selection priority. Default: min overlapping ratio.
+    /// Which file of a level a compaction picks first.
+    ///
+    /// Default: [`CompactionPriority::MinOverlappingRatio`]. Runtime-mutable: no.
+    /// Format: none.
     pub compaction_priority: CompactionPriority,
-    /// How compaction output is cut into files. Default: aligned, variance 2.
+    /// How compaction output is cut into files.
+    ///
+    /// Experimental. (Aligned compaction, Kim et al.; the meaning and default may
+    /// change as the technique is evaluated.)
+    ///
+    /// Default: `Aligned { variance: 2.0 }`. Range: variance > 1 and finite.
+    /// Runtime-mutable: no. Format: none (only where files are cut).
     pub output_partitioning: OutputPartitioning,
-    /// Skip tables whose smallest sequence number is newer than the read's snapshot.
-    /// Default: true.
+    /// Skip tables and memtables whose smallest sequence number is newer than the
+    /// read's snapshot (they cannot hold a visible version).
+    ///
+    /// Experimental. (Snapshot filters; the meaning and default may change as the
+    /// technique is evaluated.)
+    ///
+    /// Default: true. Runtime-mutable: no. Format: none (uses the `smallest_seqno`
+    /// every table's metadata already records).
     pub snapshot_filter: bool,
-    /// Verify every block checksum of a table when it is opened. Default: false (block
-    /// checksums are always verified when a block is read).
+    /// Verify every block checksum of a table when it is opened (block checksums are
+    /// always verified when a block is read). Slower opens; damage found earlier.
+    ///
+    /// Default: false. Runtime-mutable: no. Format: none.
     pub paranoid_checks: bool,
-    /// What recovery does with a damaged write-ahead log. Default: tolerate a torn tail.
+    /// What recovery does with a damaged write-ahead log.
+    ///
+    /// Default: [`WalRecoveryMode::TolerateCorruptedTailRecords`]. Runtime-mutable: no
+    /// (used at open). Format: none.
     pub wal_recovery_mode: WalRecoveryMode,
     /// MANIFEST size, bytes, above which the next version change starts a new MANIFEST
-    /// holding one snapshot of the version (bounds recovery time). Default: 64 MiB.
+    /// holding one snapshot of the version (bounds recovery time).
+    ///
+    /// Default: 64 MiB. Runtime-mutable: no. Format: none.
     pub max_manifest_file_size: u64,
-    /// The file system everything goes through. Default: [`PosixFs`].
-    pub fs: Arc<dyn FileSystem>,
+    /// Per-level table options, a policy vector: entry `i` applies to tables written
+    /// to level `i`, and the last entry to every deeper level too. Flushes write L0;
+    /// a compaction writes its output level.
+    ///
+    /// Default: `vec![LevelOptions::default()]` (the same options for every level).
+    /// Range: 1..=`num_levels` entries, each valid. Runtime-mutable: no. Format: see
+    /// [`LevelOptions`] (new tables only; always compatible).
+    pub levels: Vec<LevelOptions>,
 }
 
 impl Default for Options {
@@ -150,12 +342,8 @@ impl Default for Options {
             level0_stop_writes_trigger: 36,
             soft_pending_compaction_bytes_limit: 64 << 30,
             hard_pending_compaction_bytes_limit: 256 << 30,
-            block_size: 4096,
-            block_restart_interval: 16,
-            bloom_bits_per_key: 10,
             block_cache_capacity: 32 << 20,
             max_open_files: 1000,
-            compression: Compression::None,
             max_background_jobs: 2,
             compaction_priority: CompactionPriority::MinOverlappingRatio,
             output_partitioning: OutputPartitioning::Aligned { variance: 2.0 },
@@ -163,155 +351,304 @@ impl Default for Options {
             paranoid_checks: false,
             wal_recovery_mode: WalRecoveryMode::TolerateCorruptedTailRecords,
             max_manifest_file_size: 64 << 20,
-            fs: Arc::new(PosixFs),
+            levels: vec![LevelOptions::DEFAULT],
         }
     }
 }
 
-impl fmt::Debug for Options {
-    /// Every option but the file system (a component, not a setting).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Options")
-            .field("create_if_missing", &self.create_if_missing)
-            .field("error_if_exists", &self.error_if_exists)
-            .field("write_buffer_size", &self.write_buffer_size)
-            .field("max_write_buffer_number", &self.max_write_buffer_number)
-            .field("target_file_size_base", &self.target_file_size_base)
-            .field("max_bytes_for_level_base", &self.max_bytes_for_level_base)
-            .field(
-                "max_bytes_for_level_multiplier",
-                &self.max_bytes_for_level_multiplier,
-            )
-            .field("num_levels", &self.num_levels)
-            .field(
-                "level0_file_num_compaction_trigger",
-                &self.level0_file_num_compaction_trigger,
-            )
-            .field(
-                "level0_slowdown_writes_trigger",
-                &self.level0_slowdown_writes_trigger,
-            )
-            .field(
-                "level0_stop_writes_trigger",
-                &self.level0_stop_writes_trigger,
-            )
-            .field(
-                "soft_pending_compaction_bytes_limit",
-                &self.soft_pending_compaction_bytes_limit,
-            )
-            .field(
-                "hard_pending_compaction_bytes_limit",
-                &self.hard_pending_compaction_bytes_limit,
-            )
-            .field("block_size", &self.block_size)
-            .field("block_restart_interval", &self.block_restart_interval)
-            .field("bloom_bits_per_key", &self.bloom_bits_per_key)
-            .field("block_cache_capacity", &self.block_cache_capacity)
-            .field("max_open_files", &self.max_open_files)
-            .field("compression", &self.compression)
-            .field("max_background_jobs", &self.max_background_jobs)
-            .field("compaction_priority", &self.compaction_priority)
-            .field("output_partitioning", &self.output_partitioning)
-            .field("snapshot_filter", &self.snapshot_filter)
-            .field("paranoid_checks", &self.paranoid_checks)
-            .field("wal_recovery_mode", &self.wal_recovery_mode)
-            .field("max_manifest_file_size", &self.max_manifest_file_size)
-            .finish_non_exhaustive()
-    }
+/// Chainable setters, one per field: `with_<field>(value)` sets `<field>`.
+macro_rules! setters {
+    ($ty:ident { $($setter:ident => $field:ident: $t:ty,)* }) => {
+        impl $ty {
+            $(
+                #[doc = concat!("Sets [`", stringify!($ty), "::", stringify!($field),
+                                "`] (chainable).")]
+                #[must_use]
+                pub fn $setter(mut self, value: $t) -> Self {
+                    self.$field = value;
+                    self
+                }
+            )*
+        }
+    };
 }
 
-fn check(cond: bool, what: &str) -> Result<()> {
+setters!(Options {
+    with_create_if_missing => create_if_missing: bool,
+    with_error_if_exists => error_if_exists: bool,
+    with_write_buffer_size => write_buffer_size: usize,
+    with_max_write_buffer_number => max_write_buffer_number: usize,
+    with_target_file_size_base => target_file_size_base: u64,
+    with_max_bytes_for_level_base => max_bytes_for_level_base: u64,
+    with_max_bytes_for_level_multiplier => max_bytes_for_level_multiplier: f64,
+    with_num_levels => num_levels: usize,
+    with_level0_file_num_compaction_trigger => level0_file_num_compaction_trigger: usize,
+    with_level0_slowdown_writes_trigger => level0_slowdown_writes_trigger: usize,
+    with_level0_stop_writes_trigger => level0_stop_writes_trigger: usize,
+    with_soft_pending_compaction_bytes_limit => soft_pending_compaction_bytes_limit: u64,
+    with_hard_pending_compaction_bytes_limit => hard_pending_compaction_bytes_limit: u64,
+    with_block_cache_capacity => block_cache_capacity: usize,
+    with_max_open_files => max_open_files: usize,
+    with_max_background_jobs => max_background_jobs: usize,
+    with_compaction_priority => compaction_priority: CompactionPriority,
+    with_output_partitioning => output_partitioning: OutputPartitioning,
+    with_snapshot_filter => snapshot_filter: bool,
+    with_paranoid_checks => paranoid_checks: bool,
+    with_wal_recovery_mode => wal_recovery_mode: WalRecoveryMode,
+    with_max_manifest_file_size => max_manifest_file_size: u64,
+    with_levels => levels: Vec<LevelOptions>,
+});
+
+setters!(LevelOptions {
+    with_block_size => block_size: usize,
+    with_block_restart_interval => block_restart_interval: usize,
+    with_compression => compression: Compression,
+    with_bloom_bits_per_key => bloom_bits_per_key: u32,
+});
+
+/// `Ok` iff `cond`; otherwise `InvalidArgument` as ``field=`value` rule``.
+fn check(cond: bool, field: impl Display, value: impl Display, rule: &str) -> Result<()> {
     if cond {
         Ok(())
     } else {
-        Err(Error::InvalidArgument(what.to_string()))
+        Err(Error::InvalidArgument(format!("{field}=`{value}` {rule}")))
     }
 }
 
 impl Options {
+    /// The table options of level `level`: `levels[level]`, or the last entry for a
+    /// level beyond the vector. The borrow lives as long as `self`.
+    ///
+    /// An empty `levels` (which [`Options::validate`] rejects) yields the defaults.
+    pub fn level(&self, level: usize) -> &LevelOptions {
+        self.levels
+            .get(level)
+            .or(self.levels.last())
+            .unwrap_or(&DEFAULT_LEVEL)
+    }
+
+    /// Applies `f` to every entry of [`Options::levels`] (chainable): the convenience
+    /// for setting one per-level option on every level, e.g.
+    /// `opts.with_every_level(|l| l.with_compression(Compression::Lz4))`.
+    #[must_use]
+    pub fn with_every_level(mut self, f: impl FnMut(LevelOptions) -> LevelOptions) -> Self {
+        self.levels = self.levels.into_iter().map(f).collect();
+        self
+    }
+
     /// Rejects impossible values.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] naming the first bad field.
+    /// [`Error::InvalidArgument`] naming the first bad field and its value, as
+    /// ``num_levels=`2` must be in 3..=32`` (per-level fields as `levels[i].field`).
     pub fn validate(&self) -> Result<()> {
         check(
             self.write_buffer_size >= 4096,
-            "write_buffer_size must be >= 4096",
+            "write_buffer_size",
+            self.write_buffer_size,
+            "must be >= 4096",
         )?;
         check(
             self.max_write_buffer_number >= 2,
-            "max_write_buffer_number must be >= 2",
+            "max_write_buffer_number",
+            self.max_write_buffer_number,
+            "must be >= 2",
         )?;
         check(
             self.target_file_size_base >= 1024,
-            "target_file_size_base must be >= 1024",
+            "target_file_size_base",
+            self.target_file_size_base,
+            "must be >= 1024",
         )?;
         check(
             self.max_bytes_for_level_base >= 1024,
-            "max_bytes_for_level_base must be >= 1024",
+            "max_bytes_for_level_base",
+            self.max_bytes_for_level_base,
+            "must be >= 1024",
         )?;
         check(
             self.max_bytes_for_level_multiplier > 1.0,
-            "max_bytes_for_level_multiplier must be > 1",
+            "max_bytes_for_level_multiplier",
+            self.max_bytes_for_level_multiplier,
+            "must be > 1",
         )?;
         check(
-            (3..=32).contains(&self.num_levels),
-            "num_levels must be in 3..=32",
+            (3..=MAX_LEVELS).contains(&self.num_levels),
+            "num_levels",
+            self.num_levels,
+            "must be in 3..=32",
         )?;
         check(
             self.level0_file_num_compaction_trigger >= 1,
-            "level0_file_num_compaction_trigger must be >= 1",
+            "level0_file_num_compaction_trigger",
+            self.level0_file_num_compaction_trigger,
+            "must be >= 1",
         )?;
         check(
             self.level0_slowdown_writes_trigger >= self.level0_file_num_compaction_trigger,
-            "level0_slowdown_writes_trigger must be >= level0_file_num_compaction_trigger",
+            "level0_slowdown_writes_trigger",
+            self.level0_slowdown_writes_trigger,
+            "must be >= level0_file_num_compaction_trigger",
         )?;
         check(
             self.level0_stop_writes_trigger >= self.level0_slowdown_writes_trigger,
-            "level0_stop_writes_trigger must be >= level0_slowdown_writes_trigger",
+            "level0_stop_writes_trigger",
+            self.level0_stop_writes_trigger,
+            "must be >= level0_slowdown_writes_trigger",
         )?;
         check(
-            (64..=(1 << 24)).contains(&self.block_size),
-            "block_size must be in 64..=16MiB",
+            self.max_open_files >= 16,
+            "max_open_files",
+            self.max_open_files,
+            "must be >= 16",
         )?;
-        check(
-            self.block_restart_interval >= 1,
-            "block_restart_interval must be >= 1",
-        )?;
-        check(
-            self.bloom_bits_per_key <= 64,
-            "bloom_bits_per_key must be <= 64",
-        )?;
-        check(self.max_open_files >= 16, "max_open_files must be >= 16")?;
         check(
             self.max_background_jobs >= 2,
-            "max_background_jobs must be >= 2",
+            "max_background_jobs",
+            self.max_background_jobs,
+            "must be >= 2",
         )?;
         if let OutputPartitioning::Aligned { variance } = self.output_partitioning {
             check(
                 variance > 1.0 && variance.is_finite(),
-                "aligned variance must be > 1",
+                "output_partitioning.variance",
+                variance,
+                "must be > 1 and finite",
             )?;
+        }
+        check(
+            (1..=self.num_levels).contains(&self.levels.len()),
+            "levels.len()",
+            self.levels.len(),
+            "must be in 1..=num_levels",
+        )?;
+        for (i, level) in self.levels.iter().enumerate() {
+            level.validate(&format!("levels[{i}]"))?;
         }
         Ok(())
     }
 }
 
 /// Options of one write.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct WriteOptions {
     /// Return only after the write's log bytes are fsynced. Without it a crash of the
-    /// machine (not of the process) may lose the most recent writes. Default: false.
+    /// machine (not of the process) may lose the most recent writes; with it each
+    /// write group waits for an fsync.
+    ///
+    /// Default: false. Scope: this write. Format: none.
     pub sync: bool,
 }
 
+setters!(WriteOptions {
+    with_sync => sync: bool,
+});
+
 /// Options of one read or iterator.
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct ReadOptions {
-    /// Read as of this snapshot; `None` reads the latest state. Default: none.
+    /// Read as of this snapshot; `None` reads the latest state.
+    ///
+    /// Default: none. Scope: this read.
     pub snapshot: Option<Snapshot>,
-    /// Iterators yield only keys `>= lower_bound`. Default: unbounded.
+    /// Iterators yield only keys `>= lower_bound`; `None` is unbounded.
+    ///
+    /// Default: none. Scope: this iterator (point reads ignore it).
     pub lower_bound: Option<Vec<u8>>,
-    /// Iterators yield only keys `< upper_bound`. Default: unbounded.
+    /// Iterators yield only keys `< upper_bound`; `None` is unbounded.
+    ///
+    /// Default: none. Scope: this iterator (point reads ignore it).
     pub upper_bound: Option<Vec<u8>>,
+}
+
+impl ReadOptions {
+    /// Sets [`ReadOptions::snapshot`] (chainable); takes a `Snapshot` or an `Option`.
+    #[must_use]
+    pub fn with_snapshot(mut self, snapshot: impl Into<Option<Snapshot>>) -> Self {
+        self.snapshot = snapshot.into();
+        self
+    }
+
+    /// Sets [`ReadOptions::lower_bound`] (chainable); takes a `Vec<u8>` or an `Option`.
+    #[must_use]
+    pub fn with_lower_bound(mut self, bound: impl Into<Option<Vec<u8>>>) -> Self {
+        self.lower_bound = bound.into();
+        self
+    }
+
+    /// Sets [`ReadOptions::upper_bound`] (chainable); takes a `Vec<u8>` or an `Option`.
+    #[must_use]
+    pub fn with_upper_bound(mut self, bound: impl Into<Option<Vec<u8>>>) -> Self {
+        self.upper_bound = bound.into();
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_level_entry_extends_downward() {
+        let o = Options::default().with_levels(vec![
+            LevelOptions::default(),
+            LevelOptions::default().with_block_size(8192),
+            LevelOptions::default().with_compression(Compression::Lz4),
+        ]);
+        assert_eq!(o.level(0).compression, Compression::None);
+        assert_eq!(o.level(1).block_size, 8192);
+        assert_eq!(o.level(1).compression, Compression::None);
+        for l in 2..MAX_LEVELS + 3 {
+            assert_eq!(o.level(l).compression, Compression::Lz4, "L{l}");
+        }
+        assert!(o.validate().is_ok());
+        let empty = Options::default().with_levels(Vec::new());
+        assert_eq!(empty.level(3), &LevelOptions::default());
+    }
+
+    #[test]
+    fn every_level_setter_touches_every_entry() {
+        let o = Options::default()
+            .with_levels(vec![LevelOptions::default(); 3])
+            .with_every_level(|l| l.with_bloom_bits_per_key(0));
+        assert!(o.levels.iter().all(|l| l.bloom_bits_per_key == 0));
+        assert_eq!(o.levels.len(), 3);
+    }
+
+    #[test]
+    fn validation_names_the_field_and_value() {
+        let msg = |o: Options| match o.validate() {
+            Err(Error::InvalidArgument(m)) => m,
+            other => panic!("expected InvalidArgument, got {other:?}"),
+        };
+        assert_eq!(
+            msg(Options::default().with_num_levels(2)),
+            "num_levels=`2` must be in 3..=32"
+        );
+        assert_eq!(
+            msg(Options::default().with_levels(vec![
+                LevelOptions::default(),
+                LevelOptions::default().with_block_size(10)
+            ])),
+            "levels[1].block_size=`10` must be in 64..=16MiB"
+        );
+        assert_eq!(
+            msg(Options::default().with_levels(Vec::new())),
+            "levels.len()=`0` must be in 1..=num_levels"
+        );
+        assert_eq!(
+            msg(Options::default()
+                .with_num_levels(3)
+                .with_levels(vec![LevelOptions::default(); 4])),
+            "levels.len()=`4` must be in 1..=num_levels"
+        );
+        assert_eq!(
+            msg(Options::default()
+                .with_output_partitioning(OutputPartitioning::Aligned { variance: 0.5 })),
+            "output_partitioning.variance=`0.5` must be > 1 and finite"
+        );
+        assert!(Options::default().validate().is_ok());
+    }
 }

@@ -103,6 +103,7 @@ impl Statistics {
 
 /// Compaction and flush figures of one level.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct LevelStats {
     /// Files in the level now.
     pub files: usize,
@@ -123,12 +124,13 @@ pub struct LevelStats {
 
 /// Everything [`crate::Db::stats`] reports.
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct DbStats {
     /// One entry per level, L0 first.
     pub levels: Vec<LevelStats>,
     /// Process-wide counters.
     pub counters: StatisticsSnapshot,
-    /// Bytes held by the block cache now.
+    /// Bytes held by the block cache now (by every database sharing it).
     pub block_cache_usage: u64,
 }
 

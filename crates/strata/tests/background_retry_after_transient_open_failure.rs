@@ -19,13 +19,14 @@ mod common;
 
 use std::sync::Arc;
 use strata::env::{FaultFs, FaultKinds, FaultRule};
-use strata::{Db, ErrorKind, Options, ReadOptions, WriteOptions};
+use strata::{Db, ErrorKind, ReadOptions, WriteOptions};
 
-fn options(fs: &FaultFs) -> Options {
-    Options {
-        fs: Arc::new(fs.clone()),
-        ..common::tiny_options()
-    }
+/// Opens `/db` on `fs` with the test kit's small options.
+fn open(fs: &FaultFs) -> Db {
+    Db::builder()
+        .file_system(Arc::new(fs.clone()))
+        .open("/db", common::tiny_options())
+        .expect("open")
 }
 
 fn fill(db: &Db, round: u8, n: u32) {
@@ -51,7 +52,7 @@ fn check(db: &Db, round: u8, n: u32) {
 #[test]
 fn failed_table_create_during_flush_is_retried() {
     let fs = FaultFs::new();
-    let db = Db::open("/db", options(&fs)).expect("open");
+    let db = open(&fs);
     fill(&db, 1, 50);
     fs.inject(FaultRule::once(FaultKinds::CREATE, 0).on_path(".sst"));
     retry(|| db.flush());
@@ -61,14 +62,14 @@ fn failed_table_create_during_flush_is_retried() {
     db.flush().expect("still healthy");
     check(&db, 2, 50);
     db.close().expect("close");
-    let db = Db::open("/db", options(&fs)).expect("reopen");
+    let db = open(&fs);
     check(&db, 2, 50);
 }
 
 #[test]
 fn failed_table_open_during_compaction_is_retried() {
     let fs = FaultFs::new();
-    let db = Db::open("/db", options(&fs)).expect("open");
+    let db = open(&fs);
     fs.inject(FaultRule::once(FaultKinds::OPEN, 0).on_path(".sst"));
     for round in 1..=6 {
         fill(&db, round, 200);
@@ -84,7 +85,7 @@ fn failed_table_open_during_compaction_is_retried() {
 #[test]
 fn manual_compaction_returns_a_retryable_error_without_poisoning() {
     let fs = FaultFs::new();
-    let db = Db::open("/db", options(&fs)).expect("open");
+    let db = open(&fs);
     fill(&db, 1, 200);
     db.flush().expect("flush");
     fill(&db, 2, 200);

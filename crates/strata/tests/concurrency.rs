@@ -8,7 +8,7 @@ mod common;
 use common::tiny_options;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use strata::{Db, Options, ReadOptions, WriteBatch, WriteOptions};
+use strata::{Db, ReadOptions, WriteBatch, WriteOptions};
 
 const WRITERS: u32 = 3;
 const KEYS: u32 = 40;
@@ -20,10 +20,7 @@ fn k(w: u32, i: u32) -> Vec<u8> {
 #[test]
 fn readers_see_atomic_monotonic_batches_during_background_work() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let opts = Options {
-        max_background_jobs: 3,
-        ..tiny_options()
-    };
+    let opts = tiny_options().with_max_background_jobs(3);
     let db = Arc::new(Db::open(dir.path(), opts).expect("open"));
     let stop = Arc::new(AtomicBool::new(false));
     let mut handles = Vec::new();
@@ -35,13 +32,8 @@ fn readers_see_atomic_monotonic_batches_during_background_work() {
                 for i in 0..KEYS {
                     b.put(&k(w, i), &round.to_be_bytes());
                 }
-                db.write(
-                    &WriteOptions {
-                        sync: round % 50 == 0,
-                    },
-                    b,
-                )
-                .expect("write");
+                db.write(&WriteOptions::default().with_sync(round % 50 == 0), b)
+                    .expect("write");
             }
         }));
     }
@@ -54,18 +46,16 @@ fn readers_see_atomic_monotonic_batches_during_background_work() {
             let mut checks = 0u64;
             while !stop.load(Ordering::Relaxed) || checks < 20 {
                 let snap = db.snapshot();
-                let ro = ReadOptions {
-                    snapshot: Some(snap.clone()),
-                    ..Default::default()
-                };
+                let ro = ReadOptions::default().with_snapshot(snap.clone());
                 for w in 0..WRITERS {
                     // Iterator over the group at the snapshot.
                     let mut it = db
-                        .iter(&ReadOptions {
-                            snapshot: Some(snap.clone()),
-                            lower_bound: Some(k(w, 0)),
-                            upper_bound: Some(k(w, KEYS)),
-                        })
+                        .iter(
+                            &ReadOptions::default()
+                                .with_snapshot(snap.clone())
+                                .with_lower_bound(k(w, 0))
+                                .with_upper_bound(k(w, KEYS)),
+                        )
                         .expect("iter");
                     if r % 2 == 0 {
                         it.seek_to_first();

@@ -18,15 +18,14 @@
 
 mod common;
 
-use common::{db_scan, key, tiny_options};
+use common::{db_scan, key, on, tiny_options};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
-use std::sync::Arc;
 use strata::env::FaultFs;
-use strata::{Db, ErrorKind, Options, ReadOptions, WriteOptions};
+use strata::{ErrorKind, Options, ReadOptions, WriteOptions};
 
 const DIR: &str = "/db";
 
@@ -43,18 +42,15 @@ struct Base {
     keys: Vec<Vec<u8>>,
 }
 
-fn opts(fs: &FaultFs, paranoid: bool) -> Options {
-    Options {
-        fs: Arc::new(fs.clone()),
-        paranoid_checks: paranoid,
-        block_cache_capacity: 0,
-        ..tiny_options()
-    }
+fn opts(paranoid: bool) -> Options {
+    tiny_options()
+        .with_paranoid_checks(paranoid)
+        .with_block_cache_capacity(0)
 }
 
 fn build() -> Base {
     let fs = FaultFs::new();
-    let db = Db::open(DIR, opts(&fs, false)).expect("open");
+    let db = on(&fs).open(DIR, opts(false)).expect("open");
     let mut model = Map::new();
     let wo = WriteOptions::default();
     let mut rng = StdRng::seed_from_u64(7);
@@ -194,7 +190,7 @@ fn damage(base: &Base, seed: u64, only: Option<Target>) -> (FaultFs, Damage) {
 
 /// Opens and reads everything; returns the outcome or what was wrong.
 fn examine(base: &Base, fs: &FaultFs, d: &Damage, paranoid: bool) -> Result<Outcome, String> {
-    let db = match Db::open(DIR, opts(fs, paranoid)) {
+    let db = match on(fs).open(DIR, opts(paranoid)) {
         Ok(db) => db,
         Err(e) if e.kind() == ErrorKind::Corruption => return Ok(Outcome::OpenDetected),
         Err(e) => {

@@ -23,23 +23,15 @@
 
 mod common;
 
-use common::{db_scan, key, tiny_options};
+use common::{db_scan, key, on, tiny_options};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 use strata::env::{CrashMode, FailedSyncMode, FaultFs, FaultKinds, FaultRule};
 use strata::{
     Db, Error, ErrorKind, Options, ReadOptions, WalRecoveryMode, WriteBatch, WriteOptions,
 };
 
 const DIR: &str = "/db";
-
-fn with_fs(fs: &FaultFs, base: Options) -> Options {
-    Options {
-        fs: Arc::new(fs.clone()),
-        ..base
-    }
-}
 
 /// True iff `e` or one of its sources is an injected fault.
 fn is_injected(e: &Error) -> bool {
@@ -54,7 +46,7 @@ fn is_injected(e: &Error) -> bool {
 }
 
 fn sync() -> WriteOptions {
-    WriteOptions { sync: true }
+    WriteOptions::default().with_sync(true)
 }
 
 fn read_all(db: &Db) -> BTreeMap<Vec<u8>, Vec<u8>> {
@@ -74,8 +66,8 @@ fn read_all(db: &Db) -> BTreeMap<Vec<u8>, Vec<u8>> {
 fn wal_fault(kind: FaultKinds, failed_sync_mode: FailedSyncMode) {
     let fs = FaultFs::new();
     fs.set_failed_sync_mode(failed_sync_mode);
-    let opts = with_fs(&fs, Options::default());
-    let db = Db::open(DIR, opts.clone()).expect("open");
+    let opts = Options::default();
+    let db = on(&fs).open(DIR, opts.clone()).expect("open");
     for i in 0..50u32 {
         db.put(&sync(), &key(i), format!("v{i}").as_bytes())
             .expect("put");
@@ -102,7 +94,7 @@ fn wal_fault(kind: FaultKinds, failed_sync_mode: FailedSyncMode) {
     assert!(db.close().is_err(), "{kind:?}: close reports the poison");
     fs.crash();
     fs.clear_faults();
-    let db = Db::open(DIR, opts).expect("reopen after crash");
+    let db = on(&fs).open(DIR, opts).expect("reopen after crash");
     for i in 0..50u32 {
         assert_eq!(
             db.get(&ReadOptions::default(), &key(i)).expect("get"),
@@ -150,8 +142,8 @@ fn failed_wal_fsync_poisons_and_is_never_retried_as_success() {
 /// database, and lose nothing written with `sync` after a crash.
 fn flush_fault(what: &str, rule: FaultRule, base: Options) {
     let fs = FaultFs::new();
-    let opts = with_fs(&fs, base);
-    let db = Db::open(DIR, opts.clone()).expect("open");
+    let opts = base;
+    let db = on(&fs).open(DIR, opts.clone()).expect("open");
     for round in 0..3u32 {
         for i in 0..40u32 {
             db.put(&sync(), &key(i), format!("r{round}-{i}").as_bytes())
@@ -173,7 +165,9 @@ fn flush_fault(what: &str, rule: FaultRule, base: Options) {
     drop(db);
     fs.crash();
     fs.clear_faults();
-    let db = Db::open(DIR, opts).unwrap_or_else(|e| panic!("{what}: reopen: {e}"));
+    let db = on(&fs)
+        .open(DIR, opts)
+        .unwrap_or_else(|e| panic!("{what}: reopen: {e}"));
     for i in 0..40u32 {
         assert_eq!(
             db.get(&ReadOptions::default(), &key(i)).expect("get"),
@@ -234,10 +228,7 @@ fn failed_directory_sync_poisons() {
 #[test]
 fn failed_current_rename_poisons() {
     // Every version change rolls the MANIFEST over, which swings CURRENT by a rename.
-    let rolling = Options {
-        max_manifest_file_size: 1,
-        ..Options::default()
-    };
+    let rolling = Options::default().with_max_manifest_file_size(1);
     flush_fault(
         "CURRENT rename",
         FaultRule::once(FaultKinds::RENAME, 0),
@@ -252,19 +243,21 @@ fn failed_current_rename_poisons() {
     // A failed rename while opening (which always writes a new MANIFEST) fails the
     // open and leaves the old state in charge.
     let fs = FaultFs::new();
-    let opts = with_fs(&fs, Options::default());
-    let db = Db::open(DIR, opts.clone()).expect("open");
+    let opts = Options::default();
+    let db = on(&fs).open(DIR, opts.clone()).expect("open");
     for i in 0..30u32 {
         db.put(&sync(), &key(i), b"v").expect("put");
     }
     drop(db);
     fs.crash();
     fs.inject(FaultRule::once(FaultKinds::RENAME, 0));
-    let err = Db::open(DIR, opts.clone()).expect_err("open with a failing rename");
+    let err = on(&fs)
+        .open(DIR, opts.clone())
+        .expect_err("open with a failing rename");
     assert!(is_injected(&err), "{err}");
     fs.crash();
     fs.clear_faults();
-    let db = Db::open(DIR, opts).expect("reopen");
+    let db = on(&fs).open(DIR, opts).expect("reopen");
     assert_eq!(read_all(&db).len(), 30);
 }
 
@@ -357,7 +350,7 @@ impl Recorder {
             }
         }
         self.attempts.push(Attempt { items });
-        match db.write(&WriteOptions { sync }, b) {
+        match db.write(&WriteOptions::default().with_sync(sync), b) {
             Ok(()) => {
                 self.acked = self.attempts.len();
                 if sync {
@@ -461,14 +454,8 @@ fn run_manifest_roll(db: &Db, r: &mut Recorder) -> Result<(), Stop> {
 /// (d) Setup: a WAL of ~120 KiB never flushed, replayed into several L0 tables by the
 /// faulted `Db::open` (whose memtable is tiny).
 fn setup_recovery(fs: &FaultFs, r: &mut Recorder) {
-    let opts = with_fs(
-        fs,
-        Options {
-            write_buffer_size: 4 << 20,
-            ..tiny_options()
-        },
-    );
-    let db = Db::open(DIR, opts).expect("setup open");
+    let opts = tiny_options().with_write_buffer_size(4 << 20);
+    let db = on(fs).open(DIR, opts).expect("setup open");
     for n in 0..1200usize {
         let i = (n * 31 % 500) as u32;
         r.put(&db, key(i), value("s", n, i, 80), false)
@@ -491,10 +478,7 @@ fn scenarios() -> Vec<Scenario> {
     vec![
         Scenario {
             name: "sync_flush",
-            opts: || Options {
-                write_buffer_size: 64 << 10,
-                ..Options::default()
-            },
+            opts: || Options::default().with_write_buffer_size(64 << 10),
             setup: None,
             run: run_sync_flush,
         },
@@ -506,10 +490,7 @@ fn scenarios() -> Vec<Scenario> {
         },
         Scenario {
             name: "manifest_roll",
-            opts: || Options {
-                max_manifest_file_size: 1024,
-                ..tiny_options()
-            },
+            opts: || tiny_options().with_max_manifest_file_size(1024),
             setup: None,
             run: run_manifest_roll,
         },
@@ -647,7 +628,7 @@ fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tal
         k.unwrap_or(0)
     );
     let fs = FaultFs::new();
-    let opts = with_fs(&fs, (sc.opts)());
+    let opts = (sc.opts)();
     let mut r = Recorder {
         fs: fs.clone(),
         ..Recorder::default()
@@ -676,7 +657,7 @@ fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tal
         (Kill::Cut, Some(k)) => r.cut_at = Some((k, mode)),
         (_, None) => {}
     }
-    match Db::open(DIR, opts.clone()) {
+    match on(&fs).open(DIR, opts.clone()) {
         Ok(db) => {
             let finished = (sc.run)(&db, &mut r).is_ok() && r.maybe_cut().is_ok();
             if finished {
@@ -713,7 +694,7 @@ fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tal
     // must then succeed. A garbled unsynced MANIFEST tail gets no such allowance: it can
     // only be the final record, whose fsync never returned, and the MANIFEST recovery
     // rule tolerates exactly that, so any refusal here is a bug.
-    let db = match Db::open(DIR, opts.clone()) {
+    let db = match on(&fs).open(DIR, opts.clone()) {
         Ok(db) => db,
         Err(e)
             if e.kind() == ErrorKind::Corruption
@@ -721,11 +702,12 @@ fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tal
                 && e.to_string().contains(".log") =>
         {
             tally.tolerant_refusals.fetch_add(1, Ordering::Relaxed);
-            let pit = Options {
-                wal_recovery_mode: WalRecoveryMode::PointInTime,
-                ..opts.clone()
-            };
-            Db::open(DIR, pit).unwrap_or_else(|e| panic!("{ctx}: point-in-time reopen: {e}"))
+            let pit = opts
+                .clone()
+                .with_wal_recovery_mode(WalRecoveryMode::PointInTime);
+            on(&fs)
+                .open(DIR, pit)
+                .unwrap_or_else(|e| panic!("{ctx}: point-in-time reopen: {e}"))
         }
         Err(e) => panic!("{ctx}: reopen after crash: {e}"),
     };
@@ -738,7 +720,9 @@ fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tal
         .unwrap_or_else(|e| panic!("{ctx}: write after recovery: {e}"));
     drop(db);
     fs.crash();
-    let db = Db::open(DIR, opts).unwrap_or_else(|e| panic!("{ctx}: second reopen: {e}"));
+    let db = on(&fs)
+        .open(DIR, opts)
+        .unwrap_or_else(|e| panic!("{ctx}: second reopen: {e}"));
     assert_eq!(
         db.get(&ReadOptions::default(), b"zz-after-recovery")
             .unwrap_or_else(|e| panic!("{ctx}: get: {e}")),

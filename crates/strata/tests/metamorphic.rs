@@ -14,99 +14,70 @@
 mod common;
 
 use common::*;
-use std::sync::Arc;
 use strata::env::FaultFs;
-use strata::{CompactionPriority, Compression, Options, OutputPartitioning};
+use strata::{CompactionPriority, Compression, LevelOptions, Options, OutputPartitioning};
 
 const DIR: &str = "/db";
 
 fn option_sets() -> Vec<(&'static str, Options)> {
     let t = tiny_options;
+    let codec = |c: Compression| move |l: LevelOptions| l.with_compression(c);
     vec![
         ("tiny", t()),
         (
             "default-sizes",
-            Options {
-                max_manifest_file_size: 16 << 10,
-                ..Options::default()
-            },
+            Options::default().with_max_manifest_file_size(16 << 10),
         ),
+        ("tiny-lz4", t().with_every_level(codec(Compression::Lz4))),
+        ("tiny-zstd", t().with_every_level(codec(Compression::Zstd))),
         (
-            "tiny-lz4",
-            Options {
-                compression: Compression::Lz4,
-                ..t()
-            },
-        ),
-        (
-            "tiny-zstd",
-            Options {
-                compression: Compression::Zstd,
-                ..t()
-            },
+            // Per-level vectors: L0 raw, L1 LZ4, L2 and deeper zstd without filters.
+            "tiny-per-level",
+            t().with_levels(vec![
+                t().level(0).clone(),
+                t().level(0).clone().with_compression(Compression::Lz4),
+                t().level(0)
+                    .clone()
+                    .with_compression(Compression::Zstd)
+                    .with_bloom_bits_per_key(0)
+                    .with_block_size(512),
+            ]),
         ),
         (
             "tiny-oldest-seq-first",
-            Options {
-                compaction_priority: CompactionPriority::OldestSmallestSeqFirst,
-                ..t()
-            },
+            t().with_compaction_priority(CompactionPriority::OldestSmallestSeqFirst),
         ),
-        (
-            "tiny-jobs4",
-            Options {
-                max_background_jobs: 4,
-                ..t()
-            },
-        ),
+        ("tiny-jobs4", t().with_max_background_jobs(4)),
         (
             "tiny-fixed-outputs",
-            Options {
-                output_partitioning: OutputPartitioning::Fixed,
-                ..t()
-            },
+            t().with_output_partitioning(OutputPartitioning::Fixed),
         ),
         (
             "tiny-aligned-1.5",
-            Options {
-                output_partitioning: OutputPartitioning::Aligned { variance: 1.5 },
-                ..t()
-            },
+            t().with_output_partitioning(OutputPartitioning::Aligned { variance: 1.5 }),
         ),
-        (
-            "tiny-no-snapshot-filter",
-            Options {
-                snapshot_filter: false,
-                ..t()
-            },
-        ),
+        ("tiny-no-snapshot-filter", t().with_snapshot_filter(false)),
         (
             "tiny-bloom0-cache0",
-            Options {
-                bloom_bits_per_key: 0,
-                block_cache_capacity: 0,
-                ..t()
-            },
+            t().with_every_level(|l| l.with_bloom_bits_per_key(0))
+                .with_block_cache_capacity(0),
         ),
         (
             "default-sizes-zstd-bloom0-cache0",
-            Options {
-                compression: Compression::Zstd,
-                bloom_bits_per_key: 0,
-                block_cache_capacity: 0,
-                ..Options::default()
-            },
+            Options::default()
+                .with_every_level(|l| {
+                    l.with_compression(Compression::Zstd)
+                        .with_bloom_bits_per_key(0)
+                })
+                .with_block_cache_capacity(0),
         ),
         (
             "tiny-fixed-lz4-jobs4-oldest",
-            Options {
-                output_partitioning: OutputPartitioning::Fixed,
-                compression: Compression::Lz4,
-                max_background_jobs: 4,
-                compaction_priority: CompactionPriority::OldestSmallestSeqFirst,
-                snapshot_filter: false,
-                ..t()
-            },
+            t().with_output_partitioning(OutputPartitioning::Fixed)
+                .with_every_level(codec(Compression::Lz4))
+                .with_max_background_jobs(4)
+                .with_compaction_priority(CompactionPriority::OldestSmallestSeqFirst)
+                .with_snapshot_filter(false),
         ),
     ]
 }
@@ -115,11 +86,14 @@ fn option_sets() -> Vec<(&'static str, Options)> {
 /// With `model`, also checks each observation against the model.
 fn observe(ops: &[Op], opts: &Options, check_model: bool, ctx: &str) -> Vec<Observed> {
     let fs = FaultFs::new();
-    let opts = Options {
-        fs: Arc::new(fs),
-        ..opts.clone()
-    };
-    let (db, _, mut seen) = run_ops(std::path::Path::new(DIR), &opts, ops, check_model, ctx);
+    let (db, _, mut seen) = run_ops(
+        &on(&fs),
+        std::path::Path::new(DIR),
+        opts,
+        ops,
+        check_model,
+        ctx,
+    );
     let d = &db;
     d.wait_for_compactions()
         .unwrap_or_else(|e| panic!("{ctx}: idle: {e}"));

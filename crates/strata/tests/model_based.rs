@@ -7,12 +7,19 @@
 mod common;
 
 use common::*;
-use strata::Options;
+use strata::{CompactionPriority, Compression, Db, Options, OutputPartitioning};
 
 fn run(seed: u64, n: usize, opts: &Options) {
     let dir = tempfile::tempdir().expect("tempdir");
     let ops = random_ops(seed, n, 300, true);
-    let (db, model, _) = run_ops(dir.path(), opts, &ops, true, &format!("seed {seed}"));
+    let (db, model, _) = run_ops(
+        &Db::builder(),
+        dir.path(),
+        opts,
+        &ops,
+        true,
+        &format!("seed {seed}"),
+    );
     // Final full comparison, both directions.
     let d = &db;
     let all = db_scan(d, None, true, &None, &None, usize::MAX).expect("scan");
@@ -53,12 +60,10 @@ fn model_based_tiny_files() {
 #[test]
 fn model_based_oldest_seq_priority_and_compression() {
     for seed in seeds().into_iter().take(4) {
-        let opts = Options {
-            compaction_priority: strata::CompactionPriority::OldestSmallestSeqFirst,
-            compression: strata::Compression::Lz4,
-            max_background_jobs: 3,
-            ..tiny_options()
-        };
+        let opts = tiny_options()
+            .with_compaction_priority(CompactionPriority::OldestSmallestSeqFirst)
+            .with_every_level(|l| l.with_compression(Compression::Lz4))
+            .with_max_background_jobs(3);
         run(1000 + seed, 1500, &opts);
     }
 }
@@ -66,11 +71,9 @@ fn model_based_oldest_seq_priority_and_compression() {
 #[test]
 fn model_based_fixed_outputs_without_snapshot_filter() {
     for seed in seeds().into_iter().take(4) {
-        let opts = Options {
-            output_partitioning: strata::OutputPartitioning::Fixed,
-            snapshot_filter: false,
-            ..tiny_options()
-        };
+        let opts = tiny_options()
+            .with_output_partitioning(OutputPartitioning::Fixed)
+            .with_snapshot_filter(false);
         run(2000 + seed, 1500, &opts);
     }
 }

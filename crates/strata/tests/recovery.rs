@@ -53,15 +53,16 @@ fn drop_without_close_keeps_every_write() {
 #[test]
 fn torn_wal_tail_is_dropped_in_tolerant_mode_and_reported_in_absolute_mode() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let opts = Options {
-        write_buffer_size: 1 << 20,
-        ..Options::default()
-    };
+    let opts = Options::default().with_write_buffer_size(1 << 20);
     {
         let db = Db::open(dir.path(), opts.clone()).expect("open");
         for i in 0..100u32 {
-            db.put(&WriteOptions { sync: true }, &key(i), &[b'x'; 100])
-                .expect("put");
+            db.put(
+                &WriteOptions::default().with_sync(true),
+                &key(i),
+                &[b'x'; 100],
+            )
+            .expect("put");
         }
     }
     let wal = wal_files(dir.path()).pop().expect("a wal");
@@ -73,10 +74,9 @@ fn torn_wal_tail_is_dropped_in_tolerant_mode_and_reported_in_absolute_mode() {
     f.set_len(len - 50).expect("truncate");
     drop(f);
 
-    let strict = Options {
-        wal_recovery_mode: WalRecoveryMode::AbsoluteConsistency,
-        ..opts.clone()
-    };
+    let strict = opts
+        .clone()
+        .with_wal_recovery_mode(WalRecoveryMode::AbsoluteConsistency);
     let err = Db::open(dir.path(), strict).expect_err("absolute mode must refuse a torn tail");
     assert_eq!(err.kind(), ErrorKind::Corruption, "{err}");
 
@@ -121,10 +121,7 @@ fn corrupt_wal_middle_is_an_error_not_silent_loss() {
 #[test]
 fn flipped_sstable_byte_is_corruption_on_read() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let opts = Options {
-        block_cache_capacity: 0,
-        ..Options::default()
-    };
+    let opts = Options::default().with_block_cache_capacity(0);
     {
         let db = Db::open(dir.path(), opts.clone()).expect("open");
         for i in 0..500u32 {

@@ -46,10 +46,7 @@ fn big_key() -> &'static [u8] {
 }
 
 fn open(dir: &Path, compression: Compression) -> Db {
-    let opts = Options {
-        compression,
-        ..Options::default()
-    };
+    let opts = Options::default().with_every_level(|l| l.with_compression(compression));
     Db::open(dir, opts).unwrap_or_else(|e| panic!("{compression:?}: open: {e}"))
 }
 
@@ -197,11 +194,11 @@ fn lz4_value_of_300_mib_is_refused_before_the_wal() {
     let dir = tmp.path().join("db");
     let value = vec![b'x'; 300 << 20];
     let db = open(&dir, Compression::Lz4);
-    db.put(&WriteOptions { sync: true }, b"small", b"kept")
+    db.put(&WriteOptions::default().with_sync(true), b"small", b"kept")
         .expect("put");
     let (seq, wal) = (db.latest_sequence(), wal_bytes(&dir));
     expect_refused(
-        db.put(&WriteOptions { sync: true }, b"big", &value),
+        db.put(&WriteOptions::default().with_sync(true), b"big", &value),
         "value",
         300 << 20,
         MAX_VALUE_LEN,
@@ -232,7 +229,7 @@ fn batch_limit_is_enforced_and_a_maximal_batch_replays() {
     let dir = tmp.path().join("db");
     let at = &big_value()[..MAX_VALUE_LEN];
     let db = open(&dir, Compression::Lz4);
-    let wo = WriteOptions { sync: true };
+    let wo = WriteOptions::default().with_sync(true);
 
     let mut over = WriteBatch::new();
     for i in 0..4u8 {

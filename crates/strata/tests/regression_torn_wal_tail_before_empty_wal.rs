@@ -16,28 +16,23 @@
 
 mod common;
 
-use common::key;
-use std::sync::Arc;
+use common::{key, on};
 use strata::env::{CrashMode, FaultFs, FaultKinds, FaultRule};
 use strata::{Db, ErrorKind, Options, ReadOptions, WriteOptions};
 
 const DIR: &str = "/db";
 
-fn opts(fs: &FaultFs) -> Options {
-    Options {
-        fs: Arc::new(fs.clone()),
-        write_buffer_size: 8 << 10,
-        ..Options::default()
-    }
+fn opts() -> Options {
+    Options::default().with_write_buffer_size(8 << 10)
 }
 
 /// Writes 20 synced keys, then non-synced ones until the memtable switch fails on the
 /// old WAL's fsync. Returns the file system, crashed with `mode`.
 fn torn_switch(seed: u64) -> FaultFs {
     let fs = FaultFs::new();
-    let db = Db::open(DIR, opts(&fs)).expect("open");
+    let db = on(&fs).open(DIR, opts()).expect("open");
     for i in 0..20u32 {
-        db.put(&WriteOptions { sync: true }, &key(i), b"synced")
+        db.put(&WriteOptions::default().with_sync(true), &key(i), b"synced")
             .expect("put");
     }
     // The only WAL fsync of non-synced writes is the switch's sync of the old WAL.
@@ -73,7 +68,8 @@ fn check_synced(db: &Db, ctx: &str) {
 fn torn_wal_tail_before_empty_newer_wal_reopens() {
     for seed in 0..16u64 {
         let fs = torn_switch(seed);
-        let db = Db::open(DIR, opts(&fs))
+        let db = on(&fs)
+            .open(DIR, opts())
             .unwrap_or_else(|e| panic!("seed {seed}: reopen after a torn switch: {e}"));
         check_synced(&db, &format!("seed {seed}"));
     }
@@ -85,11 +81,12 @@ fn crash_during_recovery_of_a_torn_wal_tail_reopens() {
         let fs = torn_switch(seed);
         // The recovery dies at the rename of CURRENT: its new WAL already exists.
         fs.inject(FaultRule::sticky(FaultKinds::RENAME, 0));
-        let err = Db::open(DIR, opts(&fs)).expect_err("the rename fails");
+        let err = on(&fs).open(DIR, opts()).expect_err("the rename fails");
         assert_eq!(err.kind(), ErrorKind::Io, "seed {seed}: {err}");
         fs.crash();
         fs.clear_faults();
-        let db = Db::open(DIR, opts(&fs))
+        let db = on(&fs)
+            .open(DIR, opts())
             .unwrap_or_else(|e| panic!("seed {seed}: reopen after a crashed recovery: {e}"));
         check_synced(&db, &format!("seed {seed}"));
     }

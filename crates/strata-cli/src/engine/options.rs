@@ -6,7 +6,13 @@
 //! [`EngineFlags::strata_options`] converts and validates; a rejected value becomes a
 //! one-line error naming the flag. The RocksDB adapter maps the same struct.
 //!
-//! Not a flag: `Options::fs` (a component, not an option).
+//! Per-level options: `--block_size`, `--block_restart_interval`, `--bloom_bits` and
+//! `--compression_type` set every level; `--compression_per_level=none,none,lz4` (as
+//! RocksDB's `compression_per_level`: entry `i` for level `i`, the last for every
+//! deeper level) overrides the codec level by level.
+//!
+//! Not flags: the components injected through `strata::DbBuilder` (file system,
+//! shared block cache).
 
 use crate::error::{CliError, Result};
 use clap::{Args, ValueEnum};
@@ -18,17 +24,22 @@ fn d() -> strata::Options {
     strata::Options::default()
 }
 
+/// The default per-level options (every level's, by default).
+fn dl() -> strata::LevelOptions {
+    strata::LevelOptions::default()
+}
+
 fn default_partitioning() -> PartitioningFlag {
     match d().output_partitioning {
-        OutputPartitioning::Fixed => PartitioningFlag::Fixed,
         OutputPartitioning::Aligned { .. } => PartitioningFlag::Aligned,
+        _ => PartitioningFlag::Fixed,
     }
 }
 
 fn default_variance() -> f64 {
     match d().output_partitioning {
         OutputPartitioning::Aligned { variance } => variance,
-        OutputPartitioning::Fixed => 2.0,
+        _ => 2.0,
     }
 }
 
@@ -150,24 +161,28 @@ pub struct EngineFlags {
     /// Number of levels.
     #[arg(long = "num_levels", default_value_t = d().num_levels)]
     pub num_levels: usize,
-    /// Bloom filter bits per key (0 disables).
-    #[arg(long = "bloom_bits", default_value_t = d().bloom_bits_per_key)]
+    /// Bloom filter bits per key (0 disables), every level.
+    #[arg(long = "bloom_bits", default_value_t = dl().bloom_bits_per_key)]
     pub bloom_bits: u32,
     /// Block cache capacity in bytes (0 disables).
     #[arg(long = "cache_size", default_value_t = d().block_cache_capacity)]
     pub cache_size: usize,
-    /// Uncompressed data block size, bytes.
-    #[arg(long = "block_size", default_value_t = d().block_size)]
+    /// Uncompressed data block size, bytes, every level.
+    #[arg(long = "block_size", default_value_t = dl().block_size)]
     pub block_size: usize,
-    /// Keys between restart points in a block.
-    #[arg(long = "block_restart_interval", default_value_t = d().block_restart_interval)]
+    /// Keys between restart points in a block, every level.
+    #[arg(long = "block_restart_interval", default_value_t = dl().block_restart_interval)]
     pub block_restart_interval: usize,
     /// Table files kept open.
     #[arg(long = "open_files", alias = "max_open_files", default_value_t = d().max_open_files)]
     pub open_files: usize,
-    /// Data block compression.
+    /// Data block compression, every level (unless --compression_per_level).
     #[arg(long = "compression_type", value_enum, default_value_t = CompressionFlag::None)]
     pub compression_type: CompressionFlag,
+    /// Data block compression per level, comma-separated (`none,none,lz4`: L0 and L1
+    /// raw, L2 and deeper LZ4); overrides --compression_type.
+    #[arg(long = "compression_per_level", value_enum, value_delimiter = ',')]
+    pub compression_per_level: Vec<CompressionFlag>,
     /// Background flush + compaction threads.
     #[arg(long = "max_background_jobs", default_value_t = d().max_background_jobs)]
     pub max_background_jobs: usize,
@@ -229,20 +244,26 @@ const FIELD_TO_FLAG: &[(&str, &str)] = &[
     ("block_size", "block_size"),
     ("block_restart_interval", "block_restart_interval"),
     ("bloom_bits_per_key", "bloom_bits"),
+    ("levels.len()", "compression_per_level"),
     ("block_cache_capacity", "cache_size"),
     ("max_open_files", "open_files"),
     ("max_background_jobs", "max_background_jobs"),
-    ("aligned variance", "aligned_variance"),
+    ("output_partitioning.variance", "aligned_variance"),
     ("soft_pending", "soft_pending_compaction_bytes_limit"),
     ("hard_pending", "hard_pending_compaction_bytes_limit"),
 ];
 
 /// Turns a strata validation message into a one-line error naming the flag.
+/// Per-level fields (`levels[2].block_size=...`) map to the flag that sets them.
 pub fn validation_error(message: &str) -> CliError {
+    let field = match message.strip_prefix("levels[") {
+        Some(rest) => rest.split_once("].").map_or(message, |(_, f)| f),
+        None => message,
+    };
     let flag = FIELD_TO_FLAG
         .iter()
-        .filter(|(field, _)| message.starts_with(field))
-        .max_by_key(|(field, _)| field.len())
+        .filter(|(name, _)| field.starts_with(name))
+        .max_by_key(|(name, _)| name.len())
         .map(|(_, flag)| *flag);
     match flag {
         Some(flag) => CliError::Usage(format!("invalid value for '--{flag}': {message}")),
@@ -256,60 +277,74 @@ impl EngineFlags {
     /// # Errors
     /// [`CliError::Usage`] naming the flag whose value the engine rejects.
     pub fn strata_options(&self) -> Result<strata::Options> {
-        let o = strata::Options {
-            create_if_missing: self.create_if_missing,
-            error_if_exists: self.error_if_exists,
-            write_buffer_size: self.write_buffer_size,
-            max_write_buffer_number: self.max_write_buffer_number,
-            target_file_size_base: self.target_file_size_base,
-            max_bytes_for_level_base: self.max_bytes_for_level_base,
-            max_bytes_for_level_multiplier: self.max_bytes_for_level_multiplier,
-            num_levels: self.num_levels,
-            level0_file_num_compaction_trigger: self.level0_file_num_compaction_trigger,
-            level0_slowdown_writes_trigger: self.level0_slowdown_writes_trigger,
-            level0_stop_writes_trigger: self.level0_stop_writes_trigger,
-            soft_pending_compaction_bytes_limit: self.soft_pending_compaction_bytes_limit,
-            hard_pending_compaction_bytes_limit: self.hard_pending_compaction_bytes_limit,
-            block_size: self.block_size,
-            block_restart_interval: self.block_restart_interval,
-            bloom_bits_per_key: self.bloom_bits,
-            block_cache_capacity: self.cache_size,
-            max_open_files: self.open_files,
-            compression: match self.compression_type {
-                CompressionFlag::None => Compression::None,
-                CompressionFlag::Lz4 => Compression::Lz4,
-                CompressionFlag::Zstd => Compression::Zstd,
-            },
-            max_background_jobs: self.max_background_jobs,
-            compaction_priority: match self.compaction_pri {
+        let level = strata::LevelOptions::default()
+            .with_block_size(self.block_size)
+            .with_block_restart_interval(self.block_restart_interval)
+            .with_bloom_bits_per_key(self.bloom_bits)
+            .with_compression(self.compression_type.into());
+        let levels = if self.compression_per_level.is_empty() {
+            vec![level]
+        } else {
+            self.compression_per_level
+                .iter()
+                .map(|&c| level.clone().with_compression(c.into()))
+                .collect()
+        };
+        let o = strata::Options::default()
+            .with_create_if_missing(self.create_if_missing)
+            .with_error_if_exists(self.error_if_exists)
+            .with_write_buffer_size(self.write_buffer_size)
+            .with_max_write_buffer_number(self.max_write_buffer_number)
+            .with_target_file_size_base(self.target_file_size_base)
+            .with_max_bytes_for_level_base(self.max_bytes_for_level_base)
+            .with_max_bytes_for_level_multiplier(self.max_bytes_for_level_multiplier)
+            .with_num_levels(self.num_levels)
+            .with_level0_file_num_compaction_trigger(self.level0_file_num_compaction_trigger)
+            .with_level0_slowdown_writes_trigger(self.level0_slowdown_writes_trigger)
+            .with_level0_stop_writes_trigger(self.level0_stop_writes_trigger)
+            .with_soft_pending_compaction_bytes_limit(self.soft_pending_compaction_bytes_limit)
+            .with_hard_pending_compaction_bytes_limit(self.hard_pending_compaction_bytes_limit)
+            .with_block_cache_capacity(self.cache_size)
+            .with_max_open_files(self.open_files)
+            .with_max_background_jobs(self.max_background_jobs)
+            .with_compaction_priority(match self.compaction_pri {
                 CompactionPriFlag::MinOverlappingRatio => CompactionPriority::MinOverlappingRatio,
                 CompactionPriFlag::OldestSmallestSeqFirst => {
                     CompactionPriority::OldestSmallestSeqFirst
                 }
-            },
-            output_partitioning: match self.compaction_output_partitioning {
+            })
+            .with_output_partitioning(match self.compaction_output_partitioning {
                 PartitioningFlag::Fixed => OutputPartitioning::Fixed,
                 PartitioningFlag::Aligned => OutputPartitioning::Aligned {
                     variance: self.aligned_variance,
                 },
-            },
-            snapshot_filter: self.snapshot_filter,
-            paranoid_checks: self.paranoid_checks,
-            max_manifest_file_size: self.max_manifest_file_size,
-            wal_recovery_mode: match self.wal_recovery_mode {
+            })
+            .with_snapshot_filter(self.snapshot_filter)
+            .with_paranoid_checks(self.paranoid_checks)
+            .with_max_manifest_file_size(self.max_manifest_file_size)
+            .with_wal_recovery_mode(match self.wal_recovery_mode {
                 WalRecoveryFlag::TolerateCorruptedTailRecords => {
                     WalRecoveryMode::TolerateCorruptedTailRecords
                 }
                 WalRecoveryFlag::AbsoluteConsistency => WalRecoveryMode::AbsoluteConsistency,
                 WalRecoveryFlag::PointInTime => WalRecoveryMode::PointInTime,
-            },
-            ..strata::Options::default()
-        };
+            })
+            .with_levels(levels);
         o.validate().map_err(|e| match e {
             strata::Error::InvalidArgument(msg) => validation_error(&msg),
             other => CliError::Strata(other),
         })?;
         Ok(o)
+    }
+}
+
+impl From<CompressionFlag> for Compression {
+    fn from(c: CompressionFlag) -> Compression {
+        match c {
+            CompressionFlag::None => Compression::None,
+            CompressionFlag::Lz4 => Compression::Lz4,
+            CompressionFlag::Zstd => Compression::Zstd,
+        }
     }
 }
 
@@ -335,8 +370,9 @@ mod tests {
         let d = strata::Options::default();
         assert_eq!(o.write_buffer_size, d.write_buffer_size);
         assert_eq!(o.block_cache_capacity, d.block_cache_capacity);
-        assert_eq!(o.bloom_bits_per_key, 10);
-        assert_eq!(o.compression, Compression::None);
+        assert_eq!(o, d);
+        assert_eq!(o.level(0).bloom_bits_per_key, 10);
+        assert_eq!(o.level(0).compression, Compression::None);
         assert!(o.snapshot_filter);
     }
 
@@ -383,12 +419,13 @@ mod tests {
         assert_eq!(o.soft_pending_compaction_bytes_limit, 1);
         assert_eq!(o.hard_pending_compaction_bytes_limit, 2);
         assert_eq!(o.num_levels, 5);
-        assert_eq!(o.bloom_bits_per_key, 12);
+        assert_eq!(o.levels.len(), 1);
+        assert_eq!(o.level(3).bloom_bits_per_key, 12);
         assert_eq!(o.block_cache_capacity, 1 << 20);
-        assert_eq!(o.block_size, 8192);
-        assert_eq!(o.block_restart_interval, 8);
+        assert_eq!(o.level(3).block_size, 8192);
+        assert_eq!(o.level(3).block_restart_interval, 8);
         assert_eq!(o.max_open_files, 100);
-        assert_eq!(o.compression, Compression::Zstd);
+        assert_eq!(o.level(3).compression, Compression::Zstd);
         assert_eq!(o.max_background_jobs, 4);
         assert_eq!(
             o.compaction_priority,
@@ -406,6 +443,37 @@ mod tests {
     }
 
     #[test]
+    fn compression_per_level_is_a_policy_vector() {
+        let e = parse(&[
+            "--compression_type=zstd",
+            "--compression_per_level=none,none,lz4",
+            "--block_size=8192",
+        ])
+        .expect("parse");
+        let o = e.strata_options().expect("valid");
+        assert_eq!(o.levels.len(), 3);
+        let codecs: Vec<Compression> = (0..7).map(|l| o.level(l).compression).collect();
+        assert_eq!(
+            codecs[..3],
+            [Compression::None, Compression::None, Compression::Lz4]
+        );
+        assert!(codecs[3..].iter().all(|&c| c == Compression::Lz4));
+        assert!((0..7).all(|l| o.level(l).block_size == 8192));
+        let e = parse(&[
+            "--num_levels=3",
+            "--compression_per_level=none,lz4,lz4,zstd",
+        ])
+        .expect("parses");
+        let msg = e.strata_options().expect_err("too many").to_string();
+        assert!(
+            msg.starts_with("invalid value for '--compression_per_level'"),
+            "{msg}"
+        );
+        let err = parse(&["--compression_per_level=none,snappy"]).expect_err("error");
+        assert!(err.to_string().contains("--compression_per_level"), "{err}");
+    }
+
+    #[test]
     fn bad_values_are_rejected_naming_the_flag() {
         let err = parse(&["--compression_type=snappy"]).expect_err("error");
         assert!(err.to_string().contains("--compression_type"), "{err}");
@@ -417,6 +485,9 @@ mod tests {
         let e = parse(&["--bloom_bits=100"]).expect("parses");
         let msg = e.strata_options().expect_err("invalid").to_string();
         assert!(msg.starts_with("invalid value for '--bloom_bits'"), "{msg}");
+        let e = parse(&["--block_size=10"]).expect("parses");
+        let msg = e.strata_options().expect_err("invalid").to_string();
+        assert!(msg.starts_with("invalid value for '--block_size'"), "{msg}");
         let e = parse(&[
             "--compaction_output_partitioning=aligned",
             "--aligned_variance=0.5",

@@ -65,11 +65,21 @@ impl RocksEngine {
         o.set_num_levels(clamp_i32(flags.num_levels));
         o.set_max_open_files(clamp_i32(flags.open_files));
         o.set_max_background_jobs(clamp_i32(flags.max_background_jobs));
-        o.set_compression_type(match flags.compression_type {
+        let codec = |c: CompressionFlag| match c {
             CompressionFlag::None => DBCompressionType::None,
             CompressionFlag::Lz4 => DBCompressionType::Lz4,
             CompressionFlag::Zstd => DBCompressionType::Zstd,
-        });
+        };
+        o.set_compression_type(codec(flags.compression_type));
+        if !flags.compression_per_level.is_empty() {
+            // Same policy vector as Strata's: the last entry serves every deeper level.
+            let per_level: Vec<DBCompressionType> = flags
+                .compression_per_level
+                .iter()
+                .map(|&c| codec(c))
+                .collect();
+            o.set_compression_per_level(&per_level);
+        }
         o.set_compaction_pri(match flags.compaction_pri {
             CompactionPriFlag::MinOverlappingRatio => CompactionPri::MinOverlappingRatio,
             CompactionPriFlag::OldestSmallestSeqFirst => CompactionPri::OldestSmallestSeqFirst,

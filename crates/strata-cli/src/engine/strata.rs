@@ -20,7 +20,7 @@ impl StrataEngine {
         let db = Db::open(&flags.db, options)?;
         Ok(StrataEngine {
             db,
-            wo: WriteOptions { sync: flags.sync },
+            wo: WriteOptions::default().with_sync(flags.sync),
         })
     }
 }

@@ -139,13 +139,14 @@ impl KeyPicker {
 }
 
 fn options(args: &SnapshotFilterArgs, bloom: u32, filter: bool) -> Result<strata::Options> {
-    let mut o = args.engine.strata_options()?;
-    o.write_buffer_size = args.file_size;
-    o.target_file_size_base = args.file_size as u64;
-    o.max_bytes_for_level_base = 4 * args.file_size as u64;
-    o.bloom_bits_per_key = bloom;
-    o.snapshot_filter = filter;
-    Ok(o)
+    Ok(args
+        .engine
+        .strata_options()?
+        .with_write_buffer_size(args.file_size)
+        .with_target_file_size_base(args.file_size as u64)
+        .with_max_bytes_for_level_base(4 * args.file_size as u64)
+        .with_every_level(|l| l.with_bloom_bits_per_key(bloom))
+        .with_snapshot_filter(filter))
 }
 
 fn copy_dir(from: &Path, to: &Path) -> Result<()> {
@@ -270,10 +271,7 @@ type Measured = (OpStats, u64, StatisticsSnapshot, StatisticsSnapshot);
 
 /// Takes the snapshot, thinks, then runs the lookups or scans at it.
 fn reader(args: &SnapshotFilterArgs, db: &Db, c: &Config<'_>) -> Result<Measured> {
-    let ro = ReadOptions {
-        snapshot: Some(db.snapshot()),
-        ..Default::default()
-    };
+    let ro = ReadOptions::default().with_snapshot(db.snapshot());
     std::thread::sleep(Duration::from_secs_f64(c.think));
     let mut rng = SmallRng::seed_from_u64(args.seed ^ 0x123);
     let mut keys = KeyPicker::new(c.dist, args.keys, args.zipf_const);

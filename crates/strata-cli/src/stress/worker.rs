@@ -131,9 +131,7 @@ pub fn run(sh: &Shared<'_>, t: usize, seed: u64) -> Result<ThreadStats> {
         threads,
         owned: (max_key - t).div_ceil(threads),
         max_len: sh.st.value_size() as usize,
-        wo: WriteOptions {
-            sync: sh.args.engine.sync,
-        },
+        wo: WriteOptions::default().with_sync(sh.args.engine.sync),
         rng: StdRng::seed_from_u64(seed ^ (t.wrapping_add(1)).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
         stats: ThreadStats::default(),
         held: None,
@@ -328,11 +326,10 @@ impl Worker<'_> {
         end: u64,
         snap: Option<&Snapshot>,
     ) -> Result<Vec<(u64, u32)>> {
-        let ro = ReadOptions {
-            snapshot: snap.cloned(),
-            lower_bound: Some(keyspace::key(start)),
-            upper_bound: Some(keyspace::key(end)),
-        };
+        let ro = ReadOptions::default()
+            .with_snapshot(snap.cloned())
+            .with_lower_bound(keyspace::key(start))
+            .with_upper_bound(keyspace::key(end));
         let reverse = self.rng.random_bool(0.5);
         let mut it = self.sh.db.iter(&ro)?;
         if reverse {
@@ -439,10 +436,7 @@ impl Worker<'_> {
     }
 
     fn check_snapshot(&mut self, h: HeldSnapshot) -> Result<()> {
-        let ro = ReadOptions {
-            snapshot: Some(h.snap.clone()),
-            ..ReadOptions::default()
-        };
+        let ro = ReadOptions::default().with_snapshot(h.snap.clone());
         for &(k, want) in &h.expected {
             let v = self.sh.db.get(&ro, &keyspace::key(k))?;
             let found = self.identify("snapshot get", k, v)?;

@@ -1,36 +1,55 @@
-//! [`BlockCache`]: decoded data blocks keyed by `(file number, block offset)`, weighted
-//! by bytes.
+//! [`BlockCache`]: decoded data blocks keyed by `(owner, file number, block offset)`,
+//! weighted by bytes.
 //!
 //! Values are `Arc<Block>`: a hit clones the `Arc` (no copy of the block), and a block
 //! evicted while an iterator still reads it stays alive until that iterator lets go.
 //! Eviction is quick_cache's CLOCK-Pro-like policy, per shard.
+//!
+//! Sharing: one cache's memory may serve several databases. File numbers are unique
+//! only within one database, so each database reads and writes through its own
+//! *handle* ([`BlockCache::share`]), whose `owner` id is part of every key: two
+//! databases' blocks never collide, yet they compete for one capacity.
 
 use crate::sst::Block;
 use quick_cache::sync::Cache;
 use quick_cache::Weighter;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+/// `(owner, file number, block offset)`.
+type Key = (u64, u64, u64);
 
 /// Weighs a block by the memory it pins.
 #[derive(Clone, Copy, Debug, Default)]
 struct BlockWeighter;
 
-impl Weighter<(u64, u64), Arc<Block>> for BlockWeighter {
-    fn weight(&self, _key: &(u64, u64), block: &Arc<Block>) -> u64 {
+impl Weighter<Key, Arc<Block>> for BlockWeighter {
+    fn weight(&self, _key: &Key, block: &Arc<Block>) -> u64 {
         // Never 0: zero-weight entries are never evicted by quick_cache.
         (block.charge() as u64).max(1)
     }
 }
 
-/// A thread-safe, byte-bounded cache of decoded data blocks.
-pub struct BlockCache {
-    cache: Cache<(u64, u64), Arc<Block>, BlockWeighter>,
+/// The storage every handle of one cache shares.
+struct Store {
+    cache: Cache<Key, Arc<Block>, BlockWeighter>,
     capacity: usize,
+    /// The next unused owner id ([`BlockCache::share`]).
+    next_owner: AtomicU64,
+}
+
+/// A thread-safe, byte-bounded cache of decoded data blocks, as seen by one owner
+/// (one database). See the module docs for sharing.
+pub struct BlockCache {
+    store: Arc<Store>,
+    owner: u64,
 }
 
 impl std::fmt::Debug for BlockCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BlockCache")
-            .field("capacity", &self.capacity)
+            .field("owner", &self.owner)
+            .field("capacity", &self.capacity())
             .field("usage", &self.usage())
             .finish()
     }
@@ -44,46 +63,65 @@ impl BlockCache {
     pub fn new(capacity_bytes: usize) -> BlockCache {
         let items = (capacity_bytes / ESTIMATED_BLOCK_CHARGE).max(16);
         BlockCache {
-            cache: Cache::with_weighter(items, capacity_bytes as u64, BlockWeighter),
-            capacity: capacity_bytes,
+            store: Arc::new(Store {
+                cache: Cache::with_weighter(items, capacity_bytes as u64, BlockWeighter),
+                capacity: capacity_bytes,
+                next_owner: AtomicU64::new(1),
+            }),
+            owner: 0,
         }
     }
 
-    /// Bytes of blocks held now.
+    /// A new handle on the same memory with a key space of its own: blocks cached
+    /// through it are invisible to `self` and to every other handle. A database
+    /// opened with a shared cache takes one handle for itself.
+    pub fn share(&self) -> BlockCache {
+        BlockCache {
+            store: Arc::clone(&self.store),
+            owner: self.store.next_owner.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    /// Bytes of blocks held now, by every handle of this cache.
     pub fn usage(&self) -> usize {
-        self.cache.weight() as usize
+        self.store.cache.weight() as usize
     }
 
-    /// The configured capacity, bytes.
+    /// The configured capacity, bytes (shared by every handle).
     pub fn capacity(&self) -> usize {
-        self.capacity
+        self.store.capacity
     }
 
-    /// Number of blocks held now.
+    /// Number of blocks held now, by every handle of this cache.
     pub fn len(&self) -> usize {
-        self.cache.len()
+        self.store.cache.len()
     }
 
-    /// True iff the cache holds no block.
+    /// True iff the cache holds no block (of any handle).
     pub fn is_empty(&self) -> bool {
-        self.cache.is_empty()
+        self.store.cache.is_empty()
     }
 
-    /// The block at `offset` of table `file_number`, if cached.
+    /// The block at `offset` of table `file_number`, if this handle cached it.
     pub fn get(&self, file_number: u64, offset: u64) -> Option<Arc<Block>> {
-        self.cache.get(&(file_number, offset))
+        self.store.cache.get(&(self.owner, file_number, offset))
     }
 
-    /// Caches a block (replacing any entry with the same key). A block heavier than a
-    /// shard's capacity is not kept.
+    /// Caches a block under this handle (replacing any entry with the same key). A
+    /// block heavier than a shard's capacity is not kept.
     pub fn insert(&self, file_number: u64, offset: u64, block: Arc<Block>) {
-        self.cache.insert((file_number, offset), block);
+        self.store
+            .cache
+            .insert((self.owner, file_number, offset), block);
     }
 
-    /// Drops every cached block of `file_number` (after its file is deleted). Walks
-    /// the whole cache: call on file deletion, not on hot paths.
+    /// Drops every block of `file_number` this handle cached (after its file is
+    /// deleted). Walks the whole cache: call on file deletion, not on hot paths.
     pub fn erase_file(&self, file_number: u64) {
-        self.cache.retain(|&(f, _), _| f != file_number);
+        let owner = self.owner;
+        self.store
+            .cache
+            .retain(|&(o, f, _), _| o != owner || f != file_number);
     }
 }
 
@@ -129,5 +167,21 @@ mod tests {
         c.insert(1, 0, block(100));
         assert_eq!(c.usage(), 0);
         assert!(c.get(1, 0).is_none());
+    }
+
+    #[test]
+    fn shared_handles_never_see_each_others_blocks() {
+        let a = BlockCache::new(1 << 20);
+        let b = a.share();
+        let (x, y) = (block(100), block(200));
+        a.insert(7, 0, Arc::clone(&x));
+        b.insert(7, 0, Arc::clone(&y));
+        assert!(Arc::ptr_eq(&a.get(7, 0).expect("a's block"), &x));
+        assert!(Arc::ptr_eq(&b.get(7, 0).expect("b's block"), &y));
+        assert_eq!(a.len(), 2, "one store");
+        assert_eq!(a.usage(), b.usage());
+        b.erase_file(7);
+        assert!(b.get(7, 0).is_none());
+        assert!(a.get(7, 0).is_some(), "erasing b's file leaves a's block");
     }
 }

@@ -6,9 +6,10 @@
 //! Both are thread-safe and sharded internally (`quick_cache`), so readers never take a
 //! global lock.
 //!
-//! Invariant: file numbers are never reused within a database, so a block cache key
-//! never names two different blocks. A block cache must therefore not be shared between
-//! databases.
+//! Invariant: file numbers are never reused within a database, and each database
+//! keys the block cache through its own handle ([`BlockCache::share`]), so a block
+//! cache key never names two different blocks, even when databases share one cache
+//! (injected with [`crate::db::DbBuilder::block_cache`]).
 
 mod block_cache;
 mod table_cache;

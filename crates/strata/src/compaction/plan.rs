@@ -141,7 +141,7 @@ impl OutputStream {
             level,
             path_id: 0,
             column_group: ALL_COLUMNS,
-            table: TableOptions::from_options(opts),
+            table: TableOptions::for_level(opts, level),
             partitioning,
         }
     }

@@ -8,7 +8,7 @@
 //! - flushes and compactions → [`background`] threads; each job is a
 //!   `compaction::Plan` that [`jobs`] runs through the one executor and installs
 //!   through the `VersionSet`; [`obsolete`] deletes what no version references.
-//! - `open` → [`open`] (MANIFEST replay, options check, WAL replay via [`replay`],
+//! - `open` → [`DbBuilder::open`] (components) → [`open`] (MANIFEST replay, options check, WAL replay via [`replay`],
 //!   first MANIFEST, cleanup).
 //!
 //! Concurrency: [`Db`] is `Send + Sync`. Reads take no lock: they load the current
@@ -17,6 +17,7 @@
 //! one mutex (see [`state`]).
 
 mod background;
+mod builder;
 mod flush;
 mod iter;
 mod jobs;
@@ -28,6 +29,7 @@ mod state;
 mod super_version;
 mod write;
 
+pub use builder::DbBuilder;
 pub use iter::DbIterator;
 pub use super_version::SuperVersion;
 
@@ -97,18 +99,25 @@ pub struct Db {
 }
 
 impl Db {
-    /// Opens (or creates, with `create_if_missing`) the database in `path`, replaying
-    /// the MANIFEST and any write-ahead logs.
+    /// Opens (or creates, with `create_if_missing`) the database in `path` with the
+    /// default components ([`DbBuilder`] injects others), replaying the MANIFEST and
+    /// any write-ahead logs, and checking `options` against the database and its
+    /// `OPTIONS` file ([`crate::options_file::check_compatible`]).
     ///
     /// # Errors
-    /// `InvalidArgument` for bad options or a missing/existing database against
-    /// `create_if_missing`/`error_if_exists`; `Locked` if another handle has it open;
-    /// `Corruption` naming file and offset for damaged metadata or logs; `Io`.
+    /// `InvalidArgument` for bad options, options the existing database cannot be
+    /// opened with (naming the option, e.g. too few `num_levels`), or a
+    /// missing/existing database against `create_if_missing`/`error_if_exists`;
+    /// `Locked` if another handle has it open; `Corruption` naming file and offset (or
+    /// line, for `OPTIONS`) for damaged metadata or logs; `Io`.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
-        options.validate()?;
-        let inner = Arc::new(open::open(path.as_ref(), options)?);
-        let threads = background::start(&inner)?;
-        Ok(Db { inner, threads })
+        DbBuilder::new().open(path, options)
+    }
+
+    /// A builder that injects components (file system, shared block cache) before
+    /// opening.
+    pub fn builder() -> DbBuilder {
+        DbBuilder::new()
     }
 
     /// Sets `key` to `value`.

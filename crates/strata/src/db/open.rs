@@ -3,7 +3,9 @@
 //! 1. [`lock_dir`]: refuse a missing database before creating anything (unless
 //!    `create_if_missing`), then create the directory and take the `LOCK` file.
 //! 2. [`recover_manifest`]: replay the MANIFEST named by `CURRENT` (or start an empty
-//!    database), and check that every table it names and the WAL it needs exist.
+//!    database), check the options against it and the previous `OPTIONS` file
+//!    ([`options_file::check_compatible`]) before anything is written, and check that
+//!    every table it names and the WAL it needs exist.
 //! 3. `VersionSet::new` adopts the recovered version (one file reference per table).
 //! 4. `replay::replay_wals`: replay every WAL numbered `>= log_number` into L0 tables
 //!    (recovery-flush plans through the one executor). The WAL recovery mode decides
@@ -11,7 +13,8 @@
 //! 5. [`start_logs`]: create the new WAL, then a new MANIFEST holding the whole version
 //!    (the recovered tables plus the replayed ones, and the new WAL number), fsync it
 //!    and swing `CURRENT` to it atomically. Only then are the replayed WALs obsolete.
-//! 6. Write the OPTIONS file; assemble the handle's state.
+//! 6. Record the options in `OPTIONS` ([`options_file::store`]); assemble the
+//!    handle's state.
 //! 7. `obsolete::remove_orphans`: delete what no durable state names. The caller
 //!    starts the background threads.
 //!
@@ -20,17 +23,19 @@
 //!
 //! [`WalRecoveryMode`]: crate::WalRecoveryMode
 
+use super::builder::Components;
 use super::replay::{replay_wals, Replayed};
 use super::state::{DbState, MemWithLog};
 use super::write::WriteQueue;
 use super::{obsolete, DbInner, SuperVersion};
 use crate::cache::{BlockCache, TableCache};
 use crate::compaction::picker;
-use crate::env::{write_file_atomic, FileLock, FileSystem, WritableFile};
+use crate::env::{FileLock, FileSystem, WritableFile};
 use crate::error::{Error, Result};
 use crate::filename;
 use crate::memtable::MemTable;
 use crate::options::Options;
+use crate::options_file;
 use crate::snapshot::SnapshotList;
 use crate::stats::{LevelStats, Statistics};
 use crate::version::manifest::{self, CURRENT};
@@ -42,12 +47,12 @@ use std::path::Path;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
-/// Opens the database in `dir`. Requires: `opts` validated.
+/// Opens the database in `dir` with `components`. Requires: `opts` validated.
 ///
 /// # Errors
 /// See [`crate::Db::open`].
-pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
-    let fs = Arc::clone(&opts.fs);
+pub(crate) fn open(dir: &Path, opts: Options, components: Components) -> Result<DbInner> {
+    let Components { fs, block_cache } = components;
     let lock = lock_dir(fs.as_ref(), dir, &opts)?;
     let (recovered, last_sequence) = recover_manifest(fs.as_ref(), dir, &opts)?;
     let log_number = recovered.log_number;
@@ -58,8 +63,11 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
         recovered,
     )?;
     let stats = Arc::new(Statistics::default());
-    let block_cache = (opts.block_cache_capacity > 0)
-        .then(|| Arc::new(BlockCache::new(opts.block_cache_capacity)));
+    let block_cache = match block_cache {
+        Some(shared) => Some(Arc::new(shared.share())),
+        None => (opts.block_cache_capacity > 0)
+            .then(|| Arc::new(BlockCache::new(opts.block_cache_capacity))),
+    };
     let table_cache = Arc::new(TableCache::new(
         Arc::clone(&fs),
         versions.dirs().to_vec(),
@@ -79,13 +87,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<DbInner> {
     )?;
     let last_sequence = replayed.last_sequence;
     let (wal, log_number) = start_logs(fs.as_ref(), &versions, replayed)?;
-    // A human-readable record of the options this open used (not read back).
-    write_file_atomic(
-        fs.as_ref(),
-        dir,
-        "OPTIONS",
-        format!("{opts:#?}\n").as_bytes(),
-    )?;
+    options_file::store(fs.as_ref(), dir, &opts)?;
 
     let version = versions.current();
     let mem = Arc::new(MemTable::new());
@@ -156,7 +158,8 @@ fn missing_database(dir: &Path) -> Error {
 /// last sequence number it records.
 ///
 /// # Errors
-/// `InvalidArgument` against `create_if_missing` / `error_if_exists`; `Corruption`
+/// `InvalidArgument` against `create_if_missing` / `error_if_exists`, or for options
+/// the database cannot be opened with (naming the option); `Corruption`
 /// naming the MANIFEST if it names a table or WAL that does not exist (it lost
 /// edits, or files were removed behind its back); MANIFEST replay errors.
 fn recover_manifest(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<(Recovered, u64)> {
@@ -178,6 +181,9 @@ fn recover_manifest(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<(
             dir.display()
         )));
     }
+    // Refuse options the existing database cannot be opened with before writing.
+    let stored = options_file::load(fs, dir)?;
+    options_file::check_compatible(stored.as_ref(), opts, r.deepest_level)?;
     let manifest = dir.join(filename::manifest_name(r.manifest_number));
     // A MANIFEST that lost its tail describes an older version whose tables may since
     // have been deleted: refuse it now rather than fail reads later.

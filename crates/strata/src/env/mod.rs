@@ -1,6 +1,7 @@
 //! The file-system seam: every file the engine touches goes through [`FileSystem`].
 //!
-//! Role: the engine holds one `Arc<dyn FileSystem>` (from [`crate::Options::fs`]). The
+//! Role: the engine holds one `Arc<dyn FileSystem>` (injected with
+//! [`crate::DbBuilder::file_system`], a component rather than an option). The
 //! production implementation is [`PosixFs`]; tests swap in a fault-injecting,
 //! crash-simulating implementation, and tiered storage can wrap a slow device. Nothing
 //! in the engine calls `std::fs` directly.

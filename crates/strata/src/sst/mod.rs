@@ -96,7 +96,7 @@ pub use footer::{BlockHandle, Footer, FORMAT_VERSION, TABLE_MAGIC};
 pub use table::Table;
 pub use table_iter::TableIterator;
 
-use crate::{Compression, Options};
+use crate::options::{Compression, LevelOptions, Options};
 
 /// How a table is built. Affects only the files written with it; readers need none of
 /// it (everything is self-describing).
@@ -118,13 +118,19 @@ pub struct TableOptions {
 }
 
 impl TableOptions {
-    /// The table options of a database's [`Options`], for column group 0.
-    pub fn from_options(o: &Options) -> Self {
+    /// The options of tables written to `level` under `o` ([`Options::level`]: the
+    /// last entry of `o.levels` extends downward), for column group 0.
+    pub fn for_level(o: &Options, level: usize) -> Self {
+        Self::from_level(o.level(level))
+    }
+
+    /// The table options one [`LevelOptions`] entry describes, for column group 0.
+    pub fn from_level(l: &LevelOptions) -> Self {
         TableOptions {
-            block_size: o.block_size,
-            block_restart_interval: o.block_restart_interval,
-            bloom_bits_per_key: o.bloom_bits_per_key,
-            compression: o.compression,
+            block_size: l.block_size,
+            block_restart_interval: l.block_restart_interval,
+            bloom_bits_per_key: l.bloom_bits_per_key,
+            compression: l.compression,
             column_group: 0,
         }
     }
@@ -132,7 +138,7 @@ impl TableOptions {
 
 impl Default for TableOptions {
     fn default() -> Self {
-        Self::from_options(&Options::default())
+        Self::from_level(&LevelOptions::DEFAULT)
     }
 }
 

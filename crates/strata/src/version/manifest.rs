@@ -54,6 +54,7 @@ use super::version::Version;
 use crate::env::{read_to_vec, write_file_atomic, FileSystem};
 use crate::error::{Error, Result};
 use crate::filename::{self, FileType};
+use crate::options::MAX_LEVELS;
 use crate::wal::{LogError, LogReader, LogWriter};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -148,10 +149,19 @@ pub struct RecoveredManifest {
     pub last_sequence: u64,
     /// The number of the MANIFEST that was replayed.
     pub manifest_number: u64,
+    /// The deepest level holding a file (`None`: no files). The caller must check it
+    /// against the configured number of levels (`options_file::check_compatible`).
+    pub deepest_level: Option<usize>,
 }
 
-/// Reads `CURRENT` in `dir` and replays every edit of the MANIFEST it names into a
-/// version with `num_levels` levels. See the module's recovery rule.
+/// Reads `CURRENT` in `dir` and replays every edit of the MANIFEST it names. See the
+/// module's recovery rule.
+///
+/// Edits are replayed into a version of [`MAX_LEVELS`] levels, not `num_levels`: a
+/// database written with more levels than this open configures is then a *wrong
+/// option*, not a corrupt MANIFEST. The returned version has `num_levels` levels if
+/// its files fit (`deepest_level < num_levels`), else `deepest_level + 1`; the caller
+/// must reject the latter ([`RecoveredManifest::deepest_level`]).
 ///
 /// Returns `Ok(None)` iff `CURRENT` does not exist (no database here yet).
 ///
@@ -159,7 +169,7 @@ pub struct RecoveredManifest {
 /// [`Error::Corruption`] naming the file and offset for: bad `CURRENT` content, a
 /// missing MANIFEST, a damaged record (checksum failure, or truncation anywhere but the
 /// last record), an undecodable edit, an edit that does not apply (unknown file,
-/// duplicate file, level out of range), a final version that breaks its invariants, or
+/// duplicate file, level beyond [`MAX_LEVELS`]), a final version that breaks its invariants, or
 /// missing counters. I/O errors as they come.
 pub fn recover(
     fs: &dyn FileSystem,
@@ -186,7 +196,7 @@ pub fn recover(
     }
     let mut reader = LogReader::new(fs.open_sequential(&path)?);
     let mut replay = Replay {
-        version: Version::new(num_levels),
+        version: Version::new(MAX_LEVELS.max(num_levels)),
         log_number: None,
         next_file_number: None,
         last_sequence: None,
@@ -208,7 +218,9 @@ pub fn recover(
                 let offset = damage.offset();
                 loop {
                     match reader.read_record(&mut record) {
-                        Ok(None) => return replay.finish(manifest_number, end).map(Some),
+                        Ok(None) => {
+                            return replay.finish(manifest_number, end, num_levels).map(Some)
+                        }
                         Ok(Some(_)) => {
                             return Err(Error::corruption(
                                 &replay.path,
@@ -223,7 +235,7 @@ pub fn recover(
             }
         }
     }
-    replay.finish(manifest_number, end).map(Some)
+    replay.finish(manifest_number, end, num_levels).map(Some)
 }
 
 /// `MANIFEST-<n>\n` -> `n`.
@@ -262,7 +274,12 @@ impl Replay {
         Ok(())
     }
 
-    fn finish(self, manifest_number: u64, end: u64) -> Result<RecoveredManifest> {
+    fn finish(
+        self,
+        manifest_number: u64,
+        end: u64,
+        num_levels: usize,
+    ) -> Result<RecoveredManifest> {
         let missing =
             |what: &str| Error::corruption(&self.path, end, format!("MANIFEST never sets {what}"));
         let log_number = self.log_number.ok_or_else(|| missing("log_number"))?;
@@ -284,12 +301,20 @@ impl Replay {
             .chain([manifest_number, log_number])
             .max()
             .unwrap_or(0);
+        // Cut the MAX_LEVELS replay version back, keeping every file (see `recover`).
+        let deepest_level = self.version.deepest_nonempty_level();
+        let levels = num_levels.max(deepest_level.map_or(0, |d| d + 1));
+        let version = self
+            .version
+            .with_num_levels(levels)
+            .map_err(|reason| Error::corruption(&self.path, end, reason))?;
         Ok(RecoveredManifest {
-            version: self.version,
+            version,
             log_number,
             next_file_number: next.max(max_used.saturating_add(1)),
             last_sequence,
             manifest_number,
+            deepest_level,
         })
     }
 }

@@ -74,6 +74,26 @@ impl Version {
         self.levels.len()
     }
 
+    /// The deepest level holding at least one file; `None` iff the version is empty.
+    pub fn deepest_nonempty_level(&self) -> Option<usize> {
+        self.levels.iter().rposition(|files| !files.is_empty())
+    }
+
+    /// This version with exactly `num_levels` levels: empty levels are appended, or
+    /// dropped from the bottom.
+    ///
+    /// # Errors
+    /// A description naming the level if a level that would be dropped holds files.
+    pub fn with_num_levels(mut self, num_levels: usize) -> Result<Version, String> {
+        if let Some(deepest) = self.deepest_nonempty_level().filter(|&d| d >= num_levels) {
+            return Err(format!(
+                "level {deepest} holds files but the version is cut to num_levels={num_levels}"
+            ));
+        }
+        self.levels.resize(num_levels, Vec::new());
+        Ok(self)
+    }
+
     /// Files of `level` in read order (see the module invariants); empty if `level` is
     /// out of range. The slice borrows `self`.
     pub fn files(&self, level: usize) -> &[Arc<FileMetaData>] {

@@ -8,26 +8,30 @@ use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
-use strata::{Db, Options, ReadOptions, Snapshot, WriteBatch, WriteOptions};
+use strata::env::FaultFs;
+use strata::{Db, DbBuilder, Options, ReadOptions, Snapshot, WriteBatch, WriteOptions};
 
 /// Options that make flushes and compactions happen every few operations.
 pub fn tiny_options() -> Options {
-    Options {
-        write_buffer_size: 4096,
-        target_file_size_base: 2048,
-        max_bytes_for_level_base: 8192,
-        max_bytes_for_level_multiplier: 4.0,
-        level0_file_num_compaction_trigger: 2,
-        level0_slowdown_writes_trigger: 8,
-        level0_stop_writes_trigger: 12,
-        num_levels: 4,
-        block_size: 256,
-        block_restart_interval: 4,
-        block_cache_capacity: 64 << 10,
-        max_open_files: 64,
-        max_manifest_file_size: 16 << 10,
-        ..Options::default()
-    }
+    Options::default()
+        .with_write_buffer_size(4096)
+        .with_target_file_size_base(2048)
+        .with_max_bytes_for_level_base(8192)
+        .with_max_bytes_for_level_multiplier(4.0)
+        .with_level0_file_num_compaction_trigger(2)
+        .with_level0_slowdown_writes_trigger(8)
+        .with_level0_stop_writes_trigger(12)
+        .with_num_levels(4)
+        .with_every_level(|l| l.with_block_size(256).with_block_restart_interval(4))
+        .with_block_cache_capacity(64 << 10)
+        .with_max_open_files(64)
+        .with_max_manifest_file_size(16 << 10)
+}
+
+/// A builder whose databases live on `fs` (clones of a `FaultFs` share one file
+/// system, so a test keeps its handle to crash or inspect it).
+pub fn on(fs: &FaultFs) -> DbBuilder {
+    Db::builder().file_system(Arc::new(fs.clone()))
 }
 
 /// One step of a random workload.
@@ -162,11 +166,10 @@ pub fn db_scan(
     to: &Option<Vec<u8>>,
     limit: usize,
 ) -> strata::Result<Vec<(Vec<u8>, Vec<u8>)>> {
-    let ro = ReadOptions {
-        snapshot,
-        lower_bound: from.clone(),
-        upper_bound: to.clone(),
-    };
+    let ro = ReadOptions::default()
+        .with_snapshot(snapshot)
+        .with_lower_bound(from.clone())
+        .with_upper_bound(to.clone());
     let mut it = db.iter(&ro)?;
     if forward {
         it.seek_to_first();
@@ -186,18 +189,21 @@ pub fn db_scan(
     Ok(out)
 }
 
-/// Runs `ops` against a database opened in `dir` with `opts`, keeping `model` in step.
+/// Runs `ops` against a database opened by `builder` in `dir` with `opts`, keeping
+/// `model` in step.
 /// Returns the open database and every read's observation, in order; with
 /// `check_model`, asserts each observation against the model (with history for
 /// snapshot reads). `ctx` prefixes failure messages (seed, option set).
 pub fn run_ops(
+    builder: &DbBuilder,
     dir: &Path,
     opts: &Options,
     ops: &[Op],
     check_model: bool,
     ctx: &str,
 ) -> (Db, Model, Vec<Observed>) {
-    let mut db = Some(Db::open(dir, opts.clone()).unwrap_or_else(|e| panic!("{ctx}: open: {e}")));
+    let open = || builder.open(dir, opts.clone());
+    let mut db = Some(open().unwrap_or_else(|e| panic!("{ctx}: open: {e}")));
     let mut model = Model::default();
     let mut seen = Vec::new();
     let wo = WriteOptions::default();
@@ -244,10 +250,7 @@ pub fn run_ops(
             Op::Get(k, snap) => {
                 let (ro, expected) = match snap.and_then(|i| model.snapshots.get(i)) {
                     Some((s, m)) => (
-                        ReadOptions {
-                            snapshot: Some(s.clone()),
-                            ..Default::default()
-                        },
+                        ReadOptions::default().with_snapshot(s.clone()),
                         m.get(k).cloned(),
                     ),
                     None => (ReadOptions::default(), model.map.get(k).cloned()),
@@ -292,7 +295,7 @@ pub fn run_ops(
                     .expect("db is open")
                     .close()
                     .unwrap_or_else(|e| panic!("{}: {e}", at()));
-                db = Some(Db::open(dir, opts.clone()).unwrap_or_else(|e| panic!("{}: {e}", at())));
+                db = Some(open().unwrap_or_else(|e| panic!("{}: {e}", at())));
             }
         }
     }

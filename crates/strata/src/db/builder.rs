@@ -1,0 +1,99 @@
+//! [`DbBuilder`]: opens a database with injected components.
+//!
+//! Role: components are objects, not settings (STYLE rule 9): the file system every
+//! file goes through and, optionally, a block cache shared with other databases. They
+//! are given here, never in [`Options`], and are not persisted in the `OPTIONS` file.
+//! [`Db::open`] is the builder with every component defaulted.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use strata::cache::BlockCache;
+//! use strata::env::FaultFs;
+//! use strata::{Db, Options};
+//! let cache = Arc::new(BlockCache::new(64 << 20));
+//! let builder = Db::builder()
+//!     .file_system(Arc::new(FaultFs::new()))
+//!     .block_cache(Arc::clone(&cache));
+//! let a = builder.open("/a", Options::default())?;
+//! let b = builder.open("/b", Options::default())?; // shares `cache` with `a`
+//! # a.close()?; b.close()?;
+//! # Ok::<(), strata::Error>(())
+//! ```
+
+use super::{background, open, Db};
+use crate::cache::BlockCache;
+use crate::env::{FileSystem, PosixFs};
+use crate::error::Result;
+use crate::options::Options;
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The components one open uses (internal form of a [`DbBuilder`]).
+pub(crate) struct Components {
+    /// The file system everything goes through.
+    pub fs: Arc<dyn FileSystem>,
+    /// A cache shared with other databases; `None`: the open creates one of
+    /// `Options::block_cache_capacity` bytes (or none for 0).
+    pub block_cache: Option<Arc<BlockCache>>,
+}
+
+/// Opens databases with injected components. Cheap to clone; one builder may open
+/// several databases (or reopen one), each getting the same components.
+#[derive(Clone, Default)]
+pub struct DbBuilder {
+    fs: Option<Arc<dyn FileSystem>>,
+    block_cache: Option<Arc<BlockCache>>,
+}
+
+impl fmt::Debug for DbBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DbBuilder")
+            .field("custom_file_system", &self.fs.is_some())
+            .field("block_cache", &self.block_cache)
+            .finish()
+    }
+}
+
+impl DbBuilder {
+    /// A builder with default components: [`PosixFs`], and a block cache of
+    /// `Options::block_cache_capacity` bytes created per open.
+    pub fn new() -> DbBuilder {
+        DbBuilder::default()
+    }
+
+    /// Every file of the database goes through `fs` (e.g. [`crate::env::FaultFs`] in
+    /// tests). Default: [`PosixFs`].
+    #[must_use]
+    pub fn file_system(mut self, fs: Arc<dyn FileSystem>) -> DbBuilder {
+        self.fs = Some(fs);
+        self
+    }
+
+    /// Caches data blocks in `cache`, which may be shared with other databases: each
+    /// open takes its own key space in it ([`BlockCache::share`]), so databases never
+    /// see each other's blocks but compete for one capacity.
+    /// `Options::block_cache_capacity` is then ignored. Default: each open creates a
+    /// cache of `block_cache_capacity` bytes.
+    #[must_use]
+    pub fn block_cache(mut self, cache: Arc<BlockCache>) -> DbBuilder {
+        self.block_cache = Some(cache);
+        self
+    }
+
+    /// Validates `options` and opens (or creates) the database in `path`; see
+    /// [`Db::open`].
+    ///
+    /// # Errors
+    /// As [`Db::open`].
+    pub fn open(&self, path: impl AsRef<Path>, options: Options) -> Result<Db> {
+        options.validate()?;
+        let components = Components {
+            fs: self.fs.clone().unwrap_or_else(|| Arc::new(PosixFs)),
+            block_cache: self.block_cache.clone(),
+        };
+        let inner = Arc::new(open::open(path.as_ref(), options, components)?);
+        let threads = background::start(&inner)?;
+        Ok(Db { inner, threads })
+    }
+}

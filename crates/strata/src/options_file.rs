@@ -1,0 +1,518 @@
+//! The `OPTIONS` file: the options of the last open, in a text form the next open
+//! parses and checks.
+//!
+//! # Role
+//! At open, right after MANIFEST replay and before anything is written, `db::open`
+//! calls [`load`] (read and [`decode`] the previous file, if any) and
+//! [`check_compatible`] (may the database be opened with the new options?). After the
+//! new MANIFEST is durable it calls [`store`], which writes [`encode`]'s text with
+//! [`write_file_atomic`] (temp file, fsync, rename, directory fsync), so the file is
+//! always whole. Tools may read it to see how a database was configured. Components
+//! (file system, block cache) are not options and are not recorded.
+//!
+//! # Format (options file version 1)
+//! UTF-8 text, INI-like, one item per line (`\n`; a trailing `\r` is tolerated).
+//! Blanks around a line are ignored, as are empty lines and lines starting with `#`.
+//! ```text
+//! # Strata OPTIONS file: the options of the last open, checked at the next one.
+//! [Version]
+//! strata_options_version=1
+//!
+//! [DBOptions]
+//! create_if_missing=true
+//! write_buffer_size=67108864
+//! max_bytes_for_level_multiplier=10
+//! num_levels=7
+//! compaction_priority=min_overlapping_ratio
+//! output_partitioning=aligned:2
+//! ...                                  (one line per field of `Options` but `levels`)
+//!
+//! [LevelOptions "0"]
+//! block_size=4096
+//! block_restart_interval=16
+//! compression=none
+//! bloom_bits_per_key=10
+//! ```
+//! - A section header is `[Name]` or `[Name "argument"]`; an entry is `key=value`,
+//!   split at the first `=`, blanks around key and value trimmed.
+//! - `[Version]` comes first and holds `strata_options_version`.
+//! - `[DBOptions]` holds one entry per field of [`Options`] except `levels`, named as
+//!   the field.
+//! - `[LevelOptions "i"]` for `i = 0, 1, 2, ...` in order and without gaps holds entry
+//!   `i` of [`Options::levels`]; the number of these sections is `levels.len()`.
+//! - Values: integers in decimal; floats in Rust's shortest round-trip form (`10`,
+//!   `1.5`); `true`/`false`; enums by snake_case name: `compression` =
+//!   `none|lz4|zstd`, `compaction_priority` =
+//!   `min_overlapping_ratio|oldest_smallest_seq_first`, `wal_recovery_mode` =
+//!   `tolerate_corrupted_tail_records|absolute_consistency|point_in_time`,
+//!   `output_partitioning` = `fixed|aligned:<variance>`.
+//!
+//! The frozen fixture `src/options_file/fixtures/OPTIONS-v1` is a complete example.
+//!
+//! # Invariants
+//! 1. The format grows by keys and sections only; names are append-only and never
+//!    change meaning. So a reader keeps entries it does not know (from a newer writer)
+//!    in [`StoredOptions::unknown`] instead of failing, and an option the file does
+//!    not mention (an older writer's) takes its default.
+//! 2. `strata_options_version` changes only if the syntax changes so that an older
+//!    reader would misread the file. A reader refuses a version newer than
+//!    [`OPTIONS_VERSION`] (`InvalidArgument`) rather than guess; 0 is never valid.
+//! 3. [`encode`] is deterministic, and `decode(&encode(o))` gives back `o` for every
+//!    `o` (a property test); the frozen fixture pins version 1 byte for byte.
+//! 4. Malformed text is [`Error::Corruption`] naming the file, the byte offset and
+//!    the line number; decoding never panics.
+//! 5. The file is a record, not the truth about data: the MANIFEST is. A database
+//!    without an `OPTIONS` file (or with the `Debug` text that Strata wrote before
+//!    this format existed, which [`load`] skips) opens on the MANIFEST alone.
+//!
+//! # See also
+//! `options_file/tests.rs` (fixture, round trip, hostile text, compatibility);
+//! `tests/reopen_with_fewer_levels_is_invalid_argument.rs`; docs/ARCHITECTURE.md §15.
+
+use crate::env::{read_to_vec, write_file_atomic, FileSystem};
+use crate::error::{Error, Result};
+use crate::options::{
+    CompactionPriority, Compression, LevelOptions, Options, OutputPartitioning, WalRecoveryMode,
+};
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// The options file format version this build writes and the newest it reads.
+pub const OPTIONS_VERSION: u32 = 1;
+
+/// The file's name in the database directory.
+pub const FILE_NAME: &str = "OPTIONS";
+
+/// An `OPTIONS` file as [`decode`] read it.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct StoredOptions {
+    /// The file's `strata_options_version` (at most [`OPTIONS_VERSION`]).
+    pub version: u32,
+    /// The options it records; options it does not mention keep their defaults.
+    pub options: Options,
+    /// Entries this build does not know (from a newer writer), in file order.
+    pub unknown: Vec<UnknownEntry>,
+}
+
+/// One `key=value` entry [`decode`] did not recognise.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct UnknownEntry {
+    /// The section header between the brackets, e.g. `DBOptions` or `TierOptions "1"`.
+    pub section: String,
+    /// The key.
+    pub key: String,
+    /// The value, as written.
+    pub value: String,
+}
+
+/// One option's name and its text conversions, so [`encode`] and [`decode`] share one
+/// list.
+struct Field<T> {
+    name: &'static str,
+    get: fn(&T) -> String,
+    /// Parses the value into the field; `Err` says what was expected.
+    set: fn(&mut T, &str) -> std::result::Result<(), String>,
+}
+
+/// A field whose type converts with `Display` and `FromStr`.
+macro_rules! field {
+    ($t:ty, $name:ident) => {
+        Field::<$t> {
+            name: stringify!($name),
+            get: |o| o.$name.to_string(),
+            set: |o, v| {
+                o.$name = v.parse().map_err(|e| format!("{e}"))?;
+                Ok(())
+            },
+        }
+    };
+}
+
+/// A field of an enum type with a name function and a list of every variant.
+macro_rules! enum_field {
+    ($t:ty, $name:ident, $to_name:ident, $all:expr) => {
+        Field::<$t> {
+            name: stringify!($name),
+            get: |o| $to_name(o.$name).to_string(),
+            set: |o, v| {
+                o.$name = $all
+                    .into_iter()
+                    .find(|&x| $to_name(x) == v)
+                    .ok_or_else(|| format!("unknown value for {}", stringify!($name)))?;
+                Ok(())
+            },
+        }
+    };
+}
+
+/// `[DBOptions]`, in file order. Append new options at the end.
+const DB_FIELDS: &[Field<Options>] = &[
+    field!(Options, create_if_missing),
+    field!(Options, error_if_exists),
+    field!(Options, write_buffer_size),
+    field!(Options, max_write_buffer_number),
+    field!(Options, target_file_size_base),
+    field!(Options, max_bytes_for_level_base),
+    field!(Options, max_bytes_for_level_multiplier),
+    field!(Options, num_levels),
+    field!(Options, level0_file_num_compaction_trigger),
+    field!(Options, level0_slowdown_writes_trigger),
+    field!(Options, level0_stop_writes_trigger),
+    field!(Options, soft_pending_compaction_bytes_limit),
+    field!(Options, hard_pending_compaction_bytes_limit),
+    field!(Options, block_cache_capacity),
+    field!(Options, max_open_files),
+    field!(Options, max_background_jobs),
+    enum_field!(
+        Options,
+        compaction_priority,
+        priority_name,
+        [
+            CompactionPriority::MinOverlappingRatio,
+            CompactionPriority::OldestSmallestSeqFirst,
+        ]
+    ),
+    Field {
+        name: "output_partitioning",
+        get: |o| match o.output_partitioning {
+            OutputPartitioning::Fixed => "fixed".to_string(),
+            OutputPartitioning::Aligned { variance } => format!("aligned:{variance}"),
+        },
+        set: |o, v| {
+            o.output_partitioning = match v.strip_prefix("aligned:") {
+                Some(variance) => OutputPartitioning::Aligned {
+                    variance: variance.parse().map_err(|e| format!("{e}"))?,
+                },
+                None if v == "fixed" => OutputPartitioning::Fixed,
+                None => return Err("expected fixed or aligned:<variance>".to_string()),
+            };
+            Ok(())
+        },
+    },
+    field!(Options, snapshot_filter),
+    field!(Options, paranoid_checks),
+    enum_field!(
+        Options,
+        wal_recovery_mode,
+        recovery_name,
+        [
+            WalRecoveryMode::TolerateCorruptedTailRecords,
+            WalRecoveryMode::AbsoluteConsistency,
+            WalRecoveryMode::PointInTime,
+        ]
+    ),
+    field!(Options, max_manifest_file_size),
+];
+
+/// `[LevelOptions "i"]`, in file order. Append new options at the end.
+const LEVEL_FIELDS: &[Field<LevelOptions>] = &[
+    field!(LevelOptions, block_size),
+    field!(LevelOptions, block_restart_interval),
+    enum_field!(
+        LevelOptions,
+        compression,
+        compression_name,
+        [Compression::None, Compression::Lz4, Compression::Zstd]
+    ),
+    field!(LevelOptions, bloom_bits_per_key),
+];
+
+fn compression_name(c: Compression) -> &'static str {
+    match c {
+        Compression::None => "none",
+        Compression::Lz4 => "lz4",
+        Compression::Zstd => "zstd",
+    }
+}
+
+fn priority_name(p: CompactionPriority) -> &'static str {
+    match p {
+        CompactionPriority::MinOverlappingRatio => "min_overlapping_ratio",
+        CompactionPriority::OldestSmallestSeqFirst => "oldest_smallest_seq_first",
+    }
+}
+
+fn recovery_name(m: WalRecoveryMode) -> &'static str {
+    match m {
+        WalRecoveryMode::TolerateCorruptedTailRecords => "tolerate_corrupted_tail_records",
+        WalRecoveryMode::AbsoluteConsistency => "absolute_consistency",
+        WalRecoveryMode::PointInTime => "point_in_time",
+    }
+}
+
+/// The `OPTIONS` text of `opts` (see the module's format). Deterministic.
+pub fn encode(opts: &Options) -> String {
+    let mut out = String::from(
+        "# Strata OPTIONS file: the options of the last open, checked at the next one.\n",
+    );
+    // Writing to a String cannot fail.
+    let _ = write!(
+        out,
+        "[Version]\nstrata_options_version={OPTIONS_VERSION}\n\n[DBOptions]\n"
+    );
+    for f in DB_FIELDS {
+        let _ = writeln!(out, "{}={}", f.name, (f.get)(opts));
+    }
+    for (i, level) in opts.levels.iter().enumerate() {
+        let _ = write!(out, "\n[LevelOptions \"{i}\"]\n");
+        for f in LEVEL_FIELDS {
+            let _ = writeln!(out, "{}={}", f.name, (f.get)(level));
+        }
+    }
+    out
+}
+
+/// Parses `OPTIONS` text. Errors name the file as `OPTIONS`; see [`load`] for the
+/// full path.
+///
+/// # Errors
+/// [`Error::Corruption`] naming the byte offset and line of a malformed line (not a
+/// header, comment or `key=value`; a bad value for a known key; a duplicate key or
+/// section; level sections out of order; a missing or late `[Version]`);
+/// [`Error::InvalidArgument`] for a `strata_options_version` newer than this build
+/// reads.
+pub fn decode(text: &str) -> Result<StoredOptions> {
+    decode_file(text, Path::new(FILE_NAME))
+}
+
+/// Where entries go while decoding.
+enum Section {
+    Version,
+    Db,
+    Level(usize),
+    Unknown(String),
+}
+
+fn decode_file(text: &str, path: &Path) -> Result<StoredOptions> {
+    let mut options = Options::default();
+    let mut levels: Vec<LevelOptions> = Vec::new();
+    let mut unknown = Vec::new();
+    let mut version: Option<u32> = None;
+    let mut section: Option<Section> = None;
+    // Known sections and (section, key) pairs seen so far, to refuse duplicates.
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut offset = 0usize;
+    for (i, raw) in text.split_inclusive('\n').enumerate() {
+        let at = offset as u64;
+        offset += raw.len();
+        let bad =
+            |reason: String| Error::corruption(path, at, format!("line=`{}`: {reason}", i + 1));
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(header) = line.strip_prefix('[') {
+            let header = header
+                .strip_suffix(']')
+                .ok_or_else(|| bad(format!("unterminated section header `{line}`")))?
+                .trim();
+            if matches!(section, Some(Section::Version)) && version.is_none() {
+                return Err(bad("[Version] lacks strata_options_version".to_string()));
+            }
+            let next = parse_header(header, levels.len()).map_err(bad)?;
+            if version.is_none() && !matches!(next, Section::Version) {
+                return Err(bad(format!(
+                    "the first section must be [Version], not `[{header}]`"
+                )));
+            }
+            if !matches!(next, Section::Unknown(_)) && !seen.insert(header.to_string()) {
+                return Err(bad(format!("duplicate section `[{header}]`")));
+            }
+            if matches!(next, Section::Level(_)) {
+                levels.push(LevelOptions::default());
+            }
+            section = Some(next);
+            continue;
+        }
+        let (key, value) = line
+            .split_once('=')
+            .map(|(k, v)| (k.trim(), v.trim()))
+            .filter(|(k, _)| !k.is_empty())
+            .ok_or_else(|| bad(format!("expected `[section]` or `key=value`, got `{line}`")))?;
+        let Some(sec) = &section else {
+            return Err(bad("entry before the first section".to_string()));
+        };
+        let known = match sec {
+            Section::Version if key == "strata_options_version" => {
+                let v: u32 = value
+                    .parse()
+                    .ok()
+                    .filter(|&v| v > 0)
+                    .ok_or_else(|| bad(format!("bad strata_options_version=`{value}`")))?;
+                if v > OPTIONS_VERSION {
+                    return Err(Error::InvalidArgument(format!(
+                        "options file `{}` has strata_options_version=`{v}`, newer than this \
+                         build reads ({OPTIONS_VERSION}): open it with a newer Strata",
+                        path.display()
+                    )));
+                }
+                version = Some(v);
+                true
+            }
+            Section::Version | Section::Unknown(_) => false,
+            Section::Db => set(DB_FIELDS, &mut options, key, value).map_err(bad)?,
+            Section::Level(n) => match levels.get_mut(*n) {
+                Some(level) => set(LEVEL_FIELDS, level, key, value).map_err(bad)?,
+                None => false,
+            },
+        };
+        let section_name = match sec {
+            Section::Version => "Version".to_string(),
+            Section::Db => "DBOptions".to_string(),
+            Section::Level(n) => format!("LevelOptions \"{n}\""),
+            Section::Unknown(s) => s.clone(),
+        };
+        if known {
+            if !seen.insert(format!("{section_name}\n{key}")) {
+                return Err(bad(format!("duplicate key `{key}`")));
+            }
+        } else {
+            unknown.push(UnknownEntry {
+                section: section_name,
+                key: key.to_string(),
+                value: value.to_string(),
+            });
+        }
+    }
+    let version = version.ok_or_else(|| {
+        Error::corruption(
+            path,
+            offset as u64,
+            "missing [Version] section with strata_options_version",
+        )
+    })?;
+    if !levels.is_empty() {
+        options.levels = levels;
+    }
+    Ok(StoredOptions {
+        version,
+        options,
+        unknown,
+    })
+}
+
+/// Parses the text between `[` and `]`; `next_level` is the index the next
+/// `LevelOptions` section must have.
+fn parse_header(header: &str, next_level: usize) -> std::result::Result<Section, String> {
+    let (name, arg) = match header.split_once(char::is_whitespace) {
+        Some((name, arg)) => (name, Some(arg.trim())),
+        None => (header, None),
+    };
+    match (name, arg) {
+        ("Version", None) => Ok(Section::Version),
+        ("DBOptions", None) => Ok(Section::Db),
+        ("LevelOptions", Some(arg)) => {
+            let n = arg
+                .strip_prefix('"')
+                .and_then(|a| a.strip_suffix('"'))
+                .and_then(|a| a.parse::<usize>().ok())
+                .ok_or_else(|| format!("bad level in `[{header}]`"))?;
+            if n != next_level {
+                return Err(format!(
+                    "expected [LevelOptions \"{next_level}\"], got `[{header}]`"
+                ));
+            }
+            Ok(Section::Level(n))
+        }
+        ("Version" | "DBOptions" | "LevelOptions", _) => {
+            Err(format!("malformed section header `[{header}]`"))
+        }
+        _ => Ok(Section::Unknown(header.to_string())),
+    }
+}
+
+/// Sets `key` of `target` from `fields`; `Ok(false)` iff the key is unknown.
+fn set<T>(
+    fields: &[Field<T>],
+    target: &mut T,
+    key: &str,
+    value: &str,
+) -> std::result::Result<bool, String> {
+    match fields.iter().find(|f| f.name == key) {
+        Some(f) => (f.set)(target, value)
+            .map(|()| true)
+            .map_err(|e| format!("bad value for {key}=`{value}`: {e}")),
+        None => Ok(false),
+    }
+}
+
+/// Reads and decodes `dir/OPTIONS`. `Ok(None)` if there is none, or if it holds the
+/// `Debug` text of a Strata that predates this format (it begins `Options {`).
+///
+/// # Errors
+/// I/O errors; [`decode`]'s errors, naming the file's full path; `Corruption` for
+/// text that is not UTF-8.
+pub fn load(fs: &dyn FileSystem, dir: &Path) -> Result<Option<StoredOptions>> {
+    let path = dir.join(FILE_NAME);
+    if !fs.exists(&path) {
+        return Ok(None);
+    }
+    let bytes = read_to_vec(fs, &path)?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| {
+        Error::corruption(&path, e.valid_up_to() as u64, "options file is not UTF-8")
+    })?;
+    if text.starts_with("Options {") {
+        return Ok(None);
+    }
+    decode_file(text, &path).map(Some)
+}
+
+/// Writes `opts` to `dir/OPTIONS` atomically (temp file, fsync, rename, directory
+/// fsync).
+///
+/// # Errors
+/// I/O errors; the previous file is then intact.
+pub fn store(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<()> {
+    write_file_atomic(fs, dir, FILE_NAME, encode(opts).as_bytes())
+}
+
+/// Checks that a database may be opened with `new`, given the options of its last
+/// open (`stored`, if its `OPTIONS` file was read) and its deepest non-empty level
+/// (`None` for a database without files).
+///
+/// The rules, one per option that can conflict with data already written:
+/// - `num_levels` must exceed the deepest non-empty level: the MANIFEST places every
+///   table at a level, and a level beyond `num_levels` would be unreachable. Growing
+///   or shrinking it down to that bound is fine.
+///
+/// Every other option may change between opens: sizes, triggers, limits, threads,
+/// priorities and partitioning steer only future work; recovery modes and checks act
+/// only at open or on read; and each [`LevelOptions`] entry shapes only the tables
+/// written from now on, every table being self-describing (block size, restart
+/// interval, filter and per-block codec are in the file). An option added later whose
+/// change would misread existing data (e.g. a column-group layout) adds its rule here,
+/// comparing against `stored`.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] naming the option, its new value and what the database
+/// needs, e.g. ``num_levels=`3` is less than the database's deepest level L5 (needs
+/// >= 6)``.
+pub fn check_compatible(
+    stored: Option<&StoredOptions>,
+    new: &Options,
+    deepest_nonempty_level: Option<usize>,
+) -> Result<()> {
+    if let Some(deepest) = deepest_nonempty_level.filter(|&d| d >= new.num_levels) {
+        let previous = stored
+            .map(|s| {
+                format!(
+                    "; it was last opened with num_levels=`{}`",
+                    s.options.num_levels
+                )
+            })
+            .unwrap_or_default();
+        return Err(Error::InvalidArgument(format!(
+            "num_levels=`{}` is less than the database's deepest level L{deepest} \
+             (needs >= {}){previous}",
+            new.num_levels,
+            deepest + 1
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,442 @@
+//! Tests of the OPTIONS format: the frozen v1 fixture, the round trip, tolerance of
+//! newer writers, exact errors for malformed text, and the compatibility check.
+//!
+//! The fixture `fixtures/OPTIONS-v1` must decode to [`fixture_options`] and be
+//! re-encoded byte for byte. If encoding changes, the format changed: extend it by
+//! keys only (invariant 1), or bump `OPTIONS_VERSION` and add a new fixture; do not
+//! regenerate this one. Create a brand-new fixture with
+//! `STRATA_REGEN_FIXTURES=1 cargo test -p strata --lib options_file`.
+
+use super::*;
+use crate::env::FaultFs;
+use proptest::prelude::*;
+use std::path::PathBuf;
+
+fn fixture_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src/options_file/fixtures/OPTIONS-v1")
+}
+
+/// Every option away from its default, three level entries.
+fn fixture_options() -> Options {
+    Options::default()
+        .with_create_if_missing(false)
+        .with_error_if_exists(true)
+        .with_write_buffer_size(8 << 20)
+        .with_max_write_buffer_number(3)
+        .with_target_file_size_base(4 << 20)
+        .with_max_bytes_for_level_base(32 << 20)
+        .with_max_bytes_for_level_multiplier(8.5)
+        .with_num_levels(6)
+        .with_level0_file_num_compaction_trigger(2)
+        .with_level0_slowdown_writes_trigger(10)
+        .with_level0_stop_writes_trigger(14)
+        .with_soft_pending_compaction_bytes_limit(1 << 30)
+        .with_hard_pending_compaction_bytes_limit(0)
+        .with_block_cache_capacity(0)
+        .with_max_open_files(500)
+        .with_max_background_jobs(4)
+        .with_compaction_priority(CompactionPriority::OldestSmallestSeqFirst)
+        .with_output_partitioning(OutputPartitioning::Aligned { variance: 1.5 })
+        .with_snapshot_filter(false)
+        .with_paranoid_checks(true)
+        .with_wal_recovery_mode(WalRecoveryMode::PointInTime)
+        .with_max_manifest_file_size(1 << 20)
+        .with_levels(vec![
+            LevelOptions::default()
+                .with_block_size(1024)
+                .with_bloom_bits_per_key(0),
+            LevelOptions::default().with_block_restart_interval(8),
+            LevelOptions::default()
+                .with_compression(Compression::Zstd)
+                .with_block_size(16 << 10),
+        ])
+}
+
+#[test]
+fn frozen_fixture_v1_decodes_exactly_and_encodes_identically() {
+    let encoded = encode(&fixture_options());
+    if std::env::var_os("STRATA_REGEN_FIXTURES").is_some() {
+        std::fs::write(fixture_path(), &encoded).expect("write fixture");
+    }
+    let frozen = std::fs::read_to_string(fixture_path()).expect("fixture present");
+    let stored = decode(&frozen).expect("fixture decodes");
+    assert_eq!(stored.version, 1);
+    assert_eq!(stored.options, fixture_options());
+    assert!(stored.unknown.is_empty(), "{:?}", stored.unknown);
+    assert_eq!(encoded, frozen, "the v1 encoding changed");
+}
+
+#[test]
+fn default_options_name_every_field_once() {
+    let text = encode(&Options::default());
+    let keys: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_once('=').map(|(k, _)| k))
+        .collect();
+    // The version key, every DB field, every level field (one level by default).
+    assert_eq!(
+        keys.len(),
+        1 + DB_FIELDS.len() + LEVEL_FIELDS.len(),
+        "{text}"
+    );
+    let names: HashSet<&str> = DB_FIELDS.iter().map(|f| f.name).collect();
+    assert_eq!(names.len(), DB_FIELDS.len(), "duplicate DB field name");
+    assert_eq!(decode(&text).expect("decode").options, Options::default());
+}
+
+fn compression() -> impl Strategy<Value = Compression> {
+    prop_oneof![
+        Just(Compression::None),
+        Just(Compression::Lz4),
+        Just(Compression::Zstd)
+    ]
+}
+
+fn finite() -> impl Strategy<Value = f64> {
+    any::<f64>().prop_filter("finite", |f| f.is_finite())
+}
+
+fn level() -> impl Strategy<Value = LevelOptions> {
+    (any::<usize>(), any::<usize>(), compression(), any::<u32>()).prop_map(|(b, r, c, f)| {
+        LevelOptions::default()
+            .with_block_size(b)
+            .with_block_restart_interval(r)
+            .with_compression(c)
+            .with_bloom_bits_per_key(f)
+    })
+}
+
+/// Any options, valid or not: encoding does not validate.
+fn options() -> impl Strategy<Value = Options> {
+    let sizes = (
+        any::<bool>(),
+        any::<bool>(),
+        any::<usize>(),
+        any::<usize>(),
+        any::<u64>(),
+        any::<u64>(),
+        finite(),
+        any::<usize>(),
+    );
+    let triggers = (
+        any::<usize>(),
+        any::<usize>(),
+        any::<usize>(),
+        any::<u64>(),
+        any::<u64>(),
+        any::<usize>(),
+        any::<usize>(),
+        any::<usize>(),
+    );
+    let policies = (
+        prop_oneof![
+            Just(CompactionPriority::MinOverlappingRatio),
+            Just(CompactionPriority::OldestSmallestSeqFirst)
+        ],
+        prop_oneof![
+            Just(OutputPartitioning::Fixed),
+            finite().prop_map(|variance| OutputPartitioning::Aligned { variance })
+        ],
+        any::<bool>(),
+        any::<bool>(),
+        prop_oneof![
+            Just(WalRecoveryMode::TolerateCorruptedTailRecords),
+            Just(WalRecoveryMode::AbsoluteConsistency),
+            Just(WalRecoveryMode::PointInTime)
+        ],
+        any::<u64>(),
+        proptest::collection::vec(level(), 1..6),
+    );
+    (sizes, triggers, policies).prop_map(|(s, t, p)| {
+        Options::default()
+            .with_create_if_missing(s.0)
+            .with_error_if_exists(s.1)
+            .with_write_buffer_size(s.2)
+            .with_max_write_buffer_number(s.3)
+            .with_target_file_size_base(s.4)
+            .with_max_bytes_for_level_base(s.5)
+            .with_max_bytes_for_level_multiplier(s.6)
+            .with_num_levels(s.7)
+            .with_level0_file_num_compaction_trigger(t.0)
+            .with_level0_slowdown_writes_trigger(t.1)
+            .with_level0_stop_writes_trigger(t.2)
+            .with_soft_pending_compaction_bytes_limit(t.3)
+            .with_hard_pending_compaction_bytes_limit(t.4)
+            .with_block_cache_capacity(t.5)
+            .with_max_open_files(t.6)
+            .with_max_background_jobs(t.7)
+            .with_compaction_priority(p.0)
+            .with_output_partitioning(p.1)
+            .with_snapshot_filter(p.2)
+            .with_paranoid_checks(p.3)
+            .with_wal_recovery_mode(p.4)
+            .with_max_manifest_file_size(p.5)
+            .with_levels(p.6)
+    })
+}
+
+proptest! {
+    #[test]
+    fn every_options_value_round_trips(o in options()) {
+        let text = encode(&o);
+        let stored = decode(&text).expect("own encoding decodes");
+        prop_assert_eq!(stored.version, OPTIONS_VERSION);
+        prop_assert!(stored.unknown.is_empty());
+        prop_assert_eq!(&stored.options, &o);
+        prop_assert_eq!(encode(&stored.options), text);
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics(s in "\\PC*") {
+        let _ = decode(&s);
+    }
+
+    #[test]
+    fn mutated_fixture_never_panics(pos in any::<prop::sample::Index>(), c in any::<char>()) {
+        let mut text = encode(&fixture_options());
+        let i = pos.index(text.len());
+        if text.is_char_boundary(i) {
+            text.insert(i, c);
+        }
+        let _ = decode(&text);
+    }
+}
+
+#[test]
+fn newer_writers_keys_and_sections_are_kept_not_errors() {
+    let text = "[Version]\nstrata_options_version=1\nwritten_by=strata 9\n\
+                [DBOptions]\nnum_levels=5\nfuture_knob=42\n\
+                [TierOptions \"1\"]\ndevice=slow\n\
+                [LevelOptions \"0\"]\ncompression=lz4\ncolumn_groups=a,b\n";
+    let stored = decode(text).expect("decodes");
+    assert_eq!(stored.options.num_levels, 5);
+    assert_eq!(stored.options.levels.len(), 1);
+    assert_eq!(stored.options.level(0).compression, Compression::Lz4);
+    // Options the file does not mention (an older writer's) keep their defaults.
+    assert_eq!(
+        stored.options.write_buffer_size,
+        Options::default().write_buffer_size
+    );
+    assert_eq!(stored.options.level(0).block_size, 4096);
+    let unknown: Vec<(&str, &str, &str)> = stored
+        .unknown
+        .iter()
+        .map(|u| (u.section.as_str(), u.key.as_str(), u.value.as_str()))
+        .collect();
+    assert_eq!(
+        unknown,
+        [
+            ("Version", "written_by", "strata 9"),
+            ("DBOptions", "future_knob", "42"),
+            ("TierOptions \"1\"", "device", "slow"),
+            ("LevelOptions \"0\"", "column_groups", "a,b"),
+        ]
+    );
+}
+
+#[test]
+fn blanks_comments_and_crlf_are_tolerated() {
+    let text = "# c\r\n\r\n  [Version]  \r\n strata_options_version = 1 \r\n[DBOptions]\r\n\
+                # another\r\nnum_levels = 4\r\n";
+    assert_eq!(decode(text).expect("decodes").options.num_levels, 4);
+}
+
+/// `(text, line, offset, reason fragment)`: each must be Corruption naming line and
+/// offset.
+#[test]
+fn malformed_lines_are_corruption_naming_line_and_offset() {
+    let v = "[Version]\nstrata_options_version=1\n"; // 2 lines, 35 bytes
+    let cases: Vec<(String, usize, u64, &str)> = vec![
+        (
+            format!("{v}[DBOptions]\nnum_levels\n"),
+            4,
+            47,
+            "expected `[section]`",
+        ),
+        (
+            format!("{v}[DBOptions]\nnum_levels=seven\n"),
+            4,
+            47,
+            "bad value for num_levels=`seven`",
+        ),
+        (
+            format!("{v}[DBOptions]\nnum_levels=3\nnum_levels=4\n"),
+            5,
+            60,
+            "duplicate key `num_levels`",
+        ),
+        (format!("{v}[DBOptions]\ncompression=lz4\n"), 0, 0, ""), // unknown in DBOptions: fine
+        (
+            format!("{v}[LevelOptions \"0\"]\ncompression=snappy\n"),
+            4,
+            54,
+            "unknown value for compression",
+        ),
+        (
+            format!("{v}[LevelOptions \"1\"]\n"),
+            3,
+            35,
+            "expected [LevelOptions \"0\"]",
+        ),
+        (
+            format!("{v}[LevelOptions \"0\"]\n[LevelOptions \"0\"]\n"),
+            4,
+            54,
+            "expected [LevelOptions \"1\"]",
+        ),
+        (format!("{v}[LevelOptions 0]\n"), 3, 35, "bad level"),
+        (
+            format!("{v}[DBOptions]\n[DBOptions]\n"),
+            4,
+            47,
+            "duplicate section",
+        ),
+        (
+            format!("{v}[DBOptions\n"),
+            3,
+            35,
+            "unterminated section header",
+        ),
+        (
+            format!("{v}[DBOptions]\noutput_partitioning=aligned\n"),
+            4,
+            47,
+            "expected fixed or aligned",
+        ),
+        (
+            "num_levels=3\n".to_string(),
+            1,
+            0,
+            "entry before the first section",
+        ),
+        (
+            "[DBOptions]\nnum_levels=3\n".to_string(),
+            1,
+            0,
+            "the first section must be [Version]",
+        ),
+        (
+            "[Version]\n[DBOptions]\n".to_string(),
+            2,
+            10,
+            "lacks strata_options_version",
+        ),
+        (
+            "[Version]\nstrata_options_version=0\n".to_string(),
+            2,
+            10,
+            "bad strata_options_version",
+        ),
+        ("".to_string(), 0, 0, "missing [Version]"),
+        ("# only a comment\n".to_string(), 0, 17, "missing [Version]"),
+    ];
+    for (text, line, offset, fragment) in cases {
+        let got = decode(&text);
+        if fragment.is_empty() {
+            assert!(got.is_ok(), "{text:?}: {got:?}");
+            continue;
+        }
+        match got {
+            Err(Error::Corruption {
+                file,
+                offset: o,
+                reason,
+            }) => {
+                assert_eq!(file, Path::new("OPTIONS"), "{text:?}");
+                assert_eq!(o, offset, "{text:?}: {reason}");
+                if line > 0 {
+                    assert!(
+                        reason.starts_with(&format!("line=`{line}`: ")),
+                        "{text:?}: {reason}"
+                    );
+                }
+                assert!(reason.contains(fragment), "{text:?}: {reason}");
+            }
+            other => panic!("{text:?}: expected corruption, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_newer_format_version_is_refused_as_invalid_argument() {
+    let err = decode("[Version]\nstrata_options_version=2\n[Whatever]\n???\n").expect_err("newer");
+    assert!(
+        matches!(&err, Error::InvalidArgument(m) if m.contains("strata_options_version=`2`")),
+        "{err}"
+    );
+}
+
+#[test]
+fn fewer_levels_than_the_tree_needs_is_invalid_argument_naming_num_levels() {
+    let new = Options::default().with_num_levels(3);
+    let err = check_compatible(None, &new, Some(5)).expect_err("too few levels");
+    assert_eq!(
+        err.to_string(),
+        "invalid argument: num_levels=`3` is less than the database's deepest level L5 \
+         (needs >= 6)"
+    );
+    let stored = decode(&encode(&Options::default())).expect("decode");
+    let err = check_compatible(Some(&stored), &new, Some(3)).expect_err("L3 needs 4");
+    assert!(
+        matches!(&err, Error::InvalidArgument(m)
+            if m.starts_with("num_levels=`3` is less than the database's deepest level L3 (needs >= 4)")
+            && m.ends_with("it was last opened with num_levels=`7`")),
+        "{err}"
+    );
+}
+
+#[test]
+fn levels_that_hold_every_file_are_compatible() {
+    let stored = decode(&encode(&Options::default())).expect("decode");
+    for (num_levels, deepest) in [(3, Some(2)), (3, None), (7, Some(6)), (32, Some(6))] {
+        let new = Options::default().with_num_levels(num_levels);
+        check_compatible(Some(&stored), &new, deepest).expect("compatible");
+        check_compatible(None, &new, deepest).expect("compatible without OPTIONS");
+    }
+    // Per-level options change freely: tables are self-describing.
+    let new = Options::default().with_every_level(|l| {
+        l.with_compression(Compression::Zstd)
+            .with_block_size(64)
+            .with_bloom_bits_per_key(0)
+    });
+    check_compatible(Some(&stored), &new, Some(6)).expect("compatible");
+}
+
+#[test]
+fn load_and_store_on_a_file_system() {
+    let fs = FaultFs::new();
+    let dir = Path::new("/db");
+    fs.create_dir_all(dir).expect("mkdir");
+    assert_eq!(load(&fs, dir).expect("no file"), None);
+    store(&fs, dir, &fixture_options()).expect("store");
+    let stored = load(&fs, dir).expect("load").expect("present");
+    assert_eq!(stored.options, fixture_options());
+    // The Debug text of older Strata builds is skipped, not an error.
+    write_file_atomic(
+        &fs,
+        dir,
+        FILE_NAME,
+        b"Options {\n    create_if_missing: true,\n}\n",
+    )
+    .expect("write");
+    assert_eq!(load(&fs, dir).expect("legacy"), None);
+    // Errors name the full path.
+    write_file_atomic(
+        &fs,
+        dir,
+        FILE_NAME,
+        b"[Version]\nstrata_options_version=1\nbad\n",
+    )
+    .expect("write");
+    let err = load(&fs, dir).expect_err("malformed");
+    assert!(
+        matches!(&err, Error::Corruption { file, offset: 35, .. } if file == &dir.join("OPTIONS")),
+        "{err}"
+    );
+    write_file_atomic(&fs, dir, FILE_NAME, b"[Version]\n\xff\n").expect("write");
+    let err = load(&fs, dir).expect_err("not utf-8");
+    assert!(
+        matches!(&err, Error::Corruption { offset: 10, reason, .. } if reason.contains("UTF-8")),
+        "{err}"
+    );
+}
