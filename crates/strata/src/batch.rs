@@ -141,6 +141,28 @@ impl WriteBatch {
         self.record(ValueKind::Delete, key, None);
     }
 
+    /// Sets the count to `index + added` for a batch that will be `len` bytes long and
+    /// returns true, or records the batch-size violation and returns false. Within
+    /// [`MAX_BATCH_LEN`] the count cannot overflow (module invariant 3); the checked add
+    /// keeps that a checked fact rather than an assumption.
+    fn grow(&mut self, index: u32, added: u32, len: usize) -> bool {
+        match index.checked_add(added) {
+            Some(count) if len <= MAX_BATCH_LEN => {
+                self.set_count(count);
+                true
+            }
+            _ => {
+                self.over_limit = Some(LimitExceeded {
+                    what: "batch",
+                    record: index,
+                    len,
+                    max: MAX_BATCH_LEN,
+                });
+                false
+            }
+        }
+    }
+
     fn record(&mut self, kind: ValueKind, key: &[u8], value: Option<&[u8]>) {
         if self.over_limit.is_some() {
             return;
@@ -150,20 +172,8 @@ impl WriteBatch {
             self.over_limit = Some(over);
             return;
         }
-        let len = self.rep.len() + record_len(key, value);
-        // Within MAX_BATCH_LEN the count cannot overflow (module invariant 3); the
-        // checked add keeps that a checked fact rather than an assumption.
-        match index.checked_add(1) {
-            Some(count) if len <= MAX_BATCH_LEN => self.set_count(count),
-            _ => {
-                self.over_limit = Some(LimitExceeded {
-                    what: "batch",
-                    record: index,
-                    len,
-                    max: MAX_BATCH_LEN,
-                });
-                return;
-            }
+        if !self.grow(index, 1, self.rep.len() + record_len(key, value)) {
+            return;
         }
         self.rep.push(kind as u8);
         put_length_prefixed(&mut self.rep, key);
@@ -228,18 +238,8 @@ impl WriteBatch {
             return;
         }
         let records = other.rep.get(HEADER..).unwrap_or_default();
-        let len = self.rep.len() + records.len();
-        match index.checked_add(other.count()) {
-            Some(count) if len <= MAX_BATCH_LEN => self.set_count(count),
-            _ => {
-                self.over_limit = Some(LimitExceeded {
-                    what: "batch",
-                    record: index,
-                    len,
-                    max: MAX_BATCH_LEN,
-                });
-                return;
-            }
+        if !self.grow(index, other.count(), self.rep.len() + records.len()) {
+            return;
         }
         self.rep.extend_from_slice(records);
     }

@@ -37,6 +37,16 @@ fn versions(dir: &Path) -> VersionSet {
     .expect("version set")
 }
 
+/// A job context on the real file system with no snapshots.
+fn context<'a>(vs: &'a VersionSet, cache: &'a TableCache) -> JobContext<'a> {
+    JobContext {
+        fs: &PosixFs,
+        versions: vs,
+        table_cache: cache,
+        snapshots: Vec::new(),
+    }
+}
+
 fn table_cache(vs: &VersionSet) -> TableCache {
     TableCache::new(
         Arc::new(PosixFs),
@@ -81,12 +91,7 @@ fn a_router_splits_one_input_into_streams_with_their_own_files() {
     odd.partitioning = Partitioning::Fixed { target: 1 };
     plan.outputs.push(odd);
     plan.router = Arc::new(ByParity);
-    let ctx = JobContext {
-        fs: &PosixFs,
-        versions: &vs,
-        table_cache: &cache,
-        snapshots: Vec::new(),
-    };
+    let ctx = context(&vs, &cache);
     let out = execute(&plan, &ctx).expect("execute");
     assert_eq!(out.edit.log_number, Some(9));
     assert!(out.edit.deleted_files.is_empty());
@@ -140,12 +145,7 @@ fn a_router_index_out_of_range_is_an_internal_error() {
     mem.add(1, ValueKind::Put, b"k", b"v");
     let mut plan = Plan::flush(&Options::default(), mem, None, Reason::Flush);
     plan.router = Arc::new(Bad);
-    let ctx = JobContext {
-        fs: &PosixFs,
-        versions: &vs,
-        table_cache: &cache,
-        snapshots: Vec::new(),
-    };
+    let ctx = context(&vs, &cache);
     let err = execute(&plan, &ctx).expect_err("bad route");
     assert_eq!(err.kind(), crate::ErrorKind::Internal, "{err}");
 }
@@ -173,12 +173,7 @@ fn a_trivial_move_re_levels_files_without_io() {
         reason: Reason::LevelSize,
         score: 1.5,
     };
-    let ctx = JobContext {
-        fs: &PosixFs,
-        versions: &vs,
-        table_cache: &cache,
-        snapshots: Vec::new(),
-    };
+    let ctx = context(&vs, &cache);
     let out = execute(&plan, &ctx).expect("move");
     assert_eq!(out.edit.deleted_files, vec![(1, 5)]);
     assert_eq!(out.edit.new_files, vec![(2, FileMetaData::clone(&f))]);
