@@ -2,11 +2,13 @@
 //!
 //! 1. [`lock_dir`]: refuse a missing database before creating anything (unless
 //!    `create_if_missing`), then create the directory and take the `LOCK` file.
-//! 2. [`recover_manifest`]: replay the MANIFEST named by `CURRENT` (or start an empty
-//!    database), check the options against it and the previous `OPTIONS` file
-//!    ([`options_file::check_compatible`]) before anything is written, and check that
-//!    every table it names and the WAL it needs exist.
-//! 3. `VersionSet::new` adopts the recovered version (one file reference per table).
+//! 2. [`recover_versions`]: `VersionSet::recover` replays the MANIFEST named by
+//!    `CURRENT` and adopts the recovered version (one file reference per table), or
+//!    `VersionSet::create` starts an empty database.
+//! 3. Still in [`recover_versions`]: check the options against the tree and the
+//!    previous `OPTIONS` file ([`options_file::check_compatible`]) before anything is
+//!    written, and check that every table the MANIFEST names and the WAL it needs
+//!    exist.
 //! 4. `replay::replay_wals`: replay every WAL numbered `>= log_number` into L0 tables
 //!    (recovery-flush plans through the one executor). The WAL recovery mode decides
 //!    what a damaged record means (see [`WalRecoveryMode`]).
@@ -38,8 +40,8 @@ use crate::options::Options;
 use crate::options_file;
 use crate::snapshot::SnapshotList;
 use crate::stats::{LevelStats, Statistics};
-use crate::version::manifest::{self, CURRENT};
-use crate::version::{Recovered, Version, VersionSet};
+use crate::version::manifest::CURRENT;
+use crate::version::VersionSet;
 use crate::wal::LogWriter;
 use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
@@ -54,14 +56,8 @@ use std::sync::Arc;
 pub(crate) fn open(dir: &Path, opts: Options, components: Components) -> Result<DbInner> {
     let Components { fs, block_cache } = components;
     let lock = lock_dir(fs.as_ref(), dir, &opts)?;
-    let (recovered, last_sequence) = recover_manifest(fs.as_ref(), dir, &opts)?;
-    let log_number = recovered.log_number;
-    let versions = VersionSet::new(
-        Arc::clone(&fs),
-        vec![dir.to_path_buf()],
-        opts.max_manifest_file_size,
-        recovered,
-    )?;
+    let (versions, last_sequence) = recover_versions(&fs, dir, &opts)?;
+    let log_number = versions.log_number();
     let stats = Arc::new(Statistics::default());
     let block_cache = match block_cache {
         Some(shared) => Some(Arc::new(shared.share())),
@@ -154,26 +150,28 @@ fn missing_database(dir: &Path) -> Error {
     ))
 }
 
-/// Step 2. The durable state the MANIFEST describes (or an empty database), and the
-/// last sequence number it records.
+/// Steps 2 and 3. The version set of the durable state the MANIFEST describes (or of
+/// an empty database), and the last sequence number the MANIFEST records.
 ///
 /// # Errors
 /// `InvalidArgument` against `create_if_missing` / `error_if_exists`, or for options
-/// the database cannot be opened with (naming the option); `Corruption`
-/// naming the MANIFEST if it names a table or WAL that does not exist (it lost
-/// edits, or files were removed behind its back); MANIFEST replay errors.
-fn recover_manifest(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<(Recovered, u64)> {
-    let Some(r) = manifest::recover(fs, dir, opts.num_levels)? else {
+/// the database cannot be opened with (naming the option); `Corruption` naming the
+/// MANIFEST if it names a table or WAL that does not exist (it lost edits, or files
+/// were removed behind its back); MANIFEST replay errors.
+fn recover_versions(
+    fs: &Arc<dyn FileSystem>,
+    dir: &Path,
+    opts: &Options,
+) -> Result<(VersionSet, u64)> {
+    let dirs = vec![dir.to_path_buf()];
+    let max = opts.max_manifest_file_size;
+    let recovered = VersionSet::recover(Arc::clone(fs), dirs.clone(), max, opts.num_levels)?;
+    let Some((versions, info)) = recovered else {
         if !opts.create_if_missing {
             return Err(missing_database(dir));
         }
-        let empty = Recovered {
-            version: Version::new(opts.num_levels),
-            log_number: 0,
-            next_file_number: 2,
-            manifest_number: None,
-        };
-        return Ok((empty, 0));
+        let versions = VersionSet::create(Arc::clone(fs), dirs, max, opts.num_levels)?;
+        return Ok((versions, 0));
     };
     if opts.error_if_exists {
         return Err(Error::InvalidArgument(format!(
@@ -182,12 +180,12 @@ fn recover_manifest(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<(
         )));
     }
     // Refuse options the existing database cannot be opened with before writing.
-    let stored = options_file::load(fs, dir)?;
-    options_file::check_compatible(stored.as_ref(), opts, r.deepest_level)?;
-    let manifest = dir.join(filename::manifest_name(r.manifest_number));
+    let stored = options_file::load(fs.as_ref(), dir)?;
+    options_file::check_compatible(stored.as_ref(), opts, info.deepest_level)?;
+    let manifest = dir.join(filename::manifest_name(info.manifest_number));
     // A MANIFEST that lost its tail describes an older version whose tables may since
     // have been deleted: refuse it now rather than fail reads later.
-    for f in r.version.live_files() {
+    for f in versions.current().live_files() {
         let table = filename::table_file(dir, f.number);
         if !fs.exists(&table) {
             return Err(Error::corruption(
@@ -200,7 +198,7 @@ fn recover_manifest(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<(
     // The WAL the MANIFEST names is created durably before any MANIFEST names it and
     // deleted only after a newer one is named: if it is gone, the MANIFEST lost edits
     // (a flushed memtable would silently vanish).
-    let wal = filename::wal_file(dir, r.log_number);
+    let wal = filename::wal_file(dir, versions.log_number());
     if !fs.exists(&wal) {
         return Err(Error::corruption(
             &manifest,
@@ -208,13 +206,7 @@ fn recover_manifest(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<(
             format!("MANIFEST names a missing WAL: file=`{}`", wal.display()),
         ));
     }
-    let recovered = Recovered {
-        version: r.version,
-        log_number: r.log_number,
-        next_file_number: r.next_file_number,
-        manifest_number: Some(r.manifest_number),
-    };
-    Ok((recovered, r.last_sequence))
+    Ok((versions, info.last_sequence))
 }
 
 /// Step 5. Creates this open's WAL (durably named), then the first MANIFEST of this

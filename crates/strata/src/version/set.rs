@@ -2,9 +2,10 @@
 //! and the references that keep files alive.
 //!
 //! # Role
-//! Opening a database replays the MANIFEST ([`super::manifest::recover`]) and hands the
-//! result to [`VersionSet::new`], which adopts every recovered file (one [`FileRef`]
-//! each). Recovery then starts a fresh MANIFEST with [`VersionSet::start_manifest`].
+//! Opening a database calls [`VersionSet::recover`], which replays the MANIFEST
+//! ([`super::manifest::recover`]) and adopts every recovered file (one [`FileRef`]
+//! each), or [`VersionSet::create`] for a new database. Open then starts a fresh
+//! MANIFEST with [`VersionSet::start_manifest`].
 //! While the database is open, every job that changes the set of files (flush,
 //! compaction, trivial move) allocates its outputs with [`VersionSet::new_table`] and
 //! installs its edit with [`VersionSet::log_and_apply`]. Readers take
@@ -36,7 +37,7 @@
 
 use super::edit::VersionEdit;
 use super::file_ref::{FileRef, Obsolete, ObsoleteFiles};
-use super::manifest::Manifest;
+use super::manifest::{self, Manifest};
 use super::version::Version;
 use crate::env::{FileSystem, WritableFile};
 use crate::error::{Error, Result};
@@ -49,7 +50,7 @@ use std::sync::Arc;
 
 /// What the version set starts from: a replayed MANIFEST, or an empty database.
 #[derive(Debug)]
-pub(crate) struct Recovered {
+struct Recovered {
     /// The live files.
     pub version: Version,
     /// WALs numbered below this hold nothing that is not in a table.
@@ -58,6 +59,19 @@ pub(crate) struct Recovered {
     pub next_file_number: u64,
     /// The MANIFEST that was replayed, if any.
     pub manifest_number: Option<u64>,
+}
+
+/// What [`VersionSet::recover`] found besides the version set itself.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RecoveryInfo {
+    /// The last sequence number the MANIFEST records.
+    pub last_sequence: u64,
+    /// The MANIFEST that was replayed.
+    pub manifest_number: u64,
+    /// The deepest level holding a file (`None`: no files); the version has
+    /// `max(num_levels, deepest_level + 1)` levels, and the caller must refuse options
+    /// with fewer levels than the tree.
+    pub deepest_level: Option<usize>,
 }
 
 /// The MANIFEST writer and whether it may still be appended to (invariant 3).
@@ -95,13 +109,64 @@ impl std::fmt::Debug for VersionSet {
 }
 
 impl VersionSet {
-    /// A version set over `recovered`, adopting one reference per recovered file.
-    /// Requires: `dirs` is non-empty; `recovered.next_file_number` is above every file
-    /// number in use. No MANIFEST is writable until [`VersionSet::start_manifest`].
+    /// Replays the MANIFEST that `CURRENT` in `dirs[0]` names (see
+    /// [`super::manifest::recover`] for the recovery rule) into a version set that
+    /// adopts one reference per recovered file. Returns `Ok(None)` iff there is no
+    /// `CURRENT` (no database). No MANIFEST is writable until
+    /// [`VersionSet::start_manifest`].
+    ///
+    /// # Errors
+    /// `Corruption` naming the file and offset for a damaged `CURRENT` or MANIFEST;
+    /// `InvalidArgument` if `dirs` is empty; I/O errors.
+    pub fn recover(
+        fs: Arc<dyn FileSystem>,
+        dirs: Vec<PathBuf>,
+        max_manifest_file_size: u64,
+        num_levels: usize,
+    ) -> Result<Option<(VersionSet, RecoveryInfo)>> {
+        let dir = dirs
+            .first()
+            .ok_or_else(|| Error::InvalidArgument("no database directory".into()))?;
+        let Some(r) = manifest::recover(fs.as_ref(), dir, num_levels)? else {
+            return Ok(None);
+        };
+        let info = RecoveryInfo {
+            last_sequence: r.last_sequence,
+            manifest_number: r.manifest_number,
+            deepest_level: r.deepest_level,
+        };
+        let recovered = Recovered {
+            version: r.version,
+            log_number: r.log_number,
+            next_file_number: r.next_file_number,
+            manifest_number: Some(r.manifest_number),
+        };
+        let versions = VersionSet::new(fs, dirs, max_manifest_file_size, recovered)?;
+        Ok(Some((versions, info)))
+    }
+
+    /// The version set of a new, empty database with `num_levels` levels.
     ///
     /// # Errors
     /// `InvalidArgument` if `dirs` is empty.
-    pub fn new(
+    pub fn create(
+        fs: Arc<dyn FileSystem>,
+        dirs: Vec<PathBuf>,
+        max_manifest_file_size: u64,
+        num_levels: usize,
+    ) -> Result<VersionSet> {
+        let empty = Recovered {
+            version: Version::new(num_levels),
+            log_number: 0,
+            next_file_number: 2,
+            manifest_number: None,
+        };
+        VersionSet::new(fs, dirs, max_manifest_file_size, empty)
+    }
+
+    /// A version set over `recovered`, adopting one reference per recovered file.
+    /// Requires: `recovered.next_file_number` is above every file number in use.
+    fn new(
         fs: Arc<dyn FileSystem>,
         dirs: Vec<PathBuf>,
         max_manifest_file_size: u64,

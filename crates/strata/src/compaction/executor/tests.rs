@@ -8,7 +8,6 @@ use crate::key::{ParsedKey, ValueKind};
 use crate::memtable::MemTable;
 use crate::stats::Statistics;
 use crate::version::file_meta::ALL_COLUMNS;
-use crate::version::{Recovered, Version};
 use crate::Options;
 use std::path::Path;
 
@@ -23,18 +22,8 @@ impl Router for ByParity {
 }
 
 fn versions(dir: &Path) -> VersionSet {
-    VersionSet::new(
-        Arc::new(PosixFs),
-        vec![dir.to_path_buf()],
-        u64::MAX,
-        Recovered {
-            version: Version::new(4),
-            log_number: 0,
-            next_file_number: 2,
-            manifest_number: None,
-        },
-    )
-    .expect("version set")
+    VersionSet::create(Arc::new(PosixFs), vec![dir.to_path_buf()], u64::MAX, 4)
+        .expect("version set")
 }
 
 /// A job context on the real file system with no snapshots.

@@ -6,18 +6,7 @@ use crate::env::{FaultFs, FaultKinds, FaultRule, PosixFs};
 use crate::version::FileMetaData;
 
 fn empty(fs: Arc<dyn FileSystem>, dir: &Path, max_manifest: u64) -> VersionSet {
-    let vs = VersionSet::new(
-        fs,
-        vec![dir.to_path_buf()],
-        max_manifest,
-        Recovered {
-            version: Version::new(4),
-            log_number: 0,
-            next_file_number: 2,
-            manifest_number: None,
-        },
-    )
-    .expect("version set");
+    let vs = VersionSet::create(fs, vec![dir.to_path_buf()], max_manifest, 4).expect("version set");
     vs.start_manifest(&VersionEdit::default(), &[], 1, 0)
         .expect("first manifest");
     vs
