@@ -108,7 +108,8 @@ pub fn parse_internal_key(ikey: &[u8]) -> Option<ParsedKey<'_>> {
 /// yield an empty slice, which sorts first; decoders validate lengths before this).
 #[inline]
 pub fn user_key(ikey: &[u8]) -> &[u8] {
-    &ikey[..ikey.len().saturating_sub(TRAILER_LEN)]
+    ikey.get(..ikey.len().saturating_sub(TRAILER_LEN))
+        .unwrap_or_default()
 }
 
 /// The trailer of an internal key (0 if too short).

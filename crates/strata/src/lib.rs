@@ -24,7 +24,23 @@
 //!   shared block cache) are injected through [`DbBuilder`].
 
 #![deny(missing_docs)]
-#![warn(clippy::unwrap_used)]
+// STYLE rule 10: no unwrap, expect, indexing or panic on the library's paths; each
+// deliberate exception is an `#[expect(.., reason = ..)]` at its site. Tests may use them.
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+#![cfg_attr(
+    test,
+    allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )
+)]
 
 pub mod batch;
 pub mod cache;

@@ -49,6 +49,11 @@ impl Arena {
         }
     }
 
+    #[expect(
+        clippy::panic,
+        reason = "a block holds one node at most ~MAX_KEY_LEN + MAX_VALUE_LEN bytes (limits.rs), \
+                  far below isize::MAX; a layout error means that invariant broke"
+    )]
     fn new_block(&mut self, size: usize) -> NonNull<u8> {
         let layout = match Layout::from_size_align(size, ALIGN) {
             Ok(l) => l,

@@ -118,6 +118,11 @@ const _: () = assert!(
 const TOWER_OFFSET: usize = round_up(size_of::<NodeHeader>(), align_of::<Link>());
 
 /// Bytes a node occupies in the arena, rounded up to keep the next node aligned.
+#[expect(
+    clippy::panic,
+    reason = "keys and values are bounded by limits.rs (MAX_KEY_LEN + MAX_VALUE_LEN), so \
+              the sum cannot overflow usize; an overflow means that invariant broke"
+)]
 fn node_size(height: usize, key_len: usize, value_len: usize) -> usize {
     let payload = key_len
         .checked_add(value_len)
@@ -359,8 +364,8 @@ impl SkipList {
             if !next.is_null() && compare_internal(unsafe { node_key(next) }, target).is_lt() {
                 x = next;
             } else {
-                if let Some(p) = prev.as_deref_mut() {
-                    p[level] = x;
+                if let Some(slot) = prev.as_deref_mut().and_then(|p| p.get_mut(level)) {
+                    *slot = x;
                 }
                 if level == 0 {
                     return (x, next);
