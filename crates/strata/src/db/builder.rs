@@ -8,14 +8,15 @@
 //! ```
 //! use std::sync::Arc;
 //! use strata::cache::BlockCache;
-//! use strata::env::FaultFs;
+//! use strata::env::PosixFs;
 //! use strata::{Db, Options};
+//! let dir = tempfile::tempdir().expect("tempdir");
 //! let cache = Arc::new(BlockCache::new(64 << 20));
 //! let builder = Db::builder()
-//!     .file_system(Arc::new(FaultFs::new()))
+//!     .file_system(Arc::new(PosixFs))
 //!     .block_cache(Arc::clone(&cache));
-//! let a = builder.open("/a", Options::default())?;
-//! let b = builder.open("/b", Options::default())?; // shares `cache` with `a`
+//! let a = builder.open(dir.path().join("a"), Options::default())?;
+//! let b = builder.open(dir.path().join("b"), Options::default())?; // shares `cache`
 //! # a.close()?; b.close()?;
 //! # Ok::<(), strata::Error>(())
 //! ```
@@ -62,8 +63,8 @@ impl DbBuilder {
         DbBuilder::default()
     }
 
-    /// Every file of the database goes through `fs` (e.g. [`crate::env::FaultFs`] in
-    /// tests). Default: [`PosixFs`].
+    /// Every file of the database goes through `fs` (e.g. the fault-injecting `FaultFs` of the
+    /// `test-util` feature, in tests). Default: [`PosixFs`].
     #[must_use]
     pub fn file_system(mut self, fs: Arc<dyn FileSystem>) -> DbBuilder {
         self.fs = Some(fs);

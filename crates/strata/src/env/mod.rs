@@ -14,9 +14,11 @@
 //! [`WritableFile::sync`] returns `Ok`; a new directory entry (create, rename, remove) is
 //! durable only after [`FileSystem::sync_dir`] on its directory returns `Ok`.
 
+#[cfg(any(test, feature = "test-util"))]
 mod fault;
 mod posix;
 
+#[cfg(any(test, feature = "test-util"))]
 pub use fault::{CrashMode, FailedSyncMode, FaultFs, FaultKinds, FaultRule};
 pub use posix::PosixFs;
 
