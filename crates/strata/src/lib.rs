@@ -16,7 +16,7 @@
 //! - [`compaction`]: picker policies, the compaction job, output partitioners.
 //! - [`iter`]: the iterator contract and its adapters.
 //! - [`cache`]: block cache and table cache.
-//! - [`env`]: the file-system seam.
+//! - [`env`](mod@env): the file-system seam.
 //! - [`limits`]: the largest key ([`MAX_KEY_LEN`]), value ([`MAX_VALUE_LEN`]) and write
 //!   batch ([`MAX_BATCH_LEN`]) a write accepts, and why.
 //! - [`options`], [`options_file`]: database-wide and per-level options; the persisted

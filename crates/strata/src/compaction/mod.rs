@@ -3,7 +3,7 @@
 //! Role: every job that writes or moves tables is a [`Plan`]. Policies build plans:
 //! the [`picker`] over the current immutable `Version` for automatic and manual
 //! compactions, `Plan::flush` for flushes. The database's scheduler records a
-//! compaction plan in [`Busy`] and hands it to the [`executor`], the one mechanism
+//! compaction plan in [`Busy`] and hands it to the `executor`, the one mechanism
 //! that runs plans: it merges the inputs through [`gc`] (version GC against live
 //! snapshots, tombstone drop at the bottom), routes each user key to an output stream,
 //! cuts each stream's outputs with a [`partitioner`], writes and fsyncs the new
@@ -17,7 +17,7 @@
 //! Modules:
 //! - [`plan`]: the plan: action, input runs, output streams, router.
 //! - [`picker`]: leveled scores, targets and file selection.
-//! - [`executor`]: runs a plan and returns its edit.
+//! - `executor`: runs a plan and returns its edit.
 //! - [`gc`]: which versions of a key survive (snapshot stripes).
 //! - [`partitioner`]: where outputs are cut (fixed size, or [`aligned`]).
 //! - [`aligned`]: aligned compaction (Kim et al. Algorithm 1) and the false-overlap

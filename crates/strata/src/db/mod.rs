@@ -2,19 +2,19 @@
 //! work.
 //!
 //! Where a call goes:
-//! - `put` / `delete` / `write` → [`write`] (group commit: WAL append, memtable insert).
-//! - `get` → [`read`] (memtables, then L0 newest first, then one file per level).
-//! - `iter` → [`read`] builds a merging iterator wrapped in a [`DbIterator`].
-//! - flushes and compactions → [`background`] threads; each job is a
-//!   `compaction::Plan` that [`jobs`] runs through the one executor and installs
-//!   through the `VersionSet`; [`obsolete`] deletes what no version references.
-//! - `open` → [`DbBuilder::open`] (components) → [`open`] (MANIFEST replay, options check, WAL replay via [`replay`],
+//! - `put` / `delete` / `write` → `write` (group commit: WAL append, memtable insert).
+//! - `get` → `read` (memtables, then L0 newest first, then one file per level).
+//! - `iter` → `read` builds a merging iterator wrapped in a [`DbIterator`].
+//! - flushes and compactions → `background` threads; each job is a
+//!   `compaction::Plan` that `jobs` runs through the one executor and installs
+//!   through the `VersionSet`; `obsolete` deletes what no version references.
+//! - `open` → [`DbBuilder::open`] (components) → `open` (MANIFEST replay, options check, WAL replay via `replay`,
 //!   first MANIFEST, cleanup).
 //!
 //! Concurrency: [`Db`] is `Send + Sync`. Reads take no lock: they load the current
 //! [`SuperVersion`] from an `ArcSwap` and the visible sequence number from an atomic.
-//! Writers queue in the group-commit queue; the mutable state is one [`DbState`] behind
-//! one mutex (see [`state`]).
+//! Writers queue in the group-commit queue; the mutable state is one `DbState` behind
+//! one mutex (see `state`).
 
 mod background;
 mod builder;

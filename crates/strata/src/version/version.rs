@@ -22,8 +22,8 @@
 //! checks 2 and 3 (tests call it after every install; recovery calls it after replay).
 //!
 //! # File references
-//! A version installed by the [`VersionSet`](super::VersionSet) also holds one counted
-//! reference ([`FileRef`]) per file it names (`Version::attach_refs`), so the files stay
+//! A version installed by the `VersionSet` also holds one counted
+//! reference (`FileRef`) per file it names (`Version::attach_refs`), so the files stay
 //! on disk for as long as anyone holds the version (see `version::file_ref`). Versions
 //! built by MANIFEST replay or in tests hold none until the version set adopts them.
 //!
