@@ -315,8 +315,10 @@ impl Recorder {
     /// An error from the engine during the faulted phase: the scenario stops, after
     /// checking that the database refuses the next write as poisoned.
     fn failed(&mut self, db: &Db, e: &Error, what: &str) -> Stop {
+        // A poisoned database carries the failure that poisoned it as the error's
+        // source, so even a refusal must trace back to an injected fault.
         assert!(
-            is_injected(e) || e.kind() == ErrorKind::Poisoned,
+            is_injected(e),
             "{what} failed with an error not caused by the fault: {e}"
         );
         let again = db.put(&sync(), b"zz-never-durable", b"refused");
@@ -649,6 +651,9 @@ fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tal
 
     let faults_before = fs.faults_injected();
     r.base_ops = fs.op_count();
+    // The disk operations of the faulted phase and the recovery, printed if the check
+    // fails: which thread did what, in which order, and what the crash kept.
+    fs.set_trace(TRACE_OPS);
     match (kill, k) {
         (Kill::Fault, Some(k)) => fs.inject(FaultRule::sticky(FaultKinds::ALL, k)),
         (Kill::Cut, Some(k)) => r.cut_at = Some((k, mode)),
@@ -660,10 +665,7 @@ fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tal
             if finished {
                 match db.close() {
                     Ok(()) => r.durable = r.acked,
-                    Err(e) => assert!(
-                        is_injected(&e) || e.kind() == ErrorKind::Poisoned,
-                        "{ctx}: close: {e}"
-                    ),
+                    Err(e) => assert!(is_injected(&e), "{ctx}: close: {e}"),
                 }
             } else {
                 drop(db);
@@ -691,6 +693,12 @@ fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tal
     // must then succeed. A garbled unsynced MANIFEST tail gets no such allowance: it can
     // only be the final record, whose fsync never returned, and the MANIFEST recovery
     // rule tolerates exactly that, so any refusal here is a bug.
+    let before_recovery = describe_files(&fs);
+    let image: Vec<(std::path::PathBuf, Vec<u8>)> = fs
+        .files()
+        .into_iter()
+        .filter_map(|p| fs.file_bytes(&p).map(|b| (p, b)))
+        .collect();
     let db = match on(&fs).open(DIR, opts.clone()) {
         Ok(db) => db,
         Err(e)
@@ -708,7 +716,21 @@ fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tal
         }
         Err(e) => panic!("{ctx}: reopen after crash: {e}"),
     };
-    check_recovered(&ctx, &db, &base, &r);
+    let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        check_recovered(&ctx, &db, &base, &r)
+    }));
+    if let Err(panic) = checked {
+        let saved = save_image(sc.name, k, &image);
+        eprintln!("{ctx}: the crashed file system is saved in {saved}");
+        eprintln!(
+            "{ctx}: failed check; files after the crash:\n{before_recovery}\n\
+             last disk operations (faulted phase, crash, recovery):\n{}\n\
+             levels after recovery:\n{}",
+            fs.trace().join("\n"),
+            db.stats().level_table()
+        );
+        std::panic::resume_unwind(panic);
+    }
     if r.garbled_manifest {
         tally.garbled_manifest_tails.fetch_add(1, Ordering::Relaxed);
     }
@@ -727,6 +749,39 @@ fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tal
         "{ctx}: write after recovery lost"
     );
     ops
+}
+
+/// Operations kept in the disk trace of a cycle (reads are not recorded).
+const TRACE_OPS: usize = 3000;
+
+/// One line per file: path and length (after a crash, every byte is durable).
+fn describe_files(fs: &FaultFs) -> String {
+    fs.files()
+        .iter()
+        .map(|p| {
+            let len = fs.file_bytes(p).map_or(0, |b| b.len());
+            format!("  {} {len}", p.display())
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Writes the files of a crashed file system to a real directory (for `strata ldb` and
+/// `strata sst-dump`); returns its path.
+fn save_image(scenario: &str, k: Option<u64>, image: &[(std::path::PathBuf, Vec<u8>)]) -> String {
+    let root = std::env::temp_dir().join(format!(
+        "strata-crash-{scenario}-{}-{}",
+        k.map_or("none".to_string(), |k| k.to_string()),
+        std::process::id()
+    ));
+    for (path, bytes) in image {
+        let to = root.join(path.strip_prefix("/").unwrap_or(path));
+        if let Some(parent) = to.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        let _ = std::fs::write(&to, bytes);
+    }
+    root.display().to_string()
 }
 
 /// True iff `mode` garbles unsynced bytes and some MANIFEST has unsynced bytes now, so

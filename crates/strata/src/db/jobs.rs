@@ -19,7 +19,6 @@ use crate::compaction::executor::{self, JobContext, Outcome};
 use crate::compaction::{picker, Action, Plan};
 use crate::error::Result;
 use crate::stats::Statistics;
-use std::sync::atomic::Ordering;
 
 /// Executes `plan` and installs its edit; `on_install` runs under the `state` lock in
 /// the same step that publishes the new read view.
@@ -44,10 +43,9 @@ pub(crate) fn run(
     let mut outcome = executor::execute(plan, &ctx).map_err(|e| poison(inner, e))?;
     inner.state.lock().check_bg_error()?;
     let edit = std::mem::take(&mut outcome.edit);
-    let last_sequence = inner.last_sequence.load(Ordering::Acquire);
     inner
         .versions
-        .log_and_apply(edit, &outcome.refs, last_sequence, |version| {
+        .log_and_apply(edit, &outcome.refs, |version| {
             let mut st = inner.state.lock();
             on_install(&mut st);
             st.pending_compaction_bytes = picker::pending_compaction_bytes(version, &inner.opts);

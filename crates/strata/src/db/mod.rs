@@ -47,7 +47,7 @@ use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 use state::DbState;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use write::WriteQueue;
@@ -72,8 +72,6 @@ pub(crate) struct DbInner {
     pub versions: VersionSet,
     /// The current read view; swapped whenever memtables or the version change.
     pub super_version: ArcSwap<SuperVersion>,
-    /// Highest sequence number visible to readers (published after memtable insert).
-    pub last_sequence: AtomicU64,
     /// Live snapshots.
     pub snapshots: Arc<SnapshotList>,
     /// Open tables.
@@ -183,12 +181,12 @@ impl Db {
     pub fn snapshot(&self) -> Snapshot {
         self.inner
             .snapshots
-            .acquire(self.inner.last_sequence.load(Ordering::Acquire))
+            .acquire(self.inner.versions.last_sequence())
     }
 
     /// The sequence number of the latest acknowledged write.
     pub fn latest_sequence(&self) -> SequenceNumber {
-        self.inner.last_sequence.load(Ordering::Acquire)
+        self.inner.versions.last_sequence()
     }
 
     /// Switches the active memtable and waits until every memtable holding data is

@@ -46,7 +46,6 @@ use crate::wal::LogWriter;
 use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 use std::path::Path;
-use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 /// Opens the database in `dir` with `components`. Requires: `opts` validated.
@@ -56,7 +55,7 @@ use std::sync::Arc;
 pub(crate) fn open(dir: &Path, opts: Options, components: Components) -> Result<DbInner> {
     let Components { fs, block_cache } = components;
     let lock = lock_dir(fs.as_ref(), dir, &opts)?;
-    let (versions, last_sequence) = recover_versions(&fs, dir, &opts)?;
+    let versions = recover_versions(&fs, dir, &opts)?;
     let log_number = versions.log_number();
     let stats = Arc::new(Statistics::default());
     let block_cache = match block_cache {
@@ -72,16 +71,7 @@ pub(crate) fn open(dir: &Path, opts: Options, components: Components) -> Result<
         Arc::clone(&stats),
         opts.paranoid_checks,
     ));
-    let replayed = replay_wals(
-        fs.as_ref(),
-        dir,
-        &opts,
-        &versions,
-        &table_cache,
-        log_number,
-        last_sequence,
-    )?;
-    let last_sequence = replayed.last_sequence;
+    let replayed = replay_wals(fs.as_ref(), dir, &opts, &versions, &table_cache, log_number)?;
     let (wal, log_number) = start_logs(fs.as_ref(), &versions, replayed)?;
     options_file::store(fs.as_ref(), dir, &opts)?;
 
@@ -114,7 +104,6 @@ pub(crate) fn open(dir: &Path, opts: Options, components: Components) -> Result<
             imm: Vec::new(),
             version,
         }),
-        last_sequence: AtomicU64::new(last_sequence),
         snapshots: Arc::new(SnapshotList::default()),
         table_cache,
         block_cache,
@@ -150,18 +139,14 @@ fn missing_database(dir: &Path) -> Error {
 }
 
 /// Steps 2 and 3. The version set of the durable state the MANIFEST describes (or of
-/// an empty database), and the last sequence number the MANIFEST records.
+/// an empty database).
 ///
 /// # Errors
 /// `InvalidArgument` against `create_if_missing` / `error_if_exists`, or for options
 /// the database cannot be opened with (naming the option); `Corruption` naming the
 /// MANIFEST if it names a table or WAL that does not exist (it lost edits, or files
 /// were removed behind its back); MANIFEST replay errors.
-fn recover_versions(
-    fs: &Arc<dyn FileSystem>,
-    dir: &Path,
-    opts: &Options,
-) -> Result<(VersionSet, u64)> {
+fn recover_versions(fs: &Arc<dyn FileSystem>, dir: &Path, opts: &Options) -> Result<VersionSet> {
     let dirs = vec![dir.to_path_buf()];
     let max = opts.max_manifest_file_size;
     let recovered = VersionSet::recover(Arc::clone(fs), dirs.clone(), max, opts.num_levels)?;
@@ -169,8 +154,7 @@ fn recover_versions(
         if !opts.create_if_missing {
             return Err(missing_database(dir));
         }
-        let versions = VersionSet::create(Arc::clone(fs), dirs, max, opts.num_levels)?;
-        return Ok((versions, 0));
+        return VersionSet::create(Arc::clone(fs), dirs, max, opts.num_levels);
     };
     if opts.error_if_exists {
         return Err(Error::InvalidArgument(format!(
@@ -205,7 +189,7 @@ fn recover_versions(
             format!("MANIFEST names a missing WAL: file=`{}`", wal.display()),
         ));
     }
-    Ok((versions, info.last_sequence))
+    Ok(versions)
 }
 
 /// Step 5. Creates this open's WAL (durably named), then the first MANIFEST of this
@@ -224,11 +208,6 @@ fn start_logs(
     let log_number = versions.new_file_number();
     let wal = fs.create(&filename::wal_file(dir, log_number))?;
     fs.sync_dir(dir)?;
-    versions.start_manifest(
-        &replayed.edit,
-        &replayed.refs,
-        log_number,
-        replayed.last_sequence,
-    )?;
+    versions.start_manifest(&replayed.edit, &replayed.refs, log_number)?;
     Ok((wal, log_number))
 }

@@ -22,7 +22,6 @@ use crate::snapshot_filter::SnapshotFilter;
 use crate::stats::Statistics;
 use crate::version::{FileMetaData, Version};
 use std::cell::RefCell;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 thread_local! {
@@ -33,7 +32,7 @@ thread_local! {
 fn read_sequence(inner: &DbInner, ro: &ReadOptions) -> SequenceNumber {
     match &ro.snapshot {
         Some(s) => s.sequence(),
-        None => inner.last_sequence.load(Ordering::Acquire),
+        None => inner.versions.last_sequence(),
     }
 }
 

@@ -30,19 +30,19 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// What replay produced: the tables written (as one edit adding them to L0, and their
-/// references) and the last sequence number seen.
+/// references).
 pub(crate) struct Replayed {
     /// Adds every table written by the replay to L0.
     pub edit: VersionEdit,
     /// References of those tables (pending outputs until the edit is installed).
     pub refs: Vec<Arc<FileRef>>,
-    /// The highest sequence number recovered.
-    pub last_sequence: u64,
 }
 
-/// Replays every WAL in `dir` numbered `>= log_number` (see the module docs).
-/// `last_sequence`: the MANIFEST's last sequence number. WAL numbers found are marked
-/// used in `versions`.
+/// Replays every WAL in `dir` numbered `>= log_number` (see the module docs). WAL
+/// numbers found are marked used in `versions`, and its last sequence is raised to the
+/// highest replayed.
+///
+/// Requires: the database is not shared yet (this publishes sequence numbers).
 ///
 /// # Errors
 /// `Corruption` naming the WAL and offset for damage the recovery mode does not
@@ -54,7 +54,6 @@ pub(crate) fn replay_wals(
     versions: &VersionSet,
     table_cache: &TableCache,
     log_number: u64,
-    last_sequence: u64,
 ) -> Result<Replayed> {
     let mut logs: Vec<u64> = fs
         .list(dir)?
@@ -83,7 +82,6 @@ pub(crate) fn replay_wals(
         out: Replayed {
             edit: VersionEdit::default(),
             refs: Vec::new(),
-            last_sequence,
         },
     };
     let tail = logs
@@ -177,13 +175,13 @@ impl Replay<'_> {
 
     fn apply(&mut self, batch: &WriteBatch) -> Result<()> {
         let mem = Arc::clone(&self.mem);
-        let mut max_seq = self.out.last_sequence;
+        let mut max_seq = self.ctx.versions.last_sequence();
         // Cannot fail: `from_data` validated the batch when it was read.
         let _ = batch.iterate(|seq, kind, key, value| {
             mem.add(seq, kind, key, value);
             max_seq = max_seq.max(seq);
         });
-        self.out.last_sequence = max_seq;
+        self.ctx.versions.set_last_sequence(max_seq);
         if self.mem.approximate_memory_usage() >= self.opts.write_buffer_size {
             self.flush_mem()?;
         }

@@ -37,7 +37,6 @@ use crate::wal::LogWriter;
 use crate::WriteBatch;
 use parking_lot::{Condvar, Mutex};
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -171,7 +170,7 @@ fn commit_group(inner: &DbInner, mut group: WriteBatch, sync: bool, force: bool)
     if force || group.is_empty() {
         return Ok(());
     }
-    let first_seq = inner.last_sequence.load(Ordering::Acquire) + 1;
+    let first_seq = inner.versions.last_sequence() + 1;
     let count = u64::from(group.count());
     if first_seq + count > crate::key::MAX_SEQUENCE {
         // Checked before the WAL append: recovery would refuse such a record.
@@ -204,9 +203,7 @@ fn commit_group(inner: &DbInner, mut group: WriteBatch, sync: bool, force: bool)
     Statistics::add(&inner.stats.user_bytes_written, user_bytes);
     Statistics::add(&inner.stats.write_groups, 1);
     Statistics::add(&inner.stats.writes, count);
-    inner
-        .last_sequence
-        .store(first_seq + count - 1, Ordering::Release);
+    inner.versions.set_last_sequence(first_seq + count - 1);
     Ok(())
 }
 

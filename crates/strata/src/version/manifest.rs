@@ -286,7 +286,16 @@ impl Replay {
         let next = self
             .next_file_number
             .ok_or_else(|| missing("next_file_number"))?;
-        let last_sequence = self.last_sequence.ok_or_else(|| missing("last_sequence"))?;
+        let recorded = self.last_sequence.ok_or_else(|| missing("last_sequence"))?;
+        // Every entry of a table was written under a sequence number already published,
+        // so the last sequence is at least each table's newest. Builds between the
+        // version-set refactor and its fix could record a stale value (an edit logged
+        // after a newer one); reading below a table's entries would hide them.
+        let last_sequence = self
+            .version
+            .live_files()
+            .map(|f| f.largest_seqno)
+            .fold(recorded, u64::max);
         self.version.check_invariants().map_err(|reason| {
             Error::corruption(
                 &self.path,

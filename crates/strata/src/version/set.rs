@@ -15,8 +15,8 @@
 //! - the MANIFEST writer, behind `writer` (the only lock here that is held across I/O:
 //!   one MANIFEST append + fsync, or a roll-over to a new MANIFEST);
 //! - the current [`Version`] (an `ArcSwap`, so loading it never waits on the writer);
-//! - the next file number, the MANIFEST number and the logged WAL number (atomics, so
-//!   reading them never waits on the writer either);
+//! - the next file number, the MANIFEST number, the logged WAL number and the last
+//!   sequence number (atomics, so reading them never waits on the writer either);
 //! - the queue of obsolete files ([`ObsoleteFiles`]); live files are those some
 //!   [`FileRef`] still points to (see `version::file_ref` for why that is the rule).
 //!
@@ -31,6 +31,11 @@
 //!    end in a partial record): every later `log_and_apply` fails.
 //! 4. Every file number handed out is above every number recorded as used, so a number
 //!    is never reused while a file of that number may exist.
+//! 5. The last sequence number an edit records is read under `writer`, so the values
+//!    in the MANIFEST never decrease and each covers every table named before it. (A
+//!    value read before waiting for `writer` could be older than one a concurrent flush
+//!    logged meanwhile; a roll-over snapshot carrying it made recovery read below the
+//!    newest tables, hiding acknowledged writes. The crash loop found this.)
 //!
 //! Lock order: `writer` before the database's `state` lock (the `install` hook takes
 //! `state`). Nothing here takes `writer` while holding `state`.
@@ -59,13 +64,13 @@ struct Recovered {
     pub next_file_number: u64,
     /// The MANIFEST that was replayed, if any.
     pub manifest_number: Option<u64>,
+    /// The last sequence number the MANIFEST records (0 for a new database).
+    pub last_sequence: u64,
 }
 
 /// What [`VersionSet::recover`] found besides the version set itself.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RecoveryInfo {
-    /// The last sequence number the MANIFEST records.
-    pub last_sequence: u64,
     /// The MANIFEST that was replayed.
     pub manifest_number: u64,
     /// The deepest level holding a file (`None`: no files); the version has
@@ -95,6 +100,9 @@ pub(crate) struct VersionSet {
     manifest_number: AtomicU64,
     /// The WAL number the MANIFEST records as the oldest still needed.
     log_number: AtomicU64,
+    /// Highest sequence number visible to readers: published by the write leader after
+    /// its group is in the memtable, recorded in every edit (invariant 5).
+    last_sequence: AtomicU64,
     obsolete: Arc<ObsoleteFiles>,
 }
 
@@ -131,7 +139,6 @@ impl VersionSet {
             return Ok(None);
         };
         let info = RecoveryInfo {
-            last_sequence: r.last_sequence,
             manifest_number: r.manifest_number,
             deepest_level: r.deepest_level,
         };
@@ -140,6 +147,7 @@ impl VersionSet {
             log_number: r.log_number,
             next_file_number: r.next_file_number,
             manifest_number: Some(r.manifest_number),
+            last_sequence: r.last_sequence,
         };
         let versions = VersionSet::new(fs, dirs, max_manifest_file_size, recovered)?;
         Ok(Some((versions, info)))
@@ -160,6 +168,7 @@ impl VersionSet {
             log_number: 0,
             next_file_number: 2,
             manifest_number: None,
+            last_sequence: 0,
         };
         VersionSet::new(fs, dirs, max_manifest_file_size, empty)
     }
@@ -196,6 +205,7 @@ impl VersionSet {
             next_file_number: AtomicU64::new(recovered.next_file_number),
             manifest_number: AtomicU64::new(recovered.manifest_number.unwrap_or(0)),
             log_number: AtomicU64::new(recovered.log_number),
+            last_sequence: AtomicU64::new(recovered.last_sequence),
             obsolete,
         })
     }
@@ -252,6 +262,22 @@ impl VersionSet {
         self.log_number.load(Ordering::Acquire)
     }
 
+    /// The highest sequence number visible to readers. Never waits on the MANIFEST
+    /// writer.
+    pub fn last_sequence(&self) -> u64 {
+        self.last_sequence.load(Ordering::Acquire)
+    }
+
+    /// Publishes `sequence` as the highest visible one.
+    ///
+    /// Requires: one publisher at a time (the write leader, or open before the database
+    /// is shared), and every entry up to `sequence` already readable (in a memtable or
+    /// a table), so a reader at `sequence` sees whole batches.
+    pub fn set_last_sequence(&self, sequence: u64) {
+        debug_assert!(sequence >= self.last_sequence(), "last sequence going back");
+        self.last_sequence.store(sequence, Ordering::Release);
+    }
+
     /// The queue of files that became obsolete.
     pub fn obsolete(&self) -> &Arc<ObsoleteFiles> {
         &self.obsolete
@@ -274,7 +300,7 @@ impl VersionSet {
     /// Applies `edit` to the current version, makes it durable in a *new* MANIFEST
     /// holding the whole resulting version, points `CURRENT` at it, and makes the result
     /// current. Used once, at the end of recovery. `refs` are the references of files
-    /// the edit adds; `log_number` and `last_sequence` are recorded in the snapshot.
+    /// the edit adds; `log_number` and the last sequence are recorded in the snapshot.
     ///
     /// # Errors
     /// `Internal` if the edit does not apply; I/O errors (`CURRENT` then still names
@@ -284,7 +310,6 @@ impl VersionSet {
         edit: &VersionEdit,
         refs: &[Arc<FileRef>],
         log_number: u64,
-        last_sequence: u64,
     ) -> Result<()> {
         let mut writer = self.writer.lock();
         let version = self.successor(&self.current(), edit, refs)?;
@@ -292,7 +317,7 @@ impl VersionSet {
         let mut snapshot = version.to_snapshot_edit();
         snapshot.log_number = Some(log_number);
         snapshot.next_file_number = Some(self.next_file_number());
-        snapshot.last_sequence = Some(last_sequence);
+        snapshot.last_sequence = Some(self.last_sequence());
         let manifest = Manifest::create(&self.fs, self.db_dir(), number, &snapshot)?;
         writer.manifest = Some(manifest);
         self.manifest_number.store(number, Ordering::Release);
@@ -306,7 +331,7 @@ impl VersionSet {
     /// result current; then calls `install` with it, still in MANIFEST order
     /// (invariant 1). `refs` are the references of the files the edit adds (files it
     /// moves keep the references they have). The edit's `next_file_number` and
-    /// `last_sequence` are filled in here.
+    /// `last_sequence` are filled in here, under the writer lock (invariant 5).
     ///
     /// Requires: every table the edit adds is fsynced and its directory entry durable;
     /// the caller does not hold the database's `state` lock.
@@ -320,7 +345,6 @@ impl VersionSet {
         &self,
         mut edit: VersionEdit,
         refs: &[Arc<FileRef>],
-        last_sequence: u64,
         install: impl FnOnce(&Arc<Version>),
     ) -> Result<Arc<Version>> {
         let mut writer = self.writer.lock();
@@ -330,7 +354,7 @@ impl VersionSet {
             ));
         }
         let version = self.successor(&self.current(), &edit, refs)?;
-        edit.last_sequence = Some(last_sequence);
+        edit.last_sequence = Some(self.last_sequence());
         let result = match writer.manifest.as_mut() {
             None => Err(Error::Internal("no MANIFEST is open for writing".into())),
             Some(m) if m.size() >= self.max_manifest_file_size => {

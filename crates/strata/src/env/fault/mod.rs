@@ -164,6 +164,20 @@ impl FaultFs {
         self.state.lock().op_count
     }
 
+    /// Records the last `capacity` operations other than reads (0: stop recording), for
+    /// [`FaultFs::trace`].
+    pub fn set_trace(&self, capacity: usize) {
+        let mut st = self.state.lock();
+        st.trace_capacity = capacity;
+        st.trace.clear();
+    }
+
+    /// The recorded operations, oldest first: operation index, kind, path, whether the
+    /// fault fired, and the calling thread's name.
+    pub fn trace(&self) -> Vec<String> {
+        self.state.lock().trace.iter().cloned().collect()
+    }
+
     /// Faults injected so far.
     pub fn faults_injected(&self) -> u64 {
         self.state.lock().faults_injected

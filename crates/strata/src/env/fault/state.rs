@@ -53,6 +53,10 @@ pub(super) struct State {
     pub(super) op_count: u64,
     pub(super) faults_injected: u64,
     pub(super) failed_sync_mode: FailedSyncMode,
+    /// The last `trace_capacity` operations, oldest first (off while 0): what a failing
+    /// crash-loop cycle prints to show the order in which threads touched the disk.
+    pub(super) trace: std::collections::VecDeque<String>,
+    pub(super) trace_capacity: usize,
 }
 
 /// Normalizes `p` (drops `.` components, repeated and trailing separators).
@@ -117,6 +121,23 @@ impl State {
             }
         }
         self.rules.retain(|r| !r.spent);
+        if self.trace_capacity > 0 && kind != FaultKinds::READ {
+            if self.trace.len() == self.trace_capacity {
+                self.trace.pop_front();
+            }
+            let thread = std::thread::current();
+            self.trace.push_back(format!(
+                "#{} {} {}{}{} [{}]",
+                self.op_count,
+                op,
+                path.display(),
+                other
+                    .map(|o| format!(" -> {}", o.display()))
+                    .unwrap_or_default(),
+                if fire { " FAILED" } else { "" },
+                thread.name().unwrap_or("?"),
+            ));
+        }
         if fire {
             self.faults_injected += 1;
             return Err(injected(op, path));
