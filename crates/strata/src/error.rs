@@ -1,10 +1,17 @@
 //! Errors: one detailed enum, plus a small [`ErrorKind`] that tells the caller what to do.
 //!
 //! Every fallible function in the engine returns [`Result`]. Corruption always names the
-//! file and the byte offset where it was found. Once a background write or fsync fails, the
-//! database is *poisoned*: every later write returns [`ErrorKind::Poisoned`] carrying the
-//! original cause, because a failed fsync cannot be retried as if it had succeeded (Linux
-//! may already have dropped the dirty pages).
+//! file and the byte offset where it was found.
+//!
+//! Severity of a background error (a flush or compaction):
+//! - *retryable* ([`Error::is_retryable`]): a file could not be opened or created, so
+//!   nothing was written; the job is abandoned, counted (`background_retries`) and
+//!   retried after an exponential backoff;
+//! - *fatal*: a write or fsync failed, data is corrupt, or the engine broke an
+//!   invariant ([`Error::Internal`]). The database is *poisoned*: every later write
+//!   returns [`ErrorKind::Poisoned`] carrying the original cause, because a failed
+//!   fsync cannot be retried as if it had succeeded (Linux may already have dropped the
+//!   dirty pages).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -81,6 +88,23 @@ impl Error {
             Error::Locked(_) => ErrorKind::Locked,
             Error::Internal(_) => ErrorKind::Internal,
         }
+    }
+
+    /// True iff a background job that failed with this error may simply be abandoned
+    /// and retried later: the failure happened before anything was written, so nothing
+    /// durable is in doubt. That is an `open` or `create` of a file, a directory listing
+    /// or a `stat` (for example `EMFILE`, `ENOMEM`, or `ENOSPC` on create). A failed
+    /// write, fsync or rename is never retryable: after it the durable state is
+    /// unknown, so the database is poisoned. Corruption and internal errors are never
+    /// retryable either.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            Error::Io {
+                op: "open" | "create" | "readdir" | "open-dir" | "stat",
+                ..
+            }
+        )
     }
 
     /// True iff this error, or the cause of a poisoned database, is corruption.

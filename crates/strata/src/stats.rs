@@ -88,6 +88,9 @@ counters! {
     write_slowdown_micros,
     /// Times a writer waited because writes were stopped.
     write_stops,
+    /// Background jobs (flushes, compactions) that failed with a retryable error and
+    /// were abandoned, to be retried after a backoff instead of poisoning the database.
+    background_retries,
 }
 
 impl Statistics {

@@ -17,8 +17,10 @@
 //! - [`pick`] tries levels by score, highest first, among those scoring >= 1. L0→L1
 //!   takes every L0 file plus the overlapping L1 files. L*i*→L*i+1* takes one file,
 //!   chosen by [`CompactionPriority`], plus the overlapping files of L*i+1*.
-//! - A plan whose inputs are pairwise disjoint and overlap nothing in the output level
-//!   is a trivial move ([`Action::TrivialMove`]): the files move down by metadata only.
+//! - A plan whose inputs are pairwise disjoint, overlap nothing in the output level and
+//!   at most ten target files' bytes in the level below it (LevelDB's
+//!   `IsTrivialMove`) is a trivial move ([`Action::TrivialMove`]): the files move down
+//!   by metadata only.
 //!   Their entries stay as they are: GC would only drop versions no snapshot needs, at
 //!   the cost of rewriting every byte.
 //! - Each plan has one output stream: the output level's row stream, cut by the
@@ -369,6 +371,7 @@ fn build(
         return None;
     }
     let grandparents = version.overlapping_files(output_level + 1, Some(lo), Some(hi));
+    let grandparent_bytes: u64 = grandparents.iter().map(|f| f.size).sum();
     let bottommost = grandparents.is_empty()
         && (output_level + 2..version.num_levels())
             .all(|l| version.overlapping_files(l, Some(lo), Some(hi)).is_empty());
@@ -380,6 +383,7 @@ fn build(
     let action = if output_level_inputs.is_empty()
         && disjoint(&inputs)
         && inputs.iter().all(|f| f.path_id == stream.path_id)
+        && grandparent_bytes <= max_grandparent_overlap_bytes(opts)
     {
         Action::TrivialMove
     } else {
@@ -404,6 +408,14 @@ fn build(
         reason,
         score,
     })
+}
+
+/// The most grandparent bytes a trivially moved file may overlap (LevelDB's
+/// `MaxGrandParentOverlapBytes`: ten target files). A file moved down over more would
+/// make the next compaction out of its new level rewrite all of them at once; a
+/// rewrite instead cuts it into files aligned with the grandparents.
+fn max_grandparent_overlap_bytes(opts: &Options) -> u64 {
+    opts.target_file_size_base.saturating_mul(10)
 }
 
 /// True iff the files' user-key ranges are pairwise disjoint.

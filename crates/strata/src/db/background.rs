@@ -45,6 +45,7 @@ pub(crate) fn start(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
 }
 
 fn flush_loop(inner: &DbInner) {
+    let mut backoff = Backoff::default();
     loop {
         {
             let mut st = inner.state.lock();
@@ -55,13 +56,56 @@ fn flush_loop(inner: &DbInner) {
                 return;
             }
         }
-        if flush_oldest(inner).is_ok() {
-            delete_obsolete(inner);
+        let result = flush_oldest(inner).map(|_| ());
+        delete_obsolete(inner);
+        backoff.after(inner, &result, |f| f.flushes += 1);
+    }
+}
+
+/// Exponential backoff after retryable job failures (see `Error::is_retryable`): the
+/// thread waits 50 ms, 100 ms, ... up to 5 s before its next job, and starts over after
+/// a success. A fatal failure poisons the database instead, which stops new work.
+#[derive(Default)]
+struct Backoff {
+    failures: u32,
+}
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_millis(50);
+    const MAX: Duration = Duration::from_secs(5);
+
+    /// If `result` is a retryable failure: records it (`count` bumps the right
+    /// counter of [`RetryableFailures`], so waiters learn of it) and waits, waking
+    /// early only for shutdown. Requires: the `state` lock not held.
+    ///
+    /// [`RetryableFailures`]: super::state::RetryableFailures
+    fn after(
+        &mut self,
+        inner: &DbInner,
+        result: &Result<()>,
+        count: impl FnOnce(&mut super::state::RetryableFailures),
+    ) {
+        match result {
+            Err(e) if e.is_retryable() => {
+                let delay = Self::FIRST
+                    .saturating_mul(1 << self.failures.min(16))
+                    .min(Self::MAX);
+                self.failures = self.failures.saturating_add(1);
+                let deadline = std::time::Instant::now() + delay;
+                let mut st = inner.state.lock();
+                count(&mut st.retryable_failures);
+                st.retryable_failures.last = Some(e.duplicate());
+                inner.done_cv.notify_all();
+                while !st.shutting_down && !inner.bg_cv.wait_until(&mut st, deadline).timed_out() {}
+            }
+            Err(_) => {}
+            Ok(()) => self.failures = 0,
         }
     }
 }
 
 fn compaction_loop(inner: &DbInner) {
+    let mut backoff = Backoff::default();
     loop {
         let plan = {
             let mut st = inner.state.lock();
@@ -79,9 +123,10 @@ fn compaction_loop(inner: &DbInner) {
                 inner.bg_cv.wait(&mut st);
             }
         };
-        let _ = jobs::run(inner, &plan, |_| {});
+        let result = jobs::run(inner, &plan, |_| {});
         finish_plan(inner, &plan);
         delete_obsolete(inner);
+        backoff.after(inner, &result, |f| f.compactions += 1);
     }
 }
 
@@ -100,10 +145,17 @@ fn finish_plan(inner: &DbInner, plan: &Plan) {
 }
 
 /// Waits until every immutable memtable is flushed.
+///
+/// # Errors
+/// The poison error; or a retryable error if a flush attempt failed while waiting
+/// (the database stays healthy and keeps retrying in the background; the caller may
+/// wait again).
 pub(crate) fn wait_for_flushes(inner: &DbInner) -> Result<()> {
     let mut st = inner.state.lock();
+    let failures = st.retryable_failures.flushes;
     loop {
         st.check_bg_error()?;
+        st.retryable_since(failures, u64::MAX)?;
         if st.imm.is_empty() && !st.flush_running {
             return Ok(());
         }
@@ -113,10 +165,19 @@ pub(crate) fn wait_for_flushes(inner: &DbInner) -> Result<()> {
 }
 
 /// Waits until nothing is flushing, compacting, or waiting to compact.
+///
+/// # Errors
+/// The poison error; or a retryable error if a flush or compaction attempt failed
+/// while waiting (as [`wait_for_flushes`]).
 pub(crate) fn wait_idle(inner: &DbInner) -> Result<()> {
     let mut st = inner.state.lock();
+    let (flushes, compactions) = (
+        st.retryable_failures.flushes,
+        st.retryable_failures.compactions,
+    );
     loop {
         st.check_bg_error()?;
+        st.retryable_since(flushes, compactions)?;
         let idle = st.imm.is_empty()
             && !st.flush_running
             && st.compactions_running == 0

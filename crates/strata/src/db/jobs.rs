@@ -8,9 +8,12 @@
 //! change (a flush drops the memtable it wrote in the same step, so no reader sees the
 //! data twice or not at all).
 //!
-//! Failure: any error of the executor or of the MANIFEST poisons the database (a failed
-//! write or fsync cannot be retried as if it had succeeded). The outputs of a failed
-//! job are unreferenced and collected as obsolete; nothing is installed.
+//! Failure: a retryable executor error (a file that could not be opened or created,
+//! see `Error::is_retryable`) abandons the job and is returned as is, for the
+//! scheduler to retry after a backoff; any other error of the executor, and any error
+//! of the MANIFEST, poisons the database (a failed write or fsync cannot be retried as
+//! if it had succeeded). Either way the outputs of a failed job are unreferenced and
+//! collected as obsolete, and nothing is installed.
 
 use super::state::DbState;
 use super::write::install_super_version;
@@ -27,8 +30,9 @@ use crate::stats::Statistics;
 /// the plan is registered in `Busy` (so no other job takes its files).
 ///
 /// # Errors
-/// `Poisoned` carrying the cause, if the job or the install failed, or if the database
-/// was already poisoned (nothing is installed then).
+/// A retryable error as is (the database stays healthy); otherwise `Poisoned`
+/// carrying the cause, if the job or the install failed, or if the database was
+/// already poisoned (nothing is installed then).
 pub(crate) fn run(
     inner: &DbInner,
     plan: &Plan,
@@ -40,7 +44,17 @@ pub(crate) fn run(
         table_cache: &inner.table_cache,
         snapshots: inner.snapshots.sequences(),
     };
-    let mut outcome = executor::execute(plan, &ctx).map_err(|e| poison(inner, e))?;
+    let mut outcome = match executor::execute(plan, &ctx) {
+        Ok(o) => o,
+        Err(e) if e.is_retryable() => {
+            // Nothing was written that an edit could name: abandon the job (its
+            // outputs' references drop, so partial files are collected) and let the
+            // scheduler retry after a backoff.
+            Statistics::add(&inner.stats.background_retries, 1);
+            return Err(e);
+        }
+        Err(e) => return Err(poison(inner, e)),
+    };
     inner.state.lock().check_bg_error()?;
     let edit = std::mem::take(&mut outcome.edit);
     inner

@@ -193,7 +193,10 @@ impl Db {
     /// flushed to L0.
     ///
     /// # Errors
-    /// `Poisoned` if a flush fails; `Io`.
+    /// `Poisoned` if a flush fails fatally. A retryable failure (a table file could not
+    /// be created or opened, see [`Error::is_retryable`]) is returned as is: the
+    /// database stays healthy, the flush is retried in the background with backoff,
+    /// and the caller may call `flush` again.
     pub fn flush(&self) -> Result<()> {
         write::write(&self.inner, &WriteOptions::default(), None, true)?;
         background::wait_for_flushes(&self.inner)
@@ -212,7 +215,8 @@ impl Db {
     /// Waits until no flush or compaction is pending or running.
     ///
     /// # Errors
-    /// The background error, if one occurred.
+    /// The background error, if one occurred; a retryable failure of a flush or
+    /// compaction during the wait, as for [`Db::flush`].
     pub fn wait_for_compactions(&self) -> Result<()> {
         background::wait_idle(&self.inner)
     }

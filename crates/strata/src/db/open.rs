@@ -87,6 +87,7 @@ pub(crate) fn open(dir: &Path, opts: Options, components: Components) -> Result<
         flush_running: false,
         compactions_running: 0,
         bg_error: None,
+        retryable_failures: Default::default(),
         shutting_down: false,
         level_stats: vec![LevelStats::default(); opts.num_levels],
         pending_compaction_bytes: picker::pending_compaction_bytes(&version, &opts),

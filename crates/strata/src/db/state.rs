@@ -23,6 +23,17 @@ pub struct MemWithLog {
     pub log_number: u64,
 }
 
+/// Retryable background failures (the database stays healthy; the job is retried).
+#[derive(Debug, Default)]
+pub struct RetryableFailures {
+    /// Failed flush attempts.
+    pub flushes: u64,
+    /// Failed compaction attempts.
+    pub compactions: u64,
+    /// The latest failure's error.
+    pub last: Option<Error>,
+}
+
 /// All mutable engine state. See the module docs.
 pub struct DbState {
     /// The memtable taking writes. Written by the group-commit leader (switch).
@@ -39,6 +50,11 @@ pub struct DbState {
     /// Set by the first failed background write, WAL write or fsync; never cleared
     /// while open. Every later write fails with it.
     pub bg_error: Option<Arc<Error>>,
+    /// Flushes that failed with a retryable error (see `Error::is_retryable`), and
+    /// compactions likewise. Written by the background threads; waiters compare them
+    /// with their value at the start of the wait to report a failure that happened
+    /// while they waited.
+    pub retryable_failures: RetryableFailures,
     /// Set by `close` / drop: background threads exit.
     pub shutting_down: bool,
     /// Compaction figures per level (read/write bytes, count); files and size are
@@ -57,6 +73,17 @@ impl DbState {
         match &self.bg_error {
             Some(e) => Err(Error::Poisoned(Arc::clone(e))),
             None => Ok(()),
+        }
+    }
+
+    /// The latest retryable background failure, if a flush failed since the flush
+    /// count was `flushes` or a compaction since it was `compactions` (pass `u64::MAX`
+    /// to ignore a kind). Waiters sample the counts when they start waiting.
+    pub fn retryable_since(&self, flushes: u64, compactions: u64) -> Result<(), Error> {
+        let f = &self.retryable_failures;
+        match &f.last {
+            Some(e) if f.flushes > flushes || f.compactions > compactions => Err(e.duplicate()),
+            _ => Ok(()),
         }
     }
 

@@ -218,10 +218,12 @@ fn commit_group(inner: &DbInner, mut group: WriteBatch, sync: bool, force: bool)
 ///
 /// # Errors
 /// `Poisoned` if the database is, or if creating the WAL or syncing failed (which
-/// poisons it).
+/// poisons it); while stalled, the retryable error of a flush or compaction that
+/// failed during the stall.
 fn make_room(inner: &DbInner, mut force: bool) -> Result<Arc<MemTable>> {
     let opts = &inner.opts;
     let mut delayed = false;
+    let mut stalled_since: Option<(u64, u64)> = None;
     loop {
         let mut st = inner.state.lock();
         st.check_bg_error()?;
@@ -248,6 +250,14 @@ fn make_room(inner: &DbInner, mut force: bool) -> Result<Arc<MemTable>> {
             return Ok(Arc::clone(&st.mem.mem));
         }
         if stopped || st.imm.len() + 1 >= opts.max_write_buffer_number {
+            // A stalled write waits for flushes and compactions; if one of them fails
+            // (retryably) meanwhile, the write is refused with that error instead of
+            // waiting for a disk that may never recover. Nothing was written.
+            let (f, c) = *stalled_since.get_or_insert((
+                st.retryable_failures.flushes,
+                st.retryable_failures.compactions,
+            ));
+            st.retryable_since(f, c)?;
             Statistics::add(&inner.stats.write_stops, 1);
             inner.bg_cv.notify_all();
             inner.done_cv.wait_for(&mut st, Duration::from_millis(100));

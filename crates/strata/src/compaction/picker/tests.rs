@@ -313,3 +313,31 @@ fn pending_bytes_estimate() {
     let v = version(&specs);
     assert_eq!(pending_compaction_bytes(&v, &o), 40 + 1000 + 405);
 }
+
+/// A file that would land over more than ten target files of grandparents is
+/// rewritten (cut along them), not moved (LevelDB's `MaxGrandParentOverlapBytes`).
+#[test]
+fn trivial_move_refused_over_too_many_grandparent_bytes() {
+    let v = version(&[
+        (1, 10, "a", "z", 1, 9, 2000),
+        (3, 20, "a", "m", 0, 0, 3000),
+        (3, 21, "n", "z", 0, 0, 3000),
+    ]);
+    let mut o = opts(MIN);
+    o.target_file_size_base = 1000;
+    // L2 is empty: the grandparents of an L1->L2 plan are in L3 (6000 bytes).
+    let mut limit_ok = o.clone();
+    limit_ok.target_file_size_base = 600;
+    assert_eq!(
+        describe(pick(&v, &limit_ok, &Busy::default())),
+        "L1->L2 in=[10] out=[] gp=[20,21] bottom=false LevelSize score=2.00 move",
+        "6000 bytes of grandparents = 10 x 600: still a move"
+    );
+    let mut too_many = o;
+    too_many.target_file_size_base = 599;
+    assert_eq!(
+        describe(pick(&v, &too_many, &Busy::default())),
+        "L1->L2 in=[10] out=[] gp=[20,21] bottom=false LevelSize score=2.00",
+        "6000 bytes > 10 x 599: rewritten"
+    );
+}
