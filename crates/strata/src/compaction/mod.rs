@@ -16,6 +16,8 @@
 //!
 //! Modules:
 //! - [`plan`]: the plan: action, input runs, output streams, router.
+//! - [`policy`]: the [`CompactionPolicy`] seam the scheduler asks for work; the
+//!   default [`Leveled`] policy is the [`picker`].
 //! - [`picker`]: leveled scores, targets and file selection.
 //! - `executor`: runs a plan and returns its edit.
 //! - [`gc`]: which versions of a key survive (snapshot stripes).
@@ -29,6 +31,8 @@ pub mod gc;
 pub mod partitioner;
 pub mod picker;
 pub mod plan;
+pub mod policy;
 
 pub use picker::{level_targets, pending_compaction_bytes, pick, pick_manual, scores, Busy};
 pub use plan::{Action, Input, OutputStream, Partitioning, Plan, Reason, Router, SingleStream};
+pub use policy::{CompactionPolicy, Leveled};

@@ -21,7 +21,7 @@
 use super::flush::flush_oldest;
 use super::obsolete::delete_obsolete;
 use super::{jobs, DbInner};
-use crate::compaction::{picker, Plan};
+use crate::compaction::Plan;
 use crate::error::{Error, Result};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -115,7 +115,7 @@ fn compaction_loop(inner: &DbInner) {
                 }
                 if st.bg_error.is_none() && st.manual_waiting == 0 {
                     let version = inner.versions.current();
-                    if let Some(plan) = picker::pick(&version, &inner.opts, &st.busy) {
+                    if let Some(plan) = inner.policy.pick(&version, &inner.opts, &st.busy) {
                         mark_busy(&mut st, &plan);
                         break plan;
                     }
@@ -181,7 +181,10 @@ pub(crate) fn wait_idle(inner: &DbInner) -> Result<()> {
         let idle = st.imm.is_empty()
             && !st.flush_running
             && st.compactions_running == 0
-            && picker::pick(&inner.versions.current(), &inner.opts, &st.busy).is_none();
+            && inner
+                .policy
+                .pick(&inner.versions.current(), &inner.opts, &st.busy)
+                .is_none();
         if idle {
             return Ok(());
         }
@@ -213,7 +216,8 @@ pub(crate) fn compact_range(
                     let mut st = inner.state.lock();
                     st.check_bg_error()?;
                     let version = inner.versions.current();
-                    match picker::pick_manual(&version, &inner.opts, level, begin, end, &st.busy) {
+                    let policy = &inner.policy;
+                    match policy.pick_manual(&version, &inner.opts, level, begin, end, &st.busy) {
                         Some(p) => {
                             mark_busy(&mut st, &p);
                             Some(p)

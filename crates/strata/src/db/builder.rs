@@ -1,8 +1,9 @@
 //! [`DbBuilder`]: opens a database with injected components.
 //!
 //! Role: components are objects, not settings (STYLE rule 9): the file system every
-//! file goes through and, optionally, a block cache shared with other databases. They
-//! are given here, never in [`Options`], and are not persisted in the `OPTIONS` file.
+//! file goes through, optionally a block cache shared with other databases, and the
+//! compaction policy. They are given here, never in [`Options`], and are not persisted
+//! in the `OPTIONS` file.
 //! [`Db::open`] is the builder with every component defaulted.
 //!
 //! ```
@@ -23,6 +24,7 @@
 
 use super::{background, open, Db};
 use crate::cache::BlockCache;
+use crate::compaction::{CompactionPolicy, Leveled};
 use crate::env::{FileSystem, PosixFs};
 use crate::error::Result;
 use crate::options::Options;
@@ -37,6 +39,8 @@ pub(crate) struct Components {
     /// A cache shared with other databases; `None`: the open creates one of
     /// `Options::block_cache_capacity` bytes (or none for 0).
     pub block_cache: Option<Arc<BlockCache>>,
+    /// What to compact next.
+    pub policy: Arc<dyn CompactionPolicy>,
 }
 
 /// Opens databases with injected components. Cheap to clone; one builder may open
@@ -45,6 +49,7 @@ pub(crate) struct Components {
 pub struct DbBuilder {
     fs: Option<Arc<dyn FileSystem>>,
     block_cache: Option<Arc<BlockCache>>,
+    policy: Option<Arc<dyn CompactionPolicy>>,
 }
 
 impl fmt::Debug for DbBuilder {
@@ -52,13 +57,15 @@ impl fmt::Debug for DbBuilder {
         f.debug_struct("DbBuilder")
             .field("custom_file_system", &self.fs.is_some())
             .field("block_cache", &self.block_cache)
+            .field("compaction_policy", &self.policy)
             .finish()
     }
 }
 
 impl DbBuilder {
-    /// A builder with default components: [`PosixFs`], and a block cache of
-    /// `Options::block_cache_capacity` bytes created per open.
+    /// A builder with default components: [`PosixFs`], a block cache of
+    /// `Options::block_cache_capacity` bytes created per open, and [`Leveled`]
+    /// compaction.
     pub fn new() -> DbBuilder {
         DbBuilder::default()
     }
@@ -82,6 +89,16 @@ impl DbBuilder {
         self
     }
 
+    /// Asks `policy` what to compact (see [`CompactionPolicy`] for the contract every
+    /// plan it returns must keep). Default: [`Leveled`].
+    ///
+    /// **Experimental**: the seam research techniques plug into.
+    #[must_use]
+    pub fn compaction_policy(mut self, policy: Arc<dyn CompactionPolicy>) -> DbBuilder {
+        self.policy = Some(policy);
+        self
+    }
+
     /// Validates `options` and opens (or creates) the database in `path`; see
     /// [`Db::open`].
     ///
@@ -92,6 +109,7 @@ impl DbBuilder {
         let components = Components {
             fs: self.fs.clone().unwrap_or_else(|| Arc::new(PosixFs)),
             block_cache: self.block_cache.clone(),
+            policy: self.policy.clone().unwrap_or_else(|| Arc::new(Leveled)),
         };
         let inner = Arc::new(open::open(path.as_ref(), options, components)?);
         let threads = background::start(&inner)?;

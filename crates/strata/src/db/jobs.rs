@@ -19,7 +19,7 @@ use super::state::DbState;
 use super::write::install_super_version;
 use super::{poison, DbInner};
 use crate::compaction::executor::{self, JobContext, Outcome};
-use crate::compaction::{picker, Action, Plan};
+use crate::compaction::{Action, Plan};
 use crate::error::Result;
 use crate::stats::Statistics;
 
@@ -62,7 +62,8 @@ pub(crate) fn run(
         .log_and_apply(edit, &outcome.refs, |version| {
             let mut st = inner.state.lock();
             on_install(&mut st);
-            st.pending_compaction_bytes = picker::pending_compaction_bytes(version, &inner.opts);
+            st.pending_compaction_bytes =
+                inner.policy.pending_compaction_bytes(version, &inner.opts);
             account_levels(&mut st, plan, &outcome);
             install_super_version(inner, &st, version);
         })

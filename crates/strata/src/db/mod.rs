@@ -34,7 +34,7 @@ pub use iter::DbIterator;
 pub use super_version::SuperVersion;
 
 use crate::cache::{BlockCache, TableCache};
-use crate::compaction::picker;
+use crate::compaction::CompactionPolicy;
 use crate::env::{FileLock, FileSystem};
 use crate::error::{Error, Result};
 use crate::key::SequenceNumber;
@@ -80,6 +80,8 @@ pub(crate) struct DbInner {
     pub block_cache: Option<Arc<BlockCache>>,
     /// Exact counters.
     pub stats: Arc<Statistics>,
+    /// What to compact next (an injected component; pure, see `compaction::policy`).
+    pub policy: Arc<dyn CompactionPolicy>,
     /// Group-commit queue and the WAL writer.
     pub writes: WriteQueue,
     /// Held while open.
@@ -224,7 +226,7 @@ impl Db {
     /// Exact statistics and the per-level table.
     pub fn stats(&self) -> DbStats {
         let version = self.inner.versions.current();
-        let scores = picker::scores(&version, &self.inner.opts);
+        let scores = self.inner.policy.scores(&version, &self.inner.opts);
         let st = self.inner.state.lock();
         let levels = (0..version.num_levels())
             .map(|l| {

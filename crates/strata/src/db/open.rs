@@ -31,7 +31,6 @@ use super::state::{DbState, MemWithLog};
 use super::write::WriteQueue;
 use super::{obsolete, DbInner, SuperVersion};
 use crate::cache::{BlockCache, TableCache};
-use crate::compaction::picker;
 use crate::env::{FileLock, FileSystem, WritableFile};
 use crate::error::{Error, Result};
 use crate::filename;
@@ -53,7 +52,11 @@ use std::sync::Arc;
 /// # Errors
 /// See [`crate::Db::open`].
 pub(crate) fn open(dir: &Path, opts: Options, components: Components) -> Result<DbInner> {
-    let Components { fs, block_cache } = components;
+    let Components {
+        fs,
+        block_cache,
+        policy,
+    } = components;
     let lock = lock_dir(fs.as_ref(), dir, &opts)?;
     let versions = recover_versions(&fs, dir, &opts)?;
     let log_number = versions.log_number();
@@ -90,7 +93,7 @@ pub(crate) fn open(dir: &Path, opts: Options, components: Components) -> Result<
         retryable_failures: Default::default(),
         shutting_down: false,
         level_stats: vec![LevelStats::default(); opts.num_levels],
-        pending_compaction_bytes: picker::pending_compaction_bytes(&version, &opts),
+        pending_compaction_bytes: policy.pending_compaction_bytes(&version, &opts),
         manual_waiting: 0,
     };
     let inner = DbInner {
@@ -109,6 +112,7 @@ pub(crate) fn open(dir: &Path, opts: Options, components: Components) -> Result<
         table_cache,
         block_cache,
         stats,
+        policy,
         writes: WriteQueue::new(LogWriter::new(wal)),
         opts,
         _lock: lock,

@@ -1,0 +1,83 @@
+//! The compaction-policy seam: what a database asks when it looks for work.
+//!
+//! Role: the scheduler (`db::background`), the write path's stall accounting
+//! (`db::jobs`, `db::open`) and `Db::stats` reach compaction policy only through a
+//! [`CompactionPolicy`] object, chosen once per open (the default [`Leveled`], or one
+//! given to `DbBuilder::compaction_policy`). A technique that decides differently what
+//! to compact (delayed compaction's virtualize plans, say) is a new type implementing
+//! this trait in its own module; the scheduler and the executor do not change.
+//!
+//! Contract of every method: a pure function of its arguments. No I/O, no locks, no
+//! interior state that changes what later calls return; the scheduler calls `pick`
+//! under the database's `state` lock, and may call it again at any time on the same
+//! version (for example `wait_for_compactions` asks whether work remains). Every plan
+//! returned must satisfy the invariants of `compaction::picker` (inputs not busy,
+//! output ranges not in conflict, whole overlapping runs), because the executor and
+//! the version set rely on them.
+
+use super::picker::{self, Busy};
+use super::plan::Plan;
+use crate::options::Options;
+use crate::version::Version;
+use std::fmt;
+
+/// Decides what to compact. See the module docs for the contract.
+///
+/// **Experimental**: the seam research techniques plug into; its signature may change
+/// as they arrive.
+pub trait CompactionPolicy: Send + Sync + fmt::Debug {
+    /// The next automatic compaction of `version`, or `None` if nothing needs doing or
+    /// everything that does conflicts with `busy`.
+    fn pick(&self, version: &Version, opts: &Options, busy: &Busy) -> Option<Plan>;
+
+    /// The manual compaction (`Db::compact_range`) of the files of `level`
+    /// overlapping the user-key range `[begin, end]` (`None` = unbounded), or `None`
+    /// if there is nothing to do or it conflicts with `busy` (the caller retries).
+    fn pick_manual(
+        &self,
+        version: &Version,
+        opts: &Options,
+        level: usize,
+        begin: Option<&[u8]>,
+        end: Option<&[u8]>,
+        busy: &Busy,
+    ) -> Option<Plan>;
+
+    /// Bytes compaction must still rewrite (the write path slows and stops writers
+    /// on it, against `soft_`/`hard_pending_compaction_bytes_limit`).
+    fn pending_compaction_bytes(&self, version: &Version, opts: &Options) -> u64;
+
+    /// One score per level (>= 1 means the level wants compaction), for statistics.
+    fn scores(&self, version: &Version, opts: &Options) -> Vec<f64>;
+}
+
+/// RocksDB's leveled compaction with static level targets (`compaction::picker`).
+/// The default policy.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Leveled;
+
+impl CompactionPolicy for Leveled {
+    fn pick(&self, version: &Version, opts: &Options, busy: &Busy) -> Option<Plan> {
+        picker::pick(version, opts, busy)
+    }
+
+    fn pick_manual(
+        &self,
+        version: &Version,
+        opts: &Options,
+        level: usize,
+        begin: Option<&[u8]>,
+        end: Option<&[u8]>,
+        busy: &Busy,
+    ) -> Option<Plan> {
+        picker::pick_manual(version, opts, level, begin, end, busy)
+    }
+
+    fn pending_compaction_bytes(&self, version: &Version, opts: &Options) -> u64 {
+        picker::pending_compaction_bytes(version, opts)
+    }
+
+    fn scores(&self, version: &Version, opts: &Options) -> Vec<f64> {
+        picker::scores(version, opts)
+    }
+}

@@ -1,0 +1,100 @@
+//! The compaction policy is a component: the one given to `DbBuilder` is the one the
+//! scheduler, manual compaction and the statistics ask, and the default is leveled.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use strata::compaction::{Busy, CompactionPolicy, Leveled, Plan};
+use strata::version::Version;
+use strata::{Db, Options, WriteOptions};
+
+/// Leveled compaction, except that automatic compaction can be switched off; counts
+/// the questions it is asked.
+#[derive(Debug, Default)]
+struct Counting {
+    automatic: bool,
+    picks: AtomicU64,
+    manual_picks: AtomicU64,
+}
+
+impl CompactionPolicy for Counting {
+    fn pick(&self, version: &Version, opts: &Options, busy: &Busy) -> Option<Plan> {
+        self.picks.fetch_add(1, Ordering::Relaxed);
+        self.automatic
+            .then(|| Leveled.pick(version, opts, busy))
+            .flatten()
+    }
+
+    fn pick_manual(
+        &self,
+        version: &Version,
+        opts: &Options,
+        level: usize,
+        begin: Option<&[u8]>,
+        end: Option<&[u8]>,
+        busy: &Busy,
+    ) -> Option<Plan> {
+        self.manual_picks.fetch_add(1, Ordering::Relaxed);
+        Leveled.pick_manual(version, opts, level, begin, end, busy)
+    }
+
+    fn pending_compaction_bytes(&self, version: &Version, opts: &Options) -> u64 {
+        Leveled.pending_compaction_bytes(version, opts)
+    }
+
+    fn scores(&self, version: &Version, opts: &Options) -> Vec<f64> {
+        Leveled.scores(version, opts)
+    }
+}
+
+/// Ten flushes of disjoint keys: L0 trigger 4, far below the stop trigger.
+fn load(db: &Db) {
+    for f in 0..10u32 {
+        for i in 0..50u32 {
+            let key = format!("key{f:02}-{i:03}");
+            db.put(&WriteOptions::default(), key.as_bytes(), b"value")
+                .expect("put");
+        }
+        db.flush().expect("flush");
+    }
+}
+
+fn options() -> Options {
+    Options::default().with_level0_file_num_compaction_trigger(4)
+}
+
+#[test]
+fn the_injected_policy_decides_and_the_default_is_leveled() {
+    let dir = tempfile::tempdir().expect("tempdir");
+
+    // A policy that never compacts on its own: L0 keeps every flush.
+    let off = Arc::new(Counting::default());
+    let db = Db::builder()
+        .compaction_policy(off.clone())
+        .open(dir.path().join("off"), options())
+        .expect("open");
+    load(&db);
+    db.wait_for_compactions().expect("idle");
+    let stats = db.stats();
+    assert_eq!(stats.levels[0].files, 10, "{}", stats.level_table());
+    assert!(
+        off.picks.load(Ordering::Relaxed) > 0,
+        "the scheduler asked it"
+    );
+    assert!(
+        stats.levels[0].score >= 2.5,
+        "scores come from the policy too"
+    );
+    // Manual compaction asks the same policy.
+    db.compact_range(None, None).expect("compact_range");
+    assert!(off.manual_picks.load(Ordering::Relaxed) > 0);
+    assert_eq!(db.stats().levels[0].files, 0);
+    db.close().expect("close");
+
+    // The same load with the default policy compacts L0 on its own.
+    let db = Db::open(dir.path().join("default"), options()).expect("open");
+    load(&db);
+    db.wait_for_compactions().expect("idle");
+    let stats = db.stats();
+    assert!(stats.levels[0].files < 4, "{}", stats.level_table());
+    db.close().expect("close");
+}
