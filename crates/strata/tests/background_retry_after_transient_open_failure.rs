@@ -2,7 +2,8 @@
 //! could not be created or opened) is abandoned and retried after a backoff, counted in
 //! `background_retries`, and does not poison the database. A caller waiting on it
 //! (`flush`, `wait_for_compactions`, `compact_range`) gets the retryable error and may
-//! call again.
+//! call again. A memtable switch that cannot create the next WAL is refused the same
+//! way, without poisoning.
 
 /// Calls `f` until it succeeds, allowing only retryable errors, at most 50 times.
 fn retry(mut f: impl FnMut() -> strata::Result<()>) {
@@ -111,5 +112,34 @@ fn manual_compaction_returns_a_retryable_error_without_poisoning() {
     assert_eq!(
         db.get(&ReadOptions::default(), b"k0100").expect("get"),
         Some(vec![3; 32])
+    );
+}
+
+/// A full disk when the memtable switch creates the next WAL: the write that needed the
+/// switch gets the retryable error, nothing changed (the old WAL and memtable stay
+/// active), and once space is back writes go on and everything acknowledged survives a
+/// crash.
+#[test]
+fn failed_wal_create_at_memtable_switch_is_retryable() {
+    let fs = FaultFs::new();
+    let db = open(&fs);
+    fill(&db, 1, 50);
+    fs.inject(FaultRule::once(FaultKinds::CREATE, 0).on_path(".log"));
+    let err = db.flush().expect_err("the switch cannot create its WAL");
+    assert!(err.is_retryable(), "{err}");
+    assert_eq!(fs.faults_injected(), 1);
+    db.put(&WriteOptions::default().with_sync(true), b"after", b"x")
+        .expect("not poisoned");
+    db.flush().expect("space is back");
+    fill(&db, 2, 50);
+    db.put(&WriteOptions::default().with_sync(true), b"last", b"y")
+        .expect("put");
+    drop(db);
+    fs.crash();
+    let db = open(&fs);
+    check(&db, 2, 50);
+    assert_eq!(
+        db.get(&ReadOptions::default(), b"after").expect("get"),
+        Some(b"x".to_vec())
     );
 }

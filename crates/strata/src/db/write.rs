@@ -287,14 +287,19 @@ fn make_room(inner: &DbInner, mut force: bool) -> Result<Arc<MemTable>> {
 /// that could be deleted with an older memtable's.
 ///
 /// # Errors
-/// `Poisoned` with the cause if any step failed.
+/// A retryable error as is if the new WAL could not be created (a full disk, too many
+/// open files): nothing changed, the old WAL and memtable stay active and the next
+/// write tries again. `Poisoned` with the cause if a later step failed.
 fn switch_wal(inner: &DbInner) -> Result<u64> {
     let log_number = inner.versions.new_file_number();
     let dir = inner.versions.db_dir();
-    let file = inner
-        .fs
-        .create(&filename::wal_file(dir, log_number))
-        .map_err(|e| poison(inner, e))?;
+    let file = match inner.fs.create(&filename::wal_file(dir, log_number)) {
+        Ok(file) => file,
+        // The number is skipped. A file left behind is empty: replay passes over empty
+        // logs, and an open after the MANIFEST's log number has passed it removes it.
+        Err(e) if e.is_retryable() => return Err(e),
+        Err(e) => return Err(poison(inner, e)),
+    };
     inner.fs.sync_dir(dir).map_err(|e| poison(inner, e))?;
     let mut log = inner.writes.log.lock();
     let mut old = std::mem::replace(&mut *log, LogWriter::new(file));
