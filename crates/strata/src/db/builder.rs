@@ -7,9 +7,8 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use strata::cache::BlockCache;
 //! use strata::env::PosixFs;
-//! use strata::{Db, Options};
+//! use strata::{BlockCache, Db, Options};
 //! let dir = tempfile::tempdir().expect("tempdir");
 //! let cache = Arc::new(BlockCache::new(64 << 20));
 //! let builder = Db::builder()
@@ -72,8 +71,8 @@ impl DbBuilder {
     }
 
     /// Caches data blocks in `cache`, which may be shared with other databases: each
-    /// open takes its own key space in it ([`BlockCache::share`]), so databases never
-    /// see each other's blocks but compete for one capacity.
+    /// open takes its own key space in it, so databases never see each other's blocks
+    /// but compete for one capacity.
     /// `Options::block_cache_capacity` is then ignored. Default: each open creates a
     /// cache of `block_cache_capacity` bytes.
     #[must_use]
