@@ -10,6 +10,12 @@
 //! ```
 //! The i-th record gets sequence number `seq + i`.
 //!
+//! # Surface
+//! Users build a batch with [`WriteBatch::new`], `put`, `delete`, `append` and `clear`.
+//! The encoding side (sequence number, raw bytes, decoding, iteration) is the
+//! [`WriteBatchInternal`] trait: the engine's, and with the `internals` feature the
+//! tools'.
+//!
 //! # Limits
 //! A record whose key is longer than [`MAX_KEY_LEN`] or whose value is longer than
 //! [`MAX_VALUE_LEN`], or that would make the batch longer than [`MAX_BATCH_LEN`], is
@@ -267,7 +273,7 @@ pub trait WriteBatchInternal: Sized {
     /// The first limit an update broke, if any (see [`WriteBatch::check_limits`]).
     #[cfg_attr(
         not(feature = "internals"),
-        allow(dead_code, reason = "for tests and the `batch` fuzz check; the engine calls `check_limits`")
+        allow(dead_code, reason = "tests and the `batch` fuzz check; the engine checks limits")
     )]
     fn limit_exceeded(&self) -> Option<&LimitExceeded>;
 
@@ -288,7 +294,10 @@ pub trait WriteBatchInternal: Sized {
     /// # Errors
     /// [`BadBatch`] if a record is malformed, the count is wrong, or a record's
     /// sequence number exceeds [`MAX_SEQUENCE`].
-    fn iterate(&self, f: impl FnMut(SequenceNumber, ValueKind, &[u8], &[u8])) -> Result<(), BadBatch>;
+    fn iterate(
+        &self,
+        f: impl FnMut(SequenceNumber, ValueKind, &[u8], &[u8]),
+    ) -> Result<(), BadBatch>;
 }
 
 impl WriteBatchInternal for WriteBatch {

@@ -25,8 +25,8 @@
 //!   system, for tests of this crate and of tools built on it. Never in a production
 //!   build.
 //! - `internals`: tool and fuzz internals (the SSTable, WAL and MANIFEST readers and
-//!   writers behind `strata sst-dump` and `ldb`, the fuzz targets' decoders): every
-//!   module below becomes public. Not a stable API.
+//!   writers that `strata sst-dump` and the fuzz targets drive): every module named
+//!   under *Where things live* becomes public. Not a stable API.
 //!
 //! # Where things live
 //! The module tree is the architecture (docs/ARCHITECTURE.md §1): `db` (the handle:
