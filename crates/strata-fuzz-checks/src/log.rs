@@ -2,6 +2,7 @@
 //! `WriteBatch::from_data`.
 
 use std::path::Path;
+use strata::batch::WriteBatchInternal;
 use strata::env::{FaultFs, FileSystem};
 use strata::key::ValueKind;
 use strata::wal::{LogError, LogReader, LogWriter, BLOCK_SIZE, HEADER_SIZE};
@@ -82,7 +83,7 @@ pub fn check_batch(data: &[u8]) {
     batch
         .iterate(|seq, kind, k, v| updates.push((seq, kind, k.to_vec(), v.to_vec())))
         .expect("a batch from_data accepted fails to iterate");
-    assert_eq!(updates.len(), batch.count() as usize, "update count");
+    assert_eq!(updates.len(), batch.len(), "update count");
     if updates.iter().any(|u| u.1 == ValueKind::Merge) {
         return; // WriteBatch has no merge builder.
     }

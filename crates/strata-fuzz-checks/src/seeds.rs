@@ -7,6 +7,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use strata::batch::WriteBatchInternal;
 use strata::coding::{get_length_prefixed, put_length_prefixed};
 use strata::env::{FaultFs, FileSystem};
 use strata::key::{make_internal_key, ValueKind};

@@ -3,12 +3,12 @@
 use crate::reference;
 use std::path::Path;
 use std::sync::Arc;
-use strata::cache::BlockCache;
 use strata::env::{FaultFs, FileSystem};
 use strata::iter::InternalIterator;
 use strata::key::{self, LookupKey, MAX_SEQUENCE};
 use strata::sst::Table;
 use strata::stats::Statistics;
+use strata::BlockCache;
 
 /// Most entries one scan collects (a fuzzed index may list one block many times).
 const MAX_SCAN: usize = 1 << 16;

@@ -10,6 +10,12 @@
 //! ```
 //! The i-th record gets sequence number `seq + i`.
 //!
+//! # Surface
+//! Users build a batch with [`WriteBatch::new`], `put`, `delete`, `append` and `clear`.
+//! The encoding side (sequence number, raw bytes, decoding, iteration) is the
+//! [`WriteBatchInternal`] trait: the engine's, and with the `internals` feature the
+//! tools'.
+//!
 //! # Limits
 //! A record whose key is longer than [`MAX_KEY_LEN`] or whose value is longer than
 //! [`MAX_VALUE_LEN`], or that would make the batch longer than [`MAX_BATCH_LEN`], is
@@ -17,12 +23,12 @@
 //! update), and [`crate::Db::write`] refuses the whole batch with
 //! [`crate::Error::InvalidArgument`] before anything reaches the WAL. `put` and `delete`
 //! therefore stay infallible (no API change), and an oversized value is never copied.
-//! [`WriteBatch::from_data`] records a violation the same way but still accepts the
+//! [`WriteBatchInternal::from_data`] records a violation the same way but still accepts the
 //! bytes, so WAL records written before the limits existed replay. See
 //! [`crate::limits`] for why these bounds.
 //!
 //! # Invariants
-//! 1. `count` equals the number of records (checked by [`WriteBatch::iterate`]).
+//! 1. `count` equals the number of records (checked by [`WriteBatchInternal::iterate`]).
 //! 2. A batch is applied entirely or not at all: it is one WAL record.
 //! 3. [`WriteBatch::check_limits`] is `Ok` iff every record is within the key and value
 //!    limits and the batch is within [`MAX_BATCH_LEN`]; then `count` cannot overflow
@@ -194,14 +200,9 @@ impl WriteBatch {
         }
     }
 
-    /// The first limit an update broke, if any (see [`Self::check_limits`]).
-    pub fn limit_exceeded(&self) -> Option<&LimitExceeded> {
-        self.over_limit.as_ref()
-    }
-
     /// Number of updates in the batch.
-    pub fn count(&self) -> u32 {
-        get_fixed32(&self.rep, 8).unwrap_or(0)
+    pub fn len(&self) -> usize {
+        self.count() as usize
     }
 
     /// True iff the batch holds no updates.
@@ -250,32 +251,75 @@ impl WriteBatch {
         }
     }
 
-    /// Sequence number of the first update (assigned at commit).
-    pub fn sequence(&self) -> SequenceNumber {
-        get_fixed64(&self.rep, 0).unwrap_or(0)
+    /// The header's update count (the engine's and the format's u32).
+    fn count(&self) -> u32 {
+        get_fixed32(&self.rep, 8).unwrap_or(0)
     }
+}
+
+/// The engine's (and the tools') view of a batch as the WAL record it is: its sequence
+/// number, raw bytes, decoding and iteration. Not for users: reachable only inside the
+/// crate, or with the `internals` feature (tools and fuzz targets).
+pub trait WriteBatchInternal: Sized {
+    /// Sequence number of the first update (assigned at commit).
+    fn sequence(&self) -> SequenceNumber;
 
     /// Assigns the sequence number of the first update.
-    pub fn set_sequence(&mut self, seq: SequenceNumber) {
-        if let Some(c) = self.rep.get_mut(0..8) {
-            c.copy_from_slice(&seq.to_le_bytes());
-        }
-    }
+    fn set_sequence(&mut self, seq: SequenceNumber);
 
     /// The serialized batch (the WAL record payload).
-    pub fn data(&self) -> &[u8] {
-        &self.rep
-    }
+    fn data(&self) -> &[u8];
+
+    /// The first limit an update broke, if any (see [`WriteBatch::check_limits`]).
+    #[cfg_attr(
+        not(feature = "internals"),
+        allow(dead_code, reason = "tests and the `batch` fuzz check; the engine checks limits")
+    )]
+    fn limit_exceeded(&self) -> Option<&LimitExceeded>;
 
     /// Rebuilds a batch from a WAL record, validating every record.
     ///
     /// A well-formed batch that breaks a size limit is accepted (WAL records written
     /// before the limits existed must replay), with the violation recorded:
-    /// [`Self::check_limits`] reports it, so [`crate::Db::write`] refuses such a batch.
+    /// [`WriteBatch::check_limits`] reports it, so [`crate::Db::write`] refuses such a
+    /// batch.
     ///
     /// # Errors
     /// [`BadBatch`] if the bytes are not a well-formed batch.
-    pub fn from_data(data: Vec<u8>) -> Result<WriteBatch, BadBatch> {
+    fn from_data(data: Vec<u8>) -> Result<Self, BadBatch>;
+
+    /// Calls `f(seq, kind, key, value)` for each update in order (`value` is empty for
+    /// deletes).
+    ///
+    /// # Errors
+    /// [`BadBatch`] if a record is malformed, the count is wrong, or a record's
+    /// sequence number exceeds [`MAX_SEQUENCE`].
+    fn iterate(
+        &self,
+        f: impl FnMut(SequenceNumber, ValueKind, &[u8], &[u8]),
+    ) -> Result<(), BadBatch>;
+}
+
+impl WriteBatchInternal for WriteBatch {
+    fn sequence(&self) -> SequenceNumber {
+        get_fixed64(&self.rep, 0).unwrap_or(0)
+    }
+
+    fn set_sequence(&mut self, seq: SequenceNumber) {
+        if let Some(c) = self.rep.get_mut(0..8) {
+            c.copy_from_slice(&seq.to_le_bytes());
+        }
+    }
+
+    fn data(&self) -> &[u8] {
+        &self.rep
+    }
+
+    fn limit_exceeded(&self) -> Option<&LimitExceeded> {
+        self.over_limit.as_ref()
+    }
+
+    fn from_data(data: Vec<u8>) -> Result<WriteBatch, BadBatch> {
         if data.len() < HEADER {
             return Err(BadBatch("batch shorter than header"));
         }
@@ -306,13 +350,7 @@ impl WriteBatch {
         Ok(b)
     }
 
-    /// Calls `f(seq, kind, key, value)` for each update in order (`value` is empty for
-    /// deletes).
-    ///
-    /// # Errors
-    /// [`BadBatch`] if a record is malformed, the count is wrong, or a record's
-    /// sequence number exceeds [`MAX_SEQUENCE`].
-    pub fn iterate(
+    fn iterate(
         &self,
         mut f: impl FnMut(SequenceNumber, ValueKind, &[u8], &[u8]),
     ) -> Result<(), BadBatch> {
@@ -346,6 +384,7 @@ impl WriteBatch {
         Ok(())
     }
 }
+
 
 #[cfg(test)]
 mod tests {

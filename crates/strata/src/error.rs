@@ -136,7 +136,7 @@ impl Error {
 
     /// A copy of this error suitable for reporting to several callers (the poison cause is
     /// shared; other errors are re-described without their OS source object).
-    pub fn duplicate(&self) -> Error {
+    pub(crate) fn duplicate(&self) -> Error {
         match self {
             Error::Io { op, path, source } => Error::Io {
                 op,

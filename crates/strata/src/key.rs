@@ -74,6 +74,10 @@ pub fn append_internal_key(
 }
 
 /// Builds a new internal key.
+#[cfg_attr(
+    not(feature = "internals"),
+    allow(dead_code, reason = "tests, `strata sst-dump` and the fuzz checks; the engine appends")
+)]
 pub fn make_internal_key(user_key: &[u8], seq: SequenceNumber, kind: ValueKind) -> Vec<u8> {
     let mut v = Vec::with_capacity(user_key.len() + TRAILER_LEN);
     append_internal_key(&mut v, user_key, seq, kind);
@@ -126,7 +130,10 @@ pub fn trailer(ikey: &[u8]) -> u64 {
 }
 
 /// Sequence number of an internal key.
-#[inline]
+#[cfg_attr(
+    not(feature = "internals"),
+    allow(dead_code, reason = "tests and the `sst` fuzz check; the engine parses whole keys")
+)]
 pub fn sequence(ikey: &[u8]) -> SequenceNumber {
     trailer(ikey) >> 8
 }
@@ -150,6 +157,10 @@ pub struct LookupKey {
 
 impl LookupKey {
     /// Builds the lookup key `(user_key, seq, KIND_SEEK)`.
+    #[cfg_attr(
+        not(feature = "internals"),
+        allow(dead_code, reason = "tests and the fuzz checks; the engine reuses one with `set`")
+    )]
     pub fn new(user_key: &[u8], seq: SequenceNumber) -> Self {
         let mut k = LookupKey { buf: Vec::new() };
         k.set(user_key, seq);

@@ -9,19 +9,34 @@
 //! # Ok::<(), strata::Error>(())
 //! ```
 //!
-//! Where things live (the module tree is the architecture; see docs/ARCHITECTURE.md):
-//! - [`db`]: the handle: open/recovery, write path (group commit), read path,
-//!   background flush and compaction scheduling.
-//! - [`memtable`], [`wal`], [`sst`], [`version`]: the in-memory and on-disk structures.
-//! - [`compaction`]: picker policies, the compaction job, output partitioners.
-//! - [`iter`]: the iterator contract and its adapters.
-//! - [`cache`]: block cache and table cache.
-//! - [`env`](mod@env): the file-system seam.
-//! - [`limits`]: the largest key ([`MAX_KEY_LEN`]), value ([`MAX_VALUE_LEN`]) and write
-//!   batch ([`MAX_BATCH_LEN`]) a write accepts, and why.
-//! - [`options`], [`options_file`]: database-wide and per-level options; the persisted
-//!   `OPTIONS` file and the compatibility check at open. Components (file system,
-//!   shared block cache) are injected through [`DbBuilder`].
+//! # The public surface
+//! What a user calls is exported at the crate root: [`Db`], [`DbBuilder`] and
+//! [`DbIterator`]; [`WriteBatch`]; [`Options`], [`LevelOptions`], [`ReadOptions`],
+//! [`WriteOptions`] and their enums; [`Snapshot`] and [`SequenceNumber`]; [`DbStats`],
+//! [`LevelStats`] and [`StatisticsSnapshot`]; [`BlockCache`] (shared through
+//! [`DbBuilder::block_cache`]); [`Error`], [`ErrorKind`] and [`Result`]; the size limits
+//! ([`MAX_KEY_LEN`], [`MAX_VALUE_LEN`], [`MAX_BATCH_LEN`], [`MAX_LEVELS`]). One module is
+//! public: [`env`](mod@env), the file-system seam ([`env::FileSystem`], [`env::PosixFs`];
+//! with the `test-util` feature also the fault-injecting `FaultFs` and its rules), because
+//! a user may inject a file system with [`DbBuilder::file_system`].
+//!
+//! # Features
+//! - `test-util`: `env::FaultFs`, the crash-simulating, fault-injecting in-memory file
+//!   system, for tests of this crate and of tools built on it. Never in a production
+//!   build.
+//! - `internals`: tool and fuzz internals (the SSTable, WAL and MANIFEST readers and
+//!   writers that `strata sst-dump` and the fuzz targets drive): every module named
+//!   under *Where things live* becomes public. Not a stable API.
+//!
+//! # Where things live
+//! The module tree is the architecture (docs/ARCHITECTURE.md §1): `db` (the handle:
+//! open/recovery, group commit, read path, background flush and compaction), `memtable`,
+//! `wal`, `sst` and `version` (the in-memory and on-disk structures), `compaction`
+//! (picker policies, the compaction job, output partitioners), `iter` (the iterator
+//! contract and adapters), `cache` (block cache and table cache), `env` (the file-system
+//! seam), `limits` (the size limits and why), `options` and `options_file` (database-wide
+//! and per-level options; the persisted `OPTIONS` file and its compatibility check).
+//! Components (file system, shared block cache) are injected through [`DbBuilder`].
 
 #![deny(missing_docs)]
 // STYLE rule 10: no unwrap, expect, indexing or panic on the library's paths; each
@@ -42,39 +57,55 @@
     )
 )]
 
-pub mod batch;
-pub mod cache;
-pub mod coding;
-pub mod compaction;
-pub mod db;
+/// Declares modules that are private, or public with the `internals` feature (tools and
+/// fuzz targets; not a stable API).
+macro_rules! internal_modules {
+    ($($name:ident),* $(,)?) => {$(
+        #[cfg(feature = "internals")]
+        pub mod $name;
+        #[cfg(not(feature = "internals"))]
+        mod $name;
+    )*};
+}
+
+internal_modules!(
+    batch,
+    cache,
+    coding,
+    compaction,
+    db,
+    error,
+    filename,
+    iter,
+    key,
+    limits,
+    memtable,
+    options,
+    options_file,
+    snapshot,
+    snapshot_filter,
+    sst,
+    stats,
+    version,
+    wal,
+);
+
 pub mod env;
-pub mod error;
-pub mod filename;
-pub mod iter;
-pub mod key;
-pub mod limits;
-pub mod memtable;
-pub mod options;
-pub mod options_file;
-pub mod snapshot;
-pub mod snapshot_filter;
-pub mod sst;
-pub mod stats;
-pub mod version;
-pub mod wal;
 
 pub use batch::WriteBatch;
+pub use cache::BlockCache;
 pub use db::{Db, DbBuilder, DbIterator};
 pub use error::{Error, ErrorKind, Result};
+pub use key::SequenceNumber;
 pub use limits::{MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use options::{
     CompactionPriority, Compression, LevelOptions, Options, OutputPartitioning, ReadOptions,
-    WalRecoveryMode, WriteOptions,
+    WalRecoveryMode, WriteOptions, MAX_LEVELS,
 };
 pub use snapshot::Snapshot;
+pub use stats::{DbStats, LevelStats, StatisticsSnapshot};
 
 /// The README's examples, compiled as doc-tests so they stay true.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
-pub use stats::{DbStats, LevelStats};

@@ -4,8 +4,9 @@
 //!
 //! # Role
 //! [`crate::WriteBatch`] checks [`MAX_KEY_LEN`], [`MAX_VALUE_LEN`] and
-//! [`MAX_BATCH_LEN`] as records are added (and [`crate::WriteBatch::from_data`] as it
-//! decodes), and [`crate::Db::write`] refuses a batch that broke one with
+//! [`MAX_BATCH_LEN`] as records are added (and
+//! [`crate::batch::WriteBatchInternal::from_data`] as it decodes), and
+//! [`crate::Db::write`] refuses a batch that broke one with
 //! [`crate::Error::InvalidArgument`] *before* the batch enters the group-commit queue,
 //! so nothing over a limit is ever appended to the WAL or acknowledged. The SSTable
 //! writer (`sst::builder`, `sst::compression`) and reader (`sst::compression`) share

@@ -237,7 +237,7 @@ pub struct Options {
     /// Default: 7. Range: 3..=[`MAX_LEVELS`]. Runtime-mutable: no. Format: the MANIFEST
     /// places every table at a level, so a database cannot be reopened with fewer
     /// levels than its deepest non-empty level + 1 (open fails with `InvalidArgument`;
-    /// see [`crate::options_file::check_compatible`]). Growing it is always allowed.
+    /// see docs/ARCHITECTURE.md §15.3). Growing it is always allowed.
     pub num_levels: usize,
     /// L0 file count that triggers an L0→L1 compaction.
     ///

@@ -274,6 +274,10 @@ pub fn encode(opts: &Options) -> String {
 /// section; level sections out of order; a missing or late `[Version]`);
 /// [`Error::InvalidArgument`] for a `strata_options_version` newer than this build
 /// reads.
+#[cfg_attr(
+    not(feature = "internals"),
+    allow(dead_code, reason = "for tests and the `options` fuzz check; `load` names the file")
+)]
 pub fn decode(text: &str) -> Result<StoredOptions> {
     decode_file(text, Path::new(FILE_NAME))
 }

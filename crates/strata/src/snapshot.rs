@@ -36,11 +36,6 @@ impl SnapshotList {
         self.live.lock().keys().copied().collect()
     }
 
-    /// The oldest live snapshot, if any.
-    pub fn oldest(&self) -> Option<SequenceNumber> {
-        self.live.lock().keys().next().copied()
-    }
-
     fn release(&self, seq: SequenceNumber) {
         let mut live = self.live.lock();
         if let Some(n) = live.get_mut(&seq) {

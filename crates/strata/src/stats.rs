@@ -15,7 +15,7 @@ macro_rules! counters {
             $( $(#[$doc])* pub $name: AtomicU64, )*
         }
 
-        /// A point-in-time copy of [`Statistics`].
+        /// A point-in-time copy of the engine's live counters (`Statistics`).
         #[derive(Clone, Debug, Default, PartialEq, Eq)]
         pub struct StatisticsSnapshot {
             $( $(#[$doc])* pub $name: u64, )*

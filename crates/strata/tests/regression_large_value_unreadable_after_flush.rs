@@ -235,10 +235,16 @@ fn batch_limit_is_enforced_and_a_maximal_batch_replays() {
     for i in 0..4u8 {
         over.put(&[b'o', i], at);
     }
-    let len = over
-        .limit_exceeded()
-        .map(|o| o.len)
-        .expect("over the batch limit");
+    // A put record here is kind (1 byte), key length (1), key (2), value length (the
+    // varint of 2^27: 4) and the value; the header is 12 bytes. Three fit, and the
+    // error names the length the fourth would have made.
+    let record = 1 + 1 + 2 + 4 + MAX_VALUE_LEN;
+    assert_eq!(
+        over.approximate_size(),
+        12 + 3 * record,
+        "the fourth was not added"
+    );
+    let len = 12 + 4 * record;
     let (seq, wal) = (db.latest_sequence(), wal_bytes(&dir));
     expect_refused(db.write(&wo, over), "batch", len, MAX_BATCH_LEN, "batch");
     assert_eq!(db.latest_sequence(), seq);

@@ -10,9 +10,8 @@ mod common;
 
 use common::key;
 use std::sync::Arc;
-use strata::cache::BlockCache;
 use strata::env::FaultFs;
-use strata::{Db, Options, ReadOptions, WriteOptions};
+use strata::{BlockCache, Db, Options, ReadOptions, WriteOptions};
 
 fn fill(db: &Db, tag: &str) {
     for i in 0..200u32 {

@@ -31,8 +31,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-use strata::stats::StatisticsSnapshot;
-use strata::{Db, ReadOptions, WriteOptions};
+use strata::{Db, ReadOptions, StatisticsSnapshot, WriteOptions};
 
 /// `strata experiment snapshot-filter`.
 #[derive(Args, Debug, Clone)]

@@ -39,7 +39,11 @@ struct Store {
 }
 
 /// A thread-safe, byte-bounded cache of decoded data blocks, as seen by one owner
-/// (one database). See the module docs for sharing.
+/// (one database).
+///
+/// Create one with [`BlockCache::new`] and give it to [`crate::DbBuilder::block_cache`]
+/// to share its memory among databases: each database reads and writes through a handle
+/// of its own, so databases never see each other's blocks but compete for one capacity.
 pub struct BlockCache {
     store: Arc<Store>,
     owner: u64,
@@ -75,7 +79,7 @@ impl BlockCache {
     /// A new handle on the same memory with a key space of its own: blocks cached
     /// through it are invisible to `self` and to every other handle. A database
     /// opened with a shared cache takes one handle for itself.
-    pub fn share(&self) -> BlockCache {
+    pub(crate) fn share(&self) -> BlockCache {
         BlockCache {
             store: Arc::clone(&self.store),
             owner: self.store.next_owner.fetch_add(1, Ordering::Relaxed),
@@ -103,25 +107,16 @@ impl BlockCache {
     }
 
     /// The block at `offset` of table `file_number`, if this handle cached it.
-    pub fn get(&self, file_number: u64, offset: u64) -> Option<Arc<Block>> {
+    pub(crate) fn get(&self, file_number: u64, offset: u64) -> Option<Arc<Block>> {
         self.store.cache.get(&(self.owner, file_number, offset))
     }
 
     /// Caches a block under this handle (replacing any entry with the same key). A
     /// block heavier than a shard's capacity is not kept.
-    pub fn insert(&self, file_number: u64, offset: u64, block: Arc<Block>) {
+    pub(crate) fn insert(&self, file_number: u64, offset: u64, block: Arc<Block>) {
         self.store
             .cache
             .insert((self.owner, file_number, offset), block);
-    }
-
-    /// Drops every block of `file_number` this handle cached (after its file is
-    /// deleted). Walks the whole cache: call on file deletion, not on hot paths.
-    pub fn erase_file(&self, file_number: u64) {
-        let owner = self.owner;
-        self.store
-            .cache
-            .retain(|&(o, f, _), _| o != owner || f != file_number);
     }
 }
 
@@ -146,8 +141,6 @@ mod tests {
         }
         assert!(c.usage() > 0);
         assert!(!c.is_empty());
-        c.erase_file(1);
-        assert_eq!(c.usage(), 0);
     }
 
     #[test]
@@ -180,8 +173,5 @@ mod tests {
         assert!(Arc::ptr_eq(&b.get(7, 0).expect("b's block"), &y));
         assert_eq!(a.len(), 2, "one store");
         assert_eq!(a.usage(), b.usage());
-        b.erase_file(7);
-        assert!(b.get(7, 0).is_none());
-        assert!(a.get(7, 0).is_some(), "erasing b's file leaves a's block");
     }
 }

@@ -7,7 +7,7 @@
 //! global lock.
 //!
 //! Invariant: file numbers are never reused within a database, and each database
-//! keys the block cache through its own handle ([`BlockCache::share`]), so a block
+//! keys the block cache through its own handle (`BlockCache::share`), so a block
 //! cache key never names two different blocks, even when databases share one cache
 //! (injected with [`crate::db::DbBuilder::block_cache`]).
 

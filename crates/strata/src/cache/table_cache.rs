@@ -96,14 +96,4 @@ impl TableCache {
     pub fn evict(&self, file_number: u64) {
         self.tables.remove(&file_number);
     }
-
-    /// Number of tables open in the cache.
-    pub fn len(&self) -> usize {
-        self.tables.len()
-    }
-
-    /// True iff no table is open in the cache.
-    pub fn is_empty(&self) -> bool {
-        self.tables.is_empty()
-    }
 }

@@ -3,7 +3,7 @@
 //! Role: every job that writes or moves tables is a [`Plan`]. Policies build plans:
 //! the [`picker`] over the current immutable `Version` for automatic and manual
 //! compactions, `Plan::flush` for flushes. The database's scheduler records a
-//! compaction plan in [`Busy`] and hands it to the `executor`, the one mechanism
+//! compaction plan in [`picker::Busy`] and hands it to the `executor`, the one mechanism
 //! that runs plans: it merges the inputs through [`gc`] (version GC against live
 //! snapshots, tombstone drop at the bottom), routes each user key to an output stream,
 //! cuts each stream's outputs with a [`partitioner`], writes and fsyncs the new
@@ -33,6 +33,5 @@ pub mod picker;
 pub mod plan;
 pub mod policy;
 
-pub use picker::{level_targets, pending_compaction_bytes, pick, pick_manual, scores, Busy};
-pub use plan::{Action, Input, OutputStream, Partitioning, Plan, Reason, Router, SingleStream};
+pub use plan::{Action, Plan, Reason};
 pub use policy::{CompactionPolicy, Leveled};

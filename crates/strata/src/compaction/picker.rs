@@ -165,12 +165,12 @@ pub fn pick(version: &Version, opts: &Options, busy: &Busy) -> Option<Plan> {
         .filter(|&(_, s)| s >= 1.0)
         .collect();
     order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    order.into_iter().find_map(|(level, score)| {
+    order.into_iter().find_map(|(level, _)| {
         if level == 0 {
             let inputs = version.files(0).to_vec();
-            build(version, opts, 0, inputs, busy, Reason::L0FileCount, score)
+            build(version, opts, 0, inputs, busy, Reason::L0FileCount)
         } else {
-            pick_file(version, opts, level, busy, score)
+            pick_file(version, opts, level, busy)
         }
     })
 }
@@ -203,8 +203,7 @@ pub fn pick_manual(
     if inputs.is_empty() {
         return None;
     }
-    let score = scores(version, opts).get(level).copied().unwrap_or(0.0);
-    build(version, opts, level, inputs, busy, Reason::Manual, score)
+    build(version, opts, level, inputs, busy, Reason::Manual)
 }
 
 /// Estimated bytes that compaction must rewrite before every level is within its target
@@ -296,13 +295,7 @@ fn l0_closure(
 
 /// Picks one file of `level` (L1+) by `opts.compaction_priority`, skipping candidates
 /// whose plan would conflict with `busy`.
-fn pick_file(
-    version: &Version,
-    opts: &Options,
-    level: usize,
-    busy: &Busy,
-    score: f64,
-) -> Option<Plan> {
+fn pick_file(version: &Version, opts: &Options, level: usize, busy: &Busy) -> Option<Plan> {
     let output_level = level + 1;
     if output_level >= version.num_levels() {
         return None;
@@ -341,7 +334,6 @@ fn pick_file(
             vec![Arc::clone(f)],
             busy,
             Reason::LevelSize,
-            score,
         )
     })
 }
@@ -355,7 +347,6 @@ fn build(
     inputs: Vec<Arc<FileMetaData>>,
     busy: &Busy,
     reason: Reason,
-    score: f64,
 ) -> Option<Plan> {
     let output_level = level + 1;
     if output_level >= version.num_levels() || busy.any_busy(inputs.iter()) {
@@ -406,7 +397,6 @@ fn build(
         bottommost,
         log_number: None,
         reason,
-        score,
     })
 }
 

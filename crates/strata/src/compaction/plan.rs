@@ -186,8 +186,6 @@ pub struct Plan {
     pub log_number: Option<u64>,
     /// Why the plan was made.
     pub reason: Reason,
-    /// The input level's compaction score when picked (0 for flushes).
-    pub score: f64,
 }
 
 impl Plan {
@@ -211,7 +209,6 @@ impl Plan {
             bottommost: false,
             log_number,
             reason,
-            score: 0.0,
         }
     }
 
@@ -225,6 +222,7 @@ impl Plan {
 
     /// The level of the first input run (the level being compacted); `None` for a
     /// flush.
+    #[cfg(test)]
     pub fn start_level(&self) -> Option<usize> {
         self.inputs.iter().find_map(|i| match i {
             Input::Files { level, .. } => Some(*level),
@@ -233,6 +231,7 @@ impl Plan {
     }
 
     /// The files of the input run at `level` (empty if none).
+    #[cfg(test)]
     pub fn files_at(&self, level: usize) -> &[Arc<FileMetaData>] {
         self.inputs
             .iter()
@@ -256,6 +255,7 @@ impl Plan {
     }
 
     /// Total bytes of every input file.
+    #[cfg(test)]
     pub fn input_bytes(&self) -> u64 {
         self.input_files()
             .fold(0u64, |acc, (_, f)| acc.saturating_add(f.size))

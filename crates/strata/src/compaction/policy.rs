@@ -81,3 +81,6 @@ impl CompactionPolicy for Leveled {
         picker::scores(version, opts)
     }
 }
+
+#[cfg(test)]
+mod tests;

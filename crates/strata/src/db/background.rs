@@ -16,7 +16,7 @@
 //! before the job's `state` lock was released). A flush only adds L0 files; a plan
 //! missing the newest one leaves newer data above older, which is the L0 order.
 //!
-//! [`Busy`]: crate::compaction::Busy
+//! [`Busy`]: crate::compaction::picker::Busy
 
 use super::flush::flush_oldest;
 use super::obsolete::delete_obsolete;

@@ -8,9 +8,8 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use strata::cache::BlockCache;
 //! use strata::env::PosixFs;
-//! use strata::{Db, Options};
+//! use strata::{BlockCache, Db, Options};
 //! let dir = tempfile::tempdir().expect("tempdir");
 //! let cache = Arc::new(BlockCache::new(64 << 20));
 //! let builder = Db::builder()
@@ -64,8 +63,7 @@ impl fmt::Debug for DbBuilder {
 
 impl DbBuilder {
     /// A builder with default components: [`PosixFs`], a block cache of
-    /// `Options::block_cache_capacity` bytes created per open, and [`Leveled`]
-    /// compaction.
+    /// `Options::block_cache_capacity` bytes created per open, and leveled compaction.
     pub fn new() -> DbBuilder {
         DbBuilder::default()
     }
@@ -79,8 +77,8 @@ impl DbBuilder {
     }
 
     /// Caches data blocks in `cache`, which may be shared with other databases: each
-    /// open takes its own key space in it ([`BlockCache::share`]), so databases never
-    /// see each other's blocks but compete for one capacity.
+    /// open takes its own key space in it, so databases never see each other's blocks
+    /// but compete for one capacity.
     /// `Options::block_cache_capacity` is then ignored. Default: each open creates a
     /// cache of `block_cache_capacity` bytes.
     #[must_use]
@@ -89,10 +87,12 @@ impl DbBuilder {
         self
     }
 
-    /// Asks `policy` what to compact (see [`CompactionPolicy`] for the contract every
-    /// plan it returns must keep). Default: [`Leveled`].
+    /// Asks `policy` what to compact (see `compaction::policy` for the contract every
+    /// plan it returns must keep). Default: `compaction::Leveled`.
     ///
-    /// **Experimental**: the seam research techniques plug into.
+    /// **Experimental**, and only with the `internals` feature: the seam research
+    /// techniques plug into, whose argument types (versions, plans) are internal.
+    #[cfg(any(test, feature = "internals"))]
     #[must_use]
     pub fn compaction_policy(mut self, policy: Arc<dyn CompactionPolicy>) -> DbBuilder {
         self.policy = Some(policy);

@@ -102,7 +102,7 @@ impl Db {
     /// Opens (or creates, with `create_if_missing`) the database in `path` with the
     /// default components ([`DbBuilder`] injects others), replaying the MANIFEST and
     /// any write-ahead logs, and checking `options` against the database and its
-    /// `OPTIONS` file ([`crate::options_file::check_compatible`]).
+    /// `OPTIONS` file (the compatibility check of docs/ARCHITECTURE.md §15.3).
     ///
     /// # Errors
     /// `InvalidArgument` for bad options, options the existing database cannot be

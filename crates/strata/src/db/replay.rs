@@ -25,6 +25,7 @@ use crate::version::edit::VersionEdit;
 use crate::version::file_ref::FileRef;
 use crate::version::VersionSet;
 use crate::wal::{LogError, LogReader};
+use crate::batch::WriteBatchInternal;
 use crate::WriteBatch;
 use std::path::Path;
 use std::sync::Arc;

@@ -34,6 +34,7 @@ use crate::options::WriteOptions;
 use crate::stats::Statistics;
 use crate::version::Version;
 use crate::wal::LogWriter;
+use crate::batch::WriteBatchInternal;
 use crate::WriteBatch;
 use parking_lot::{Condvar, Mutex};
 use std::collections::{HashMap, VecDeque};
@@ -105,20 +106,23 @@ pub(crate) fn write(
         sync: wo.sync,
         force_switch,
     });
-    loop {
+    // Wait until a leader completed this write, or no leader is active and this
+    // writer's slot is at the front: then it takes the slot and leads.
+    let first = loop {
         if let Some(r) = qs.completed.remove(&id) {
             return r;
         }
-        if !qs.leader_active && qs.waiting.front().map(|s| s.id) == Some(id) {
-            break;
+        if !qs.leader_active {
+            match qs.waiting.pop_front() {
+                Some(slot) if slot.id == id => break slot,
+                Some(other) => qs.waiting.push_front(other),
+                None => {}
+            }
         }
         q.cv.wait(&mut qs);
-    }
+    };
     // This thread is the leader: form a group from the front of the queue.
     qs.leader_active = true;
-    let Some(first) = qs.waiting.pop_front() else {
-        unreachable!("leader slot is at the front of the queue");
-    };
     let mut follower_ids = Vec::new();
     let mut group = first.batch.unwrap_or_default();
     let sync = first.sync;
@@ -171,7 +175,7 @@ fn commit_group(inner: &DbInner, mut group: WriteBatch, sync: bool, force: bool)
         return Ok(());
     }
     let first_seq = inner.versions.last_sequence() + 1;
-    let count = u64::from(group.count());
+    let count = group.len() as u64;
     if first_seq + count > crate::key::MAX_SEQUENCE {
         // Checked before the WAL append: recovery would refuse such a record.
         return Err(Error::InvalidArgument(
@@ -181,7 +185,7 @@ fn commit_group(inner: &DbInner, mut group: WriteBatch, sync: bool, force: bool)
     group.set_sequence(first_seq);
     {
         let mut log = inner.writes.log.lock();
-        let before = log.len();
+        let before = log.size();
         if let Err(e) = log.add_record(group.data()) {
             return Err(poison(inner, e));
         }
@@ -191,7 +195,7 @@ fn commit_group(inner: &DbInner, mut group: WriteBatch, sync: bool, force: bool)
             }
             Statistics::add(&inner.stats.wal_syncs, 1);
         }
-        Statistics::add(&inner.stats.wal_bytes_written, log.len() - before);
+        Statistics::add(&inner.stats.wal_bytes_written, log.size() - before);
     }
     let mut user_bytes = 0u64;
     group

@@ -17,13 +17,15 @@
 #[cfg(any(test, feature = "test-util"))]
 mod fault;
 mod posix;
+internal_modules!(whole_file);
 
 #[cfg(any(test, feature = "test-util"))]
 pub use fault::{CrashMode, FailedSyncMode, FaultFs, FaultKinds, FaultRule};
 pub use posix::PosixFs;
+pub(crate) use whole_file::{read_to_vec, write_file_atomic};
 
 use crate::error::Result;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 /// A file being written: append-only, single owner.
@@ -85,30 +87,4 @@ pub trait FileSystem: Send + Sync {
     fn file_size(&self, path: &Path) -> Result<u64>;
     /// Takes an exclusive lock on `path` (created if missing).
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
-}
-
-/// Reads a whole file through `fs` (small files only: CURRENT, OPTIONS).
-pub fn read_to_vec(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u8>> {
-    let mut f = fs.open_sequential(path)?;
-    let mut out = Vec::new();
-    let mut buf = [0u8; 8192];
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            return Ok(out);
-        }
-        out.extend_from_slice(buf.get(..n).unwrap_or_default());
-    }
-}
-
-/// Writes `data` to `path` atomically and durably: write a temp file, fsync it, rename it
-/// over `path`, fsync the directory. Used for CURRENT and OPTIONS.
-pub fn write_file_atomic(fs: &dyn FileSystem, dir: &Path, name: &str, data: &[u8]) -> Result<()> {
-    let tmp: PathBuf = dir.join(format!("{name}.dbtmp"));
-    let mut f = fs.create(&tmp)?;
-    f.append(data)?;
-    f.sync()?;
-    drop(f);
-    fs.rename(&tmp, &dir.join(name))?;
-    fs.sync_dir(dir)
 }

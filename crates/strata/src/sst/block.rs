@@ -155,11 +155,6 @@ impl BlockBuilder {
     pub fn is_empty(&self) -> bool {
         self.num_entries == 0
     }
-
-    /// The last key added (empty if none).
-    pub fn last_key(&self) -> &[u8] {
-        &self.last_key
-    }
 }
 
 /// Validated, decompressed contents of one block. Immutable; shared by `Arc` between

@@ -162,11 +162,6 @@ impl TableBuilder {
         self.out.offset + self.data_block.size_estimate() as u64
     }
 
-    /// Entries added so far.
-    pub fn num_entries(&self) -> u64 {
-        self.props.num_entries
-    }
-
     /// Writes the last data block, the filter, index and properties blocks and the
     /// footer, then fsyncs the file. Returns the properties with `file_size` and
     /// `format_version` filled. An empty table (no `add`) is valid.

@@ -164,6 +164,10 @@ impl BloomFilter {
     }
 
     /// Bytes of filter bits.
+    #[cfg_attr(
+        not(feature = "internals"),
+        allow(dead_code, reason = "read only by the `block` fuzz check")
+    )]
     pub fn size(&self) -> usize {
         self.data.len()
     }

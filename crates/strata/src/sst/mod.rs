@@ -89,12 +89,18 @@ mod table_iter;
 #[cfg(test)]
 mod tests;
 
-pub use block::{Block, BlockBuilder};
-pub use block_iter::BlockIter;
+pub use block::Block;
 pub use builder::TableBuilder;
-pub use footer::{BlockHandle, Footer, FORMAT_VERSION, TABLE_MAGIC};
 pub use table::Table;
 pub use table_iter::TableIterator;
+// The format's parts by short name, for the fuzz checks and `strata sst-dump` (the
+// engine names them through their modules).
+#[cfg(feature = "internals")]
+pub use {
+    block::BlockBuilder,
+    block_iter::BlockIter,
+    footer::{BlockHandle, Footer, FORMAT_VERSION, TABLE_MAGIC},
+};
 
 use crate::options::{Compression, LevelOptions, Options};
 

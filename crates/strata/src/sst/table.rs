@@ -44,6 +44,10 @@ pub struct Table {
     index: Arc<Block>,
     filter: Option<BloomFilter>,
     props: TableProperties,
+    #[cfg_attr(
+        not(feature = "internals"),
+        allow(dead_code, reason = "read only by `Table::compression`, for `strata sst-dump`")
+    )]
     compression: Compression,
 }
 
@@ -110,31 +114,9 @@ impl Table {
         Ok(t)
     }
 
-    /// The table's properties (from its properties block, plus file size and version).
-    pub fn properties(&self) -> &TableProperties {
-        &self.props
-    }
-
-    /// The compression setting the table was built with (blocks that did not compress
-    /// well are stored raw regardless).
-    pub fn compression(&self) -> Compression {
-        self.compression
-    }
-
-    /// The file number this table was opened as.
-    pub fn file_number(&self) -> u64 {
-        self.file_number
-    }
-
     /// The file's path.
     pub fn path(&self) -> &Path {
         self.file.path()
-    }
-
-    /// False iff the filter proves no entry of `user_key` is in the table; true when the
-    /// table has no filter. Bumps no counters (see [`Self::get`]).
-    pub fn may_contain(&self, user_key: &[u8]) -> bool {
-        self.filter.as_ref().is_none_or(|f| f.may_contain(user_key))
     }
 
     /// Point lookup. `lookup` is an internal seek key `(user_key, seq, KIND_SEEK)`.
@@ -298,6 +280,36 @@ impl Table {
     /// A corruption error in this table's file at `offset`.
     pub(crate) fn corruption(&self, offset: u64, reason: &str) -> Error {
         Error::corruption(self.file.path(), offset, reason)
+    }
+}
+
+/// Accessors for `strata sst-dump`, the fuzz checks and tests; the engine reads through
+/// `get` and iterators.
+#[cfg_attr(
+    not(feature = "internals"),
+    allow(dead_code, reason = "used by `strata sst-dump`, the fuzz checks and tests")
+)]
+impl Table {
+    /// The table's properties (from its properties block, plus file size and version).
+    pub fn properties(&self) -> &TableProperties {
+        &self.props
+    }
+
+    /// The compression setting the table was built with (blocks that did not compress
+    /// well are stored raw regardless).
+    pub fn compression(&self) -> Compression {
+        self.compression
+    }
+
+    /// The file number this table was opened as.
+    pub fn file_number(&self) -> u64 {
+        self.file_number
+    }
+
+    /// False iff the filter proves no entry of `user_key` is in the table; true when the
+    /// table has no filter. Bumps no counters (see [`Table::get`]).
+    pub fn may_contain(&self, user_key: &[u8]) -> bool {
+        self.filter.as_ref().is_none_or(|f| f.may_contain(user_key))
     }
 }
 

@@ -51,11 +51,6 @@ impl TableIterator {
         }
     }
 
-    /// The table this iterator reads.
-    pub fn table(&self) -> &Arc<Table> {
-        &self.table
-    }
-
     fn fail(&mut self, e: Error) {
         if self.err.is_none() {
             self.err = Some(e);

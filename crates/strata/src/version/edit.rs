@@ -75,9 +75,6 @@ use super::file_meta::{FileKind, FileMetaData};
 use crate::coding::{put_length_prefixed, put_varint32, put_varint64, Decoder};
 use crate::key::parse_internal_key;
 
-/// Format version of the encoding produced by [`VersionEdit::encode`].
-pub const FORMAT_VERSION: u32 = 1;
-
 /// Top-level tag bit: the field carries a length-prefixed payload that readers which do
 /// not know the tag may skip.
 pub const TAG_SAFE_TO_IGNORE: u64 = 1 << 13;
@@ -130,7 +127,7 @@ pub struct VersionEdit {
 }
 
 impl VersionEdit {
-    /// Appends the encoding of this edit (format version [`FORMAT_VERSION`]) to `dst`.
+    /// Appends the encoding of this edit (format version 1, see the module docs) to `dst`.
     ///
     /// Levels are written as varint32; a level above `u32::MAX` is a broken invariant
     /// (versions have at most 32 levels, debug-asserted) and is clamped to a value the

@@ -74,7 +74,7 @@ impl std::fmt::Debug for Manifest {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Manifest")
             .field("number", &self.number)
-            .field("size", &self.writer.len())
+            .field("size", &self.writer.size())
             .finish_non_exhaustive()
     }
 }
@@ -132,7 +132,7 @@ impl Manifest {
     /// Bytes written to this MANIFEST so far (the database rolls to a new one when this
     /// grows large).
     pub fn size(&self) -> u64 {
-        self.writer.len()
+        self.writer.size()
     }
 }
 

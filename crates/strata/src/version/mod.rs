@@ -20,6 +20,5 @@ pub mod version;
 
 pub use edit::VersionEdit;
 pub use file_meta::{FileKind, FileMetaData};
-pub use manifest::{recover, Manifest, RecoveredManifest};
 pub(crate) use set::VersionSet;
 pub use version::Version;

@@ -88,12 +88,7 @@ impl LogWriter {
     }
 
     /// Bytes written to the file so far.
-    pub fn len(&self) -> u64 {
+    pub fn size(&self) -> u64 {
         self.file.len()
-    }
-
-    /// True iff nothing was written.
-    pub fn is_empty(&self) -> bool {
-        self.file.is_empty()
     }
 }

@@ -160,7 +160,6 @@ fn a_trivial_move_re_levels_files_without_io() {
         bottommost: true,
         log_number: None,
         reason: Reason::LevelSize,
-        score: 1.5,
     };
     let ctx = context(&vs, &cache);
     let out = execute(&plan, &ctx).expect("move");

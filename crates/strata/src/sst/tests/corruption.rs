@@ -4,7 +4,7 @@
 use super::*;
 use crate::iter::InternalIterator;
 use crate::key::KIND_SEEK;
-use crate::sst::footer::FOOTER_LEN;
+use crate::sst::footer::{Footer, FOOTER_LEN};
 
 fn sample() -> (Entries, Vec<u8>) {
     let entries: Vec<_> = (0..200u32)
@@ -153,7 +153,7 @@ fn malformed_key_with_valid_checksum_is_corruption_naming_the_table() {
     let mut bad_key = entries[0].0.clone();
     let kind_at = bad_key.len() - 8;
     bad_key[kind_at] = 0x7f;
-    let mut block = crate::sst::BlockBuilder::new(opts.block_restart_interval);
+    let mut block = crate::sst::block::BlockBuilder::new(opts.block_restart_interval);
     block.add(&bad_key, b"v").expect("add");
     let mut sealed = Vec::new();
     crate::sst::compression::seal_block(block.finish(), Compression::None, &mut sealed);

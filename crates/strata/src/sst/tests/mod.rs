@@ -79,8 +79,8 @@ pub(super) fn build(
     for (k, v) in entries {
         b.add(k, v).expect("add");
     }
-    assert_eq!(b.num_entries(), entries.len() as u64);
     let props = b.finish().expect("finish");
+    assert_eq!(props.num_entries, entries.len() as u64);
     let bytes = std::mem::take(&mut *buf.lock());
     assert_eq!(props.file_size, bytes.len() as u64);
     (bytes, props)

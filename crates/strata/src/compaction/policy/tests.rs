@@ -1,11 +1,10 @@
 //! The compaction policy is a component: the one given to `DbBuilder` is the one the
 //! scheduler, manual compaction and the statistics ask, and the default is leveled.
 
+use super::*;
+use crate::{Db, WriteOptions};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use strata::compaction::{Busy, CompactionPolicy, Leveled, Plan};
-use strata::version::Version;
-use strata::{Db, Options, WriteOptions};
 
 /// Leveled compaction, except that automatic compaction can be switched off; counts
 /// the questions it is asked.

@@ -1,0 +1,33 @@
+//! Whole-file helpers over any [`FileSystem`]: read a small file, and replace one
+//! atomically and durably. The engine uses them for `CURRENT` and `OPTIONS`; they are
+//! not part of the file-system seam a user implements.
+
+use super::FileSystem;
+use crate::error::Result;
+use std::path::{Path, PathBuf};
+
+/// Reads a whole file through `fs` (small files only: CURRENT, OPTIONS).
+pub fn read_to_vec(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u8>> {
+    let mut f = fs.open_sequential(path)?;
+    let mut out = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            return Ok(out);
+        }
+        out.extend_from_slice(buf.get(..n).unwrap_or_default());
+    }
+}
+
+/// Writes `data` to `path` atomically and durably: write a temp file, fsync it, rename it
+/// over `path`, fsync the directory. Used for CURRENT and OPTIONS.
+pub fn write_file_atomic(fs: &dyn FileSystem, dir: &Path, name: &str, data: &[u8]) -> Result<()> {
+    let tmp: PathBuf = dir.join(format!("{name}.dbtmp"));
+    let mut f = fs.create(&tmp)?;
+    f.append(data)?;
+    f.sync()?;
+    drop(f);
+    fs.rename(&tmp, &dir.join(name))?;
+    fs.sync_dir(dir)
+}
