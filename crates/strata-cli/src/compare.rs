@@ -1,6 +1,6 @@
 //! `strata compare`: aggregates repeated runs of several engines into one table per
-//! benchmark: median ops/sec of each engine, the ratio candidate/baseline, median P99,
-//! W-Amp and peak RSS.
+//! benchmark: median ops/sec of each engine, the ratio candidate/baseline for each
+//! baseline (`--baseline=rocksdb,fjall`), median P99, W-Amp and peak RSS.
 //!
 //! Input: the JSON lines `bench`/`ycsb` append (see `results`). Records are grouped by
 //! `name` (in order of first appearance) and `engine`; the median is taken over the runs
@@ -22,9 +22,9 @@ pub struct CompareArgs {
     /// Engine in the ratio's numerator.
     #[arg(long = "candidate", default_value = "strata")]
     pub candidate: String,
-    /// Engine in the ratio's denominator.
-    #[arg(long = "baseline", default_value = "rocksdb")]
-    pub baseline: String,
+    /// Engines in the ratios' denominators, comma-separated (one ratio line each).
+    #[arg(long = "baseline", default_value = "rocksdb", value_delimiter = ',')]
+    pub baseline: Vec<String>,
 }
 
 /// Medians of one engine on one benchmark.
@@ -51,8 +51,9 @@ pub struct BenchTable {
     pub name: String,
     /// One row per engine, in order of first appearance.
     pub rows: Vec<EngineRow>,
-    /// Candidate median ops/sec divided by baseline's, if both ran.
-    pub ratio: Option<f64>,
+    /// Per baseline (in the order given): candidate median ops/sec divided by the
+    /// baseline's, if both ran.
+    pub ratios: Vec<(String, Option<f64>)>,
 }
 
 /// The median of `v` (mean of the middle two for even length); `None` if empty.
@@ -70,7 +71,7 @@ pub fn median(v: &mut [f64]) -> Option<f64> {
 }
 
 /// Groups `records` by benchmark and engine and takes medians.
-pub fn aggregate(records: &[Value], candidate: &str, baseline: &str) -> Vec<BenchTable> {
+pub fn aggregate(records: &[Value], candidate: &str, baselines: &[String]) -> Vec<BenchTable> {
     let mut names: Vec<&str> = Vec::new();
     for r in records {
         if let Some(n) = text(r, "name") {
@@ -115,21 +116,27 @@ pub fn aggregate(records: &[Value], candidate: &str, baseline: &str) -> Vec<Benc
                 })
                 .collect();
             let ops = |e: &str| rows.iter().find(|r| r.engine == e).map(|r| r.ops_per_sec);
-            let ratio = match (ops(candidate), ops(baseline)) {
-                (Some(c), Some(b)) if b > 0.0 => Some(c / b),
-                _ => None,
-            };
+            let ratios = baselines
+                .iter()
+                .map(|baseline| {
+                    let ratio = match (ops(candidate), ops(baseline)) {
+                        (Some(c), Some(b)) if b > 0.0 => Some(c / b),
+                        _ => None,
+                    };
+                    (baseline.clone(), ratio)
+                })
+                .collect();
             BenchTable {
                 name: name.to_string(),
                 rows,
-                ratio,
+                ratios,
             }
         })
         .collect()
 }
 
 /// Renders the tables as text.
-pub fn render(tables: &[BenchTable], candidate: &str, baseline: &str) -> String {
+pub fn render(tables: &[BenchTable], candidate: &str) -> String {
     let mut s = String::new();
     let opt = |v: Option<f64>, prec: usize| v.map_or("-".to_string(), |v| format!("{v:.prec$}"));
     for t in tables {
@@ -151,13 +158,12 @@ pub fn render(tables: &[BenchTable], candidate: &str, baseline: &str) -> String 
                 opt(r.peak_rss_kb.map(|k| k / 1024.0), 1)
             );
         }
-        match t.ratio {
-            Some(x) => {
-                let _ = writeln!(s, "ratio {candidate}/{baseline} (ops/sec): {x:.3}");
-            }
-            None => {
-                let _ = writeln!(s, "ratio {candidate}/{baseline} (ops/sec): -");
-            }
+        for (baseline, ratio) in &t.ratios {
+            let _ = writeln!(
+                s,
+                "ratio {candidate}/{baseline} (ops/sec): {}",
+                opt(*ratio, 3)
+            );
         }
         s.push('\n');
     }
@@ -177,7 +183,7 @@ pub fn run(args: &CompareArgs) -> Result<()> {
         )));
     }
     let tables = aggregate(&records, &args.candidate, &args.baseline);
-    print!("{}", render(&tables, &args.candidate, &args.baseline));
+    print!("{}", render(&tables, &args.candidate));
     Ok(())
 }
 
@@ -206,7 +212,7 @@ mod tests {
 {"name":"readrandom","engine":"strata","ops_per_sec":50.0}
 "#;
         let recs = parse_records(lines.as_bytes(), Path::new("synthetic")).expect("parse");
-        let t = aggregate(&recs, "strata", "rocksdb");
+        let t = aggregate(&recs, "strata", &["rocksdb".to_string()]);
         assert_eq!(t.len(), 2);
         assert_eq!(t[0].name, "fillrandom");
         let s = &t[0].rows[0];
@@ -216,15 +222,42 @@ mod tests {
         assert_eq!(s.write_amplification, Some(3.1));
         let r = &t[0].rows[1];
         assert_eq!(r.ops_per_sec, 90.0);
-        assert!(t[0].ratio.is_some_and(|x| (x - 100.0 / 90.0).abs() < 1e-9));
-        assert_eq!(t[1].ratio, None);
+        assert!(t[0].ratios[0]
+            .1
+            .is_some_and(|x| (x - 100.0 / 90.0).abs() < 1e-9));
+        assert_eq!(t[1].ratios[0].1, None);
         assert_eq!(t[1].rows[0].p99, None);
-        let text = render(&t, "strata", "rocksdb");
+        let text = render(&t, "strata");
         assert!(text.contains("== fillrandom =="), "{text}");
         assert!(
             text.contains("ratio strata/rocksdb (ops/sec): 1.111"),
             "{text}"
         );
         assert!(text.contains("4.0"), "{text}"); // rocksdb peak RSS 4 MiB
+    }
+
+    #[test]
+    fn one_ratio_per_baseline_and_null_w_amp_is_a_dash() {
+        let lines = r#"
+{"name":"fillseq","engine":"strata","ops_per_sec":300.0,"write_amplification":1.0}
+{"name":"fillseq","engine":"rocksdb","ops_per_sec":200.0,"write_amplification":1.0}
+{"name":"fillseq","engine":"fjall","ops_per_sec":150.0,"write_amplification":null}
+"#;
+        let recs = parse_records(lines.as_bytes(), Path::new("synthetic")).expect("parse");
+        let baselines = ["rocksdb".to_string(), "fjall".to_string(), "x".to_string()];
+        let t = aggregate(&recs, "strata", &baselines);
+        let r: Vec<Option<f64>> = t[0].ratios.iter().map(|(_, r)| *r).collect();
+        assert_eq!(r, vec![Some(1.5), Some(2.0), None]);
+        assert_eq!(t[0].rows[2].write_amplification, None);
+        let text = render(&t, "strata");
+        assert!(
+            text.contains("ratio strata/rocksdb (ops/sec): 1.500"),
+            "{text}"
+        );
+        assert!(
+            text.contains("ratio strata/fjall (ops/sec): 2.000"),
+            "{text}"
+        );
+        assert!(text.contains("ratio strata/x (ops/sec): -"), "{text}");
     }
 }

@@ -21,6 +21,10 @@ pub enum CliError {
     #[cfg(feature = "rocksdb")]
     #[error("rocksdb engine")]
     Rocks(#[from] rocksdb::Error),
+    /// fjall refused an operation.
+    #[cfg(feature = "fjall")]
+    #[error("fjall engine")]
+    Fjall(#[from] fjall::Error),
     /// A file operation of the command itself failed (results, input, db directory).
     #[error("io error: op=`{op}` path=`{}`", path.display())]
     Io {

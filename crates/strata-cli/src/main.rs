@@ -1,5 +1,6 @@
 //! `strata`: benchmarks, YCSB, results tooling and a hand-editing tool for Strata
-//! databases (and, with the `rocksdb` feature, RocksDB for side-by-side runs).
+//! databases (and, with the `rocksdb` or `fjall` feature, RocksDB or fjall for
+//! side-by-side runs).
 //!
 //! ```text
 //! strata bench   --benchmarks=fillrandom,readrandom --num=1000000 [engine flags]
@@ -240,6 +241,24 @@ mod tests {
         assert!(!b.engine.sync);
         assert_eq!(b.engine.engine, engine::options::EngineKind::Rocksdb);
         b.validate().expect("valid");
+    }
+
+    #[test]
+    fn engine_fjall_is_accepted_wherever_rocksdb_is() {
+        for cmd in ["bench", "ycsb", "ldb"] {
+            let mut args = vec!["strata", cmd, "--engine=fjall", "--db=/tmp/x"];
+            if cmd == "ldb" {
+                args.push("scan");
+            }
+            let cli = parse(args).expect("parse");
+            let engine = match cli.command {
+                Command::Bench(b) => b.engine.engine,
+                Command::Ycsb(y) => y.engine.engine,
+                Command::Ldb(l) => l.engine.engine,
+                _ => panic!("{cmd}: wrong command"),
+            };
+            assert_eq!(engine, engine::options::EngineKind::Fjall, "{cmd}");
+        }
     }
 
     #[test]

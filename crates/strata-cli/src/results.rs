@@ -7,9 +7,12 @@
 //!
 //! Every record carries the run's provenance: git revision (`git rev-parse HEAD` at run
 //! time, `unknown` outside a checkout), hostname, CPU count, timestamp, and the peak
-//! resident set size of the process.
+//! resident set size of the process; and how the engine applied the flags
+//! (`option_mapping`, from `engine::mapping`). Figures the engine does not expose are
+//! `null` and named in `unavailable_stats`, never written as 0.
 
-use crate::engine::{EngineStats, LevelReport};
+use crate::engine::mapping::OptionMapping;
+use crate::engine::{stat, EngineStats, KvEngine, LevelReport};
 use crate::error::{CliError, Result};
 use crate::runner::OpStats;
 use clap::Args;
@@ -110,7 +113,7 @@ pub struct Record {
     pub kind: String,
     /// Benchmark name (`fillrandom`) or YCSB phase (`ycsb-a/run`).
     pub name: String,
-    /// `strata` or `rocksdb`.
+    /// `strata`, `rocksdb` or `fjall`.
     pub engine: String,
     /// Operations done.
     pub operations: u64,
@@ -132,22 +135,28 @@ pub struct Record {
     pub found: Option<u64>,
     /// Per operation type (YCSB).
     pub ops: BTreeMap<String, OpSummary>,
-    /// (flush + compaction bytes written) / flush bytes written, cumulative.
-    pub write_amplification: f64,
-    /// WAL bytes written, cumulative.
-    pub wal_bytes: u64,
-    /// Table bytes written by flushes, cumulative.
-    pub flush_bytes: u64,
-    /// Table bytes written by compactions, cumulative.
-    pub compaction_bytes_written: u64,
-    /// Table bytes read by compactions, cumulative.
-    pub compaction_bytes_read: u64,
+    /// (flush + compaction bytes written) / flush bytes written, cumulative; `None`
+    /// (`null`) where the engine does not count those bytes.
+    pub write_amplification: Option<f64>,
+    /// WAL bytes written, cumulative (`null` if unavailable).
+    pub wal_bytes: Option<u64>,
+    /// Table bytes written by flushes, cumulative (`null` if unavailable).
+    pub flush_bytes: Option<u64>,
+    /// Table bytes written by compactions, cumulative (`null` if unavailable).
+    pub compaction_bytes_written: Option<u64>,
+    /// Table bytes read by compactions, cumulative (`null` if unavailable).
+    pub compaction_bytes_read: Option<u64>,
+    /// The statistics the engine does not expose (`engine::stat` names); empty for
+    /// Strata and RocksDB.
+    pub unavailable_stats: Vec<String>,
     /// Per-level figures after the result.
     pub levels: Vec<LevelReport>,
     /// Every engine counter.
     pub counters: BTreeMap<String, u64>,
     /// The full option set of the run (engine flags and workload flags).
     pub options: serde_json::Value,
+    /// How the engine applied each engine flag (`engine::mapping::of`).
+    pub option_mapping: Vec<OptionMapping>,
     /// `git rev-parse HEAD`, or `unknown`.
     pub git_revision: String,
     /// Where it ran.
@@ -211,6 +220,7 @@ fn git_head(dir: Option<&Path>) -> Option<String> {
 }
 
 /// Builds a record from the overall stats of a result and the engine's stats after it.
+/// Figures in `engine`'s [`KvEngine::unavailable_stats`] become `None`.
 #[expect(clippy::too_many_arguments, reason = "plain data assembly")]
 pub fn record(
     kind: &str,
@@ -220,10 +230,13 @@ pub fn record(
     found: Option<u64>,
     ops: BTreeMap<String, OpSummary>,
     stats: &EngineStats,
-    engine: &str,
+    engine: &dyn KvEngine,
     options: serde_json::Value,
+    option_mapping: &[OptionMapping],
     prov: &Provenance,
 ) -> Record {
+    let unavailable = engine.unavailable_stats();
+    let known = |name: &str, v: u64| (!unavailable.contains(&name)).then_some(v);
     let s = OpSummary::of(overall, seconds);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -231,7 +244,7 @@ pub fn record(
     Record {
         kind: kind.to_string(),
         name: name.to_string(),
-        engine: engine.to_string(),
+        engine: engine.name().to_string(),
         operations: overall.ops,
         seconds,
         ops_per_sec: s.ops_per_sec,
@@ -250,14 +263,20 @@ pub fn record(
         p999: s.p999_us,
         found,
         ops,
-        write_amplification: stats.write_amplification(),
-        wal_bytes: stats.wal_bytes,
-        flush_bytes: stats.flush_bytes_written,
-        compaction_bytes_written: stats.compaction_bytes_written,
-        compaction_bytes_read: stats.compaction_bytes_read,
+        write_amplification: (!unavailable.contains(&stat::WRITE_AMPLIFICATION))
+            .then(|| stats.write_amplification()),
+        wal_bytes: known(stat::WAL_BYTES, stats.wal_bytes),
+        flush_bytes: known(stat::FLUSH_BYTES_WRITTEN, stats.flush_bytes_written),
+        compaction_bytes_written: known(
+            stat::COMPACTION_BYTES_WRITTEN,
+            stats.compaction_bytes_written,
+        ),
+        compaction_bytes_read: known(stat::COMPACTION_BYTES_READ, stats.compaction_bytes_read),
+        unavailable_stats: unavailable.iter().map(|s| (*s).to_string()).collect(),
         levels: stats.levels.clone(),
         counters: stats.counters.iter().cloned().collect(),
         options,
+        option_mapping: option_mapping.to_vec(),
         git_revision: prov.git_revision.clone(),
         machine: prov.machine.clone(),
         timestamp: now,
@@ -369,6 +388,7 @@ pub fn text<'a>(v: &'a serde_json::Value, key: &str) -> Option<&'a str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::memory::MemoryEngine;
 
     #[test]
     fn iso8601_known_instants() {
@@ -383,6 +403,7 @@ mod tests {
         let path = tmp.path().join("sub/bench.jsonl");
         let mut s = OpStats::default();
         s.record_nanos(2000, 116);
+        let mapping = crate::engine::mapping::of(&crate::engine::conformance::default_flags());
         let stats = EngineStats {
             flush_bytes_written: 10,
             compaction_bytes_written: 20,
@@ -398,8 +419,9 @@ mod tests {
             None,
             BTreeMap::new(),
             &stats,
-            "strata",
+            &MemoryEngine::default(),
             serde_json::json!({"num": 1}),
+            &mapping,
             &prov,
         );
         append(&path, &r).expect("append");
@@ -407,11 +429,58 @@ mod tests {
         let rs = read_records(&path).expect("read");
         assert_eq!(rs.len(), 2);
         assert_eq!(text(&rs[0], "name"), Some("fillrandom"));
+        assert_eq!(text(&rs[0], "engine"), Some("memory"));
         assert_eq!(metric(&rs[0], "write_amplification"), Some(3.0));
+        assert_eq!(metric(&rs[0], "flush_bytes"), Some(10.0));
+        assert_eq!(rs[0]["unavailable_stats"], serde_json::json!([]));
+        assert_eq!(
+            rs[0]["option_mapping"][0]["flag"],
+            serde_json::json!(mapping[0].flag)
+        );
+        assert_eq!(
+            rs[0]["option_mapping"].as_array().map(Vec::len),
+            Some(mapping.len())
+        );
         assert_eq!(metric(&rs[0], "counters/gets"), Some(5.0));
         assert_eq!(metric(&rs[0], "options/num"), Some(1.0));
         assert!(metric(&rs[0], "p50").is_some_and(|p| (p - 2.0).abs() < 0.01));
         assert!(!text(&rs[0], "git_revision").unwrap_or("").is_empty());
+    }
+
+    #[test]
+    fn unavailable_figures_are_null_not_zero() {
+        let engine = MemoryEngine::with_unavailable_stats(&[
+            stat::WAL_BYTES,
+            stat::FLUSH_BYTES_WRITTEN,
+            stat::COMPACTION_BYTES_WRITTEN,
+            stat::COMPACTION_BYTES_READ,
+            stat::WRITE_AMPLIFICATION,
+        ]);
+        let r = record(
+            "bench",
+            "fillrandom",
+            &OpStats::default(),
+            1.0,
+            None,
+            BTreeMap::new(),
+            &EngineStats::default(),
+            &engine,
+            serde_json::json!({}),
+            &[],
+            &Provenance::gather(),
+        );
+        let v = serde_json::to_value(&r).expect("json");
+        for field in [
+            "write_amplification",
+            "wal_bytes",
+            "flush_bytes",
+            "compaction_bytes_written",
+            "compaction_bytes_read",
+        ] {
+            assert!(v[field].is_null(), "{field}: {v}");
+        }
+        assert_eq!(v["unavailable_stats"].as_array().map(Vec::len), Some(5));
+        assert_eq!(metric(&v, "write_amplification"), None);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! `strata bench`: db_bench-style micro-benchmarks on Strata or RocksDB.
+//! `strata bench`: db_bench-style micro-benchmarks on Strata, RocksDB or fjall.
 //!
 //! Role: parses nothing itself ([`flags`] does), opens the engine once, runs each of
 //! `--benchmarks` in order ([`workloads`]), prints db_bench's lines ([`report`]) and
@@ -23,14 +23,25 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let json_path = args.report.json_path("bench");
     let prov = Provenance::gather();
     let options = serde_json::to_value(args)?;
+    let mapping = engine::mapping::of(&args.engine);
     let engine = engine::open(&args.engine, false)?;
-    print_header(args, engine.name());
+    print_header(args, engine.name(), &mapping);
     for (index, &b) in args.benchmarks.iter().enumerate() {
         results::reset_peak_rss();
         let Some(out) = workloads::run(engine.as_ref(), args, b, index)? else {
             let stats = engine.stats();
             print!("{}", stats.level_table);
-            println!("write_amplification: {:.2}", stats.write_amplification());
+            if engine
+                .unavailable_stats()
+                .contains(&engine::stat::WRITE_AMPLIFICATION)
+            {
+                println!(
+                    "write_amplification: unavailable ({} counts no flush/compaction bytes)",
+                    engine.name()
+                );
+            } else {
+                println!("write_amplification: {:.2}", stats.write_amplification());
+            }
             continue;
         };
         println!(
@@ -62,8 +73,9 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 out.found.map(|(f, _)| f),
                 BTreeMap::new(),
                 &stats,
-                engine.name(),
+                engine.as_ref(),
                 options.clone(),
+                &mapping,
                 &prov,
             );
             results::append(path, &rec)?;
@@ -76,8 +88,19 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     Ok(())
 }
 
-fn print_header(args: &BenchArgs, engine: &str) {
+fn print_header(args: &BenchArgs, engine: &str, mapping: &[engine::mapping::OptionMapping]) {
     println!("Engine:     {engine}");
+    let not_exact: Vec<&str> = mapping
+        .iter()
+        .filter(|m| m.flag != "-" && m.fidelity != engine::mapping::Fidelity::Exact)
+        .map(|m| m.flag.as_str())
+        .collect();
+    if !not_exact.is_empty() {
+        println!(
+            "Mapping:    not exact for {} (see option_mapping in the JSON)",
+            not_exact.join(", ")
+        );
+    }
     println!("Keys:       {} bytes each", args.key_size);
     println!(
         "Values:     {} bytes each ({} bytes after compression)",

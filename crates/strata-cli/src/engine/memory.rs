@@ -11,9 +11,20 @@ use std::sync::RwLock;
 #[derive(Default)]
 pub struct MemoryEngine {
     map: RwLock<BTreeMap<Vec<u8>, Vec<u8>>>,
+    /// What [`KvEngine::unavailable_stats`] answers (empty by default).
+    unavailable: &'static [&'static str],
 }
 
 impl MemoryEngine {
+    /// An engine that claims not to expose the figures `unavailable` names, to test
+    /// how results report an engine like fjall.
+    pub fn with_unavailable_stats(unavailable: &'static [&'static str]) -> MemoryEngine {
+        MemoryEngine {
+            unavailable,
+            ..MemoryEngine::default()
+        }
+    }
+
     /// Number of keys.
     pub fn len(&self) -> usize {
         self.map.read().map_or(0, |m| m.len())
@@ -106,6 +117,9 @@ impl KvEngine for MemoryEngine {
             level_table: "memory engine: no levels\n".into(),
             ..EngineStats::default()
         }
+    }
+    fn unavailable_stats(&self) -> &'static [&'static str] {
+        self.unavailable
     }
     fn close(self: Box<Self>) -> Result<()> {
         Ok(())

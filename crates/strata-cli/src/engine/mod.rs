@@ -1,13 +1,22 @@
 //! Storage engines behind one object-safe trait, so every workload runs unchanged on
-//! Strata or RocksDB.
+//! Strata, RocksDB or fjall.
 //!
 //! Role: `bench`, `ycsb` and `ldb` open a `Box<dyn KvEngine>` with [`open`] and share
 //! `&dyn KvEngine` across scoped worker threads (engines are `Send + Sync`). After the
 //! workers are joined the box is consumed by [`KvEngine::close`].
 //!
 //! Statistics are reported engine-neutrally in [`EngineStats`], so write amplification
-//! is computed the same way for both: (flush + compaction bytes written) / flush bytes.
+//! is computed the same way for every engine: (flush + compaction bytes written) / flush
+//! bytes. A figure an engine does not expose is named by [`KvEngine::unavailable_stats`]
+//! (and reported as `null`, never as a made-up number). How each engine applies the
+//! shared flags is described by [`mapping::of`], printed into every JSON result.
 
+#[cfg(test)]
+pub mod conformance;
+#[cfg(feature = "fjall")]
+pub mod fjall;
+pub mod fjall_options;
+pub mod mapping;
 #[cfg(test)]
 pub mod memory;
 pub mod options;
@@ -44,7 +53,7 @@ pub type Visitor<'a> = dyn FnMut(&[u8], &[u8]) -> bool + 'a;
 
 /// A key-value engine as the workloads see it. Object-safe; `Send + Sync`.
 pub trait KvEngine: Send + Sync {
-    /// `strata` or `rocksdb`.
+    /// `strata`, `rocksdb` or `fjall`.
     fn name(&self) -> &'static str;
     /// Writes `key = value`.
     ///
@@ -95,11 +104,37 @@ pub trait KvEngine: Send + Sync {
     fn wait_for_compactions(&self) -> Result<()>;
     /// Current statistics.
     fn stats(&self) -> EngineStats;
+    /// The figures of [`EngineStats`] this engine cannot provide (names from [`stat`]);
+    /// they read 0 in [`KvEngine::stats`] and are reported as unavailable, not as 0.
+    fn unavailable_stats(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Stops background work and closes the database.
     ///
     /// # Errors
     /// The engine's close error.
     fn close(self: Box<Self>) -> Result<()>;
+}
+
+/// Names of the [`EngineStats`] figures, as [`KvEngine::unavailable_stats`] lists them.
+#[cfg_attr(not(feature = "fjall"), allow(dead_code))]
+pub mod stat {
+    /// [`super::EngineStats::wal_bytes`].
+    pub const WAL_BYTES: &str = "wal_bytes";
+    /// [`super::EngineStats::flush_bytes_written`].
+    pub const FLUSH_BYTES_WRITTEN: &str = "flush_bytes_written";
+    /// [`super::EngineStats::compaction_bytes_written`].
+    pub const COMPACTION_BYTES_WRITTEN: &str = "compaction_bytes_written";
+    /// [`super::EngineStats::compaction_bytes_read`].
+    pub const COMPACTION_BYTES_READ: &str = "compaction_bytes_read";
+    /// [`super::LevelReport::read_bytes`] of every level.
+    pub const LEVEL_READ_BYTES: &str = "levels.read_bytes";
+    /// [`super::LevelReport::write_bytes`] of every level.
+    pub const LEVEL_WRITE_BYTES: &str = "levels.write_bytes";
+    /// [`super::LevelReport::count`] of every level.
+    pub const LEVEL_COUNT: &str = "levels.count";
+    /// Write amplification, which needs flush and compaction bytes.
+    pub const WRITE_AMPLIFICATION: &str = "write_amplification";
 }
 
 /// Files and compaction figures of one level, engine-neutral.
@@ -177,11 +212,27 @@ pub fn open(flags: &EngineFlags, keep: bool) -> Result<Box<dyn KvEngine>> {
         EngineKind::Rocksdb => Err(CliError::Usage(
             "'--engine=rocksdb' needs a build with `--features rocksdb`".into(),
         )),
+        #[cfg(feature = "fjall")]
+        EngineKind::Fjall => Ok(Box::new(fjall::FjallEngine::open(flags)?)),
+        #[cfg(not(feature = "fjall"))]
+        EngineKind::Fjall => Err(CliError::Usage(
+            "'--engine=fjall' needs a build with `--features fjall` \
+             (cargo build --release -p strata-cli --features fjall)"
+                .into(),
+        )),
     }
 }
 
+/// Whether `dir` holds a database of one of the engines: a `CURRENT` file (Strata,
+/// RocksDB) or fjall's `version` marker beside its `keyspaces` directory.
+pub fn is_database_dir(dir: &Path) -> bool {
+    dir.join("CURRENT").is_file()
+        || (dir.join(fjall_options::VERSION_MARKER).is_file()
+            && dir.join(fjall_options::KEYSPACES_DIR).is_dir())
+}
+
 /// Deletes the database directory `dir`, refusing anything that does not look like a
-/// database (no `CURRENT` file) unless it is empty. A missing directory is fine.
+/// database ([`is_database_dir`]) unless it is empty. A missing directory is fine.
 ///
 /// # Errors
 /// [`CliError::Usage`] for a non-database directory; [`CliError::Io`] on failure.
@@ -192,10 +243,10 @@ pub fn destroy(dir: &Path) -> Result<()> {
         Err(e) => return Err(CliError::io("read_dir", dir, e)),
     };
     let empty = entries.next().is_none();
-    if !empty && !dir.join("CURRENT").exists() {
+    if !empty && !is_database_dir(dir) {
         return Err(CliError::Usage(format!(
-            "refusing to delete '{}': not a database directory (no CURRENT file); \
-             pass --use_existing_db or another --db",
+            "refusing to delete '{}': not a database directory (no CURRENT file, \
+             no fjall version marker); pass --use_existing_db or another --db",
             dir.display()
         )));
     }
@@ -229,5 +280,28 @@ mod tests {
         std::fs::write(dir.join("CURRENT"), b"MANIFEST-000001\n").expect("write");
         destroy(&dir).expect("database dir is deleted");
         assert!(!dir.exists());
+        // A fjall database: `version` marker and `keyspaces` directory.
+        std::fs::create_dir_all(dir.join("keyspaces")).expect("mkdir");
+        std::fs::write(dir.join("precious.txt"), b"x").expect("write");
+        assert!(matches!(destroy(&dir), Err(CliError::Usage(_))));
+        std::fs::write(dir.join("version"), b"x").expect("write");
+        destroy(&dir).expect("fjall dir is deleted");
+        assert!(!dir.exists());
+    }
+
+    #[cfg(not(feature = "fjall"))]
+    #[test]
+    fn fjall_without_the_feature_says_how_to_build_it() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flags = EngineFlags {
+            engine: EngineKind::Fjall,
+            db: tmp.path().join("db"),
+            ..conformance::default_flags()
+        };
+        let Err(err) = open(&flags, false) else {
+            panic!("opened without the feature");
+        };
+        let msg = err.to_string();
+        assert!(msg.contains("--features fjall"), "{msg}");
     }
 }

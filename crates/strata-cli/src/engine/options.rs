@@ -4,7 +4,8 @@
 //! flags configures either engine identically. Defaults are read from
 //! [`strata::Options::default`] at parse time, so they never drift from the engine.
 //! [`EngineFlags::strata_options`] converts and validates; a rejected value becomes a
-//! one-line error naming the flag. The RocksDB adapter maps the same struct.
+//! one-line error naming the flag. The RocksDB and fjall adapters map the same struct
+//! (`mapping.rs` describes how, flag by flag).
 //!
 //! Per-level options: `--block_size`, `--block_restart_interval`, `--bloom_bits` and
 //! `--compression_type` set every level; `--compression_per_level=none,none,lz4` (as
@@ -51,6 +52,8 @@ pub enum EngineKind {
     Strata,
     /// RocksDB through the `rocksdb` crate (needs the `rocksdb` cargo feature).
     Rocksdb,
+    /// fjall 3 through the `fjall` crate (needs the `fjall` cargo feature).
+    Fjall,
 }
 
 /// `--compression_type`.

@@ -111,6 +111,16 @@ fn one_run(args: &AlignedArgs, mode: &str, fanout: f64, zipf: f64) -> Result<Row
         PartitioningFlag::Fixed
     };
     let engine = engine::open(&flags, false)?;
+    if engine
+        .unavailable_stats()
+        .contains(&engine::stat::WRITE_AMPLIFICATION)
+    {
+        let name = engine.name();
+        engine.close()?;
+        return Err(crate::error::CliError::Usage(format!(
+            "'experiment aligned' measures write amplification, which {name} does not expose"
+        )));
+    }
     let zipfian = (zipf > 0.0).then(|| Zipfian::new(writes, zipf));
     let label = format!("{mode} f={fanout} z={zipf}");
     let (_, elapsed) = run_parallel(&label, 1, Some(writes), |_, progress| {

@@ -1,4 +1,4 @@
-//! `strata ycsb`: the YCSB core workloads on Strata or RocksDB.
+//! `strata ycsb`: the YCSB core workloads on Strata, RocksDB or fjall.
 //!
 //! Role: the load phase inserts `--records` keys (`user` + zero-padded number, split
 //! into contiguous ranges over threads); the run phase performs `--operations`
@@ -179,6 +179,7 @@ pub fn run(args: &YcsbArgs) -> Result<()> {
     let prov = Provenance::gather();
     let options = serde_json::to_value(args)?;
     let keep = args.phase == Phase::Run;
+    let mapping = engine::mapping::of(&args.engine);
     let engine = engine::open(&args.engine, keep)?;
     println!(
         "Engine: {}  Workload: {}  Distribution: {:?}  Records: {}  Operations: {}  Threads: {}",
@@ -214,8 +215,9 @@ pub fn run(args: &YcsbArgs) -> Result<()> {
                 found,
                 ops,
                 &stats,
-                engine.name(),
+                engine.as_ref(),
                 options.clone(),
+                &mapping,
                 &prov,
             );
             results::append(path, &r)?;

@@ -1,0 +1,314 @@
+//! Engine conformance: the same checks run against every [`KvEngine`] (test builds only).
+//!
+//! Each engine is compared with a `BTreeMap` model: puts, overwrites, deletes (present
+//! and absent keys), atomic batches, scans in both directions from no key, an existing
+//! key and a key between keys, with limits and early stops, across flushes and
+//! compactions, from two threads at once, and after a close and reopen. The memory
+//! engine, Strata and (with the `fjall` feature) fjall run them here. RocksDB is not run:
+//! its feature is too slow to build for the test suite (`check_engine(EngineKind::Rocksdb,
+//! dir)` would run it).
+
+use super::options::{EngineFlags, EngineKind};
+use super::{BatchOp, Direction, KvEngine};
+use clap::Parser;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+#[derive(Parser)]
+struct FlagsOnly {
+    #[command(flatten)]
+    e: EngineFlags,
+}
+
+/// The engine flags with every default, as an empty command line gives them.
+pub fn default_flags() -> EngineFlags {
+    match FlagsOnly::try_parse_from(["t"]) {
+        Ok(f) => f.e,
+        Err(e) => panic!("default flags do not parse: {e}"),
+    }
+}
+
+/// Flags for a small `engine` database in `dir`: 64 KiB memtables and tables, so a few
+/// thousand keys make several tables on more than one level.
+pub fn small_flags(engine: EngineKind, dir: &Path) -> EngineFlags {
+    EngineFlags {
+        engine,
+        db: dir.to_path_buf(),
+        write_buffer_size: 64 << 10,
+        target_file_size_base: 64 << 10,
+        max_bytes_for_level_base: 256 << 10,
+        level0_file_num_compaction_trigger: 4,
+        ..default_flags()
+    }
+}
+
+fn key(i: u32) -> Vec<u8> {
+    format!("key{i:06}").into_bytes()
+}
+
+fn value(i: u32, round: u32) -> Vec<u8> {
+    format!("value-{i}-{round}-{}", "x".repeat((i % 7) as usize * 10)).into_bytes()
+}
+
+fn scan_all(e: &dyn KvEngine, start: Option<&[u8]>, dir: Direction, limit: usize) -> Model {
+    let mut out = Model::new();
+    let mut order: Vec<Vec<u8>> = Vec::new();
+    let n = e
+        .scan(start, dir, limit, &mut |k, v| {
+            order.push(k.to_vec());
+            out.insert(k.to_vec(), v.to_vec());
+            true
+        })
+        .expect("scan");
+    assert_eq!(n, order.len(), "{}: scan count", e.name());
+    let mut sorted = order.clone();
+    sorted.sort();
+    if dir == Direction::Reverse {
+        sorted.reverse();
+    }
+    assert_eq!(order, sorted, "{}: scan order {dir:?}", e.name());
+    out
+}
+
+/// Asserts that `e` holds exactly `model`: full scans both ways, every key's `get`,
+/// absent keys, and bounded scans from a present and an absent key.
+pub fn assert_matches(e: &dyn KvEngine, model: &Model) {
+    let name = e.name();
+    assert_eq!(
+        &scan_all(e, None, Direction::Forward, usize::MAX),
+        model,
+        "{name}: forward scan"
+    );
+    assert_eq!(
+        &scan_all(e, None, Direction::Reverse, usize::MAX),
+        model,
+        "{name}: reverse scan"
+    );
+    for (k, v) in model {
+        assert_eq!(e.get(k).expect("get").as_ref(), Some(v), "{name}: get");
+    }
+    for absent in [&b""[..], b"key", b"key000000x", b"zzz"] {
+        if !model.contains_key(absent) {
+            assert_eq!(e.get(absent).expect("get"), None, "{name}: absent key");
+        }
+    }
+    let keys: Vec<&Vec<u8>> = model.keys().collect();
+    if let Some(&mid) = keys.get(keys.len() / 2) {
+        // From a present key: it is included, in both directions.
+        let fwd = scan_all(e, Some(mid), Direction::Forward, 5);
+        let want: Model = model
+            .range(mid.clone()..)
+            .take(5)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        assert_eq!(fwd, want, "{name}: forward from a present key");
+        let rev = scan_all(e, Some(mid), Direction::Reverse, 5);
+        let want: Model = model
+            .range(..=mid.clone())
+            .rev()
+            .take(5)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        assert_eq!(rev, want, "{name}: reverse from a present key");
+        // From just after it (absent): the next key forward, the key itself reverse.
+        let mut after = mid.clone();
+        after.push(0);
+        if !model.contains_key(&after) {
+            let fwd = scan_all(e, Some(&after), Direction::Forward, 1);
+            let want: Model = model
+                .range(after.clone()..)
+                .take(1)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            assert_eq!(fwd, want, "{name}: forward from an absent key");
+            let rev = scan_all(e, Some(&after), Direction::Reverse, 1);
+            let want: Model = model
+                .range(..after.clone())
+                .rev()
+                .take(1)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            assert_eq!(rev, want, "{name}: reverse from an absent key");
+        }
+    }
+    // The visitor stops the scan.
+    let mut seen = 0;
+    let n = e
+        .scan(None, Direction::Forward, usize::MAX, &mut |_, _| {
+            seen += 1;
+            seen < 3
+        })
+        .expect("scan");
+    assert_eq!(n, model.len().min(3), "{name}: visitor stop");
+    assert_eq!(
+        e.scan(None, Direction::Reverse, 0, &mut |_, _| true)
+            .expect("scan"),
+        0,
+        "{name}: limit 0"
+    );
+}
+
+/// Puts, overwrites, deletes and batches, checked against the model after each step,
+/// then again after a flush, a range compaction, a full compaction and a wait.
+///
+/// An engine without `empty_keys` (fjall) must refuse a write of the empty key with an
+/// error, writing nothing; the others must store it.
+pub fn check_basic(e: &dyn KvEngine, empty_keys: bool) -> Model {
+    let mut model = Model::new();
+    assert_matches(e, &model);
+    for i in 0..200 {
+        e.put(&key(i), &value(i, 0)).expect("put");
+        model.insert(key(i), value(i, 0));
+    }
+    assert_matches(e, &model);
+    for i in (0..200).step_by(3) {
+        e.put(&key(i), &value(i, 1)).expect("overwrite");
+        model.insert(key(i), value(i, 1));
+    }
+    for i in (0..200).step_by(5) {
+        e.delete(&key(i)).expect("delete");
+        model.remove(&key(i));
+    }
+    e.delete(b"never-written")
+        .expect("deleting an absent key is fine");
+    if empty_keys {
+        e.put(b"", b"empty key").expect("empty key");
+        model.insert(Vec::new(), b"empty key".to_vec());
+    } else {
+        assert!(e.put(b"", b"empty key").is_err(), "{}: empty key", e.name());
+        assert!(e.delete(b"").is_err(), "{}: empty key", e.name());
+        let refused = [
+            BatchOp::Put(b"in-refused-batch", b"x"),
+            BatchOp::Delete(b""),
+        ];
+        assert!(e.write_batch(&refused).is_err(), "{}: empty key", e.name());
+    }
+    e.put(b"empty-value", b"").expect("empty value");
+    model.insert(b"empty-value".to_vec(), Vec::new());
+    assert_matches(e, &model);
+
+    // A batch: puts, an overwrite, deletes, and a key put then deleted in one batch.
+    let (k1, k2, k3, k4) = (key(1), key(3), key(4), key(500));
+    let (v1, v4) = (value(1, 9), value(500, 9));
+    let ops = [
+        BatchOp::Put(&k1, &v1),
+        BatchOp::Delete(&k2),
+        BatchOp::Put(&k4, &v4),
+        BatchOp::Delete(&k3),
+        BatchOp::Put(b"batch-put-then-delete", b"x"),
+        BatchOp::Delete(b"batch-put-then-delete"),
+    ];
+    e.write_batch(&ops).expect("batch");
+    model.insert(k1.clone(), v1);
+    model.remove(&k2);
+    model.insert(k4.clone(), v4);
+    model.remove(&k3);
+    e.write_batch(&[]).expect("empty batch");
+    assert_matches(e, &model);
+
+    e.flush().expect("flush");
+    assert_matches(e, &model);
+    // Deletes after the flush shadow values already in tables.
+    for i in (1..200).step_by(7) {
+        e.delete(&key(i)).expect("delete");
+        model.remove(&key(i));
+    }
+    e.flush().expect("flush");
+    e.compact(Some(&key(50)), Some(&key(150)))
+        .expect("range compaction");
+    assert_matches(e, &model);
+    e.compact(None, None).expect("full compaction");
+    e.wait_for_compactions().expect("wait");
+    assert_matches(e, &model);
+    let _ = e.stats();
+    model
+}
+
+/// Enough keys through small memtables to make tables on several levels, overwritten
+/// and partly deleted, from two threads at once; the model check runs before and after
+/// the background work settles.
+pub fn check_many(e: &dyn KvEngine, model: &mut Model) {
+    const N: u32 = 6000;
+    std::thread::scope(|s| {
+        for t in 0..2u32 {
+            s.spawn(move || {
+                for i in (t..N).step_by(2) {
+                    e.put(&key(10_000 + i), &value(i, 2)).expect("put");
+                }
+                for i in (t..N).step_by(6) {
+                    e.delete(&key(10_000 + i)).expect("delete");
+                }
+            });
+        }
+    });
+    for i in 0..N {
+        if i % 6 < 2 {
+            model.remove(&key(10_000 + i));
+        } else {
+            model.insert(key(10_000 + i), value(i, 2));
+        }
+    }
+    assert_matches(e, model);
+    e.wait_for_compactions().expect("wait");
+    assert_matches(e, model);
+}
+
+/// The database survives a close and reopen with the model's contents.
+pub fn check_reopen(open: &dyn Fn() -> Box<dyn KvEngine>, e: Box<dyn KvEngine>, model: &Model) {
+    // Unflushed writes too: they must come back from the log.
+    let mut model = model.clone();
+    e.put(b"after-last-flush", b"from the log").expect("put");
+    model.insert(b"after-last-flush".to_vec(), b"from the log".to_vec());
+    e.delete(&key(2)).expect("delete");
+    model.remove(&key(2));
+    e.close().expect("close");
+    let e = open();
+    assert_matches(e.as_ref(), &model);
+    e.close().expect("close");
+}
+
+/// Every check on the engine `kind` in a fresh directory under `dir`.
+pub fn check_engine(kind: EngineKind, dir: &Path) {
+    let flags = small_flags(kind, &dir.join("db"));
+    let e = super::open(&flags, false).expect("open");
+    let mut model = check_basic(e.as_ref(), kind != EngineKind::Fjall);
+    check_many(e.as_ref(), &mut model);
+    let stats = e.stats();
+    let files: u64 = stats.levels.iter().map(|l| l.files).sum();
+    let bytes: u64 = stats.levels.iter().map(|l| l.size_bytes).sum();
+    assert!(files > 0 && bytes > 0, "{kind:?}: no tables in {stats:?}");
+    assert!(!stats.level_table.is_empty(), "{kind:?}: no level table");
+    let reopen = || super::open(&flags, true).expect("reopen");
+    check_reopen(&reopen, e, &model);
+    // The reopened database is kept (keep = true) but deleted on a fresh open.
+    let e = super::open(&flags, false).expect("fresh open");
+    assert_matches(e.as_ref(), &Model::new());
+    e.close().expect("close");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_engine_conforms() {
+        let e = super::super::memory::MemoryEngine::default();
+        let mut model = check_basic(&e, true);
+        check_many(&e, &mut model);
+    }
+
+    #[test]
+    fn strata_engine_conforms() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        check_engine(EngineKind::Strata, tmp.path());
+    }
+
+    #[cfg(feature = "fjall")]
+    #[test]
+    fn fjall_engine_conforms() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        check_engine(EngineKind::Fjall, tmp.path());
+    }
+}

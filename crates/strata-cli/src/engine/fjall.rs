@@ -1,0 +1,359 @@
+//! fjall 3 behind [`KvEngine`], configured from the same flags as Strata (feature
+//! `fjall`).
+//!
+//! One fjall `Database` with one keyspace (`default`). The flags are turned into a
+//! [`FjallPlan`] (`fjall_options.rs`, tested in every build) and applied here; how each
+//! flag maps is in `mapping.rs` and in every JSON result (`option_mapping`).
+//!
+//! Behaviour that differs from Strata and RocksDB, because fjall 3 has no equivalent:
+//! - `compact(begin, end)` flushes, then compacts the whole keyspace to the last level
+//!   (`Keyspace::major_compact`, fjall's only manual compaction; it ignores the range
+//!   and writes 64 MB tables whatever `--target_file_size_base` says).
+//! - `flush` is `Keyspace::rotate_memtable_and_wait` (public but doc-hidden in fjall 3)
+//!   followed by a wait until no sealed memtable is left.
+//! - `wait_for_compactions` polls until no flush is queued, no sealed memtable is left
+//!   and no compaction runs or completes over three polls 20 ms apart. fjall schedules
+//!   compactions only after a flush (or at open), so compaction debt left when it goes
+//!   idle stays until the next flush; the wait does not force it.
+//! - `--create_if_missing=false` and `--error_if_exists` are checked here: fjall always
+//!   creates.
+//! - Keys must be 1..=65535 bytes and values under 4 GiB (fjall panics otherwise; here
+//!   such a write is a [`CliError::BadInput`] and writes nothing). Strata and RocksDB
+//!   accept the empty key.
+//! - Statistics: fjall counts no bytes written by flushes or compactions, nor WAL bytes
+//!   appended, so write amplification is unavailable (reported as `null`, see
+//!   [`KvEngine::unavailable_stats`]). Files and bytes per level come from the tree's
+//!   current version (doc-hidden `AbstractTree` API of fjall 3); the counters are fjall's
+//!   runtime figures and the `metrics` feature's block-load and filter counts.
+//! - Keyspace options (block size, filter, compression, compaction strategy) are stored
+//!   when the keyspace is created; reopening with `--use_existing_db` keeps the stored
+//!   ones, whatever the flags say now.
+
+use super::fjall_options::{self as fj, FjallCodec, FjallPlan};
+use super::{stat, BatchOp, Direction, EngineStats, KvEngine, LevelReport, Visitor};
+use crate::engine::options::EngineFlags;
+use crate::error::{CliError, Result};
+use fjall::config::{
+    BlockSizePolicy, BloomConstructionPolicy, CompressionPolicy, FilterPolicy, FilterPolicyEntry,
+    RestartIntervalPolicy,
+};
+use fjall::{
+    AbstractTree, CompressionType, Database, Guard, Keyspace, KeyspaceCreateOptions, PersistMode,
+};
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// An open fjall database and its one keyspace.
+pub struct FjallEngine {
+    /// Declared before `db`, so it is dropped first.
+    ks: Keyspace,
+    db: Database,
+    plan: FjallPlan,
+}
+
+fn codec(c: FjallCodec) -> CompressionType {
+    match c {
+        FjallCodec::None => CompressionType::None,
+        FjallCodec::Lz4 => CompressionType::Lz4,
+    }
+}
+
+fn keyspace_options(p: &FjallPlan) -> KeyspaceCreateOptions {
+    let filter = match p.bloom_bits_per_key {
+        Some(bits) => FilterPolicy::all(FilterPolicyEntry::Bloom(
+            BloomConstructionPolicy::BitsPerKey(bits),
+        )),
+        None => FilterPolicy::disabled(),
+    };
+    let compression: Vec<CompressionType> = p.compression.iter().map(|&c| codec(c)).collect();
+    KeyspaceCreateOptions::default()
+        .max_memtable_size(p.memtable_bytes)
+        .data_block_size_policy(BlockSizePolicy::all(p.block_size))
+        .data_block_restart_interval_policy(RestartIntervalPolicy::all(p.restart_interval))
+        .data_block_compression_policy(CompressionPolicy::new(compression))
+        .filter_policy(filter)
+        .expect_point_read_hits(false)
+        .compaction_strategy(Arc::new(
+            fjall::compaction::Leveled::default()
+                .with_l0_threshold(p.l0_threshold)
+                .with_table_target_size(p.table_target_size)
+                .with_level_ratio_policy(vec![p.level_ratio]),
+        ))
+}
+
+impl FjallEngine {
+    /// Opens (or creates) `flags.db` with the mapped options.
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] for flags fjall cannot honour or a missing (existing)
+    /// database with `--create_if_missing=false` (`--error_if_exists`); fjall's open
+    /// error.
+    pub fn open(flags: &EngineFlags) -> Result<FjallEngine> {
+        let plan = FjallPlan::from_flags(flags)?;
+        let exists = flags.db.join(fj::VERSION_MARKER).is_file();
+        if !exists && !plan.create_if_missing {
+            return Err(CliError::Usage(format!(
+                "database '{}' does not exist (create_if_missing is false)",
+                flags.db.display()
+            )));
+        }
+        if exists && plan.error_if_exists {
+            return Err(CliError::Usage(format!(
+                "database '{}' exists (error_if_exists is true)",
+                flags.db.display()
+            )));
+        }
+        let db = Database::builder(&flags.db)
+            .cache_size(plan.cache_bytes)
+            .worker_threads(plan.worker_threads)
+            .max_cached_files(Some(plan.max_cached_files))
+            .journal_compression(CompressionType::None)
+            .open()?;
+        let ks = db.keyspace(fj::KEYSPACE, || keyspace_options(&plan))?;
+        Ok(FjallEngine { ks, db, plan })
+    }
+
+    /// fdatasync the journal after a write when `--sync`.
+    fn sync(&self) -> Result<()> {
+        if self.plan.sync {
+            self.db.persist(PersistMode::SyncData)?;
+        }
+        Ok(())
+    }
+
+    /// Waits until no sealed memtable is waiting for (or in) a flush.
+    fn wait_for_flushes(&self) {
+        while self.ks.sealed_memtable_count() > 0 || self.db.outstanding_flushes() > 0 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+/// Refuses a key or value fjall would panic on.
+fn check_kv(key: &[u8], value: &[u8]) -> Result<()> {
+    if key.is_empty() || key.len() > usize::from(u16::MAX) {
+        return Err(CliError::BadInput(format!(
+            "fjall keys must be 1..=65535 bytes, got {}",
+            key.len()
+        )));
+    }
+    if u32::try_from(value.len()).is_err() {
+        return Err(CliError::BadInput(format!(
+            "fjall values must be under 4 GiB, got {} bytes",
+            value.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Visits up to `limit` entries of `it`; returns how many were visited.
+fn visit_all(
+    it: impl Iterator<Item = Guard>,
+    limit: usize,
+    visit: &mut Visitor<'_>,
+) -> Result<usize> {
+    let mut n = 0;
+    for guard in it {
+        if n >= limit {
+            break;
+        }
+        let (k, v) = guard.into_inner()?;
+        n += 1;
+        if !visit(&k, &v) {
+            break;
+        }
+    }
+    Ok(n)
+}
+
+impl KvEngine for FjallEngine {
+    fn name(&self) -> &'static str {
+        "fjall"
+    }
+
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        check_kv(key, value)?;
+        self.ks.insert(key, value)?;
+        self.sync()
+    }
+
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.ks.get(key)?.map(|v| v.to_vec()))
+    }
+
+    fn delete(&self, key: &[u8]) -> Result<()> {
+        check_kv(key, b"")?;
+        self.ks.remove(key)?;
+        self.sync()
+    }
+
+    fn write_batch(&self, ops: &[BatchOp<'_>]) -> Result<()> {
+        for op in ops {
+            match *op {
+                BatchOp::Put(k, v) => check_kv(k, v)?,
+                BatchOp::Delete(k) => check_kv(k, b"")?,
+            }
+        }
+        let mut batch = self.db.batch();
+        if self.plan.sync {
+            batch = batch.durability(Some(PersistMode::SyncData));
+        }
+        for op in ops {
+            match *op {
+                BatchOp::Put(k, v) => batch.insert(&self.ks, k, v),
+                BatchOp::Delete(k) => batch.remove(&self.ks, k),
+            }
+        }
+        Ok(batch.commit()?)
+    }
+
+    fn scan(
+        &self,
+        start: Option<&[u8]>,
+        direction: Direction,
+        limit: usize,
+        visit: &mut Visitor<'_>,
+    ) -> Result<usize> {
+        if limit == 0 {
+            return Ok(0);
+        }
+        match (direction, start) {
+            (Direction::Forward, Some(k)) => visit_all(self.ks.range(k..), limit, visit),
+            (Direction::Forward, None) => visit_all(self.ks.iter(), limit, visit),
+            (Direction::Reverse, Some(k)) => visit_all(self.ks.range(..=k).rev(), limit, visit),
+            (Direction::Reverse, None) => visit_all(self.ks.iter().rev(), limit, visit),
+        }
+    }
+
+    fn flush(&self) -> Result<()> {
+        self.ks.rotate_memtable_and_wait()?;
+        self.wait_for_flushes();
+        Ok(())
+    }
+
+    fn compact(&self, _begin: Option<&[u8]>, _end: Option<&[u8]>) -> Result<()> {
+        self.flush()?;
+        Ok(self.ks.major_compact()?)
+    }
+
+    fn wait_for_compactions(&self) -> Result<()> {
+        let mut quiet = 0;
+        let mut completed = self.db.compactions_completed();
+        while quiet < 3 {
+            std::thread::sleep(Duration::from_millis(20));
+            let now = self.db.compactions_completed();
+            let idle = self.db.outstanding_flushes() == 0
+                && self.ks.sealed_memtable_count() == 0
+                && self.db.active_compactions() == 0
+                && now == completed;
+            quiet = if idle { quiet + 1 } else { 0 };
+            completed = now;
+        }
+        Ok(())
+    }
+
+    fn stats(&self) -> EngineStats {
+        let version = self.ks.tree.current_version();
+        let levels: Vec<LevelReport> = (0..fj::LEVELS)
+            .map(|level| {
+                let l = version.level(level);
+                LevelReport {
+                    level,
+                    files: l.map_or(0, |l| l.table_count() as u64),
+                    size_bytes: l.map_or(0, |l| l.size()),
+                    ..LevelReport::default()
+                }
+            })
+            .collect();
+        let m = self.ks.metrics();
+        let as_u64 = |v: usize| v as u64;
+        let counters: Vec<(String, u64)> = [
+            (
+                "compactions_completed",
+                as_u64(self.db.compactions_completed()),
+            ),
+            ("active_compactions", as_u64(self.db.active_compactions())),
+            (
+                "time_compacting_us",
+                u64::try_from(self.db.time_compacting().as_micros()).unwrap_or(u64::MAX),
+            ),
+            ("outstanding_flushes", as_u64(self.db.outstanding_flushes())),
+            ("sealed_memtables", as_u64(self.ks.sealed_memtable_count())),
+            ("write_buffer_bytes", self.db.write_buffer_size()),
+            ("journal_count", as_u64(self.db.journal_count())),
+            (
+                "journal_disk_bytes",
+                self.db.journal_disk_space().unwrap_or(0),
+            ),
+            ("keyspace_disk_bytes", self.ks.disk_space()),
+            ("table_count", as_u64(self.ks.table_count())),
+            ("approximate_len", as_u64(self.ks.approximate_len())),
+            ("cache_bytes", self.db.cache_size()),
+            ("cache_capacity_bytes", self.db.cache_capacity()),
+            ("block.data.loads", as_u64(m.data_block_load_count())),
+            (
+                "block.data.cache_hits",
+                as_u64(m.data_block_load_cached_count()),
+            ),
+            ("block.index.loads", as_u64(m.index_block_load_count())),
+            (
+                "block.index.cache_hits",
+                as_u64(m.index_block_load_cached_count()),
+            ),
+            ("block.filter.loads", as_u64(m.filter_block_load_count())),
+            (
+                "block.filter.cache_hits",
+                as_u64(m.filter_block_load_cached_count()),
+            ),
+            ("block.io_bytes", m.block_io()),
+            ("filter.queries", as_u64(m.filter_queries())),
+            ("filter.io_skipped", as_u64(m.io_skipped_by_filter())),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let mut table = String::from("Level  Files  Size(MiB)\n");
+        for l in &levels {
+            let _ = writeln!(
+                table,
+                "L{:<5} {:>5} {:>10.2}",
+                l.level,
+                l.files,
+                l.size_bytes as f64 / f64::from(1u32 << 20)
+            );
+        }
+        let _ = writeln!(
+            table,
+            "(fjall: no per-level read/write bytes or compaction counts; \
+             flush and compaction bytes are not counted)"
+        );
+        EngineStats {
+            level_table: table,
+            levels,
+            counters,
+            ..EngineStats::default()
+        }
+    }
+
+    fn unavailable_stats(&self) -> &'static [&'static str] {
+        &[
+            stat::WAL_BYTES,
+            stat::FLUSH_BYTES_WRITTEN,
+            stat::COMPACTION_BYTES_WRITTEN,
+            stat::COMPACTION_BYTES_READ,
+            stat::LEVEL_READ_BYTES,
+            stat::LEVEL_WRITE_BYTES,
+            stat::LEVEL_COUNT,
+            stat::WRITE_AMPLIFICATION,
+        ]
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        let FjallEngine { ks, db, .. } = *self;
+        db.persist(PersistMode::SyncAll)?;
+        drop(ks);
+        drop(db);
+        Ok(())
+    }
+}

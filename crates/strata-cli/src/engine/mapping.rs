@@ -1,0 +1,400 @@
+//! How each engine applies the shared [`EngineFlags`], flag by flag, engine-neutrally.
+//!
+//! Role: `bench` and `ycsb` put [`of`]'s list into every JSON result (`option_mapping`),
+//! so a result says not only which flags were given but what each engine made of them:
+//! set exactly, set approximately (the `engine` text says how), or not applicable
+//! (the engine has no such option; the text says what it does instead). Entries with
+//! `flag` `-` are settings the adapter makes that no flag controls.
+//!
+//! Kept outside the feature gates, so the descriptions are compiled and tested in every
+//! build; the test `every_flag_is_described_for_every_engine` fails when a new flag is
+//! added without saying what each engine does with it. The RocksDB entries describe
+//! `rocksdb.rs`, the fjall entries are derived from the same [`FjallPlan`] `fjall.rs`
+//! applies.
+
+use super::fjall_options::{self as fj, FjallCodec, FjallPlan};
+use super::options::{EngineFlags, EngineKind};
+use serde::Serialize;
+
+/// How faithfully an engine applies a flag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fidelity {
+    /// The engine has the same option and gets the flag's value.
+    Exact,
+    /// Applied through a different mechanism or a derived value; `engine` says how.
+    Approximate,
+    /// The engine has no such option; `engine` says what it does instead.
+    Unmapped,
+    /// Set by the adapter with no flag (`flag` is `-`).
+    Adapter,
+}
+
+/// One flag (or adapter setting) of one engine.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OptionMapping {
+    /// The flag (`write_buffer_size`), or `-` for an adapter setting.
+    pub flag: String,
+    /// The flag's value as given (JSON text), or empty for an adapter setting.
+    pub value: String,
+    /// How faithfully it is applied.
+    pub fidelity: Fidelity,
+    /// What the engine is given, or what it does instead.
+    pub engine: String,
+}
+
+/// Flags that select and place the database rather than configure an engine.
+const HARNESS_FLAGS: &[&str] = &["db", "engine", "use_existing_db"];
+
+/// The mapping of every engine flag for the engine `flags.engine`, by flag name,
+/// followed by the adapter's own settings. For fjall with flags it cannot honour (see
+/// [`FjallPlan::from_flags`]), one `Unmapped` entry carries the error.
+pub fn of(flags: &EngineFlags) -> Vec<OptionMapping> {
+    let fjall_plan = match flags.engine {
+        EngineKind::Fjall => match FjallPlan::from_flags(flags) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                return vec![OptionMapping {
+                    flag: "-".into(),
+                    value: String::new(),
+                    fidelity: Fidelity::Unmapped,
+                    engine: format!("fjall refuses these flags: {e}"),
+                }]
+            }
+        },
+        _ => None,
+    };
+    let values = match serde_json::to_value(flags) {
+        Ok(serde_json::Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    };
+    let mut out: Vec<OptionMapping> = values
+        .iter()
+        .filter(|(name, _)| !HARNESS_FLAGS.contains(&name.as_str()))
+        .map(|(name, value)| {
+            let (fidelity, engine) = match (&flags.engine, &fjall_plan) {
+                (EngineKind::Strata, _) => strata(name),
+                (EngineKind::Rocksdb, _) => rocksdb(name, flags),
+                (EngineKind::Fjall, Some(p)) => fjall(name, flags, p),
+                (EngineKind::Fjall, None) => (Fidelity::Unmapped, String::new()),
+            };
+            OptionMapping {
+                flag: name.clone(),
+                value: value.to_string(),
+                fidelity,
+                engine,
+            }
+        })
+        .collect();
+    let keyspace = format!("one keyspace `{}` holds every key", fj::KEYSPACE);
+    let adapter: &[&str] = match flags.engine {
+        EngineKind::Strata => &[],
+        EngineKind::Rocksdb => &[
+            "block-based table; use_direct_reads=false, \
+             use_direct_io_for_flush_and_compaction=false; statistics enabled",
+            "level_compaction_dynamic_level_bytes=false (static level sizes, as Strata)",
+            "WAL on (WriteOptions::disable_wal(false))",
+        ],
+        EngineKind::Fjall => &[
+            &keyspace,
+            "journal_compression(None): the WAL is not compressed, as Strata's and RocksDB's",
+            "fjall defaults kept: index blocks of L0-L1 and filter blocks of L0 pinned \
+             outside the cache, no data-block hash index, no key-value separation, \
+             max_journaling_size 512 MiB; filters on every level \
+             (expect_point_read_hits=false)",
+            "`metrics` feature on, for the block-load and filter counters",
+        ],
+    };
+    out.extend(adapter.iter().map(|a| OptionMapping {
+        flag: "-".into(),
+        value: String::new(),
+        fidelity: Fidelity::Adapter,
+        engine: (*a).to_string(),
+    }));
+    out
+}
+
+fn exact(s: impl Into<String>) -> (Fidelity, String) {
+    (Fidelity::Exact, s.into())
+}
+
+fn approx(s: impl Into<String>) -> (Fidelity, String) {
+    (Fidelity::Approximate, s.into())
+}
+
+fn unmapped(s: impl Into<String>) -> (Fidelity, String) {
+    (Fidelity::Unmapped, s.into())
+}
+
+/// Strata reads every flag into `strata::Options` (`EngineFlags::strata_options`).
+fn strata(flag: &str) -> (Fidelity, String) {
+    let field = match flag {
+        "bloom_bits" => "levels[*].bloom_bits_per_key",
+        "cache_size" => "block_cache_capacity",
+        "block_size" => "levels[*].block_size",
+        "block_restart_interval" => "levels[*].block_restart_interval",
+        "open_files" => "max_open_files",
+        "compression_type" => "levels[*].compression",
+        "compression_per_level" => "levels[i].compression",
+        "compaction_pri" => "compaction_priority",
+        "compaction_output_partitioning" | "aligned_variance" => "output_partitioning",
+        "sync" => "WriteOptions::sync",
+        f => f,
+    };
+    exact(format!("Options::{field}"))
+}
+
+/// What `rocksdb.rs` does with each flag.
+fn rocksdb(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
+    match flag {
+        "bloom_bits" if flags.bloom_bits == 0 => exact("no filter"),
+        "bloom_bits" => exact(format!(
+            "BlockBasedOptions::set_bloom_filter({}, false) (full filter), whole-key filtering",
+            flags.bloom_bits
+        )),
+        "cache_size" if flags.cache_size == 0 => exact("BlockBasedOptions::disable_cache()"),
+        "cache_size" => exact(format!("LRU block cache of {} bytes", flags.cache_size)),
+        "block_size" | "block_restart_interval" => exact(format!("BlockBasedOptions::{flag}")),
+        "open_files" => exact("max_open_files"),
+        "compression_type" => exact("compression"),
+        "compression_per_level" if flags.compression_per_level.is_empty() => {
+            exact("not set: compression applies to every level")
+        }
+        "compression_per_level" => exact("compression_per_level (last entry extends down)"),
+        "compaction_output_partitioning" | "aligned_variance" | "snapshot_filter" => {
+            unmapped("Strata-only; RocksDB has no equivalent (ignored)")
+        }
+        "max_manifest_file_size" => {
+            unmapped("not passed by the adapter; RocksDB's default applies")
+        }
+        "sync" => exact("WriteOptions::set_sync"),
+        "create_if_missing"
+        | "error_if_exists"
+        | "paranoid_checks"
+        | "write_buffer_size"
+        | "max_write_buffer_number"
+        | "target_file_size_base"
+        | "max_bytes_for_level_base"
+        | "max_bytes_for_level_multiplier"
+        | "level0_file_num_compaction_trigger"
+        | "level0_slowdown_writes_trigger"
+        | "level0_stop_writes_trigger"
+        | "soft_pending_compaction_bytes_limit"
+        | "hard_pending_compaction_bytes_limit"
+        | "num_levels"
+        | "max_background_jobs"
+        | "compaction_pri"
+        | "wal_recovery_mode" => exact(format!("Options::{flag}")),
+        other => unmapped(format!("unknown flag `{other}`: not described")),
+    }
+}
+
+/// How fjall's leveled strategy places levels, unlike Strata's static sizing.
+const DYNAMIC: &str = "levels fill from the bottom: the first non-empty level below L0 \
+                       is sized as L1 (like RocksDB's level_compaction_dynamic_level_bytes, \
+                       which the RocksDB adapter turns off)";
+
+/// What `fjall.rs` does with each flag, from the plan it applies.
+fn fjall(flag: &str, flags: &EngineFlags, p: &FjallPlan) -> (Fidelity, String) {
+    let codecs = |c: &[FjallCodec]| {
+        c.iter()
+            .map(|c| match c {
+                FjallCodec::None => "None",
+                FjallCodec::Lz4 => "Lz4",
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match flag {
+        "create_if_missing" => approx(
+            "emulated: fjall always creates; with false the adapter refuses a directory \
+             without fjall's version marker",
+        ),
+        "error_if_exists" => {
+            approx("emulated: with true the adapter refuses a directory holding a database")
+        }
+        "write_buffer_size" => exact(format!(
+            "KeyspaceCreateOptions::max_memtable_size({})",
+            p.memtable_bytes
+        )),
+        "max_write_buffer_number" => unmapped(format!(
+            "fixed: fjall halts writes at {} sealed memtables (1 active + {} sealed)",
+            fj::SEALED_MEMTABLE_HALT,
+            fj::SEALED_MEMTABLE_HALT
+        )),
+        "target_file_size_base" => exact(format!(
+            "Leveled::with_table_target_size({})",
+            p.table_target_size
+        )),
+        "max_bytes_for_level_base" if p.l1_target_bytes() == flags.max_bytes_for_level_base => {
+            approx(format!(
+                "derived: fjall sizes L1 as table target × L0 threshold = {} (as requested); \
+                 {DYNAMIC}",
+                p.l1_target_bytes()
+            ))
+        }
+        "max_bytes_for_level_base" => unmapped(format!(
+            "no option: fjall sizes L1 as table target × L0 threshold = {} (requested {}); \
+             {DYNAMIC}",
+            p.l1_target_bytes(),
+            flags.max_bytes_for_level_base
+        )),
+        "max_bytes_for_level_multiplier" => exact(format!(
+            "Leveled::with_level_ratio_policy(vec![{}])",
+            p.level_ratio
+        )),
+        "level0_file_num_compaction_trigger" => {
+            exact(format!("Leveled::with_l0_threshold({})", p.l0_threshold))
+        }
+        "level0_slowdown_writes_trigger" => unmapped(format!(
+            "fixed: fjall stalls writes from {} L0 runs",
+            fj::L0_STALL_RUNS
+        )),
+        "level0_stop_writes_trigger" => unmapped(format!(
+            "fixed: fjall halts writes at {} L0 runs",
+            fj::L0_HALT_RUNS
+        )),
+        "soft_pending_compaction_bytes_limit" | "hard_pending_compaction_bytes_limit" => {
+            unmapped("no equivalent: fjall stalls on L0 runs and sealed memtables only")
+        }
+        "num_levels" if flags.num_levels == fj::LEVELS => {
+            exact(format!("fixed at {} levels in fjall 3", fj::LEVELS))
+        }
+        "num_levels" => unmapped(format!(
+            "no option: fjall 3 trees always have {} levels",
+            fj::LEVELS
+        )),
+        "bloom_bits" => match p.bloom_bits_per_key {
+            Some(b) => exact(format!(
+                "FilterPolicy::all(Bloom(BitsPerKey({b}))), every level"
+            )),
+            None => exact("FilterPolicy::disabled()"),
+        },
+        "cache_size" => exact(format!("Database::builder().cache_size({})", p.cache_bytes)),
+        "block_size" => exact(format!(
+            "data_block_size_policy(BlockSizePolicy::all({}))",
+            p.block_size
+        )),
+        "block_restart_interval" => exact(format!(
+            "data_block_restart_interval_policy(RestartIntervalPolicy::all({}))",
+            p.restart_interval
+        )),
+        "open_files" => exact(format!(
+            "Database::builder().max_cached_files(Some({}))",
+            p.max_cached_files
+        )),
+        "compression_type" if flags.compression_per_level.is_empty() => exact(format!(
+            "data_block_compression_policy(CompressionPolicy::all({}))",
+            codecs(&p.compression)
+        )),
+        "compression_type" => unmapped("overridden by --compression_per_level"),
+        "compression_per_level" if flags.compression_per_level.is_empty() => {
+            exact("not set: compression_type applies to every level")
+        }
+        "compression_per_level" => exact(format!(
+            "data_block_compression_policy(CompressionPolicy::new([{}])) \
+             (last entry extends down)",
+            codecs(&p.compression)
+        )),
+        "max_background_jobs" => approx(format!(
+            "Database::builder().worker_threads({}): one pool for flushes, compactions and \
+             memtable rotations",
+            p.worker_threads
+        )),
+        "compaction_pri" => unmapped("no option: fjall's leveled strategy picks its own files"),
+        "compaction_output_partitioning" | "aligned_variance" | "snapshot_filter" => {
+            unmapped("Strata-only; fjall has no equivalent (ignored)")
+        }
+        "paranoid_checks" | "max_manifest_file_size" => {
+            unmapped("no equivalent option in fjall 3 (ignored)")
+        }
+        "wal_recovery_mode" => match flags.wal_recovery_mode {
+            super::options::WalRecoveryFlag::TolerateCorruptedTailRecords => {
+                exact("fjall's only recovery mode: a torn journal tail is truncated")
+            }
+            _ => unmapped("no option: fjall always truncates a torn journal tail (ignored)"),
+        },
+        "sync" if p.sync => approx(
+            "each put/delete is followed by Database::persist(PersistMode::SyncData); \
+             batches commit with durability SyncData",
+        ),
+        "sync" => exact("PersistMode::Buffer: each write is handed to the OS, no fsync"),
+        other => unmapped(format!("unknown flag `{other}`: not described")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::conformance::default_flags;
+
+    #[test]
+    fn every_flag_is_described_for_every_engine() {
+        for engine in [EngineKind::Strata, EngineKind::Rocksdb, EngineKind::Fjall] {
+            let flags = EngineFlags {
+                engine,
+                ..default_flags()
+            };
+            let m = of(&flags);
+            let flag_count = match serde_json::to_value(&flags) {
+                Ok(serde_json::Value::Object(o)) => o.len() - HARNESS_FLAGS.len(),
+                _ => 0,
+            };
+            let described: Vec<&OptionMapping> = m.iter().filter(|e| e.flag != "-").collect();
+            assert_eq!(described.len(), flag_count, "{engine:?}");
+            for e in &m {
+                assert!(!e.engine.is_empty(), "{engine:?} {e:?}");
+                assert!(!e.engine.contains("unknown flag"), "{engine:?} {e:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn fjall_reference_shape_mapping() {
+        let flags = EngineFlags {
+            engine: EngineKind::Fjall,
+            write_buffer_size: 8 << 20,
+            target_file_size_base: 8 << 20,
+            max_bytes_for_level_base: 32 << 20,
+            cache_size: 64 << 20,
+            ..default_flags()
+        };
+        let m = of(&flags);
+        let get = |f: &str| m.iter().find(|e| e.flag == f).cloned().expect(f);
+        assert_eq!(get("write_buffer_size").fidelity, Fidelity::Exact);
+        assert!(get("write_buffer_size").engine.contains("8388608"));
+        assert_eq!(
+            get("max_bytes_for_level_base").fidelity,
+            Fidelity::Approximate
+        );
+        assert_eq!(get("compaction_pri").fidelity, Fidelity::Unmapped);
+        assert_eq!(get("num_levels").fidelity, Fidelity::Exact);
+        assert_eq!(get("write_buffer_size").value, "8388608");
+        let json = serde_json::to_string(&m).expect("json");
+        assert!(json.contains("\"fidelity\":\"unmapped\""), "{json}");
+        // An L1 size fjall cannot derive is reported as such.
+        let m = of(&EngineFlags {
+            max_bytes_for_level_base: 100 << 20,
+            ..flags.clone()
+        });
+        let e = m
+            .iter()
+            .find(|e| e.flag == "max_bytes_for_level_base")
+            .expect("entry");
+        assert_eq!(e.fidelity, Fidelity::Unmapped);
+        // Flags fjall refuses: one entry saying so.
+        let m = of(&EngineFlags {
+            compression_type: super::super::options::CompressionFlag::Zstd,
+            ..flags
+        });
+        assert_eq!(m.len(), 1);
+        assert!(m[0].engine.contains("zstd"), "{m:?}");
+    }
+
+    #[test]
+    fn strata_maps_everything_exactly() {
+        let m = of(&default_flags());
+        assert!(m.iter().all(|e| e.fidelity == Fidelity::Exact
+            && (e.engine.starts_with("Options::") || e.flag == "sync")));
+    }
+}

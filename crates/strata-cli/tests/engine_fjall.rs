@@ -1,0 +1,182 @@
+//! Protects: `--engine=fjall` end to end. With the `fjall` feature: `bench` (every
+//! benchmark, db_bench's ~63% found, JSON with the option mapping and `null` for the
+//! figures fjall does not expose), `ycsb` load + run, `ldb` on a fjall database and the
+//! refusal to create one on a read. Without it: one clear line saying how to build.
+
+mod common;
+
+#[cfg(feature = "fjall")]
+use common::ok;
+use common::{db_flag, strata};
+
+#[cfg(feature = "fjall")]
+#[test]
+fn bench_runs_every_benchmark_on_fjall() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = tmp.path().join("db");
+    let json = tmp.path().join("bench.jsonl");
+    let out = ok(
+        &[
+            "bench",
+            "--engine=fjall",
+            &db_flag(&db),
+            "--num=20000",
+            "--benchmarks=fillseq,fillrandom,overwrite,readrandom,readseq,readreverse,seekrandom,readwhilewriting,deleterandom,flush,compact,waitforcompaction,stats",
+            "--write_buffer_size=65536",
+            "--target_file_size_base=65536",
+            "--max_bytes_for_level_base=262144",
+            "--threads=2",
+            &format!("--json={}", json.display()),
+        ],
+        None,
+    );
+    assert!(out.contains("Engine:     fjall"), "{out}");
+    assert!(out.contains("Mapping:    not exact for "), "{out}");
+    assert!(out.contains("fillrandom   :"), "{out}");
+    assert!(out.contains("write_amplification: unavailable"), "{out}");
+    let records = std::fs::read_to_string(&json).expect("json");
+    assert_eq!(records.lines().count(), 12);
+    for line in records.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("json line");
+        assert_eq!(v["engine"], "fjall", "{line}");
+        assert!(v["ops_per_sec"].as_f64().is_some_and(|x| x > 0.0), "{line}");
+        assert!(v["write_amplification"].is_null(), "{line}");
+        assert!(v["flush_bytes"].is_null(), "{line}");
+        let unavailable = v["unavailable_stats"].as_array().expect("list");
+        assert!(unavailable.iter().any(|s| s == "write_amplification"));
+        let mapping = v["option_mapping"].as_array().expect("mapping");
+        let wbs = mapping
+            .iter()
+            .find(|m| m["flag"] == "write_buffer_size")
+            .expect("write_buffer_size entry");
+        assert_eq!(wbs["fidelity"], "exact", "{wbs}");
+        assert!(mapping.iter().any(|m| m["fidelity"] == "unmapped"));
+        assert!(v["counters"]["compactions_completed"].as_u64().is_some());
+    }
+
+    // A fresh fillrandom + readrandom: ~63% found, as on the other engines.
+    let out = ok(
+        &[
+            "bench",
+            "--engine=fjall",
+            &db_flag(&tmp.path().join("db2")),
+            "--num=20000",
+            "--benchmarks=fillrandom,readrandom",
+            "--no_json",
+        ],
+        None,
+    );
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("readrandom"))
+        .expect("readrandom line");
+    let (found, of) = line
+        .split("(found ")
+        .nth(1)
+        .and_then(|s| s.trim_end_matches(')').split_once(" of "))
+        .and_then(|(a, b)| Some((a.parse::<f64>().ok()?, b.parse::<f64>().ok()?)))
+        .expect("found X of Y");
+    assert!((found / of - 0.632).abs() < 0.02, "{line}");
+
+    // The old fjall database is recognised and replaced by a fresh run.
+    ok(
+        &[
+            "bench",
+            "--engine=fjall",
+            &db_flag(&db),
+            "--num=100",
+            "--benchmarks=fillseq",
+            "--no_json",
+        ],
+        None,
+    );
+    // zstd is refused with a line naming the flag.
+    let out = strata(
+        &[
+            "bench",
+            "--engine=fjall",
+            &db_flag(&tmp.path().join("db3")),
+            "--compression_type=zstd",
+            "--no_json",
+        ],
+        None,
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--compression_type") && err.contains("zstd"),
+        "{err}"
+    );
+}
+
+#[cfg(feature = "fjall")]
+#[test]
+fn ycsb_and_ldb_on_fjall() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = db_flag(&tmp.path().join("db"));
+    let out = ok(
+        &[
+            "ycsb",
+            "--engine=fjall",
+            &db,
+            "--workload=a",
+            "--records=3000",
+            "--operations=3000",
+            "--threads=2",
+            "--no_json",
+        ],
+        None,
+    );
+    assert!(
+        out.contains("ycsb-a/load") && out.contains("ycsb-a/run"),
+        "{out}"
+    );
+
+    let ldb = |args: &[&str]| {
+        let mut v = vec!["ldb", "--engine=fjall", &db];
+        v.extend_from_slice(args);
+        ok(&v, None)
+    };
+    ldb(&["put", "apple", "red"]);
+    ldb(&["put", "banana", "yellow"]);
+    assert_eq!(ldb(&["get", "apple"]), "red\n");
+    assert_eq!(ldb(&["scan", "--from=apple", "--to=b"]), "apple : red\n");
+    ldb(&["delete", "apple"]);
+    ldb(&["compact"]);
+    let missing = strata(&["ldb", "--engine=fjall", &db, "get", "apple"], None);
+    assert!(!missing.status.success());
+
+    // A read on a missing fjall database fails and creates nothing.
+    let absent = tmp.path().join("absent");
+    let out = strata(
+        &["ldb", "--engine=fjall", &db_flag(&absent), "get", "k"],
+        None,
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("does not exist"), "{err}");
+    assert!(!absent.exists());
+}
+
+#[cfg(not(feature = "fjall"))]
+#[test]
+fn engine_fjall_without_the_feature_says_how_to_build() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    for cmd in ["bench", "ycsb"] {
+        let out = strata(
+            &[
+                cmd,
+                "--engine=fjall",
+                &db_flag(&tmp.path().join("db")),
+                "--no_json",
+            ],
+            None,
+        );
+        assert!(!out.status.success(), "{cmd}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.starts_with("error: ") && err.contains("--features fjall"),
+            "{cmd}: {err}"
+        );
+    }
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Side-by-side runs of several engines on one reference shape, alternating round-robin
+# per repetition: with ENGINES="strata rocksdb fjall", strata rocksdb fjall strata
+# rocksdb fjall ... (RUNS times each).
+#
+# Builds `strata` in release with the cargo features the engines need (`rocksdb`,
+# `fjall`) and -C target-cpu=native (in its own target dir, so the ordinary build is not
+# invalidated), then runs two benchmark sets with identical flags on each engine:
+#   1. fillrandom,readrandom  (--reads=$READS)
+#   2. fillseq,readseq
+# Every result (with peak RSS as VmHWM, W-Amp, P99, the option mapping, ...) is appended
+# to $OUT/results.jsonl, and `strata compare` prints one table per benchmark: median
+# ops/sec of each engine, the ratio of strata's median to each other engine's (or of
+# the first engine's, without strata), P99, W-Amp and peak RSS.
+#
+# Environment:
+#   ENGINES="strata rocksdb"   engines to alternate, in this order (strata, rocksdb, fjall)
+#   NUM=5000000     keys (use e.g. NUM=200000 for a quick run)
+#   READS=500000    reads of readrandom (capped at NUM)
+#   RUNS=3          runs per engine
+#   OUT=results/compare-<time>   output directory (databases go to $OUT/db unless DB_DIR)
+#   SKIP_BUILD=1    reuse an existing binary (it must have the engines' features)
+#   CARGO_BUILD_JOBS (default 1: the machine is shared)
+#
+# The RocksDB build takes 15-25 minutes on 2 cores and needs libclang; fjall (pure Rust)
+# a few minutes. scripts/compare-rocksdb.sh is this script with ENGINES="strata rocksdb".
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+NUM=${NUM:-5000000}
+READS=${READS:-500000}
+RUNS=${RUNS:-3}
+read -r -a ENGINE_LIST <<< "${ENGINES:-strata rocksdb}"
+(( ${#ENGINE_LIST[@]} > 0 )) || { echo "error: ENGINES is empty" >&2; exit 1; }
+OUT=${OUT:-$ROOT/results/compare-$(date +%Y%m%d-%H%M%S)}
+DB_DIR=${DB_DIR:-$OUT/db}
+export CARGO_BUILD_JOBS=${CARGO_BUILD_JOBS:-1}
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target/native}
+BIN=$CARGO_TARGET_DIR/release/strata
+
+if (( READS > NUM )); then READS=$NUM; fi
+
+FEATURES=()
+NEED_ROCKSDB=
+for engine in "${ENGINE_LIST[@]}"; do
+  case $engine in
+    strata) ;;
+    rocksdb) FEATURES+=(rocksdb); NEED_ROCKSDB=1 ;;
+    fjall) FEATURES+=(fjall) ;;
+    *) echo "error: unknown engine '$engine' in ENGINES (strata, rocksdb, fjall)" >&2; exit 1 ;;
+  esac
+done
+FEATURE_LIST=$(IFS=,; echo "${FEATURES[*]:-}")
+
+# librocksdb-sys always runs bindgen at build time, which loads libclang.
+have_libclang() {
+  [[ -n "${LIBCLANG_PATH:-}" ]] && return 0
+  compgen -G "/usr/lib/llvm-*/lib/libclang*.so*" >/dev/null ||
+    compgen -G "/usr/lib/*/libclang*.so*" >/dev/null
+}
+if [[ -z "${SKIP_BUILD:-}" && -n "$NEED_ROCKSDB" ]] && ! have_libclang; then
+  if command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
+    echo "installing libclang-dev (needed by the rocksdb crate's bindgen)..." >&2
+    apt-get install -y libclang-dev >/dev/null || { apt-get update >/dev/null && apt-get install -y libclang-dev >/dev/null; }
+  else
+    echo "error: libclang not found: install libclang-dev (or set LIBCLANG_PATH)" >&2
+    exit 1
+  fi
+fi
+
+if [[ -z "${SKIP_BUILD:-}" ]]; then
+  echo "building $BIN (release, features '${FEATURE_LIST}', target-cpu=native)..." >&2
+  (cd "$ROOT" && RUSTFLAGS="-C target-cpu=native" \
+    cargo build --release -p strata-cli ${FEATURE_LIST:+--features "$FEATURE_LIST"})
+fi
+[[ -x "$BIN" ]] || { echo "error: $BIN not found" >&2; exit 1; }
+
+mkdir -p "$OUT" "$DB_DIR"
+JSON=$OUT/results.jsonl
+LOG=$OUT/runs.log
+
+SHAPE=(
+  --num="$NUM" --key_size=16 --value_size=100
+  --write_buffer_size=8388608 --target_file_size_base=8388608
+  --max_bytes_for_level_base=33554432 --max_bytes_for_level_multiplier=10
+  --bloom_bits=10 --cache_size=67108864 --compression_type=none
+  --max_background_jobs=2 --threads=1
+)
+
+TIME=()
+if [[ -x /usr/bin/time ]]; then TIME=(/usr/bin/time -v); fi
+
+run_one() { # engine, benchmarks, extra flags...
+  local engine=$1 benchmarks=$2; shift 2
+  local db=$DB_DIR/$engine
+  echo "== $engine $benchmarks $*" | tee -a "$LOG"
+  "${TIME[@]}" "$BIN" bench --engine="$engine" --db="$db" --benchmarks="$benchmarks" \
+    "${SHAPE[@]}" "$@" --json="$JSON" 2>&1 \
+    | grep -v '^\s*\(Command being timed\|User time\|System time\|Percent of CPU\|Elapsed\|Average\|Major\|Minor\|Voluntary\|Involuntary\|Swaps\|File system\|Socket\|Signals\|Page size\|Exit status\)' \
+    | tee -a "$LOG"
+  rm -rf "$db"
+}
+
+for set in 1 2; do
+  for ((i = 1; i <= RUNS; i++)); do
+    for engine in "${ENGINE_LIST[@]}"; do
+      if [[ $set == 1 ]]; then
+        run_one "$engine" fillrandom,readrandom --reads="$READS"
+      else
+        run_one "$engine" fillseq,readseq
+      fi
+    done
+  done
+done
+
+# Ratios against strata (or the first engine when strata did not run).
+CANDIDATE=${ENGINE_LIST[0]}
+for engine in "${ENGINE_LIST[@]}"; do
+  if [[ $engine == strata ]]; then CANDIDATE=strata; fi
+done
+BASELINES=()
+for engine in "${ENGINE_LIST[@]}"; do
+  if [[ $engine != "$CANDIDATE" ]]; then BASELINES+=("$engine"); fi
+done
+BASELINE_LIST=$(IFS=,; echo "${BASELINES[*]:-$CANDIDATE}")
+
+echo
+echo "results: $JSON"
+"$BIN" compare --input="$JSON" --candidate="$CANDIDATE" --baseline="$BASELINE_LIST" \
+  | tee "$OUT/summary.txt"
