@@ -43,7 +43,7 @@ impl SnapshotFilter {
     pub fn skips(&self, file: &FileMetaData, stats: &Statistics) -> bool {
         let skip = self.enabled && file.smallest_seqno > self.seq;
         if skip {
-            Statistics::add(&stats.snapshot_filter_skips, 1);
+            Statistics::add(&stats.local().snapshot_filter_skips, 1);
         }
         skip
     }
@@ -55,7 +55,7 @@ impl SnapshotFilter {
     pub fn skips_memtable(&self, mem: &MemTable, stats: &Statistics) -> bool {
         let skip = self.enabled && mem.smallest_seqno().is_none_or(|s| s > self.seq);
         if skip {
-            Statistics::add(&stats.snapshot_filter_memtable_skips, 1);
+            Statistics::add(&stats.local().snapshot_filter_memtable_skips, 1);
         }
         skip
     }

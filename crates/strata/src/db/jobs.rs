@@ -50,7 +50,7 @@ pub(crate) fn run(
             // Nothing was written that an edit could name: abandon the job (its
             // outputs' references drop, so partial files are collected) and let the
             // scheduler retry after a backoff.
-            Statistics::add(&inner.stats.background_retries, 1);
+            Statistics::add(&inner.stats.local().background_retries, 1);
             return Err(e);
         }
         Err(e) => return Err(poison(inner, e)),
@@ -99,15 +99,15 @@ fn account_levels(st: &mut DbState, plan: &Plan, outcome: &Outcome) {
 fn account(inner: &DbInner, plan: &Plan, outcome: &Outcome) {
     let s = &inner.stats;
     if plan.reason.is_flush() {
-        Statistics::add(&s.flush_bytes_written, outcome.bytes_written());
+        Statistics::add(&s.local().flush_bytes_written, outcome.bytes_written());
         return;
     }
-    Statistics::add(&s.trivial_moves, outcome.moved_files);
-    Statistics::add(&s.compaction_bytes_read, outcome.bytes_read);
-    Statistics::add(&s.compaction_bytes_written, outcome.bytes_written());
-    Statistics::add(&s.compaction_input_entry_bytes, outcome.input_entry_bytes);
+    Statistics::add(&s.local().trivial_moves, outcome.moved_files);
+    Statistics::add(&s.local().compaction_bytes_read, outcome.bytes_read);
+    Statistics::add(&s.local().compaction_bytes_written, outcome.bytes_written());
+    Statistics::add(&s.local().compaction_input_entry_bytes, outcome.input_entry_bytes);
     Statistics::add(
-        &s.compaction_false_overlap_bytes,
+        &s.local().compaction_false_overlap_bytes,
         outcome.false_overlap_bytes,
     );
 }

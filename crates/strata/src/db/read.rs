@@ -40,7 +40,7 @@ fn read_sequence(inner: &DbInner, ro: &ReadOptions) -> SequenceNumber {
 pub(crate) fn get(inner: &DbInner, ro: &ReadOptions, user_key: &[u8]) -> Result<Option<Vec<u8>>> {
     let seq = read_sequence(inner, ro);
     let sv = inner.super_version.load();
-    Statistics::add(&inner.stats.gets, 1);
+    Statistics::add(&inner.stats.local().gets, 1);
     LOOKUP.with(|cell| {
         let mut lookup = cell.borrow_mut();
         lookup.set(user_key, seq);

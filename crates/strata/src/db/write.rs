@@ -193,9 +193,9 @@ fn commit_group(inner: &DbInner, mut group: WriteBatch, sync: bool, force: bool)
             if let Err(e) = log.sync() {
                 return Err(poison(inner, e));
             }
-            Statistics::add(&inner.stats.wal_syncs, 1);
+            Statistics::add(&inner.stats.local().wal_syncs, 1);
         }
-        Statistics::add(&inner.stats.wal_bytes_written, log.size() - before);
+        Statistics::add(&inner.stats.local().wal_bytes_written, log.size() - before);
     }
     let mut user_bytes = 0u64;
     group
@@ -204,9 +204,9 @@ fn commit_group(inner: &DbInner, mut group: WriteBatch, sync: bool, force: bool)
             mem.add(seq, kind, key, value);
         })
         .map_err(|e| Error::InvalidArgument(format!("malformed write batch: {}", e.0)))?;
-    Statistics::add(&inner.stats.user_bytes_written, user_bytes);
-    Statistics::add(&inner.stats.write_groups, 1);
-    Statistics::add(&inner.stats.writes, count);
+    Statistics::add(&inner.stats.local().user_bytes_written, user_bytes);
+    Statistics::add(&inner.stats.local().write_groups, 1);
+    Statistics::add(&inner.stats.local().writes, count);
     inner.versions.set_last_sequence(first_seq + count - 1);
     Ok(())
 }
@@ -242,7 +242,7 @@ fn make_room(inner: &DbInner, mut force: bool) -> Result<Arc<MemTable>> {
             let t = Instant::now();
             std::thread::sleep(Duration::from_millis(1));
             Statistics::add(
-                &inner.stats.write_slowdown_micros,
+                &inner.stats.local().write_slowdown_micros,
                 t.elapsed().as_micros() as u64,
             );
             delayed = true;
@@ -262,7 +262,7 @@ fn make_room(inner: &DbInner, mut force: bool) -> Result<Arc<MemTable>> {
                 st.retryable_failures.compactions,
             ));
             st.retryable_since(f, c)?;
-            Statistics::add(&inner.stats.write_stops, 1);
+            Statistics::add(&inner.stats.local().write_stops, 1);
             inner.bg_cv.notify_all();
             inner.done_cv.wait_for(&mut st, Duration::from_millis(100));
             continue;

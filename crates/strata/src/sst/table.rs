@@ -132,12 +132,12 @@ impl Table {
     /// # Errors
     /// [`Error::Corruption`] (file, block offset) for a bad block; I/O errors.
     pub fn get<R>(&self, lookup: &[u8], f: impl FnOnce(&[u8], &[u8]) -> R) -> Result<Option<R>> {
-        Statistics::add(&self.stats.tables_probed, 1);
+        Statistics::add(&self.stats.local().tables_probed, 1);
         let user_key = key::user_key(lookup);
         if let Some(filter) = &self.filter {
-            Statistics::add(&self.stats.bloom_checked, 1);
+            Statistics::add(&self.stats.local().bloom_checked, 1);
             if !filter.may_contain(user_key) {
-                Statistics::add(&self.stats.bloom_negatives, 1);
+                Statistics::add(&self.stats.local().bloom_negatives, 1);
                 return Ok(None);
             }
         }
@@ -147,7 +147,7 @@ impl Table {
         GET_KEY_BUFS.set([index.into_key_buf(), data_buf]);
         let found = result?;
         if found.is_none() && self.filter.is_some() {
-            Statistics::add(&self.stats.bloom_false_positives, 1);
+            Statistics::add(&self.stats.local().bloom_false_positives, 1);
         }
         Ok(found)
     }
@@ -259,10 +259,10 @@ impl Table {
     ) -> Result<Arc<Block>> {
         if let Some(cache) = &self.block_cache {
             if let Some(b) = cache.get(self.file_number, handle.offset) {
-                Statistics::add(&self.stats.block_cache_hits, 1);
+                Statistics::add(&self.stats.local().block_cache_hits, 1);
                 return Ok(b);
             }
-            Statistics::add(&self.stats.block_cache_misses, 1);
+            Statistics::add(&self.stats.local().block_cache_misses, 1);
         }
         let contents = self.read_contents(handle)?;
         let block =
@@ -333,7 +333,7 @@ fn read_contents(
         })?;
     let mut buf = vec![0u8; len];
     file.read_exact_at(handle.offset, &mut buf)?;
-    Statistics::add(&stats.blocks_read, 1);
-    Statistics::add(&stats.block_bytes_read, len as u64);
+    Statistics::add(&stats.local().blocks_read, 1);
+    Statistics::add(&stats.local().block_bytes_read, len as u64);
     unseal_block(buf).map_err(|r| Error::corruption(file.path(), handle.offset, r))
 }
