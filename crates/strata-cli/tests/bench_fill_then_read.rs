@@ -52,17 +52,7 @@ fn fillrandom_then_readrandom_finds_about_63_percent() {
         ],
         None,
     );
-    let found_line = out
-        .lines()
-        .find(|l| l.starts_with("readrandom"))
-        .expect("readrandom line");
-    let (found, of) = found_line
-        .split("(found ")
-        .nth(1)
-        .and_then(|s| s.trim_end_matches(')').split_once(" of "))
-        .and_then(|(a, b)| Some((a.parse::<f64>().ok()?, b.parse::<f64>().ok()?)))
-        .expect("found X of Y");
-    assert!((found / of - 0.632).abs() < 0.02, "{found_line}");
+    common::assert_readrandom_found_63_percent(&out);
 }
 
 #[test]

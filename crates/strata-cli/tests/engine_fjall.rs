@@ -66,17 +66,7 @@ fn bench_runs_every_benchmark_on_fjall() {
         ],
         None,
     );
-    let line = out
-        .lines()
-        .find(|l| l.starts_with("readrandom"))
-        .expect("readrandom line");
-    let (found, of) = line
-        .split("(found ")
-        .nth(1)
-        .and_then(|s| s.trim_end_matches(')').split_once(" of "))
-        .and_then(|(a, b)| Some((a.parse::<f64>().ok()?, b.parse::<f64>().ok()?)))
-        .expect("found X of Y");
-    assert!((found / of - 0.632).abs() < 0.02, "{line}");
+    common::assert_readrandom_found_63_percent(&out);
 
     // The old fjall database is recognised and replaced by a fresh run.
     ok(

@@ -37,3 +37,19 @@ pub fn ok(args: &[&str], input: Option<&str>) -> String {
 pub fn db_flag(dir: &Path) -> String {
     format!("--db={}", dir.display())
 }
+
+/// Asserts that the `readrandom` line of a bench run over `fillrandom` found about
+/// 1 - 1/e of the keys (uniform random fill with repeats: 63.2%).
+pub fn assert_readrandom_found_63_percent(out: &str) {
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("readrandom"))
+        .expect("readrandom line");
+    let (found, of) = line
+        .split("(found ")
+        .nth(1)
+        .and_then(|s| s.trim_end_matches(')').split_once(" of "))
+        .and_then(|(a, b)| Some((a.parse::<f64>().ok()?, b.parse::<f64>().ok()?)))
+        .expect("found X of Y");
+    assert!((found / of - 0.632).abs() < 0.02, "{line}");
+}
