@@ -128,6 +128,10 @@ impl Db {
     ///   ``value too large: len=`N` max=`M` record=`0` ``. Nothing is written.
     /// - `Poisoned` after a background failure, or if this write's WAL append or fsync
     ///   failed (the database is poisoned from then on and the error carries the cause).
+    /// - A retryable error ([`Error::is_retryable`]) if the write had to switch to a
+    ///   new memtable and its WAL could not be created (a full disk), or if it stalled
+    ///   behind flushes and compactions and one of them failed retryably meanwhile.
+    ///   Nothing was written; the database stays healthy and the caller may retry.
     pub fn put(&self, wo: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
         let mut b =
             WriteBatch::with_capacity(key.len().saturating_add(value.len()).saturating_add(21));
@@ -195,8 +199,9 @@ impl Db {
     /// flushed to L0.
     ///
     /// # Errors
-    /// `Poisoned` if a flush fails fatally. A retryable failure (a table file could not
-    /// be created or opened, see [`Error::is_retryable`]) is returned as is: the
+    /// `Poisoned` if a flush fails fatally. A retryable failure (a table file, or the
+    /// next WAL, could not be created or opened, see [`Error::is_retryable`]) is
+    /// returned as is: the
     /// database stays healthy, the flush is retried in the background with backoff,
     /// and the caller may call `flush` again.
     pub fn flush(&self) -> Result<()> {
