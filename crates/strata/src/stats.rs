@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 macro_rules! counters {
     ($( $(#[$doc:meta])* $name:ident ),* $(,)?) => {
         /// One shard of the live counters. Bump with
-        /// `Statistics::add(&stats.local().local().field, n)`.
+        /// `Statistics::add(&stats.local().field, n)`.
         #[derive(Debug, Default)]
         #[repr(align(128))]
         pub struct Counters {
