@@ -205,6 +205,7 @@ const DB_FIELDS: &[Field<Options>] = &[
         ]
     ),
     field!(Options, max_manifest_file_size),
+    field!(Options, enable_pipelined_write),
 ];
 
 /// `[LevelOptions "i"]`, in file order. Append new options at the end.
