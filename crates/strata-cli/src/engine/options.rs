@@ -210,6 +210,12 @@ pub struct EngineFlags {
           default_missing_value = "true", action = clap::ArgAction::Set,
           value_parser = clap::builder::BoolishValueParser::new())]
     pub paranoid_checks: bool,
+    /// Pipelined writes: groups insert into the memtable concurrently and publish in
+    /// sequence order.
+    #[arg(long = "enable_pipelined_write", default_value_t = d().enable_pipelined_write,
+          num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub enable_pipelined_write: bool,
     /// MANIFEST size (bytes) above which a new MANIFEST is started.
     #[arg(long = "max_manifest_file_size", default_value_t = d().max_manifest_file_size)]
     pub max_manifest_file_size: u64,
@@ -324,6 +330,7 @@ impl EngineFlags {
             })
             .with_snapshot_filter(self.snapshot_filter)
             .with_paranoid_checks(self.paranoid_checks)
+            .with_enable_pipelined_write(self.enable_pipelined_write)
             .with_max_manifest_file_size(self.max_manifest_file_size)
             .with_wal_recovery_mode(match self.wal_recovery_mode {
                 WalRecoveryFlag::TolerateCorruptedTailRecords => {
@@ -405,6 +412,7 @@ mod tests {
             "--aligned_variance=3",
             "--snapshot_filter=false",
             "--paranoid_checks",
+            "--enable_pipelined_write=false",
             "--wal_recovery_mode=point_in_time",
             "--create_if_missing=0",
             "--error_if_exists=1",
@@ -440,6 +448,7 @@ mod tests {
         );
         assert!(!o.snapshot_filter);
         assert!(o.paranoid_checks);
+        assert!(!o.enable_pipelined_write);
         assert_eq!(o.wal_recovery_mode, WalRecoveryMode::PointInTime);
         assert!(!o.create_if_missing);
         assert!(o.error_if_exists);
