@@ -58,7 +58,7 @@ use crate::wal::LogWriter;
 use crate::batch::WriteBatchInternal;
 use crate::WriteBatch;
 use parking_lot::{Condvar, Mutex};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -80,7 +80,9 @@ struct Slot {
 struct QueueState {
     next_id: u64,
     waiting: VecDeque<Slot>,
-    completed: HashMap<u64, Result<()>>,
+    /// Results for followers that have not picked theirs up yet: a handful at most
+    /// (one per waiting writer), so a vector scan beats hashing every write's id.
+    completed: Vec<(u64, Result<()>)>,
     leader_active: bool,
 }
 
@@ -140,8 +142,8 @@ pub(crate) fn write(
     // Wait until a leader completed this write, or no leader is active and this
     // writer's slot is at the front: then it takes the slot and leads.
     let first = loop {
-        if let Some(r) = qs.completed.remove(&id) {
-            return r;
+        if let Some(i) = qs.completed.iter().position(|(cid, _)| *cid == id) {
+            return qs.completed.swap_remove(i).1;
         }
         if !qs.leader_active {
             match qs.waiting.pop_front() {
@@ -201,7 +203,7 @@ pub(crate) fn write(
             Ok(()) => Ok(()),
             Err(e) => Err(e.duplicate()),
         };
-        qs.completed.insert(fid, r);
+        qs.completed.push((fid, r));
     }
     if !pipelined {
         qs.leader_active = false;
