@@ -372,18 +372,21 @@ impl SkipList {
                 || compare_internal(unsafe { node_key(next[0]) }, ikey).is_ne(),
             "duplicate internal key inserted into a skiplist"
         );
-        for level in 0..height {
+        for (level, (prev, next)) in prev.iter_mut().zip(next.iter_mut()).enumerate() {
+            if level == height {
+                break;
+            }
             loop {
                 // SAFETY: `node` has `height > level` initialized slots. At `level` it
                 // is not linked yet, so no other thread reads or writes this slot.
-                unsafe { link(node, level).store(next[level].cast_mut(), MemOrder::Relaxed) };
-                // SAFETY: `prev[level]` is the head or a published node of height >
+                unsafe { link(node, level).store(next.cast_mut(), MemOrder::Relaxed) };
+                // SAFETY: `*prev` is the head or a published node of height >
                 // `level` (it was found at `level`). The Release CAS publishes `node` at
                 // this level (step 2 of the protocol); it fails iff another inserter
-                // linked a node after `prev[level]` since the splice was computed.
+                // linked a node after `*prev` since the splice was computed.
                 let linked = unsafe {
-                    link(prev[level], level).compare_exchange(
-                        next[level].cast_mut(),
+                    link(*prev, level).compare_exchange(
+                        next.cast_mut(),
                         node,
                         MemOrder::Release,
                         MemOrder::Relaxed,
@@ -393,8 +396,8 @@ impl SkipList {
                     break;
                 }
                 // Nodes are never removed, so the node that won the race sorts after
-                // `prev[level]`: searching on from there finds the new splice.
-                (prev[level], next[level]) = self.splice_at(ikey, prev[level], level);
+                // `*prev`: searching on from there finds the new splice.
+                (*prev, *next) = self.splice_at(ikey, *prev, level);
             }
         }
         size
@@ -409,9 +412,10 @@ impl SkipList {
         next: &mut [*const NodeHeader; MAX_HEIGHT],
     ) {
         let mut x = self.head.as_ptr().cast_const();
-        for level in (0..self.max_height.load(MemOrder::Relaxed).max(1)).rev() {
-            (x, next[level]) = self.splice_at(target, x, level);
-            prev[level] = x;
+        let height = self.max_height.load(MemOrder::Relaxed).max(1);
+        for (level, (prev, next)) in prev.iter_mut().zip(next.iter_mut()).enumerate().take(height).rev() {
+            (x, *next) = self.splice_at(target, x, level);
+            *prev = x;
         }
     }
 
