@@ -106,8 +106,14 @@ fn direct_io_flags_run_and_are_recorded() {
     let o = common::strata(&args, None);
     if !o.status.success() {
         let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains("use_direct") && err.contains("O_DIRECT"), "{err}");
-        eprintln!("SKIPPED: O_DIRECT refused in {}: {err}", tmp.path().display());
+        assert!(
+            err.contains("use_direct") && err.contains("O_DIRECT"),
+            "{err}"
+        );
+        eprintln!(
+            "SKIPPED: O_DIRECT refused in {}: {err}",
+            tmp.path().display()
+        );
         return;
     }
     let out = String::from_utf8_lossy(&o.stdout);
@@ -117,11 +123,16 @@ fn direct_io_flags_run_and_are_recorded() {
         let v: serde_json::Value = serde_json::from_str(line).expect("json line");
         let engine = &v["options"]["engine"];
         assert_eq!(engine["use_direct_reads"], true, "{line}");
-        assert_eq!(engine["use_direct_io_for_flush_and_compaction"], true, "{line}");
+        assert_eq!(
+            engine["use_direct_io_for_flush_and_compaction"], true,
+            "{line}"
+        );
         let mapping = v["option_mapping"].as_array().expect("mapping");
         assert!(
-            mapping.iter().any(|m| m["flag"] == "use_direct_reads"
-                && m["engine"] == "Options::use_direct_reads"),
+            mapping
+                .iter()
+                .any(|m| m["flag"] == "use_direct_reads"
+                    && m["engine"] == "Options::use_direct_reads"),
             "{line}"
         );
     }

@@ -17,8 +17,12 @@ const DIR: &str = "/db";
 fn fill(db: &Db, n: u32) {
     let wo = WriteOptions::default();
     for i in 0..n {
-        db.put(&wo, &key(i), format!("value-{i}-{}", "x".repeat((i % 50) as usize)).as_bytes())
-            .expect("put");
+        db.put(
+            &wo,
+            &key(i),
+            format!("value-{i}-{}", "x".repeat((i % 50) as usize)).as_bytes(),
+        )
+        .expect("put");
     }
 }
 
@@ -34,7 +38,10 @@ fn check(db: &Db, n: u32) {
 #[test]
 fn refused_direct_io_fails_open_naming_path_and_option() {
     let cases = [
-        (Options::default().with_use_direct_reads(true), "use_direct_reads"),
+        (
+            Options::default().with_use_direct_reads(true),
+            "use_direct_reads",
+        ),
         (
             Options::default().with_use_direct_io_for_flush_and_compaction(true),
             "use_direct_io_for_flush_and_compaction",
@@ -43,20 +50,26 @@ fn refused_direct_io_fails_open_naming_path_and_option() {
     for (opts, option) in cases {
         let fs = FaultFs::new();
         fs.set_direct_io_supported(false);
-        let e = on(&fs).open(Path::new(DIR), opts).err().expect("open refused");
+        let e = on(&fs)
+            .open(Path::new(DIR), opts)
+            .expect_err("open refused");
         assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
         let msg = e.to_string();
         assert!(msg.contains(&format!("{option}=`true`")), "{msg}");
         assert!(msg.contains(DIR) && msg.contains("O_DIRECT"), "{msg}");
         // The probe left nothing behind, and no fallback happened.
         assert!(
-            fs.files().iter().all(|p| !p.to_string_lossy().contains("DIRECT_IO_PROBE")),
+            fs.files()
+                .iter()
+                .all(|p| !p.to_string_lossy().contains("DIRECT_IO_PROBE")),
             "{:?}",
             fs.files()
         );
         assert!(fs.direct_paths().is_empty());
         // The same file system opens the database without the option.
-        let db = on(&fs).open(Path::new(DIR), tiny_options()).expect("open buffered");
+        let db = on(&fs)
+            .open(Path::new(DIR), tiny_options())
+            .expect("open buffered");
         fill(&db, 10);
         check(&db, 10);
     }
@@ -82,7 +95,10 @@ fn only_table_files_are_opened_with_direct_io() {
         .iter()
         .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .collect();
-    assert!(names.iter().filter(|n| n.ends_with(".sst")).count() >= 2, "{names:?}");
+    assert!(
+        names.iter().filter(|n| n.ends_with(".sst")).count() >= 2,
+        "{names:?}"
+    );
     assert!(
         names
             .iter()
@@ -93,8 +109,7 @@ fn only_table_files_are_opened_with_direct_io() {
 
 #[test]
 fn posix_database_with_direct_io_reads_back_everything() {
-    let Some(dir) = direct_io_tempdir("posix_database_with_direct_io_reads_back_everything")
-    else {
+    let Some(dir) = direct_io_tempdir("posix_database_with_direct_io_reads_back_everything") else {
         return;
     };
     let opts = tiny_options()

@@ -318,7 +318,9 @@ fn fjall(flag: &str, flags: &EngineFlags, p: &FjallPlan) -> (Fidelity, String) {
         "use_direct_reads" if !flags.use_direct_reads => {
             exact("buffered reads: fjall 3 has no direct I/O")
         }
-        "use_direct_io_for_flush_and_compaction" if !flags.use_direct_io_for_flush_and_compaction => {
+        "use_direct_io_for_flush_and_compaction"
+            if !flags.use_direct_io_for_flush_and_compaction =>
+        {
             exact("buffered writes: fjall 3 has no direct I/O")
         }
         "use_direct_reads" | "use_direct_io_for_flush_and_compaction" => unmapped(

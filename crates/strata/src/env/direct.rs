@@ -196,7 +196,9 @@ impl DirectRandom {
             .checked_add(len as u64)
             .ok_or_else(|| eof(&self.path))?;
         let start = offset - offset % a;
-        let stop = end.checked_next_multiple_of(a).ok_or_else(|| eof(&self.path))?;
+        let stop = end
+            .checked_next_multiple_of(a)
+            .ok_or_else(|| eof(&self.path))?;
         let span = usize::try_from(stop - start).map_err(|_| eof(&self.path))?;
         // `offset - start < align`, so it fits in usize.
         let head = (offset - start) as usize;
@@ -212,7 +214,7 @@ impl DirectRandom {
                     Ok(n) => {
                         done += n;
                         // Only the end of file returns a partial block (module docs).
-                        if done % self.align != 0 && done < need {
+                        if !done.is_multiple_of(self.align) && done < need {
                             return Err(eof(&self.path));
                         }
                     }

@@ -28,11 +28,16 @@ fn random_bytes(seed: u64, len: usize) -> Vec<u8> {
 
 #[test]
 fn alignment_is_a_power_of_two_at_least_512() {
-    let Some(dir) = direct_io_tempdir() else { return };
+    let Some(dir) = direct_io_tempdir() else {
+        return;
+    };
     let path = dir.path().join("f");
     write_plain(&path, b"abc");
     let a = dio_alignment(&std::fs::File::open(&path).expect("open"));
-    println!("direct-I/O alignment of {}: {a} (fallback {FALLBACK_ALIGN})", path.display());
+    println!(
+        "direct-I/O alignment of {}: {a} (fallback {FALLBACK_ALIGN})",
+        path.display()
+    );
     assert!(a.is_power_of_two() && (512..=65536).contains(&a), "{a}");
 }
 
@@ -41,16 +46,27 @@ fn alignment_is_a_power_of_two_at_least_512() {
 /// one or several boundaries, and end exactly at or inside the last partial block.
 #[test]
 fn direct_reads_at_unaligned_offsets_and_lengths_match_buffered() {
-    let Some(dir) = direct_io_tempdir() else { return };
+    let Some(dir) = direct_io_tempdir() else {
+        return;
+    };
     let len = 3 * 4096 + 1234;
     let data = random_bytes(1, len);
     let path = dir.path().join("data");
     write_plain(&path, &data);
     let buffered = PosixFs.open_random(&path).expect("open");
-    let direct = PosixFs.open_random_with(&path, direct()).expect("open direct");
+    let direct = PosixFs
+        .open_random_with(&path, direct())
+        .expect("open direct");
     assert_eq!(direct.size(), len as u64);
     let mut offsets: Vec<usize> = (0..=len / 512)
-        .flat_map(|b| [b * 512, (b * 512).saturating_sub(1), b * 512 + 1, b * 512 + 300])
+        .flat_map(|b| {
+            [
+                b * 512,
+                (b * 512).saturating_sub(1),
+                b * 512 + 1,
+                b * 512 + 300,
+            ]
+        })
         .filter(|&o| o < len)
         .collect();
     offsets.sort_unstable();
@@ -64,8 +80,16 @@ fn direct_reads_at_unaligned_offsets_and_lengths_match_buffered() {
             }
             let want = &data[off..off + n];
             let o = off as u64;
-            assert_eq!(buffered.read_vec(o, n).expect("buffered"), want, "buffered {off}+{n}");
-            assert_eq!(direct.read_vec(o, n).expect("direct"), want, "direct {off}+{n}");
+            assert_eq!(
+                buffered.read_vec(o, n).expect("buffered"),
+                want,
+                "buffered {off}+{n}"
+            );
+            assert_eq!(
+                direct.read_vec(o, n).expect("direct"),
+                want,
+                "direct {off}+{n}"
+            );
             let mut buf = vec![0u8; n];
             direct.read_exact_at(o, &mut buf).expect("direct exact");
             assert_eq!(buf, want, "direct read_exact_at {off}+{n}");
@@ -74,7 +98,10 @@ fn direct_reads_at_unaligned_offsets_and_lengths_match_buffered() {
     }
     assert!(checked > 500, "{checked}");
     // Empty reads, and reads past the end, behave as buffered ones.
-    assert_eq!(direct.read_vec(len as u64, 0).expect("empty"), Vec::<u8>::new());
+    assert_eq!(
+        direct.read_vec(len as u64, 0).expect("empty"),
+        Vec::<u8>::new()
+    );
     for (o, n) in [(len - 1, 2), (len, 1), (len + 5000, 10), (0, len + 1)] {
         let e = direct.read_vec(o as u64, n).expect_err("past end");
         assert!(matches!(e, Error::Io { op: "read", .. }), "{e}");
@@ -85,7 +112,9 @@ fn direct_reads_at_unaligned_offsets_and_lengths_match_buffered() {
 /// Random files of lengths around block multiples, random reads: direct = buffered.
 #[test]
 fn direct_random_reads_match_buffered_for_many_file_lengths() {
-    let Some(dir) = direct_io_tempdir() else { return };
+    let Some(dir) = direct_io_tempdir() else {
+        return;
+    };
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
     for (i, len) in [1usize, 511, 512, 513, 4095, 4096, 4097, 65536 + 17, 200_000]
         .into_iter()
@@ -94,7 +123,9 @@ fn direct_random_reads_match_buffered_for_many_file_lengths() {
         let data = random_bytes(i as u64 + 10, len);
         let path = dir.path().join(format!("f{i}"));
         write_plain(&path, &data);
-        let direct = PosixFs.open_random_with(&path, direct()).expect("open direct");
+        let direct = PosixFs
+            .open_random_with(&path, direct())
+            .expect("open direct");
         for _ in 0..200 {
             let off = rng.random_range(0..len);
             let n = rng.random_range(0..=len - off);
@@ -109,7 +140,9 @@ fn direct_random_reads_match_buffered_for_many_file_lengths() {
 /// writer; a sync in the middle leaves a file of exactly the appended length.
 #[test]
 fn direct_writes_are_byte_identical_to_buffered() {
-    let Some(dir) = direct_io_tempdir() else { return };
+    let Some(dir) = direct_io_tempdir() else {
+        return;
+    };
     let data = random_bytes(3, 3 * (1 << 20) + 12345);
     let mut rng = rand::rngs::StdRng::seed_from_u64(4);
     let mut cuts = Vec::new();
@@ -149,14 +182,19 @@ fn direct_writes_are_byte_identical_to_buffered() {
     let direct = std::fs::read(&paths[1]).expect("read");
     assert_eq!(buffered.len(), data.len());
     assert!(buffered == data, "buffered file differs from the data");
-    assert!(direct == buffered, "direct file differs from the buffered one");
+    assert!(
+        direct == buffered,
+        "direct file differs from the buffered one"
+    );
 }
 
 /// A direct writer dropped without `sync` still leaves the bytes (padded tail cut back
 /// to the real length), as the buffered writer's best-effort flush on drop does.
 #[test]
 fn direct_writer_dropped_without_sync_leaves_exact_length() {
-    let Some(dir) = direct_io_tempdir() else { return };
+    let Some(dir) = direct_io_tempdir() else {
+        return;
+    };
     let path = dir.path().join("f");
     let data = random_bytes(5, 10_000);
     let mut f = PosixFs.create_with(&path, direct()).expect("create");
@@ -174,10 +212,16 @@ fn refused_o_direct_is_invalid_argument_naming_the_path() {
         eprintln!("SKIPPED: no /proc");
         return;
     }
-    let e = PosixFs.open_random_with(path, direct()).err().expect("refused");
+    let e = PosixFs
+        .open_random_with(path, direct())
+        .err()
+        .expect("refused");
     assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument, "{e}");
     let msg = e.to_string();
-    assert!(msg.contains("/proc/self/stat") && msg.contains("O_DIRECT"), "{msg}");
+    assert!(
+        msg.contains("/proc/self/stat") && msg.contains("O_DIRECT"),
+        "{msg}"
+    );
     // The buffered open of the same file works: the refusal is about direct I/O.
     assert!(PosixFs.open_random(path).is_ok());
 }

@@ -168,7 +168,10 @@ pub trait FileSystem: Send + Sync {
     /// bypass its cache there (never a silent fallback); otherwise as `create`.
     fn create_with(&self, path: &Path, opts: FileOptions) -> Result<Box<dyn WritableFile>> {
         if opts.direct {
-            return Err(direct_io_refused(path, "this file system has no direct I/O"));
+            return Err(direct_io_refused(
+                path,
+                "this file system has no direct I/O",
+            ));
         }
         self.create(path)
     }
@@ -187,7 +190,10 @@ pub trait FileSystem: Send + Sync {
         opts: FileOptions,
     ) -> Result<Arc<dyn RandomAccessFile>> {
         if opts.direct {
-            return Err(direct_io_refused(path, "this file system has no direct I/O"));
+            return Err(direct_io_refused(
+                path,
+                "this file system has no direct I/O",
+            ));
         }
         self.open_random(path)
     }

@@ -203,7 +203,10 @@ impl FileSystem for PosixFs {
             )))
         }
         #[cfg(not(target_os = "linux"))]
-        Err(super::direct_io_refused(path, "O_DIRECT is Linux-only in this build"))
+        Err(super::direct_io_refused(
+            path,
+            "O_DIRECT is Linux-only in this build",
+        ))
     }
     fn open_random_with(
         &self,
@@ -229,7 +232,10 @@ impl FileSystem for PosixFs {
             }))
         }
         #[cfg(not(target_os = "linux"))]
-        Err(super::direct_io_refused(path, "O_DIRECT is Linux-only in this build"))
+        Err(super::direct_io_refused(
+            path,
+            "O_DIRECT is Linux-only in this build",
+        ))
     }
     fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
         let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
