@@ -5,7 +5,8 @@
 #
 # Builds `strata` in release with the cargo features the engines need (`rocksdb`,
 # `fjall`) and -C target-cpu=native (in its own target dir, so the ordinary build is not
-# invalidated), then runs two benchmark sets with identical flags on each engine:
+# invalidated), then runs benchmark sets with identical flags on each engine, by
+# default two:
 #   1. fillrandom,readrandom  (--reads=$READS)
 #   2. fillseq,readseq
 # Every result (with peak RSS as VmHWM, W-Amp, P99, the option mapping, ...) is appended
@@ -18,6 +19,12 @@
 #   NUM=5000000     keys (use e.g. NUM=200000 for a quick run)
 #   READS=500000    reads of readrandom (capped at NUM)
 #   RUNS=3          runs per engine
+#   THREADS=1       --threads of every run
+#   VALUE_SIZE=100  --value_size of every run
+#   SETS="fillrandom,readrandom fillseq,readseq"   benchmark sets, space-separated; each
+#                   set runs on a fresh database (readrandom and seekrandom get
+#                   --reads=$READS, seekrandom also --seek_nexts=10)
+#   EXTRA=""        more flags for every run (e.g. EXTRA="--enable_pipelined_write=false")
 #   OUT=results/compare-<time>   output directory (databases go to $OUT/db unless DB_DIR)
 #   SKIP_BUILD=1    reuse an existing binary (it must have the engines' features)
 #   CARGO_BUILD_JOBS (default 1: the machine is shared)
@@ -28,6 +35,10 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NUM=${NUM:-5000000}
+THREADS=${THREADS:-1}
+VALUE_SIZE=${VALUE_SIZE:-100}
+read -r -a SET_LIST <<< "${SETS:-fillrandom,readrandom fillseq,readseq}"
+read -r -a EXTRA_FLAGS <<< "${EXTRA:-}"
 READS=${READS:-500000}
 RUNS=${RUNS:-3}
 read -r -a ENGINE_LIST <<< "${ENGINES:-strata rocksdb}"
@@ -80,11 +91,11 @@ JSON=$OUT/results.jsonl
 LOG=$OUT/runs.log
 
 SHAPE=(
-  --num="$NUM" --key_size=16 --value_size=100
+  --num="$NUM" --key_size=16 --value_size="$VALUE_SIZE"
   --write_buffer_size=8388608 --target_file_size_base=8388608
   --max_bytes_for_level_base=33554432 --max_bytes_for_level_multiplier=10
   --bloom_bits=10 --cache_size=67108864 --compression_type=none
-  --max_background_jobs=2 --threads=1
+  --max_background_jobs=2 --threads="$THREADS"
 )
 
 TIME=()
@@ -95,20 +106,19 @@ run_one() { # engine, benchmarks, extra flags...
   local db=$DB_DIR/$engine
   echo "== $engine $benchmarks $*" | tee -a "$LOG"
   "${TIME[@]}" "$BIN" bench --engine="$engine" --db="$db" --benchmarks="$benchmarks" \
-    "${SHAPE[@]}" "$@" --json="$JSON" 2>&1 \
+    "${SHAPE[@]}" "${EXTRA_FLAGS[@]}" "$@" --json="$JSON" 2>&1 \
     | grep -v '^\s*\(Command being timed\|User time\|System time\|Percent of CPU\|Elapsed\|Average\|Major\|Minor\|Voluntary\|Involuntary\|Swaps\|File system\|Socket\|Signals\|Page size\|Exit status\)' \
     | tee -a "$LOG"
   rm -rf "$db"
 }
 
-for set in 1 2; do
+for set in "${SET_LIST[@]}"; do
+  SET_FLAGS=()
+  case ,$set, in *,readrandom,*|*,seekrandom,*|*,readwhilewriting,*) SET_FLAGS+=(--reads="$READS") ;; esac
+  case ,$set, in *,seekrandom,*) SET_FLAGS+=(--seek_nexts=10) ;; esac
   for ((i = 1; i <= RUNS; i++)); do
     for engine in "${ENGINE_LIST[@]}"; do
-      if [[ $set == 1 ]]; then
-        run_one "$engine" fillrandom,readrandom --reads="$READS"
-      else
-        run_one "$engine" fillseq,readseq
-      fi
+      run_one "$engine" "$set" "${SET_FLAGS[@]}"
     done
   done
 done

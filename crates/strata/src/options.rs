@@ -316,6 +316,21 @@ pub struct Options {
     ///
     /// Default: 64 MiB. Runtime-mutable: no. Format: none.
     pub max_manifest_file_size: u64,
+    /// Pipelined writes: a write group gives up the WAL as soon as its record is
+    /// appended, so the next group appends while this one inserts into the memtable,
+    /// and several groups insert at once. Reads still see whole groups in sequence
+    /// order: a group becomes visible only after every earlier one (see
+    /// `docs/ARCHITECTURE.md`, "The write path"). Off: one group at a time appends,
+    /// inserts and publishes, as in LevelDB.
+    ///
+    /// RocksDB splits this into `enable_pipelined_write` (WAL of group N+1 beside the
+    /// memtable insert of group N) and `allow_concurrent_memtable_write` (the members
+    /// of one group insert in parallel); Strata's form lets whole groups insert in
+    /// parallel, which is what two writers need: their groups rarely have more than one
+    /// member.
+    ///
+    /// Default: true. Runtime-mutable: no. Format: none.
+    pub enable_pipelined_write: bool,
     /// Read table files with direct I/O (`O_DIRECT` on Linux), bypassing the
     /// operating system's page cache: user reads (gets, iterators) and compaction
     /// reads. The block cache ([`Options::block_cache_capacity`], or a shared one) is
@@ -386,6 +401,7 @@ impl Default for Options {
             paranoid_checks: false,
             wal_recovery_mode: WalRecoveryMode::TolerateCorruptedTailRecords,
             max_manifest_file_size: 64 << 20,
+            enable_pipelined_write: true,
             use_direct_reads: false,
             use_direct_io_for_flush_and_compaction: false,
             levels: vec![LevelOptions::DEFAULT],
@@ -433,6 +449,7 @@ setters!(Options {
     with_paranoid_checks => paranoid_checks: bool,
     with_wal_recovery_mode => wal_recovery_mode: WalRecoveryMode,
     with_max_manifest_file_size => max_manifest_file_size: u64,
+    with_enable_pipelined_write => enable_pipelined_write: bool,
     with_use_direct_reads => use_direct_reads: bool,
     with_use_direct_io_for_flush_and_compaction => use_direct_io_for_flush_and_compaction: bool,
     with_levels => levels: Vec<LevelOptions>,

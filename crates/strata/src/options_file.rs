@@ -49,7 +49,8 @@
 //!
 //! The frozen fixture `src/options_file/fixtures/OPTIONS-v1` is a complete example of
 //! the first version-1 writer; `OPTIONS-v1-direct-io` is the same with the keys added
-//! since (`use_direct_reads`, `use_direct_io_for_flush_and_compaction`). Both must
+//! since (`enable_pipelined_write`, `use_direct_reads`,
+//! `use_direct_io_for_flush_and_compaction`). Both must
 //! keep decoding: keys are only ever appended.
 //!
 //! # Invariants
@@ -208,6 +209,7 @@ const DB_FIELDS: &[Field<Options>] = &[
         ]
     ),
     field!(Options, max_manifest_file_size),
+    field!(Options, enable_pipelined_write),
     // Added after the first v1 fixture (`OPTIONS-v1` lacks them; they default to false).
     field!(Options, use_direct_reads),
     field!(Options, use_direct_io_for_flush_and_compaction),

@@ -59,6 +59,10 @@ fn option_sets() -> Vec<(&'static str, Options)> {
         ),
         ("tiny-no-snapshot-filter", t().with_snapshot_filter(false)),
         (
+            "tiny-no-pipelined-write",
+            t().with_enable_pipelined_write(false),
+        ),
+        (
             "tiny-bloom0-cache0",
             t().with_every_level(|l| l.with_bloom_bits_per_key(0))
                 .with_block_cache_capacity(0),

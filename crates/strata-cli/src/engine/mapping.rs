@@ -167,6 +167,10 @@ fn rocksdb(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
             unmapped("not passed by the adapter; RocksDB's default applies")
         }
         "sync" => exact("WriteOptions::set_sync"),
+        "enable_pipelined_write" => approx(
+            "allow_concurrent_memtable_write (RocksDB's default, true): a group's members \
+             insert in parallel; RocksDB's enable_pipelined_write stays at its default, false",
+        ),
         "use_direct_reads" => exact(format!(
             "Options::set_use_direct_reads({})",
             flags.use_direct_reads
@@ -312,7 +316,7 @@ fn fjall(flag: &str, flags: &EngineFlags, p: &FjallPlan) -> (Fidelity, String) {
         "compaction_output_partitioning" | "aligned_variance" | "snapshot_filter" => {
             unmapped("Strata-only; fjall has no equivalent (ignored)")
         }
-        "paranoid_checks" | "max_manifest_file_size" => {
+        "paranoid_checks" | "max_manifest_file_size" | "enable_pipelined_write" => {
             unmapped("no equivalent option in fjall 3 (ignored)")
         }
         "use_direct_reads" if !flags.use_direct_reads => {

@@ -210,6 +210,12 @@ pub struct EngineFlags {
           default_missing_value = "true", action = clap::ArgAction::Set,
           value_parser = clap::builder::BoolishValueParser::new())]
     pub paranoid_checks: bool,
+    /// Pipelined writes: groups insert into the memtable concurrently and publish in
+    /// sequence order.
+    #[arg(long = "enable_pipelined_write", default_value_t = d().enable_pipelined_write,
+          num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub enable_pipelined_write: bool,
     /// Read table files with O_DIRECT (bypass the page cache; the block cache is the
     /// only cache). Fails at open where the file system refuses O_DIRECT.
     #[arg(long = "use_direct_reads", default_value_t = d().use_direct_reads, num_args = 0..=1,
@@ -337,6 +343,7 @@ impl EngineFlags {
             })
             .with_snapshot_filter(self.snapshot_filter)
             .with_paranoid_checks(self.paranoid_checks)
+            .with_enable_pipelined_write(self.enable_pipelined_write)
             .with_use_direct_reads(self.use_direct_reads)
             .with_use_direct_io_for_flush_and_compaction(
                 self.use_direct_io_for_flush_and_compaction,
@@ -422,6 +429,7 @@ mod tests {
             "--aligned_variance=3",
             "--snapshot_filter=false",
             "--paranoid_checks",
+            "--enable_pipelined_write=false",
             "--use_direct_reads",
             "--use_direct_io_for_flush_and_compaction=1",
             "--wal_recovery_mode=point_in_time",
@@ -459,6 +467,7 @@ mod tests {
         );
         assert!(!o.snapshot_filter);
         assert!(o.paranoid_checks);
+        assert!(!o.enable_pipelined_write);
         assert!(o.use_direct_reads);
         assert!(o.use_direct_io_for_flush_and_compaction);
         assert_eq!(o.wal_recovery_mode, WalRecoveryMode::PointInTime);

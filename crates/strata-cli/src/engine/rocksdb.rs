@@ -45,6 +45,8 @@ impl RocksEngine {
         o.create_if_missing(flags.create_if_missing);
         o.set_error_if_exists(flags.error_if_exists);
         o.set_paranoid_checks(flags.paranoid_checks);
+        // The counterpart of Strata's concurrent group inserts (see the mapping).
+        o.set_allow_concurrent_memtable_write(flags.enable_pipelined_write);
         o.set_write_buffer_size(flags.write_buffer_size);
         o.set_max_write_buffer_number(clamp_i32(flags.max_write_buffer_number));
         o.set_target_file_size_base(flags.target_file_size_base);

@@ -87,6 +87,7 @@ pub(crate) fn open(dir: &Path, opts: Options, components: Components) -> Result<
     options_file::store(fs.as_ref(), dir, &opts)?;
 
     let version = versions.current();
+    let last_sequence = versions.last_sequence();
     let mem = Arc::new(MemTable::new());
     let state = DbState {
         mem: MemWithLog {
@@ -121,7 +122,7 @@ pub(crate) fn open(dir: &Path, opts: Options, components: Components) -> Result<
         block_cache,
         stats,
         policy,
-        writes: WriteQueue::new(LogWriter::new(wal)),
+        writes: WriteQueue::new(LogWriter::new(wal), last_sequence),
         opts,
         _lock: lock,
     };

@@ -1,7 +1,7 @@
 //! The memtable's arena: a bump allocator over large blocks that never move.
 //!
 //! # Role
-//! The skiplist writer carves every node out of the current block; a request larger than a
+//! Skiplist inserters carve every node out of the current block; a request larger than a
 //! quarter block gets a block of its own, so at most a quarter block is wasted per block.
 //! Nothing is freed before the arena drops, which is what lets lock-free readers hold plain
 //! pointers into node memory (see `skiplist`).
@@ -12,7 +12,8 @@
 //! 2. Blocks are allocated with the global allocator and freed exactly once, in `Drop`.
 //!
 //! # Concurrency
-//! `alloc` needs `&mut Arena`: the skiplist keeps the arena behind its writer mutex.
+//! `alloc` needs `&mut Arena`: the skiplist keeps the arena behind its allocator mutex,
+//! held only for the bump, never while a node is copied or linked.
 
 use std::alloc::{self, Layout};
 use std::ptr::NonNull;
@@ -22,11 +23,11 @@ pub(super) const ALIGN: usize = 8;
 /// Size of a regular block.
 pub(super) const BLOCK_SIZE: usize = 64 * 1024;
 
-/// Bump allocator over blocks that never move. Only the writer touches it.
+/// Bump allocator over blocks that never move. Used under the skiplist's allocator lock.
 ///
 /// Allocations are never freed individually; everything is released when the arena drops.
 pub(super) struct Arena {
-    /// Every allocation made, freed in `Drop`. Written only under the writer mutex.
+    /// Every allocation made, freed in `Drop`.
     blocks: Vec<(NonNull<u8>, Layout)>,
     /// The block regular allocations are carved from, if any.
     current: Option<NonNull<u8>>,

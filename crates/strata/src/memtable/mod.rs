@@ -2,11 +2,11 @@
 //! flushed to an L0 table.
 //!
 //! # Role
-//! The write path (the group-commit leader) applies each batch record with
-//! [`MemTable::add`] after the batch reached the WAL. Reads call [`MemTable::get`] and merge
-//! [`MemTable::iter`] with the table iterators. Lifecycle: created empty → active (one
-//! writer, many readers) → immutable once switched out (readers and the flush job only) →
-//! dropped when the last `Arc<MemTable>` and the last [`MemTableIterator`] go away; all of
+//! The write path applies each batch record with [`MemTable::add`] after the batch
+//! reached the WAL; with pipelined writes, several write groups do so at once. Reads
+//! call [`MemTable::get`] and merge [`MemTable::iter`] with the table iterators.
+//! Lifecycle: created empty → active (writers and readers) → immutable once switched out
+//! (readers and the flush job only) → dropped when the last `Arc<MemTable>` and the last [`MemTableIterator`] go away; all of
 //! its memory is released at once.
 //!
 //! Entries are internal keys ([`crate::key`]): the user key plus the `(seq << 8) | kind`
@@ -22,12 +22,13 @@
 //!    lives.
 //!
 //! # Concurrency
-//! `MemTable` is `Send + Sync` and shared as `Arc<MemTable>`. [`MemTable::add`] expects one
-//! writer at a time (it is internally serialized by an uncontended mutex, so a second
-//! concurrent writer only waits, it cannot corrupt anything). Readers (`get`, iterators,
-//! the counters) take no lock and may run concurrently with the writer; they see every
-//! entry whose `add` returned before they started, and possibly some later ones. The
-//! publication argument lives in the `skiplist` module docs.
+//! `MemTable` is `Send + Sync` and shared as `Arc<MemTable>`. Any number of threads may
+//! call [`MemTable::add`] at once (they share a mutex only for the node allocation).
+//! Readers (`get`, iterators, the counters) take no lock and may run concurrently with
+//! the writers; they see every entry whose `add` returned before they started, and
+//! possibly some later ones. Which entries a *database* read may see is decided by
+//! sequence number, not by what is in the memtable (`db/write.rs`). The publication and
+//! concurrent-insert arguments live in the `skiplist` module docs.
 //!
 //! # See also
 //! `memtable/skiplist.rs` (layout, the unsafe code and its ordering proof),
@@ -56,12 +57,12 @@ const NO_SEQ: u64 = u64::MAX;
 pub struct MemTable {
     /// The index holding every entry.
     list: SkipList,
-    /// Number of entries. Written by the writer (after the insert), read by anyone.
+    /// Number of entries. Raised by writers after their insert, read by anyone.
     len: AtomicUsize,
-    /// Arena bytes used by nodes (keys, values, towers, headers). Written by the writer.
+    /// Arena bytes used by nodes (keys, values, towers, headers). Raised by writers.
     memory: AtomicUsize,
-    /// Smallest sequence number added, or `NO_SEQ`. Written by the writer (before the
-    /// insert becomes visible).
+    /// Smallest sequence number added, or `NO_SEQ`. Lowered by writers before their
+    /// insert becomes visible.
     smallest_seq: AtomicU64,
 }
 
@@ -109,10 +110,9 @@ impl MemTable {
     /// Adds the entry `(user_key, seq, kind) -> value`. For `Delete`, `value` is normally
     /// empty (it is stored as given).
     ///
-    /// Requires: calls to `add` are serialized by the caller (one writer at a time; a
-    /// concurrent second writer is safe but waits on an internal lock); `(seq, user_key)`
-    /// was not added before (debug-asserted); `seq <= key::MAX_SEQUENCE`. Readers may run
-    /// concurrently and see the entry once `add` returns.
+    /// Requires: `(seq, user_key)` was not added before and is not being added by
+    /// another thread (debug-asserted); `seq <= key::MAX_SEQUENCE`. Other writers and
+    /// readers may run concurrently; readers see the entry once `add` returns.
     pub fn add(&self, seq: SequenceNumber, kind: ValueKind, user_key: &[u8], value: &[u8]) {
         self.smallest_seq.fetch_min(seq, MemOrder::Relaxed);
         let bytes = self.list.insert(user_key, pack_trailer(seq, kind), value);

@@ -29,47 +29,70 @@
 //!    from a live `&SkipList` stays valid for as long as that borrow.
 //!
 //! # Concurrency: why a reader never sees a half-initialized node
-//! There is one writer at a time (inserts take the `writer` mutex; the engine's group-commit
-//! leader is the only caller anyway, so the lock is uncontended) and any number of readers
-//! that take no lock at all.
+//! Any number of inserters and readers run at once. Inserters hold the `alloc` mutex only
+//! to draw a tower height and carve the node out of the arena; readers take no lock at
+//! all.
 //!
 //! The naive design, building a node with ordinary writes and linking it with an ordinary
 //! pointer store, fails on weakly ordered hardware and under the Rust memory model: a
 //! reader that loads the new pointer may still observe the node's key bytes as they were
-//! before the writer copied them in. The publication protocol is:
+//! before the inserter copied them in. The publication protocol is:
 //!
-//! 1. The writer allocates the node in fresh arena memory that no reader can reach, and
-//!    writes the header, key, value, and every tower slot (each slot first pointing to its
-//!    successor at that level) with plain writes.
-//! 2. For each level `i` from 0 upward it then links the node with a **Release** store into
-//!    `prev[i].next[i]`.
-//! 3. Readers load every `next` pointer (the head's included) with **Acquire**.
+//! 1. The inserter allocates the node in fresh arena memory that no other thread can
+//!    reach, and writes the header, key, value, and every tower slot with plain writes.
+//! 2. For each level `i` from 0 upward it then links the node with a **Release**
+//!    compare-and-swap on `prev[i].next[i]`, having first stored the expected successor
+//!    in its own slot `i` (not yet reachable at that level, so nobody else reads it).
+//! 3. Readers and inserters load every `next` pointer (the head's included) with
+//!    **Acquire**.
 //!
-//! A reader reaches a node only through some `next` pointer whose value it loaded. That
-//! value was written by a Release store in step 2 (or, for a pointer copied into a new
-//! node's tower in step 1, was itself published earlier). An Acquire load that reads a
-//! Release store synchronizes with it, so everything the writer did before that store,
-//! including all of step 1, *happens before* everything the reader does after the load. The
-//! node's contents are therefore fully visible and, by invariant 3, never change again.
-//! Writes by *earlier* writers are covered transitively: successive inserts are ordered by
-//! the writer mutex (unlock is Release, lock is Acquire), so a node published by an earlier
-//! insert happens-before the current insert and therefore before anything it publishes.
+//! A thread reaches a node only through some `next` pointer whose value it loaded. That
+//! value was written by a Release CAS in step 2, or, for a pointer an inserter copied into
+//! its own tower, was itself published earlier and loaded with Acquire before the copy.
+//! An Acquire load that reads a Release write synchronizes with it, so everything the
+//! inserter did before its CAS, including all of step 1, *happens before* everything the
+//! reader does after the load (transitively for copied pointers). The node's contents are
+//! therefore fully visible and, by invariant 3, never change again.
+//!
+//! # Concurrent inserts
+//! Problem: two inserters whose keys fall between the same pair of nodes would, with plain
+//! stores, each link their node after the same predecessor and one node would vanish.
+//! Each level is linked with a CAS that expects the successor the splice search saw: if a
+//! racing insert linked a node there in between, the CAS fails, and the inserter searches
+//! on *from the same predecessor* at that level (nodes are never removed, so the node that
+//! won sorts after it) and retries. The splice is recomputed one level at a time, never
+//! from the head. Levels above the `max_height` an inserter read start as (head, null);
+//! the CAS catches a racer that got there first. Because keys are unique (invariant 1),
+//! two inserters never compete for the same position, only for the same predecessor.
 //!
 //! Because nodes are linked bottom-up, a reader may see a node at level 0 and not yet at
 //! level 3; that only makes its search slower, never wrong, since every higher level is a
-//! sublist of level 0 at all times (invariant 2). `max_height` is a Relaxed hint: a reader
-//! that sees a new height before the head's new pointer at that level finds null there and
-//! simply descends.
+//! sublist of level 0 at all times (invariant 2). `max_height` is a Relaxed hint raised
+//! with `fetch_max`: a reader that sees a new height before the head's new pointer at that
+//! level finds null there and simply descends.
+//!
+//! Checked by: `memtable/tests.rs` (four inserters racing three readers on ascending keys,
+//! all fighting for the tail), the loom test below (every interleaving of three inserts
+//! with tall towers, including CAS failures above level 0), and Miri over the memtable
+//! tests (data races on the plain node bytes, which loom does not see).
 //!
 //! # See also
-//! `memtable/tests.rs` (model-checked random operations and the concurrent reader test).
+//! `memtable/tests.rs` (model-checked random operations and the concurrent tests),
+//! `loom_tests` at the end of this file.
 
-use std::cmp::Ordering;
 use std::mem::{align_of, size_of};
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering as MemOrder};
+use std::sync::atomic::{AtomicU64, Ordering as MemOrder};
 
-use parking_lot::Mutex;
+#[cfg(all(test, loom))]
+use loom::sync::{
+    atomic::{AtomicPtr, AtomicUsize},
+    Mutex, MutexGuard,
+};
+#[cfg(not(all(test, loom)))]
+use parking_lot::{Mutex, MutexGuard};
+#[cfg(not(all(test, loom)))]
+use std::sync::atomic::{AtomicPtr, AtomicUsize};
 
 use super::arena::{Arena, ALIGN as NODE_ALIGN};
 
@@ -177,14 +200,15 @@ unsafe fn node_value<'a>(node: *const NodeHeader) -> &'a [u8] {
     std::slice::from_raw_parts(key_ptr(node).add((*node).key_len), (*node).value_len)
 }
 
-/// State only the (single) writer touches.
-struct Writer {
+/// State every inserter needs exclusively, briefly: the node allocator and the height
+/// generator.
+struct Allocator {
     arena: Arena,
     /// xorshift64 state for tower heights.
     rng: u64,
 }
 
-impl Writer {
+impl Allocator {
     fn random_height(&mut self) -> usize {
         let mut height = 1;
         loop {
@@ -202,6 +226,14 @@ impl Writer {
     }
 }
 
+/// Takes `m` (the allocator lock); under loom, its model-checked mutex.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    #[cfg(all(test, loom))]
+    return m.lock().unwrap_or_else(|p| p.into_inner());
+    #[cfg(not(all(test, loom)))]
+    m.lock()
+}
+
 static NEXT_LIST_ID: AtomicU64 = AtomicU64::new(1);
 
 /// A sorted set of `(internal key, value)` entries with lock-free readers.
@@ -212,14 +244,14 @@ pub(crate) struct SkipList {
     /// Sentinel node of height `MAX_HEIGHT` with an empty key. Never compared.
     head: NonNull<NodeHeader>,
     /// Height of the tallest node inserted so far (a hint, see the module docs).
-    /// Written only by the writer, under `writer`.
+    /// Raised with `fetch_max` by inserters.
     max_height: AtomicUsize,
-    /// Serializes inserts; owns the arena.
-    writer: Mutex<Writer>,
+    /// Node memory and tower heights; held only while a node is allocated.
+    alloc: Mutex<Allocator>,
 }
 
 // SAFETY: every field shared between threads is either immutable after construction (`id`,
-// `head`), atomic (`max_height`, tower slots), behind the mutex (`writer`), or node memory
+// `head`), atomic (`max_height`, tower slots), behind the mutex (`alloc`), or node memory
 // that is immutable once published, with publication ordered as argued in the module docs.
 unsafe impl Send for SkipList {}
 // SAFETY: as for `Send`; `&SkipList` only allows inserts under the mutex and atomic reads.
@@ -272,7 +304,7 @@ impl SkipList {
             id: NEXT_LIST_ID.fetch_add(1, MemOrder::Relaxed),
             head,
             max_height: AtomicUsize::new(1),
-            writer: Mutex::new(Writer {
+            alloc: Mutex::new(Allocator {
                 arena,
                 rng: RNG_SEED,
             }),
@@ -287,17 +319,23 @@ impl SkipList {
     /// Inserts the entry whose internal key is `user_key` followed by `trailer` (little
     /// endian), and returns the arena bytes the node occupies.
     ///
-    /// Requires: no entry with the same internal key is present (debug-asserted).
-    /// Concurrent inserts are serialized by an internal mutex; readers are never blocked.
+    /// Requires: no entry with the same internal key is present or being inserted
+    /// concurrently (debug-asserted). Any number of threads may insert at once (see
+    /// "Concurrent inserts" in the module docs); readers are never blocked.
     pub(crate) fn insert(&self, user_key: &[u8], trailer: u64, value: &[u8]) -> usize {
-        let mut writer = self.writer.lock();
-        let height = writer.random_height();
         let key_len = user_key.len() + TRAILER_LEN;
-        let size = node_size(height, key_len, value.len());
-        let node = writer.arena.alloc(size).cast::<NodeHeader>().as_ptr();
+        // The allocator lock covers only the height draw and the bump allocation; the
+        // copy and the linking run in parallel with other inserters.
+        let (node, height, size) = {
+            let mut alloc = lock(&self.alloc);
+            let height = alloc.random_height();
+            let size = node_size(height, key_len, value.len());
+            (alloc.arena.alloc(size).cast::<NodeHeader>().as_ptr(), height, size)
+        };
         // SAFETY: `node` is a fresh, aligned allocation of `size` bytes, which is exactly
-        // header + `height` slots + key + value. It is unreachable by readers until the
-        // Release stores below (step 1 of the publication protocol).
+        // header + `height` slots + key + value, owned by this call alone. It is
+        // unreachable by readers and other inserters until the Release CAS below (step 1
+        // of the publication protocol).
         unsafe {
             ptr::write(
                 node,
@@ -320,65 +358,107 @@ impl SkipList {
         // SAFETY: the node was fully initialized just above by this thread.
         let ikey = unsafe { node_key(node) };
 
-        let mut prev = [self.head.as_ptr().cast_const(); MAX_HEIGHT];
-        let (_, found) = self.find(ikey, Some(&mut prev));
+        // Levels at or above the height read here keep the head and null, which is
+        // the right splice unless a racing insert links there first; the CAS below then
+        // fails and the splice is recomputed.
+        self.max_height.fetch_max(height, MemOrder::Relaxed);
+        let head = self.head.as_ptr().cast_const();
+        let mut prev = [head; MAX_HEIGHT];
+        let mut next = [ptr::null::<NodeHeader>(); MAX_HEIGHT];
+        self.find_splice(ikey, &mut prev, &mut next);
         debug_assert!(
-            found.is_null()
-                // SAFETY: `found` is a published node of this live list.
-                || compare_internal(unsafe { node_key(found) }, ikey) != Ordering::Equal,
+            next[0].is_null()
+                // SAFETY: `next[0]` is a published node of this live list.
+                || compare_internal(unsafe { node_key(next[0]) }, ikey).is_ne(),
             "duplicate internal key inserted into a skiplist"
         );
-        if height > self.max_height.load(MemOrder::Relaxed) {
-            // `prev` already holds the head for the new levels.
-            self.max_height.store(height, MemOrder::Relaxed);
-        }
-        for (level, &p) in prev.iter().enumerate().take(height) {
-            // SAFETY: `p` is the head or a published node of height > `level` (it was found
-            // at `level`), and `node` has `height > level` initialized slots. Only this
-            // writer stores to these slots, so the Relaxed load reads the current successor.
-            // The Release store publishes `node` (step 2 of the protocol).
-            unsafe {
-                let succ = link(p, level).load(MemOrder::Relaxed);
-                link(node, level).store(succ, MemOrder::Relaxed);
-                link(p, level).store(node, MemOrder::Release);
+        for level in 0..height {
+            loop {
+                // SAFETY: `node` has `height > level` initialized slots. At `level` it
+                // is not linked yet, so no other thread reads or writes this slot.
+                unsafe { link(node, level).store(next[level].cast_mut(), MemOrder::Relaxed) };
+                // SAFETY: `prev[level]` is the head or a published node of height >
+                // `level` (it was found at `level`). The Release CAS publishes `node` at
+                // this level (step 2 of the protocol); it fails iff another inserter
+                // linked a node after `prev[level]` since the splice was computed.
+                let linked = unsafe {
+                    link(prev[level], level).compare_exchange(
+                        next[level].cast_mut(),
+                        node,
+                        MemOrder::Release,
+                        MemOrder::Relaxed,
+                    )
+                };
+                if linked.is_ok() {
+                    break;
+                }
+                // Nodes are never removed, so the node that won the race sorts after
+                // `prev[level]`: searching on from there finds the new splice.
+                (prev[level], next[level]) = self.splice_at(ikey, prev[level], level);
             }
         }
         size
     }
 
-    /// Searches for `target`: returns `(last node < target or the head, first node >=
-    /// target or null)`. If `prev` is given, `prev[l]` receives the last node `< target` at
-    /// each level `l` below the current height.
-    fn find(
+    /// Fills `prev[l]` / `next[l]` with the last node `< target` (or the head) and its
+    /// successor at each level `l` below the current height.
+    fn find_splice(
         &self,
         target: &[u8],
-        mut prev: Option<&mut [*const NodeHeader; MAX_HEIGHT]>,
-    ) -> (*const NodeHeader, *const NodeHeader) {
+        prev: &mut [*const NodeHeader; MAX_HEIGHT],
+        next: &mut [*const NodeHeader; MAX_HEIGHT],
+    ) {
         let mut x = self.head.as_ptr().cast_const();
-        let mut level = self.max_height.load(MemOrder::Relaxed).max(1) - 1;
+        for level in (0..self.max_height.load(MemOrder::Relaxed).max(1)).rev() {
+            (x, next[level]) = self.splice_at(target, x, level);
+            prev[level] = x;
+        }
+    }
+
+    /// Walks level `level` from `start` to the last node `< target`; returns it and its
+    /// successor (null at the end).
+    ///
+    /// Requires: `start` is the head or a published node of height > `level` whose key
+    /// is `< target`.
+    fn splice_at(
+        &self,
+        target: &[u8],
+        start: *const NodeHeader,
+        level: usize,
+    ) -> (*const NodeHeader, *const NodeHeader) {
+        let mut x = start;
         loop {
-            // SAFETY: `x` is the head or a node reached through Acquire loads (published,
-            // hence fully visible), found at `level`, so its height exceeds `level`.
+            // SAFETY: `x` is `start` or was reached at `level` through Acquire loads
+            // (published, fully visible, height > `level`).
             let next = unsafe { link(x, level).load(MemOrder::Acquire) }.cast_const();
             // SAFETY: `next` is null or a published node of this live list.
-            if !next.is_null() && compare_internal(unsafe { node_key(next) }, target).is_lt() {
+            if next.is_null() {
+                return (x, next);
+            }
+            // SAFETY: as above.
+            if compare_internal(unsafe { node_key(next) }, target).is_lt() {
                 x = next;
             } else {
-                if let Some(slot) = prev.as_deref_mut().and_then(|p| p.get_mut(level)) {
-                    *slot = x;
-                }
-                if level == 0 {
-                    return (x, next);
-                }
-                level -= 1;
+                return (x, next);
             }
         }
+    }
+
+    /// Searches for `target`: returns `(last node < target or the head, first node >=
+    /// target or null)`.
+    fn find(&self, target: &[u8]) -> (*const NodeHeader, *const NodeHeader) {
+        let mut x = self.head.as_ptr().cast_const();
+        let mut next = ptr::null();
+        for level in (0..self.max_height.load(MemOrder::Relaxed).max(1)).rev() {
+            (x, next) = self.splice_at(target, x, level);
+        }
+        (x, next)
     }
 
     /// Key and value of the first entry `>= target`, if any. Allocates nothing. The slices
     /// borrow the arena and stay valid for as long as `self` is borrowed.
     pub(crate) fn seek_entry(&self, target: &[u8]) -> Option<(&[u8], &[u8])> {
-        let (_, node) = self.find(target, None);
+        let (_, node) = self.find(target);
         // SAFETY: `node` is null or a published node of this list, alive while `self` is.
         (!node.is_null()).then(|| unsafe { (node_key(node), node_value(node)) })
     }
@@ -426,13 +506,13 @@ impl SkipList {
 
     /// A cursor at the first entry `>= target`.
     pub(crate) fn seek(&self, target: &[u8]) -> Cursor {
-        let (_, node) = self.find(target, None);
+        let (_, node) = self.find(target);
         self.cursor(node)
     }
 
     /// A cursor at the last entry `<= target`.
     pub(crate) fn seek_for_prev(&self, target: &[u8]) -> Cursor {
-        let (before, at_or_after) = self.find(target, None);
+        let (before, at_or_after) = self.find(target);
         // SAFETY: `at_or_after` is null or a published node of this live list.
         if !at_or_after.is_null() && unsafe { node_key(at_or_after) } == target {
             self.cursor(at_or_after)
@@ -465,7 +545,7 @@ impl SkipList {
     /// Requires: `c` is valid (else stays invalid).
     pub(crate) fn prev(&self, c: Cursor) -> Cursor {
         match self.entry(&c) {
-            Some((key, _)) => self.cursor(self.find(key, None).0),
+            Some((key, _)) => self.cursor(self.find(key).0),
             None => {
                 debug_assert!(false, "prev() on an unpositioned cursor");
                 c
@@ -502,7 +582,7 @@ mod tests {
 
     #[test]
     fn heights_follow_branching_factor() {
-        let mut w = Writer {
+        let mut w = Allocator {
             arena: Arena::new(),
             rng: RNG_SEED,
         };
@@ -546,5 +626,76 @@ mod tests {
         put(&a, b"k", 1, b"v");
         let c = a.first();
         let _ = b.entry(&c);
+    }
+}
+
+/// Model-checked concurrent inserts: run with
+/// `RUSTFLAGS="--cfg loom" cargo test -p strata --lib --release loom`.
+/// loom explores the interleavings (and the weak-memory outcomes it models) of three
+/// threads inserting at once, including the CAS-failure path at upper levels; Miri
+/// (`cargo +nightly miri test -p strata --lib memtable`) checks the non-atomic node
+/// bytes for data races, which loom does not track.
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use crate::key::{pack_trailer, ValueKind};
+    use loom::sync::Arc;
+
+    /// A generator seed whose first three towers are all at least two levels tall, so the
+    /// racing inserts also race above level 0.
+    fn tall_seed() -> u64 {
+        (1..u64::MAX)
+            .find(|&seed| {
+                let mut a = Allocator {
+                    arena: Arena::new(),
+                    rng: seed,
+                };
+                (0..3).all(|_| a.random_height() >= 2)
+            })
+            .expect("some seed draws three tall towers")
+    }
+
+    /// The user keys linked at `level`, head to tail.
+    fn keys_at(list: &SkipList, level: usize) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        // SAFETY: the head and every node reached from it are published nodes of `list`,
+        // which is alive; a node reached at `level` has a slot there.
+        let mut x = unsafe { link(list.head.as_ptr(), level).load(MemOrder::Acquire) };
+        while !x.is_null() {
+            // SAFETY: as above.
+            unsafe {
+                let k = node_key(x);
+                out.push(k[..k.len() - TRAILER_LEN].to_vec());
+                x = link(x, level).load(MemOrder::Acquire);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn loom_three_concurrent_inserts_link_every_node_in_order() {
+        let seed = tall_seed();
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(3);
+        model.check(move || {
+            let list = Arc::new(SkipList::new());
+            lock(&list.alloc).rng = seed;
+            let spawn = |key: &'static [u8], seq: u64| {
+                let list = Arc::clone(&list);
+                loom::thread::spawn(move || {
+                    list.insert(key, pack_trailer(seq, ValueKind::Put), b"v");
+                })
+            };
+            let (b, c) = (spawn(b"b", 2), spawn(b"c", 3));
+            list.insert(b"a", pack_trailer(1, ValueKind::Put), b"v");
+            b.join().expect("inserter b");
+            c.join().expect("inserter c");
+            assert_eq!(keys_at(&list, 0), [b"a", b"b", b"c"]);
+            for level in 1..MAX_HEIGHT {
+                let keys = keys_at(&list, level);
+                assert!(keys.windows(2).all(|w| w[0] < w[1]), "level {level}: {keys:?}");
+            }
+            assert_eq!(keys_at(&list, 1).len(), 3, "every tower is linked at level 1");
+        });
     }
 }

@@ -1,5 +1,5 @@
 //! Memtable tests: snapshot semantics, a BTreeMap oracle driven by random operations, and
-//! one writer racing three readers.
+//! one or four writers racing three readers.
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
@@ -300,23 +300,38 @@ fn index_of(user_key: &[u8]) -> usize {
 /// insert had completed before a lookup started must be found.
 #[test]
 fn one_writer_three_readers() {
+    writers_race_readers(1, 7919);
+}
+
+/// As [`one_writer_three_readers`], with four threads inserting at once (the pipelined
+/// write path inserts concurrently): no entry is lost or misplaced by a racing link.
+/// Ascending keys make every insert race for the same predecessor, the tail.
+#[test]
+fn four_writers_three_readers() {
+    writers_race_readers(4, 1);
+}
+
+/// `writers` threads insert `N` entries, the `j`-th being entry `j * stride % N`
+/// (`stride` coprime with `N`), while three readers scan and look up.
+fn writers_race_readers(writers: usize, stride: usize) {
     const N: usize = if cfg!(miri) { 300 } else { 100_000 };
-    const STRIDE: usize = 7919; // coprime with N, so i -> i * STRIDE % N is a permutation
     let mem = Arc::new(MemTable::new());
-    let inserted = Arc::new(AtomicUsize::new(0)); // how many adds have returned
+    // Writer `w` inserts the `j`-th entry for every `j % writers == w`, in increasing `j`;
+    // `progress[w]` counts how many of its adds have returned.
+    let progress: Arc<Vec<AtomicUsize>> = Arc::new((0..writers).map(|_| AtomicUsize::new(0)).collect());
     let done = Arc::new(AtomicBool::new(false));
-    let order = |i: usize| i * STRIDE % N;
+    let order = move |j: usize| j * stride % N;
 
     let readers: Vec<_> = (0..3)
         .map(|r| {
-            let (mem, inserted, done) =
-                (Arc::clone(&mem), Arc::clone(&inserted), Arc::clone(&done));
+            let (mem, progress, done) =
+                (Arc::clone(&mem), Arc::clone(&progress), Arc::clone(&done));
             std::thread::spawn(move || {
                 let mut scans = 0usize;
                 let mut probe: usize = r;
                 loop {
                     let finished = done.load(MemOrder::Acquire);
-                    // A forward scan (partial while the writer runs, to keep it quick).
+                    // A forward scan (partial while the writers run, to keep it quick).
                     let mut it = mem.iter();
                     if r == 2 {
                         it.seek_to_last();
@@ -351,13 +366,15 @@ fn one_writer_three_readers() {
                         assert_eq!(count, N, "final scan by reader {r} misses entries");
                     }
                     // Lookups of keys whose insert already returned.
-                    let n = inserted.load(MemOrder::Acquire);
                     for _ in 0..50 {
+                        probe = probe.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                        let w = probe % writers;
+                        let n = progress[w].load(MemOrder::Acquire);
                         if n == 0 {
-                            break;
+                            continue;
                         }
-                        probe = probe.wrapping_mul(1_103_515_245).wrapping_add(12345) % n;
-                        let (k, v) = concurrent_entry(order(probe));
+                        let j = w + (probe / writers) % n * writers;
+                        let (k, v) = concurrent_entry(order(j));
                         assert_eq!(
                             mem.get(&LookupKey::new(&k, MAX_SEQUENCE)),
                             MemGet::Found(&v)
@@ -372,10 +389,20 @@ fn one_writer_three_readers() {
         })
         .collect();
 
-    for i in 0..N {
-        let (k, v) = concurrent_entry(order(i));
-        mem.add(i as u64 + 1, ValueKind::Put, &k, &v);
-        inserted.store(i + 1, MemOrder::Release);
+    let inserters: Vec<_> = (0..writers)
+        .map(|w| {
+            let (mem, progress) = (Arc::clone(&mem), Arc::clone(&progress));
+            std::thread::spawn(move || {
+                for (k, j) in (w..N).step_by(writers).enumerate() {
+                    let (key, v) = concurrent_entry(order(j));
+                    mem.add(j as u64 + 1, ValueKind::Put, &key, &v);
+                    progress[w].store(k + 1, MemOrder::Release);
+                }
+            })
+        })
+        .collect();
+    for w in inserters {
+        w.join().expect("writer thread panicked");
     }
     done.store(true, MemOrder::Release);
     for r in readers {

@@ -22,7 +22,11 @@ fn direct_io_fixture_path() -> PathBuf {
 }
 
 /// `[DBOptions]` keys appended after `OPTIONS-v1` was frozen, oldest first.
-const KEYS_AFTER_FIRST_V1: &[&str] = &["use_direct_reads", "use_direct_io_for_flush_and_compaction"];
+const KEYS_AFTER_FIRST_V1: &[&str] = &[
+    "enable_pipelined_write",
+    "use_direct_reads",
+    "use_direct_io_for_flush_and_compaction",
+];
 
 /// `text` without the lines of keys appended after `OPTIONS-v1` was frozen.
 fn without_later_keys(text: &str) -> String {
@@ -71,7 +75,7 @@ fn fixture_options() -> Options {
         ])
 }
 
-/// The first v1 file (written before the direct-I/O keys existed) still decodes
+/// The first v1 file (written before the keys of `KEYS_AFTER_FIRST_V1`) still decodes
 /// exactly, its missing keys taking their defaults, and today's encoding of the same
 /// options is that file plus the appended keys, nothing else changed.
 #[test]
@@ -83,12 +87,14 @@ fn frozen_fixture_v1_decodes_exactly_and_encodes_identically() {
     assert_eq!(stored.options, fixture_options());
     assert!(!stored.options.use_direct_reads);
     assert!(!stored.options.use_direct_io_for_flush_and_compaction);
+    assert!(stored.options.enable_pipelined_write);
     assert!(stored.unknown.is_empty(), "{:?}", stored.unknown);
     assert_ne!(encoded, frozen, "the appended keys are written");
     assert_eq!(without_later_keys(&encoded), frozen, "the v1 encoding changed");
 }
 
-/// The v1 file with the direct-I/O keys: decodes exactly, re-encodes byte for byte.
+/// The v1 file with the direct-I/O keys (and every key before them): decodes
+/// exactly, re-encodes byte for byte.
 #[test]
 fn frozen_fixture_v1_direct_io_decodes_exactly_and_encodes_identically() {
     let opts = fixture_options()
@@ -189,7 +195,7 @@ fn options() -> impl Strategy<Value = Options> {
         any::<bool>(),
         any::<bool>(),
     );
-    (sizes, triggers, policies).prop_map(|(s, t, p)| {
+    (sizes, triggers, policies, any::<bool>()).prop_map(|(s, t, p, pipelined)| {
         Options::default()
             .with_create_if_missing(s.0)
             .with_error_if_exists(s.1)
@@ -214,6 +220,7 @@ fn options() -> impl Strategy<Value = Options> {
             .with_wal_recovery_mode(p.4)
             .with_max_manifest_file_size(p.5)
             .with_levels(p.6)
+            .with_enable_pipelined_write(pipelined)
             .with_use_direct_reads(p.7)
             .with_use_direct_io_for_flush_and_compaction(p.8)
     })

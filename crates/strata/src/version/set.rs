@@ -274,9 +274,10 @@ impl VersionSet {
 
     /// Publishes `sequence` as the highest visible one.
     ///
-    /// Requires: one publisher at a time (the write leader, or open before the database
-    /// is shared), and every entry up to `sequence` already readable (in a memtable or
-    /// a table), so a reader at `sequence` sees whole batches.
+    /// Requires: one publisher at a time (the write group whose predecessor published,
+    /// `db/write.rs`, or open before the database is shared), and every entry up to
+    /// `sequence` already readable (in a memtable or a table), so a reader at
+    /// `sequence` sees whole batches.
     pub fn set_last_sequence(&self, sequence: u64) {
         debug_assert!(sequence >= self.last_sequence(), "last sequence going back");
         self.last_sequence.store(sequence, Ordering::Release);
