@@ -227,6 +227,8 @@ mod tests {
             "--aligned_variance=2",
             "--snapshot_filter=true",
             "--paranoid_checks=false",
+            "--use_direct_reads=false",
+            "--use_direct_io_for_flush_and_compaction=false",
             "--engine=rocksdb",
             "--json=out.jsonl",
         ])

@@ -82,3 +82,58 @@ fn use_existing_db_keeps_data_and_reopens() {
     );
     assert!(out.contains("(found 5000 of 5000)"), "{out}");
 }
+
+/// `--use_direct_reads` and `--use_direct_io_for_flush_and_compaction` reach the engine
+/// (recorded in the JSON options and `option_mapping`), and reads still find ~63% of
+/// keys. A temp directory refusing O_DIRECT must fail the run with an error naming the
+/// option, not fall back; elsewhere the run must succeed.
+#[test]
+fn direct_io_flags_run_and_are_recorded() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = tmp.path().join("db");
+    let json = tmp.path().join("bench.jsonl");
+    let args = [
+        "bench",
+        &db_flag(&db),
+        "--num=20000",
+        "--benchmarks=fillrandom,readrandom",
+        "--write_buffer_size=65536",
+        "--target_file_size_base=65536",
+        "--use_direct_reads",
+        "--use_direct_io_for_flush_and_compaction=true",
+        &format!("--json={}", json.display()),
+    ];
+    let o = common::strata(&args, None);
+    if !o.status.success() {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("use_direct") && err.contains("O_DIRECT"),
+            "{err}"
+        );
+        eprintln!(
+            "SKIPPED: O_DIRECT refused in {}: {err}",
+            tmp.path().display()
+        );
+        return;
+    }
+    let out = String::from_utf8_lossy(&o.stdout);
+    common::assert_readrandom_found_63_percent(&out);
+    let records = std::fs::read_to_string(&json).expect("json");
+    for line in records.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("json line");
+        let engine = &v["options"]["engine"];
+        assert_eq!(engine["use_direct_reads"], true, "{line}");
+        assert_eq!(
+            engine["use_direct_io_for_flush_and_compaction"], true,
+            "{line}"
+        );
+        let mapping = v["option_mapping"].as_array().expect("mapping");
+        assert!(
+            mapping
+                .iter()
+                .any(|m| m["flag"] == "use_direct_reads"
+                    && m["engine"] == "Options::use_direct_reads"),
+            "{line}"
+        );
+    }
+}

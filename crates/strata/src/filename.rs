@@ -31,6 +31,11 @@ pub enum FileType {
     Options,
 }
 
+/// Name (not path) of the file `Db::open` creates and removes to check that the file
+/// system accepts direct I/O; a `.dbtmp` file, so a crash's leftover is removed at the
+/// next open.
+pub const DIRECT_IO_PROBE: &str = "DIRECT_IO_PROBE.dbtmp";
+
 /// Path of SSTable `number` in `dir`.
 pub fn table_file(dir: &Path, number: u64) -> PathBuf {
     dir.join(format!("{number:06}.sst"))

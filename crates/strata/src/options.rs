@@ -331,6 +331,41 @@ pub struct Options {
     ///
     /// Default: true. Runtime-mutable: no. Format: none.
     pub enable_pipelined_write: bool,
+    /// Read table files with direct I/O (`O_DIRECT` on Linux), bypassing the
+    /// operating system's page cache: user reads (gets, iterators) and compaction
+    /// reads. The block cache ([`Options::block_cache_capacity`], or a shared one) is
+    /// then the only cache of table data, so size it for the working set; the table
+    /// cache still keeps each open table's index, filter and properties in memory.
+    /// True: no double caching (page cache + block cache) and memory the OS cannot
+    /// reclaim from elsewhere; false: the page cache absorbs block-cache misses and
+    /// reads ahead for scans and compactions (Strata does no compaction readahead of
+    /// its own, see docs/ARCHITECTURE.md §14).
+    ///
+    /// Reads are rounded out to the file's direct-I/O alignment (`statx`
+    /// `STATX_DIOALIGN`, else 4096 bytes). WAL and MANIFEST reads stay buffered. The
+    /// file system must support `O_DIRECT` in the database directory: open probes it
+    /// and fails with [`crate::Error::InvalidArgument`] naming the path and this option
+    /// otherwise (never a silent fallback). Linux only; elsewhere open fails the same
+    /// way. An injected [`crate::env::FileSystem`] receives it as
+    /// [`crate::env::FileOptions::direct`].
+    ///
+    /// Default: false. Runtime-mutable: no. Format: none.
+    pub use_direct_reads: bool,
+    /// Write the table files of flushes and compactions with direct I/O (`O_DIRECT`),
+    /// bypassing the page cache: blocks go from an aligned 1 MiB write buffer to the
+    /// device; the last partial block is written padded and the file cut back to its
+    /// length (`ftruncate`) before the fsync. True: flushes and compactions do not
+    /// evict the page cache's other data; false: writes return as soon as the page
+    /// cache has them (the fsync at the end pays). WAL, MANIFEST, `CURRENT` and
+    /// `OPTIONS` stay buffered, as in RocksDB. The tables written are byte for byte the
+    /// ones a buffered write produces.
+    ///
+    /// Like [`Options::use_direct_reads`], open probes the directory and fails with
+    /// [`crate::Error::InvalidArgument`] naming the path and this option if the file
+    /// system refuses `O_DIRECT`.
+    ///
+    /// Default: false. Runtime-mutable: no. Format: none.
+    pub use_direct_io_for_flush_and_compaction: bool,
     /// Per-level table options, a policy vector: entry `i` applies to tables written
     /// to level `i`, and the last entry to every deeper level too. Flushes write L0;
     /// a compaction writes its output level.
@@ -367,6 +402,8 @@ impl Default for Options {
             wal_recovery_mode: WalRecoveryMode::TolerateCorruptedTailRecords,
             max_manifest_file_size: 64 << 20,
             enable_pipelined_write: true,
+            use_direct_reads: false,
+            use_direct_io_for_flush_and_compaction: false,
             levels: vec![LevelOptions::DEFAULT],
         }
     }
@@ -413,6 +450,8 @@ setters!(Options {
     with_wal_recovery_mode => wal_recovery_mode: WalRecoveryMode,
     with_max_manifest_file_size => max_manifest_file_size: u64,
     with_enable_pipelined_write => enable_pipelined_write: bool,
+    with_use_direct_reads => use_direct_reads: bool,
+    with_use_direct_io_for_flush_and_compaction => use_direct_io_for_flush_and_compaction: bool,
     with_levels => levels: Vec<LevelOptions>,
 });
 

@@ -47,7 +47,11 @@
 //!   `tolerate_corrupted_tail_records|absolute_consistency|point_in_time`,
 //!   `output_partitioning` = `fixed|aligned:<variance>`.
 //!
-//! The frozen fixture `src/options_file/fixtures/OPTIONS-v1` is a complete example.
+//! The frozen fixture `src/options_file/fixtures/OPTIONS-v1` is a complete example of
+//! the first version-1 writer; `OPTIONS-v1-direct-io` is the same with the keys added
+//! since (`enable_pipelined_write`, `use_direct_reads`,
+//! `use_direct_io_for_flush_and_compaction`). Both must
+//! keep decoding: keys are only ever appended.
 //!
 //! # Invariants
 //! 1. The format grows by keys and sections only; names are append-only and never
@@ -206,6 +210,9 @@ const DB_FIELDS: &[Field<Options>] = &[
     ),
     field!(Options, max_manifest_file_size),
     field!(Options, enable_pipelined_write),
+    // Added after the first v1 fixture (`OPTIONS-v1` lacks them; they default to false).
+    field!(Options, use_direct_reads),
+    field!(Options, use_direct_io_for_flush_and_compaction),
 ];
 
 /// `[LevelOptions "i"]`, in file order. Append new options at the end.

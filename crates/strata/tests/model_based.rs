@@ -11,10 +11,14 @@ use strata::{CompactionPriority, Compression, Db, Options, OutputPartitioning};
 
 fn run(seed: u64, n: usize, opts: &Options) {
     let dir = tempfile::tempdir().expect("tempdir");
+    run_in(dir.path(), seed, n, opts);
+}
+
+fn run_in(dir: &std::path::Path, seed: u64, n: usize, opts: &Options) {
     let ops = random_ops(seed, n, 300, true);
     let (db, model, _) = run_ops(
         &Db::builder(),
-        dir.path(),
+        dir,
         opts,
         &ops,
         true,
@@ -75,5 +79,37 @@ fn model_based_fixed_outputs_without_snapshot_filter() {
             .with_output_partitioning(OutputPartitioning::Fixed)
             .with_snapshot_filter(false);
         run(2000 + seed, 1500, &opts);
+    }
+}
+
+/// Direct I/O for table reads (gets, scans, compaction inputs) and for flush and
+/// compaction outputs, on a real file system (O_DIRECT needs one; skipped with a note
+/// where the temp directory refuses it). Only the block cache caches table data here.
+#[test]
+fn model_based_direct_io() {
+    for seed in seeds().into_iter().take(4) {
+        let Some(dir) = direct_io_tempdir("model_based_direct_io") else {
+            return;
+        };
+        let opts = tiny_options()
+            .with_use_direct_reads(true)
+            .with_use_direct_io_for_flush_and_compaction(true)
+            .with_every_level(|l| l.with_compression(Compression::Lz4));
+        run_in(dir.path(), 3000 + seed, 1500, &opts);
+    }
+}
+
+/// `use_direct_reads` alone (tables written buffered, read direct), with no block
+/// cache: every table read goes to the device.
+#[test]
+fn model_based_direct_reads_without_block_cache() {
+    for seed in seeds().into_iter().take(3) {
+        let Some(dir) = direct_io_tempdir("model_based_direct_reads_without_block_cache") else {
+            return;
+        };
+        let opts = tiny_options()
+            .with_use_direct_reads(true)
+            .with_block_cache_capacity(0);
+        run_in(dir.path(), 4000 + seed, 1500, &opts);
     }
 }

@@ -90,8 +90,7 @@ pub fn of(flags: &EngineFlags) -> Vec<OptionMapping> {
     let adapter: &[&str] = match flags.engine {
         EngineKind::Strata => &[],
         EngineKind::Rocksdb => &[
-            "block-based table; use_direct_reads=false, \
-             use_direct_io_for_flush_and_compaction=false; statistics enabled",
+            "block-based table; statistics enabled",
             "level_compaction_dynamic_level_bytes=false (static level sizes, as Strata)",
             "WAL on (WriteOptions::disable_wal(false))",
         ],
@@ -172,6 +171,14 @@ fn rocksdb(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
             "allow_concurrent_memtable_write (RocksDB's default, true): a group's members \
              insert in parallel; RocksDB's enable_pipelined_write stays at its default, false",
         ),
+        "use_direct_reads" => exact(format!(
+            "Options::set_use_direct_reads({})",
+            flags.use_direct_reads
+        )),
+        "use_direct_io_for_flush_and_compaction" => exact(format!(
+            "Options::set_use_direct_io_for_flush_and_compaction({})",
+            flags.use_direct_io_for_flush_and_compaction
+        )),
         "create_if_missing"
         | "error_if_exists"
         | "paranoid_checks"
@@ -312,6 +319,18 @@ fn fjall(flag: &str, flags: &EngineFlags, p: &FjallPlan) -> (Fidelity, String) {
         "paranoid_checks" | "max_manifest_file_size" | "enable_pipelined_write" => {
             unmapped("no equivalent option in fjall 3 (ignored)")
         }
+        "use_direct_reads" if !flags.use_direct_reads => {
+            exact("buffered reads: fjall 3 has no direct I/O")
+        }
+        "use_direct_io_for_flush_and_compaction"
+            if !flags.use_direct_io_for_flush_and_compaction =>
+        {
+            exact("buffered writes: fjall 3 has no direct I/O")
+        }
+        "use_direct_reads" | "use_direct_io_for_flush_and_compaction" => unmapped(
+            "no direct I/O in fjall 3: its tables are read and written through the page \
+             cache (ignored)",
+        ),
         "wal_recovery_mode" => match flags.wal_recovery_mode {
             super::options::WalRecoveryFlag::TolerateCorruptedTailRecords => {
                 exact("fjall's only recovery mode: a torn journal tail is truncated")
@@ -393,6 +412,44 @@ mod tests {
         });
         assert_eq!(m.len(), 1);
         assert!(m[0].engine.contains("zstd"), "{m:?}");
+    }
+
+    #[test]
+    fn direct_io_flags_map_to_rocksdb_setters_and_are_unmapped_for_fjall() {
+        let on = EngineFlags {
+            use_direct_reads: true,
+            use_direct_io_for_flush_and_compaction: true,
+            ..default_flags()
+        };
+        let get = |m: &[OptionMapping], f: &str| m.iter().find(|e| e.flag == f).cloned().expect(f);
+        let rocks = of(&EngineFlags {
+            engine: EngineKind::Rocksdb,
+            ..on.clone()
+        });
+        let e = get(&rocks, "use_direct_reads");
+        assert_eq!(e.fidelity, Fidelity::Exact);
+        assert_eq!(e.engine, "Options::set_use_direct_reads(true)");
+        assert_eq!(e.value, "true");
+        let e = get(&rocks, "use_direct_io_for_flush_and_compaction");
+        assert_eq!(e.fidelity, Fidelity::Exact);
+        assert_eq!(
+            e.engine,
+            "Options::set_use_direct_io_for_flush_and_compaction(true)"
+        );
+        let fjall = of(&EngineFlags {
+            engine: EngineKind::Fjall,
+            ..on.clone()
+        });
+        for f in ["use_direct_reads", "use_direct_io_for_flush_and_compaction"] {
+            assert_eq!(get(&fjall, f).fidelity, Fidelity::Unmapped, "{f}");
+        }
+        let strata = of(&on);
+        assert_eq!(
+            get(&strata, "use_direct_reads").engine,
+            "Options::use_direct_reads"
+        );
+        let o = on.strata_options().expect("options");
+        assert!(o.use_direct_reads && o.use_direct_io_for_flush_and_compaction);
     }
 
     #[test]

@@ -216,6 +216,19 @@ pub struct EngineFlags {
           num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set,
           value_parser = clap::builder::BoolishValueParser::new())]
     pub enable_pipelined_write: bool,
+    /// Read table files with O_DIRECT (bypass the page cache; the block cache is the
+    /// only cache). Fails at open where the file system refuses O_DIRECT.
+    #[arg(long = "use_direct_reads", default_value_t = d().use_direct_reads, num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub use_direct_reads: bool,
+    /// Write flush and compaction outputs with O_DIRECT (WAL and MANIFEST stay
+    /// buffered).
+    #[arg(long = "use_direct_io_for_flush_and_compaction",
+          default_value_t = d().use_direct_io_for_flush_and_compaction, num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub use_direct_io_for_flush_and_compaction: bool,
     /// MANIFEST size (bytes) above which a new MANIFEST is started.
     #[arg(long = "max_manifest_file_size", default_value_t = d().max_manifest_file_size)]
     pub max_manifest_file_size: u64,
@@ -331,6 +344,10 @@ impl EngineFlags {
             .with_snapshot_filter(self.snapshot_filter)
             .with_paranoid_checks(self.paranoid_checks)
             .with_enable_pipelined_write(self.enable_pipelined_write)
+            .with_use_direct_reads(self.use_direct_reads)
+            .with_use_direct_io_for_flush_and_compaction(
+                self.use_direct_io_for_flush_and_compaction,
+            )
             .with_max_manifest_file_size(self.max_manifest_file_size)
             .with_wal_recovery_mode(match self.wal_recovery_mode {
                 WalRecoveryFlag::TolerateCorruptedTailRecords => {
@@ -413,6 +430,8 @@ mod tests {
             "--snapshot_filter=false",
             "--paranoid_checks",
             "--enable_pipelined_write=false",
+            "--use_direct_reads",
+            "--use_direct_io_for_flush_and_compaction=1",
             "--wal_recovery_mode=point_in_time",
             "--create_if_missing=0",
             "--error_if_exists=1",
@@ -449,6 +468,8 @@ mod tests {
         assert!(!o.snapshot_filter);
         assert!(o.paranoid_checks);
         assert!(!o.enable_pipelined_write);
+        assert!(o.use_direct_reads);
+        assert!(o.use_direct_io_for_flush_and_compaction);
         assert_eq!(o.wal_recovery_mode, WalRecoveryMode::PointInTime);
         assert!(!o.create_if_missing);
         assert!(o.error_if_exists);

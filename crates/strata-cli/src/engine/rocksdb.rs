@@ -5,7 +5,8 @@
 //! triggers, pending-compaction limits, level count, a block-based table with a
 //! whole-key full bloom filter (`--bloom_bits`), an LRU block cache (`--cache_size`),
 //! block size and restart interval, compression, background jobs, compaction priority,
-//! WAL on, `sync` per `--sync`, no direct I/O. Statistics come from RocksDB's tickers
+//! WAL on, `sync` per `--sync`, direct I/O per `--use_direct_reads` and
+//! `--use_direct_io_for_flush_and_compaction`. Statistics come from RocksDB's tickers
 //! (`FLUSH_WRITE_BYTES`, `COMPACT_WRITE_BYTES`, ...) so write amplification is computed
 //! exactly as for Strata. Strata-only options (output partitioning, snapshot filter)
 //! have no RocksDB equivalent and are ignored.
@@ -93,8 +94,11 @@ impl RocksEngine {
             WalRecoveryFlag::AbsoluteConsistency => DBRecoveryMode::AbsoluteConsistency,
             WalRecoveryFlag::PointInTime => DBRecoveryMode::PointInTime,
         });
-        o.set_use_direct_reads(false);
-        o.set_use_direct_io_for_flush_and_compaction(false);
+        // The same switches as Strata's (`--use_direct_reads`,
+        // `--use_direct_io_for_flush_and_compaction`); RocksDB also keeps WAL and
+        // MANIFEST buffered.
+        o.set_use_direct_reads(flags.use_direct_reads);
+        o.set_use_direct_io_for_flush_and_compaction(flags.use_direct_io_for_flush_and_compaction);
         o.enable_statistics();
 
         let mut t = BlockBasedOptions::default();

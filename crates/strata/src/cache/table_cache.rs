@@ -6,7 +6,7 @@
 //! I/O. Evicted tables stay usable by whoever still holds their `Arc`.
 
 use crate::cache::BlockCache;
-use crate::env::FileSystem;
+use crate::env::{FileOptions, FileSystem};
 use crate::error::{Error, Result};
 use crate::filename;
 use crate::sst::Table;
@@ -24,6 +24,8 @@ pub struct TableCache {
     block_cache: Option<Arc<BlockCache>>,
     stats: Arc<Statistics>,
     paranoid: bool,
+    /// How table files are opened (direct I/O or not); set once, before sharing.
+    file_options: FileOptions,
 }
 
 impl std::fmt::Debug for TableCache {
@@ -54,7 +56,15 @@ impl TableCache {
             block_cache,
             stats,
             paranoid,
+            file_options: FileOptions::default(),
         }
+    }
+
+    /// Opens table files with `opts` from now on (chainable; call before sharing).
+    #[must_use]
+    pub fn with_file_options(mut self, opts: FileOptions) -> TableCache {
+        self.file_options = opts;
+        self
     }
 
     /// The open table of `meta`, opening it on a miss.
@@ -77,9 +87,8 @@ impl TableCache {
                     meta.path_id, meta.number
                 ))
             })?;
-            let file = self
-                .fs
-                .open_random(&filename::table_file(dir, meta.number))?;
+            let path = filename::table_file(dir, meta.number);
+            let file = self.fs.open_random_with(&path, self.file_options)?;
             let table = Table::open(
                 file,
                 meta.number,

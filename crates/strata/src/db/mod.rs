@@ -106,7 +106,9 @@ impl Db {
     ///
     /// # Errors
     /// `InvalidArgument` for bad options, options the existing database cannot be
-    /// opened with (naming the option, e.g. too few `num_levels`), or a
+    /// opened with (naming the option, e.g. too few `num_levels`), a direct-I/O option
+    /// (`use_direct_reads`, `use_direct_io_for_flush_and_compaction`) the file system
+    /// of `path` refuses (naming the option and the path), or a
     /// missing/existing database against `create_if_missing`/`error_if_exists`;
     /// `Locked` if another handle has it open; `Corruption` naming file and offset (or
     /// line, for `OPTIONS`) for damaged metadata or logs; `Io`.

@@ -1,7 +1,9 @@
 //! Opening a database, step by step.
 //!
 //! 1. [`lock_dir`]: refuse a missing database before creating anything (unless
-//!    `create_if_missing`), then create the directory and take the `LOCK` file.
+//!    `create_if_missing`), then create the directory and take the `LOCK` file. With a
+//!    direct-I/O option on, [`probe_direct_io`] checks that the file system accepts
+//!    it in the directory, so a refusal is an error of the open, not of a later flush.
 //! 2. [`recover_versions`]: `VersionSet::recover` replays the MANIFEST named by
 //!    `CURRENT` and adopts the recovered version (one file reference per table), or
 //!    `VersionSet::create` starts an empty database.
@@ -31,7 +33,7 @@ use super::state::{DbState, MemWithLog};
 use super::write::WriteQueue;
 use super::{obsolete, DbInner, SuperVersion};
 use crate::cache::{BlockCache, TableCache};
-use crate::env::{FileLock, FileSystem, WritableFile};
+use crate::env::{FileLock, FileOptions, FileSystem, WritableFile};
 use crate::error::{Error, Result};
 use crate::filename;
 use crate::memtable::MemTable;
@@ -58,7 +60,10 @@ pub(crate) fn open(dir: &Path, opts: Options, components: Components) -> Result<
         policy,
     } = components;
     let lock = lock_dir(fs.as_ref(), dir, &opts)?;
-    let versions = recover_versions(&fs, dir, &opts)?;
+    probe_direct_io(fs.as_ref(), dir, &opts)?;
+    let versions = recover_versions(&fs, dir, &opts)?.with_table_file_options(
+        FileOptions::default().with_direct(opts.use_direct_io_for_flush_and_compaction),
+    );
     let log_number = versions.log_number();
     let stats = Arc::new(Statistics::default());
     let block_cache = match block_cache {
@@ -66,14 +71,17 @@ pub(crate) fn open(dir: &Path, opts: Options, components: Components) -> Result<
         None => (opts.block_cache_capacity > 0)
             .then(|| Arc::new(BlockCache::new(opts.block_cache_capacity))),
     };
-    let table_cache = Arc::new(TableCache::new(
-        Arc::clone(&fs),
-        versions.dirs().to_vec(),
-        opts.max_open_files,
-        block_cache.clone(),
-        Arc::clone(&stats),
-        opts.paranoid_checks,
-    ));
+    let table_cache = Arc::new(
+        TableCache::new(
+            Arc::clone(&fs),
+            versions.dirs().to_vec(),
+            opts.max_open_files,
+            block_cache.clone(),
+            Arc::clone(&stats),
+            opts.paranoid_checks,
+        )
+        .with_file_options(FileOptions::default().with_direct(opts.use_direct_reads)),
+    );
     let replayed = replay_wals(fs.as_ref(), dir, &opts, &versions, &table_cache, log_number)?;
     let (wal, log_number) = start_logs(fs.as_ref(), &versions, replayed)?;
     options_file::store(fs.as_ref(), dir, &opts)?;
@@ -135,6 +143,55 @@ fn lock_dir(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<Box<dyn F
     }
     fs.create_dir_all(dir)?;
     fs.lock(&dir.join("LOCK"))
+}
+
+/// Step 1, continued. If `use_direct_reads` or `use_direct_io_for_flush_and_compaction`
+/// is on, creates [`filename::DIRECT_IO_PROBE`] in `dir` the way table files will be
+/// created (direct iff the write option is on), writes and syncs one byte, reads it
+/// back the way tables will be read (direct iff the read option is on), and removes
+/// the file (best effort: a leftover `.dbtmp` is removed at the next open). Nothing
+/// when both options are off.
+///
+/// # Errors
+/// `InvalidArgument` naming the option(s) and the probe's path if the file system
+/// refuses direct I/O there (tmpfs before Linux 6.6, or a file system without
+/// `O_DIRECT`); I/O errors of the probe otherwise.
+fn probe_direct_io(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<()> {
+    let (reads, writes) = (
+        opts.use_direct_reads,
+        opts.use_direct_io_for_flush_and_compaction,
+    );
+    let option = match (reads, writes) {
+        (false, false) => return Ok(()),
+        (true, false) => "use_direct_reads=`true`",
+        (false, true) => "use_direct_io_for_flush_and_compaction=`true`",
+        (true, true) => "use_direct_reads=`true` and use_direct_io_for_flush_and_compaction=`true`",
+    };
+    let path = dir.join(filename::DIRECT_IO_PROBE);
+    let probe = || -> Result<()> {
+        let mut f = fs.create_with(&path, FileOptions::default().with_direct(writes))?;
+        f.append(&[0x5a])?;
+        f.sync()?;
+        drop(f);
+        let r = fs.open_random_with(&path, FileOptions::default().with_direct(reads))?;
+        if r.read_vec(0, 1)? != [0x5a] {
+            return Err(Error::Internal(format!(
+                "direct I/O probe read back other bytes than written: path=`{}`",
+                path.display()
+            )));
+        }
+        Ok(())
+    };
+    let result = probe();
+    if fs.exists(&path) {
+        let _ = fs.remove(&path);
+    }
+    result.map_err(|e| match e {
+        Error::InvalidArgument(m) => Error::InvalidArgument(format!(
+            "{option}, but the file system of the database directory refuses direct I/O: {m}"
+        )),
+        e => e,
+    })
 }
 
 fn missing_database(dir: &Path) -> Error {

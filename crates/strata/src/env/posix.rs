@@ -1,10 +1,14 @@
 //! The production [`FileSystem`]: plain files via `std::fs`, positional reads with
-//! `pread`, a user-space write buffer, `fdatasync` for sync.
+//! `pread`, a user-space write buffer, `fdatasync` for sync. With
+//! [`FileOptions::direct`], table files are opened with `O_DIRECT` (Linux only; see
+//! `env/direct.rs`); elsewhere direct I/O is refused with `InvalidArgument`.
 
-use super::{FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
+use super::{FileLock, FileOptions, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::{Error, Result};
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::{self, Read, Write};
+use std::mem::MaybeUninit;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -84,12 +88,61 @@ impl RandomAccessFile for PosixRandom {
             .read_exact_at(buf, offset)
             .map_err(|e| Error::io("read", &self.path, e))
     }
+    /// `pread` straight into the new `Vec`'s uninitialised capacity: no zero-fill.
+    fn read_vec(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
+        pread_vec(&self.file, &self.path, offset, len)
+    }
     fn size(&self) -> u64 {
         self.size
     }
     fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// Reads exactly `len` bytes of `file` at `offset` into a new `Vec`, with `pread` into
+/// its uninitialised capacity; retries short reads and `EINTR`.
+///
+/// # Errors
+/// `Error::io("read")`: the OS error, or `UnexpectedEof` if the file ends first.
+fn pread_vec(file: &File, path: &Path, offset: u64, len: usize) -> Result<Vec<u8>> {
+    let mut out: Vec<u8> = Vec::with_capacity(len);
+    while out.len() < len {
+        let pos = offset
+            .checked_add(out.len() as u64)
+            .and_then(|p| libc::off_t::try_from(p).ok())
+            .ok_or_else(|| Error::io("read", path, io::Error::from(io::ErrorKind::InvalidInput)))?;
+        let filled = out.len();
+        let spare: &mut [MaybeUninit<u8>] = out.spare_capacity_mut();
+        let want = spare.len().min(len - filled);
+        let dst = spare.as_mut_ptr().cast::<libc::c_void>();
+        // SAFETY: `pread` writes at most `want` bytes to `dst`, the start of `out`'s
+        // unused capacity of at least `want` bytes; the fd stays open (borrowed
+        // `file`). On success it returns `n <= want` and has initialised exactly the
+        // first `n` bytes at `dst`, which is what `set_len` then exposes (the length
+        // grows only over bytes already written).
+        let n = unsafe {
+            let n = libc::pread(file.as_raw_fd(), dst, want, pos);
+            if let Ok(k @ 1..) = usize::try_from(n) {
+                out.set_len(filled + k.min(want));
+            }
+            n
+        };
+        match n {
+            0 => {
+                let e = io::Error::new(io::ErrorKind::UnexpectedEof, "read past end of file");
+                return Err(Error::io("read", path, e));
+            }
+            n if n < 0 => {
+                let e = io::Error::last_os_error();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(Error::io("read", path, e));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
 }
 
 struct PosixSequential {
@@ -136,6 +189,53 @@ impl FileSystem for PosixFs {
             path: path.to_path_buf(),
             size,
         }))
+    }
+    fn create_with(&self, path: &Path, opts: FileOptions) -> Result<Box<dyn WritableFile>> {
+        if !opts.direct {
+            return self.create(path);
+        }
+        #[cfg(target_os = "linux")]
+        {
+            let file = super::direct::open(path, true, "create")?;
+            Ok(Box::new(super::direct::DirectWritable::new(
+                file,
+                path.to_path_buf(),
+            )))
+        }
+        #[cfg(not(target_os = "linux"))]
+        Err(super::direct_io_refused(
+            path,
+            "O_DIRECT is Linux-only in this build",
+        ))
+    }
+    fn open_random_with(
+        &self,
+        path: &Path,
+        opts: FileOptions,
+    ) -> Result<Arc<dyn RandomAccessFile>> {
+        if !opts.direct {
+            return self.open_random(path);
+        }
+        #[cfg(target_os = "linux")]
+        {
+            let file = super::direct::open(path, false, "open")?;
+            let size = file
+                .metadata()
+                .map_err(|e| Error::io("stat", path, e))?
+                .len();
+            let align = super::direct::dio_alignment(&file);
+            Ok(Arc::new(super::direct::DirectRandom {
+                file,
+                path: path.to_path_buf(),
+                size,
+                align,
+            }))
+        }
+        #[cfg(not(target_os = "linux"))]
+        Err(super::direct_io_refused(
+            path,
+            "O_DIRECT is Linux-only in this build",
+        ))
     }
     fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
         let file = File::open(path).map_err(|e| Error::io("open", path, e))?;

@@ -16,6 +16,29 @@ fn fixture_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src/options_file/fixtures/OPTIONS-v1")
 }
 
+/// The fixture of the v1 writer that added the direct-I/O keys.
+fn direct_io_fixture_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src/options_file/fixtures/OPTIONS-v1-direct-io")
+}
+
+/// `[DBOptions]` keys appended after `OPTIONS-v1` was frozen, oldest first.
+const KEYS_AFTER_FIRST_V1: &[&str] = &[
+    "enable_pipelined_write",
+    "use_direct_reads",
+    "use_direct_io_for_flush_and_compaction",
+];
+
+/// `text` without the lines of keys appended after `OPTIONS-v1` was frozen.
+fn without_later_keys(text: &str) -> String {
+    text.split_inclusive('\n')
+        .filter(|l| {
+            !KEYS_AFTER_FIRST_V1
+                .iter()
+                .any(|k| l.strip_prefix(k).is_some_and(|r| r.starts_with('=')))
+        })
+        .collect()
+}
+
 /// Every option away from its default, three level entries.
 fn fixture_options() -> Options {
     Options::default()
@@ -52,33 +75,42 @@ fn fixture_options() -> Options {
         ])
 }
 
+/// The first v1 file (written before the keys of `KEYS_AFTER_FIRST_V1`) still decodes
+/// exactly, its missing keys taking their defaults, and today's encoding of the same
+/// options is that file plus the appended keys, nothing else changed.
 #[test]
 fn frozen_fixture_v1_decodes_exactly_and_encodes_identically() {
     let encoded = encode(&fixture_options());
-    if std::env::var_os("STRATA_REGEN_FIXTURES").is_some() {
-        std::fs::write(fixture_path(), &encoded).expect("write fixture");
-    }
     let frozen = std::fs::read_to_string(fixture_path()).expect("fixture present");
     let stored = decode(&frozen).expect("fixture decodes");
     assert_eq!(stored.version, 1);
     assert_eq!(stored.options, fixture_options());
+    assert!(!stored.options.use_direct_reads);
+    assert!(!stored.options.use_direct_io_for_flush_and_compaction);
+    assert!(stored.options.enable_pipelined_write);
     assert!(stored.unknown.is_empty(), "{:?}", stored.unknown);
-    // Keys added since the fixture was frozen (invariant 1) are the only difference.
-    let without_added: String = encoded
-        .lines()
-        .filter(|l| {
-            !ADDED_SINCE_FIXTURE
-                .iter()
-                .any(|k| l.split_once('=').is_some_and(|(key, _)| key == *k))
-        })
-        .map(|l| format!("{l}\n"))
-        .collect();
-    assert_eq!(without_added, frozen, "the v1 encoding changed");
+    assert_ne!(encoded, frozen, "the appended keys are written");
+    assert_eq!(without_later_keys(&encoded), frozen, "the v1 encoding changed");
 }
 
-/// `[DBOptions]` keys appended after `OPTIONS-v1` was frozen; the fixture's options
-/// leave them at their defaults, so an old file decodes to the same options.
-const ADDED_SINCE_FIXTURE: &[&str] = &["enable_pipelined_write"];
+/// The v1 file with the direct-I/O keys (and every key before them): decodes
+/// exactly, re-encodes byte for byte.
+#[test]
+fn frozen_fixture_v1_direct_io_decodes_exactly_and_encodes_identically() {
+    let opts = fixture_options()
+        .with_use_direct_reads(true)
+        .with_use_direct_io_for_flush_and_compaction(true);
+    let encoded = encode(&opts);
+    if std::env::var_os("STRATA_REGEN_FIXTURES").is_some() {
+        std::fs::write(direct_io_fixture_path(), &encoded).expect("write fixture");
+    }
+    let frozen = std::fs::read_to_string(direct_io_fixture_path()).expect("fixture present");
+    let stored = decode(&frozen).expect("fixture decodes");
+    assert_eq!(stored.version, 1);
+    assert_eq!(stored.options, opts);
+    assert!(stored.unknown.is_empty(), "{:?}", stored.unknown);
+    assert_eq!(encoded, frozen, "the v1 encoding changed");
+}
 
 #[test]
 fn default_options_name_every_field_once() {
@@ -160,6 +192,8 @@ fn options() -> impl Strategy<Value = Options> {
         ],
         any::<u64>(),
         proptest::collection::vec(level(), 1..6),
+        any::<bool>(),
+        any::<bool>(),
     );
     (sizes, triggers, policies, any::<bool>()).prop_map(|(s, t, p, pipelined)| {
         Options::default()
@@ -187,6 +221,8 @@ fn options() -> impl Strategy<Value = Options> {
             .with_max_manifest_file_size(p.5)
             .with_levels(p.6)
             .with_enable_pipelined_write(pipelined)
+            .with_use_direct_reads(p.7)
+            .with_use_direct_io_for_flush_and_compaction(p.8)
     })
 }
 

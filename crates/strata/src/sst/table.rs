@@ -331,8 +331,7 @@ fn read_contents(
                 "block handle points past the end of the file",
             )
         })?;
-    let mut buf = vec![0u8; len];
-    file.read_exact_at(handle.offset, &mut buf)?;
+    let buf = file.read_vec(handle.offset, len)?;
     Statistics::add(&stats.local().blocks_read, 1);
     Statistics::add(&stats.local().block_bytes_read, len as u64);
     unseal_block(buf).map_err(|r| Error::corruption(file.path(), handle.offset, r))

@@ -44,7 +44,7 @@ use super::edit::VersionEdit;
 use super::file_ref::{FileRef, Obsolete, ObsoleteFiles};
 use super::manifest::{self, Manifest};
 use super::version::Version;
-use crate::env::{FileSystem, WritableFile};
+use crate::env::{FileOptions, FileSystem, WritableFile};
 use crate::error::{Error, Result};
 use crate::filename;
 use arc_swap::ArcSwap;
@@ -93,6 +93,9 @@ pub(crate) struct VersionSet {
     dirs: Vec<PathBuf>,
     /// MANIFEST size that triggers a roll-over to a new one.
     max_manifest_file_size: u64,
+    /// How [`VersionSet::new_table`] creates table files (direct I/O or not); set once,
+    /// before the set is shared.
+    table_file_options: FileOptions,
     writer: Mutex<Writer>,
     current: ArcSwap<Version>,
     next_file_number: AtomicU64,
@@ -197,6 +200,7 @@ impl VersionSet {
             fs,
             dirs,
             max_manifest_file_size,
+            table_file_options: FileOptions::default(),
             writer: Mutex::new(Writer {
                 manifest: None,
                 failed: false,
@@ -279,6 +283,13 @@ impl VersionSet {
         self.last_sequence.store(sequence, Ordering::Release);
     }
 
+    /// Creates table files with `opts` from now on (chainable; call before sharing).
+    #[must_use]
+    pub fn with_table_file_options(mut self, opts: FileOptions) -> VersionSet {
+        self.table_file_options = opts;
+        self
+    }
+
     /// The queue of files that became obsolete.
     pub fn obsolete(&self) -> &Arc<ObsoleteFiles> {
         &self.obsolete
@@ -286,6 +297,8 @@ impl VersionSet {
 
     /// Creates a new, empty table file in data path `path_id` and returns its reference
     /// (the file is a *pending output*: live until the reference drops) with its writer.
+    /// The file is created with the table file options
+    /// ([`VersionSet::with_table_file_options`]): direct I/O or not.
     ///
     /// # Errors
     /// `Internal` for an unknown path; I/O errors creating the file (the reference is
@@ -294,7 +307,9 @@ impl VersionSet {
         let dir = self.dir(path_id)?;
         let number = self.new_file_number();
         let file_ref = FileRef::new(number, path_id, &self.obsolete);
-        let file = self.fs.create(&filename::table_file(dir, number))?;
+        let file = self
+            .fs
+            .create_with(&filename::table_file(dir, number), self.table_file_options)?;
         Ok((file_ref, file))
     }
 

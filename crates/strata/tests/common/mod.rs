@@ -28,6 +28,37 @@ pub fn tiny_options() -> Options {
         .with_max_manifest_file_size(16 << 10)
 }
 
+/// A temporary directory (under `$TMPDIR`, else `/tmp`) whose file system accepts
+/// direct I/O, or `None` after printing why `test` is skipped. `STRATA_REQUIRE_DIRECT_IO=1`
+/// turns the skip into a failure.
+pub fn direct_io_tempdir(test: &str) -> Option<tempfile::TempDir> {
+    use strata::env::{FileOptions, FileSystem, PosixFs};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let probe = dir.path().join("probe");
+    let result = PosixFs
+        .create_with(&probe, FileOptions::default().with_direct(true))
+        .and_then(|mut f| {
+            f.append(b"x")?;
+            f.sync()
+        });
+    match result {
+        Ok(()) => {
+            let _ = std::fs::remove_file(&probe);
+            Some(dir)
+        }
+        Err(e) if std::env::var("STRATA_REQUIRE_DIRECT_IO").is_ok_and(|v| v == "1") => {
+            panic!("{test}: O_DIRECT refused in {}: {e}", dir.path().display())
+        }
+        Err(e) => {
+            eprintln!(
+                "SKIPPED {test}: O_DIRECT refused in {} ({e}); set TMPDIR to a disk that supports it",
+                dir.path().display()
+            );
+            None
+        }
+    }
+}
+
 /// A builder whose databases live on `fs` (clones of a `FaultFs` share one file
 /// system, so a test keeps its handle to crash or inspect it).
 pub fn on(fs: &FaultFs) -> DbBuilder {

@@ -59,6 +59,17 @@
 //! at operation `k`, so nothing after it reaches the disk), calls [`FaultFs::crash`],
 //! [`FaultFs::clear_faults`], reopens and checks the recovered state.
 //!
+//! # Direct I/O
+//!
+//! [`FileOptions::direct`] is honoured as a flag, not as a different data path: a
+//! direct writer's bytes are durable only after `sync`, exactly as a buffered one's
+//! (the contract does not distinguish them), and reads see the same bytes. What the
+//! model adds is the refusal: after [`FaultFs::set_direct_io_supported`]`(false)` a
+//! direct create or open fails with `InvalidArgument` naming the path and creates
+//! nothing, as `O_DIRECT` on a file system without it does. [`FaultFs::direct_paths`]
+//! lists every path opened with direct I/O, so tests can check which files the engine
+//! asked for it.
+//!
 //! # Simplifications
 //!
 //! Directories are durable as soon as `create_dir_all` returns and cannot be removed.
@@ -86,7 +97,10 @@ mod tests;
 
 pub use rules::{CrashMode, FailedSyncMode, FaultKinds, FaultRule};
 
-use super::{FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
+use super::{
+    direct_io_refused, FileLock, FileOptions, FileSystem, RandomAccessFile, SequentialFile,
+    WritableFile,
+};
 use crate::error::{Error, Result};
 use handles::{FaultLock, FaultRandom, FaultSequential, FaultWritable, HandleCore};
 use parking_lot::Mutex;
@@ -157,6 +171,18 @@ impl FaultFs {
     /// [`FailedSyncMode::KeepDirty`].
     pub fn set_failed_sync_mode(&self, mode: FailedSyncMode) {
         self.state.lock().failed_sync_mode = mode;
+    }
+
+    /// Whether direct I/O ([`FileOptions::direct`]) is accepted. Default: true. With
+    /// `false`, a direct create or open fails with `InvalidArgument` (after counting
+    /// the operation and running its fault check) and has no other effect.
+    pub fn set_direct_io_supported(&self, supported: bool) {
+        self.state.lock().refuse_direct = !supported;
+    }
+
+    /// Every path created or opened with direct I/O so far, sorted.
+    pub fn direct_paths(&self) -> Vec<PathBuf> {
+        self.state.lock().direct_paths.iter().cloned().collect()
     }
 
     /// Fallible operations seen so far (including failed ones), over all kinds.
@@ -280,12 +306,34 @@ fn core(fs: &FaultFs, id: state::InodeId, epoch: u64, path: PathBuf) -> HandleCo
     }
 }
 
+/// After the fault check of a create or open: refuses direct I/O if the file system
+/// is set to, else records the path. Nothing for buffered I/O.
+fn direct_gate(st: &mut State, path: &Path, opts: FileOptions) -> Result<()> {
+    if !opts.direct {
+        return Ok(());
+    }
+    if st.refuse_direct {
+        return Err(direct_io_refused(path, "Invalid argument (os error 22)"));
+    }
+    st.direct_paths.insert(path.to_path_buf());
+    Ok(())
+}
+
 impl FileSystem for FaultFs {
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        self.create_with(path, FileOptions::default())
+    }
+
+    fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        self.open_random_with(path, FileOptions::default())
+    }
+
+    fn create_with(&self, path: &Path, opts: FileOptions) -> Result<Box<dyn WritableFile>> {
         let path = norm(path);
         let (id, epoch) = {
             let mut st = self.state.lock();
             st.check(FaultKinds::CREATE, "create", &path, None)?;
+            direct_gate(&mut st, &path, opts)?;
             (st.create(&path)?, st.epoch)
         };
         Ok(Box::new(FaultWritable {
@@ -294,11 +342,16 @@ impl FileSystem for FaultFs {
         }))
     }
 
-    fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+    fn open_random_with(
+        &self,
+        path: &Path,
+        opts: FileOptions,
+    ) -> Result<Arc<dyn RandomAccessFile>> {
         let path = norm(path);
         let (id, epoch, size) = {
             let mut st = self.state.lock();
             st.check(FaultKinds::OPEN, "open", &path, None)?;
+            direct_gate(&mut st, &path, opts)?;
             let (id, size) = st.open(&path)?;
             (id, st.epoch, size)
         };

@@ -57,6 +57,11 @@ pub(super) struct State {
     /// crash-loop cycle prints to show the order in which threads touched the disk.
     pub(super) trace: std::collections::VecDeque<String>,
     pub(super) trace_capacity: usize,
+    /// Refuse direct I/O, as a file system without `O_DIRECT` does (tmpfs before Linux
+    /// 6.6).
+    pub(super) refuse_direct: bool,
+    /// Paths ever created or opened with direct I/O.
+    pub(super) direct_paths: BTreeSet<PathBuf>,
 }
 
 /// Normalizes `p` (drops `.` components, repeated and trailing separators).

@@ -4,6 +4,8 @@
 //! [`MemRandom`], so the tests exercise exactly the bytes the builder produced.
 
 mod corruption;
+#[cfg(target_os = "linux")]
+mod direct_io;
 mod fixture;
 mod limits;
 mod model;
