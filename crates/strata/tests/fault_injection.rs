@@ -319,7 +319,7 @@ impl Recorder {
         // source, so even a refusal must trace back to an injected fault.
         assert!(
             is_injected(e),
-            "{what} failed with an error not caused by the fault: {e}"
+            "{what} failed with an error not caused by the fault: {e} ({e:?})"
         );
         // The dead disk must refuse the next write: as poisoned (its WAL append or a
         // job's write failed), or, when the write stalls behind a flush or compaction

@@ -57,7 +57,7 @@ use crate::version::Version;
 use crate::wal::LogWriter;
 use crate::batch::WriteBatchInternal;
 use crate::WriteBatch;
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -94,6 +94,9 @@ pub(crate) struct WriteQueue {
     /// when no leader can exist). Lock order: `log` before `state` (the error path
     /// poisons while holding it); nothing takes `log` while holding `state`.
     log: Mutex<LogWriter>,
+    /// Bumped (after the queue changed) whenever `cv` is notified, so a spinning
+    /// waiter notices without the lock.
+    epoch: AtomicU64,
     /// The last sequence number assigned to a group (invariant 1). Leader only.
     allocated: AtomicU64,
     /// Guards nothing but the wait for publication (`publish`, `drain`).
@@ -109,9 +112,36 @@ impl WriteQueue {
             queue: Mutex::new(QueueState::default()),
             cv: Condvar::new(),
             log: Mutex::new(log),
+            epoch: AtomicU64::new(0),
             allocated: AtomicU64::new(last_sequence),
             publish: Mutex::new(()),
             published: Condvar::new(),
+        }
+    }
+
+    /// Tells waiters that the queue changed (a leader left, results were posted).
+    fn wake(&self) {
+        self.epoch.fetch_add(1, Ordering::Release);
+        self.cv.notify_all();
+    }
+}
+
+/// Spin phases a writer may spend, in all, before it sleeps on the queue. Each ends at
+/// the next queue change or after [`SPIN_LIMIT`]; then the writer checks again under
+/// the lock. A writer that keeps losing the race for leadership ends up asleep.
+const SPIN_PHASES: u32 = 3;
+/// How long one spin phase lasts at most.
+const SPIN_LIMIT: Duration = Duration::from_micros(20);
+
+/// Spins until `epoch` differs from `seen` or [`SPIN_LIMIT`] passes.
+fn spin_until_changed(epoch: &AtomicU64, seen: u64) {
+    let start = Instant::now();
+    while start.elapsed() < SPIN_LIMIT {
+        for _ in 0..64 {
+            if epoch.load(Ordering::Acquire) != seen {
+                return;
+            }
+            std::hint::spin_loop();
         }
     }
 }
@@ -140,7 +170,10 @@ pub(crate) fn write(
         force_switch,
     });
     // Wait until a leader completed this write, or no leader is active and this
-    // writer's slot is at the front: then it takes the slot and leads.
+    // writer's slot is at the front: then it takes the slot and leads. Spin a little
+    // before sleeping: with pipelined writes a leader holds the queue only for its WAL
+    // append, far shorter than a sleep and wake-up.
+    let mut spins_left = SPIN_PHASES;
     let first = loop {
         if let Some(i) = qs.completed.iter().position(|(cid, _)| *cid == id) {
             return qs.completed.swap_remove(i).1;
@@ -151,6 +184,15 @@ pub(crate) fn write(
                 Some(other) => qs.waiting.push_front(other),
                 None => {}
             }
+        }
+        if spins_left > 0 {
+            // Whatever the spin saw, the conditions are checked again under the lock
+            // before any sleep: a change between the last spin and the sleep would
+            // otherwise be a lost wake-up.
+            spins_left -= 1;
+            let seen = q.epoch.load(Ordering::Acquire);
+            MutexGuard::unlocked(&mut qs, || spin_until_changed(&q.epoch, seen));
+            continue;
         }
         q.cv.wait(&mut qs);
     };
@@ -190,7 +232,7 @@ pub(crate) fn write(
     if pipelined {
         // The WAL record is appended (or the group failed): the next leader may start.
         q.queue.lock().leader_active = false;
-        q.cv.notify_all();
+        q.wake();
     }
     let result = staged.and_then(|staged| match staged {
         Some(staged) => insert_and_publish(inner, staged),
@@ -209,7 +251,7 @@ pub(crate) fn write(
         qs.leader_active = false;
     }
     drop(qs);
-    q.cv.notify_all();
+    q.wake();
     result
 }
 

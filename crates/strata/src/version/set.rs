@@ -28,7 +28,9 @@
 //! 2. An edit is durable in the MANIFEST before its version becomes current; a version
 //!    that failed to become durable is never current.
 //! 3. After a failed MANIFEST write nothing more is appended to that MANIFEST (it may
-//!    end in a partial record): every later `log_and_apply` fails.
+//!    end in a partial record): every later `log_and_apply` fails, with the failed
+//!    write's error as the cause (a job racing the failing one must not poison the
+//!    database with a causeless refusal; the crash loop caught that).
 //! 4. Every file number handed out is above every number recorded as used, so a number
 //!    is never reused while a file of that number may exist.
 //! 5. The last sequence number an edit records is read under `writer`, so the values
@@ -82,7 +84,10 @@ pub(crate) struct RecoveryInfo {
 /// The MANIFEST writer and whether it may still be appended to (invariant 3).
 struct Writer {
     manifest: Option<Manifest>,
-    failed: bool,
+    /// The error of the MANIFEST write that failed, if one did. Later edits fail with
+    /// it as their cause, so a job that races the failing one reports the disk's
+    /// error, not a bare refusal.
+    failed: Option<Arc<Error>>,
 }
 
 /// See the module docs.
@@ -203,7 +208,7 @@ impl VersionSet {
             table_file_options: FileOptions::default(),
             writer: Mutex::new(Writer {
                 manifest: None,
-                failed: false,
+                failed: None,
             }),
             current: ArcSwap::from_pointee(version),
             next_file_number: AtomicU64::new(recovered.next_file_number),
@@ -355,7 +360,7 @@ impl VersionSet {
     /// # Errors
     /// `Internal` if the edit does not apply to the current version (broken
     /// bookkeeping); I/O errors from the MANIFEST, after which every later call fails
-    /// (invariant 3). On error nothing is installed; the caller must poison the
+    /// with `Poisoned`, that error as its cause (invariant 3). On error nothing is installed; the caller must poison the
     /// database, since the edit's durability is unknown.
     pub fn log_and_apply(
         &self,
@@ -364,10 +369,8 @@ impl VersionSet {
         install: impl FnOnce(&Arc<Version>),
     ) -> Result<Arc<Version>> {
         let mut writer = self.writer.lock();
-        if writer.failed {
-            return Err(Error::Internal(
-                "MANIFEST write failed earlier; no further edits are accepted".into(),
-            ));
+        if let Some(cause) = &writer.failed {
+            return Err(Error::Poisoned(Arc::clone(cause)));
         }
         let version = self.successor(&self.current(), &edit, refs)?;
         edit.last_sequence = Some(self.last_sequence());
@@ -382,7 +385,7 @@ impl VersionSet {
             }
         };
         if let Err(e) = result {
-            writer.failed = true;
+            writer.failed = Some(Arc::new(e.duplicate()));
             return Err(e);
         }
         if let Some(l) = edit.log_number {

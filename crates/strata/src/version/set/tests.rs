@@ -117,7 +117,18 @@ fn after_a_failed_manifest_write_no_edit_is_accepted() {
             |_| installed = true,
         )
         .expect_err("writer failed earlier");
-    assert_eq!(err.kind(), crate::ErrorKind::Internal, "{err}");
+    // The refusal carries the failed write's error, so a caller can trace it to the disk.
+    assert_eq!(err.kind(), crate::ErrorKind::Poisoned, "{err}");
+    let mut chain = Vec::new();
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(&err);
+    while let Some(e) = cur {
+        chain.push(e.to_string());
+        cur = e.source();
+    }
+    assert!(
+        chain.iter().any(|c| c.contains("injected fault")),
+        "{chain:?}"
+    );
     assert!(!installed);
     assert_eq!(vs.current().num_files(), 0, "nothing installed");
 }
