@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{db_flag, ok};
+use common::{db_flag, ok, EVERY_BENCHMARK_SMALL_TREE};
 
 #[test]
 fn fillrandom_then_readrandom_finds_about_63_percent() {
@@ -15,14 +15,12 @@ fn fillrandom_then_readrandom_finds_about_63_percent() {
         &[
             "bench",
             &db_flag(&db),
-            "--num=20000",
-            "--benchmarks=fillseq,fillrandom,overwrite,readrandom,readseq,readreverse,seekrandom,readwhilewriting,deleterandom,flush,compact,waitforcompaction,stats",
-            "--write_buffer_size=65536",
-            "--target_file_size_base=65536",
-            "--max_bytes_for_level_base=262144",
-            "--threads=2",
             &format!("--json={}", json.display()),
-        ],
+        ]
+        .iter()
+        .chain(EVERY_BENCHMARK_SMALL_TREE)
+        .copied()
+        .collect::<Vec<_>>(),
         None,
     );
     assert!(out.contains("fillrandom   :"), "{out}");

@@ -5,9 +5,9 @@
 
 mod common;
 
-#[cfg(feature = "fjall")]
-use common::ok;
 use common::{db_flag, strata};
+#[cfg(feature = "fjall")]
+use common::{ok, EVERY_BENCHMARK_SMALL_TREE};
 
 #[cfg(feature = "fjall")]
 #[test]
@@ -20,14 +20,12 @@ fn bench_runs_every_benchmark_on_fjall() {
             "bench",
             "--engine=fjall",
             &db_flag(&db),
-            "--num=20000",
-            "--benchmarks=fillseq,fillrandom,overwrite,readrandom,readseq,readreverse,seekrandom,readwhilewriting,deleterandom,flush,compact,waitforcompaction,stats",
-            "--write_buffer_size=65536",
-            "--target_file_size_base=65536",
-            "--max_bytes_for_level_base=262144",
-            "--threads=2",
             &format!("--json={}", json.display()),
-        ],
+        ]
+        .iter()
+        .chain(EVERY_BENCHMARK_SMALL_TREE)
+        .copied()
+        .collect::<Vec<_>>(),
         None,
     );
     assert!(out.contains("Engine:     fjall"), "{out}");

@@ -53,3 +53,14 @@ pub fn assert_readrandom_found_63_percent(out: &str) {
         .expect("found X of Y");
     assert!((found / of - 0.632).abs() < 0.02, "{line}");
 }
+
+/// Every `bench` benchmark, in an order each can run in, on a tree small enough that
+/// 20,000 keys flush and compact: the flags after `--engine`/`--db`.
+pub const EVERY_BENCHMARK_SMALL_TREE: &[&str] = &[
+    "--num=20000",
+    "--benchmarks=fillseq,fillrandom,overwrite,readrandom,readseq,readreverse,seekrandom,readwhilewriting,deleterandom,flush,compact,waitforcompaction,stats",
+    "--write_buffer_size=65536",
+    "--target_file_size_base=65536",
+    "--max_bytes_for_level_base=262144",
+    "--threads=2",
+];
