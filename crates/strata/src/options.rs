@@ -320,7 +320,7 @@ pub struct Options {
     /// appended, so the next group appends while this one inserts into the memtable,
     /// and several groups insert at once. Reads still see whole groups in sequence
     /// order: a group becomes visible only after every earlier one (see
-    /// `docs/ARCHITECTURE.md`, "The write path"). Off: one group at a time appends,
+    /// `docs/ARCHITECTURE.md` §4.1). Off: one group at a time appends,
     /// inserts and publishes, as in LevelDB.
     ///
     /// RocksDB splits this into `enable_pipelined_write` (WAL of group N+1 beside the
