@@ -4,7 +4,13 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+/// Longest a single `strata` run may take before the test kills it and fails: a hung
+/// engine must fail CI, not stall it. (fjall 3.1.13 once deadlocked here, every thread
+/// blocked sending to its full worker queue; see the session note of issue 14.)
+const RUN_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// Runs the `strata` binary with `args` (and stdin `input`), returning its output.
+/// Panics if the run takes longer than [`RUN_LIMIT`] (the process is killed first).
 pub fn strata(args: &[&str], input: Option<&str>) -> Output {
     use std::io::Write;
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_strata"));
@@ -19,7 +25,18 @@ pub fn strata(args: &[&str], input: Option<&str>) -> Output {
             .expect("write stdin");
     }
     drop(child.stdin.take());
-    child.wait_with_output().expect("wait strata")
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(RUN_LIMIT) {
+        Ok(out) => out.expect("wait strata"),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            panic!("strata {args:?} did not finish within {RUN_LIMIT:?}: killed (hung?)");
+        }
+    }
 }
 
 /// Stdout of a run that must succeed.
