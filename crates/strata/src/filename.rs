@@ -9,6 +9,9 @@
 //! OPTIONS            human-readable options of the last open
 //! *.dbtmp            temporary file (removed at open)
 //! ```
+//!
+//! With `Options::db_paths`, table files live in the data paths' directories
+//! ([`Dirs::tables`]) and everything else in the database directory.
 
 use std::path::{Path, PathBuf};
 
@@ -35,6 +38,44 @@ pub enum FileType {
 /// system accepts direct I/O; a `.dbtmp` file, so a crash's leftover is removed at the
 /// next open.
 pub const DIRECT_IO_PROBE: &str = "DIRECT_IO_PROBE.dbtmp";
+
+/// Where a database's files live: the database directory (WALs, MANIFESTs,
+/// `CURRENT`, `OPTIONS`, `LOCK`) and one directory per data path (tables), indexed by
+/// path id. The two may share directories.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dirs {
+    /// The database directory.
+    pub db: PathBuf,
+    /// `tables[path_id]` holds the tables of data path `path_id`; never empty.
+    pub tables: Vec<PathBuf>,
+}
+
+impl Dirs {
+    /// The directories of a database in `db` whose `Options::db_paths` are `paths`
+    /// (empty: tables in `db` too).
+    pub fn new(db: &Path, paths: impl IntoIterator<Item = PathBuf>) -> Dirs {
+        let mut tables: Vec<PathBuf> = paths.into_iter().collect();
+        if tables.is_empty() {
+            tables.push(db.to_path_buf());
+        }
+        Dirs {
+            db: db.to_path_buf(),
+            tables,
+        }
+    }
+
+    /// Every distinct directory: the database directory, then each table directory
+    /// not already listed.
+    pub fn distinct(&self) -> Vec<&Path> {
+        let mut out: Vec<&Path> = vec![&self.db];
+        for t in &self.tables {
+            if !out.contains(&t.as_path()) {
+                out.push(t);
+            }
+        }
+        out
+    }
+}
 
 /// Path of SSTable `number` in `dir`.
 pub fn table_file(dir: &Path, number: u64) -> PathBuf {

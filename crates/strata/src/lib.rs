@@ -99,11 +99,11 @@ pub use error::{Error, ErrorKind, Result};
 pub use key::SequenceNumber;
 pub use limits::{MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use options::{
-    CompactionPriority, Compression, LevelOptions, Options, OutputPartitioning, ReadOptions,
-    WalRecoveryMode, WriteOptions, MAX_LEVELS,
+    CompactionPriority, Compression, DbPath, LevelOptions, Options, OutputPartitioning,
+    ReadOptions, WalRecoveryMode, WriteOptions, MAX_DB_PATHS, MAX_LEVELS,
 };
 pub use snapshot::Snapshot;
-pub use stats::{DbStats, LevelStats, StatisticsSnapshot};
+pub use stats::{DbStats, LatencyHistogram, LevelStats, PathStatsSnapshot, StatisticsSnapshot};
 
 /// The README's examples, compiled as doc-tests so they stay true.
 #[cfg(doctest)]

@@ -119,6 +119,36 @@ pub enum OutputPartitioning {
     },
 }
 
+/// One directory tables may be placed in: an entry of [`Options::db_paths`].
+///
+/// Build it with [`DbPath::new`]. Format: the entry's index is the `path_id` every
+/// table written there records in the MANIFEST, so an entry may be moved (its files
+/// with it) but not reordered while it holds tables.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DbPath {
+    /// The directory. Absolute or relative to the working directory; UTF-8 with no
+    /// line break and no blank at either end (it is recorded in the `OPTIONS` text).
+    pub path: std::path::PathBuf,
+    /// Bytes of tables this path is meant to hold. Placement reads it as a budget for
+    /// whole levels (see [`Options::db_paths`]); it is not enforced against the disk,
+    /// and the last path's target is ignored (it takes whatever the others do not).
+    pub target_size: u64,
+}
+
+impl DbPath {
+    /// The path `path` with a budget of `target_size` bytes.
+    pub fn new(path: impl Into<std::path::PathBuf>, target_size: u64) -> DbPath {
+        DbPath {
+            path: path.into(),
+            target_size,
+        }
+    }
+}
+
+/// The most entries [`Options::db_paths`] may have.
+pub const MAX_DB_PATHS: usize = 16;
+
 /// How the tables written to one level are built: one entry of [`Options::levels`].
 ///
 /// Scope: the level(s) the entry applies to (see [`Options::levels`]). Runtime-mutable:
@@ -366,6 +396,30 @@ pub struct Options {
     ///
     /// Default: false. Runtime-mutable: no. Format: none.
     pub use_direct_io_for_flush_and_compaction: bool,
+    /// The directories table files are placed in, as RocksDB's `db_paths`: entry `i`
+    /// is data path `i`. Empty: every table in the database directory (one path, id
+    /// 0). Otherwise tables live only in these directories (the database directory
+    /// may be one of them) and the WALs, MANIFEST, `CURRENT` and `OPTIONS` stay in the
+    /// database directory.
+    ///
+    /// Placement (the default `compaction::ByLevel` policy, RocksDB's rule): whole
+    /// levels fill the paths in order. L0 is counted as large as L1; a level goes to the
+    /// first path whose `target_size` still holds it after the levels above it there;
+    /// the last path takes every level that fits nowhere else. Flushes write L0's path;
+    /// a compaction writes its output level's, and moves a file down without rewriting
+    /// it only within one path. Statistics per path: [`crate::DbStats::paths`].
+    ///
+    /// Open creates missing directories for a new database; for an existing one every
+    /// directory must exist ([`crate::Error::InvalidArgument`] naming it otherwise),
+    /// and a table the MANIFEST names must be in its path's directory. Each directory
+    /// belongs to one database: open deletes table files there that its MANIFEST does
+    /// not name.
+    ///
+    /// Default: empty. Range: at most [`MAX_DB_PATHS`] entries, distinct directories.
+    /// Runtime-mutable: no. Format: each table records its path's index; a reopen may
+    /// move a directory (with its files) or append paths, not reorder or drop one that
+    /// holds tables.
+    pub db_paths: Vec<DbPath>,
     /// Per-level table options, a policy vector: entry `i` applies to tables written
     /// to level `i`, and the last entry to every deeper level too. Flushes write L0;
     /// a compaction writes its output level.
@@ -404,6 +458,7 @@ impl Default for Options {
             enable_pipelined_write: true,
             use_direct_reads: false,
             use_direct_io_for_flush_and_compaction: false,
+            db_paths: Vec::new(),
             levels: vec![LevelOptions::DEFAULT],
         }
     }
@@ -452,6 +507,7 @@ setters!(Options {
     with_enable_pipelined_write => enable_pipelined_write: bool,
     with_use_direct_reads => use_direct_reads: bool,
     with_use_direct_io_for_flush_and_compaction => use_direct_io_for_flush_and_compaction: bool,
+    with_db_paths => db_paths: Vec<DbPath>,
     with_levels => levels: Vec<LevelOptions>,
 });
 
@@ -580,6 +636,38 @@ impl Options {
         )?;
         for (i, level) in self.levels.iter().enumerate() {
             level.validate(&format!("levels[{i}]"))?;
+        }
+        self.validate_db_paths()
+    }
+
+    /// The `db_paths` part of [`Options::validate`].
+    fn validate_db_paths(&self) -> Result<()> {
+        check(
+            self.db_paths.len() <= MAX_DB_PATHS,
+            "db_paths.len()",
+            self.db_paths.len(),
+            "must be <= 16",
+        )?;
+        for (i, p) in self.db_paths.iter().enumerate() {
+            let text = p.path.to_str().ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "db_paths[{i}].path=`{}` must be UTF-8",
+                    p.path.display()
+                ))
+            })?;
+            check(
+                !text.is_empty()
+                    && text.trim() == text
+                    && !text.contains(['\n', '\r']),
+                format_args!("db_paths[{i}].path"),
+                text,
+                "must be non-empty, with no line break and no blank at either end",
+            )?;
+            if let Some(j) = self.db_paths[..i].iter().position(|q| q.path == p.path) {
+                return Err(Error::InvalidArgument(format!(
+                    "db_paths[{i}].path=`{text}` repeats db_paths[{j}]"
+                )));
+            }
         }
         Ok(())
     }

@@ -32,14 +32,22 @@
 //! block_restart_interval=16
 //! compression=none
 //! bloom_bits_per_key=10
+//!
+//! [DbPath "0"]                         (one per entry of `db_paths`; none if empty)
+//! path=/fast/db
+//! target_size=1073741824
 //! ```
 //! - A section header is `[Name]` or `[Name "argument"]`; an entry is `key=value`,
 //!   split at the first `=`, blanks around key and value trimmed.
 //! - `[Version]` comes first and holds `strata_options_version`.
-//! - `[DBOptions]` holds one entry per field of [`Options`] except `levels`, named as
-//!   the field.
+//! - `[DBOptions]` holds one entry per field of [`Options`] except `levels` and
+//!   `db_paths`, named as the field.
 //! - `[LevelOptions "i"]` for `i = 0, 1, 2, ...` in order and without gaps holds entry
 //!   `i` of [`Options::levels`]; the number of these sections is `levels.len()`.
+//! - `[DbPath "i"]` for `i = 0, 1, ...` in order and without gaps, after the level
+//!   sections, holds entry `i` of [`Options::db_paths`]: `path` (the directory, as
+//!   written; `Options::validate` keeps it to one trimmed line) and `target_size`.
+//!   Added after the first v1 writer; a file without them has empty `db_paths`.
 //! - Values: integers in decimal; floats in Rust's shortest round-trip form (`10`,
 //!   `1.5`); `true`/`false`; enums by snake_case name: `compression` =
 //!   `none|lz4|zstd`, `compaction_priority` =
@@ -50,8 +58,9 @@
 //! The frozen fixture `src/options_file/fixtures/OPTIONS-v1` is a complete example of
 //! the first version-1 writer; `OPTIONS-v1-direct-io` is the same with the keys added
 //! since (`enable_pipelined_write`, `use_direct_reads`,
-//! `use_direct_io_for_flush_and_compaction`). Both must
-//! keep decoding: keys are only ever appended.
+//! `use_direct_io_for_flush_and_compaction`), and `OPTIONS-v1-db-paths` adds the
+//! `[DbPath]` sections. All must keep decoding: keys and sections are only ever
+//! appended.
 //!
 //! # Invariants
 //! 1. The format grows by keys and sections only; names are append-only and never
@@ -76,7 +85,8 @@
 use crate::env::{read_to_vec, write_file_atomic, FileSystem};
 use crate::error::{Error, Result};
 use crate::options::{
-    CompactionPriority, Compression, LevelOptions, Options, OutputPartitioning, WalRecoveryMode,
+    CompactionPriority, Compression, DbPath, LevelOptions, Options, OutputPartitioning,
+    WalRecoveryMode,
 };
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -228,6 +238,19 @@ const LEVEL_FIELDS: &[Field<LevelOptions>] = &[
     field!(LevelOptions, bloom_bits_per_key),
 ];
 
+/// `[DbPath "i"]`, in file order. Append new keys at the end.
+const PATH_FIELDS: &[Field<DbPath>] = &[
+    Field {
+        name: "path",
+        get: |p| p.path.display().to_string(),
+        set: |p, v| {
+            p.path = v.into();
+            Ok(())
+        },
+    },
+    field!(DbPath, target_size),
+];
+
 fn compression_name(c: Compression) -> &'static str {
     match c {
         Compression::None => "none",
@@ -270,6 +293,12 @@ pub fn encode(opts: &Options) -> String {
             let _ = writeln!(out, "{}={}", f.name, (f.get)(level));
         }
     }
+    for (i, path) in opts.db_paths.iter().enumerate() {
+        let _ = write!(out, "\n[DbPath \"{i}\"]\n");
+        for f in PATH_FIELDS {
+            let _ = writeln!(out, "{}={}", f.name, (f.get)(path));
+        }
+    }
     out
 }
 
@@ -295,12 +324,14 @@ enum Section {
     Version,
     Db,
     Level(usize),
+    Path(usize),
     Unknown(String),
 }
 
 fn decode_file(text: &str, path: &Path) -> Result<StoredOptions> {
     let mut options = Options::default();
     let mut levels: Vec<LevelOptions> = Vec::new();
+    let mut paths: Vec<DbPath> = Vec::new();
     let mut unknown = Vec::new();
     let mut version: Option<u32> = None;
     let mut section: Option<Section> = None;
@@ -324,7 +355,7 @@ fn decode_file(text: &str, path: &Path) -> Result<StoredOptions> {
             if matches!(section, Some(Section::Version)) && version.is_none() {
                 return Err(bad("[Version] lacks strata_options_version".to_string()));
             }
-            let next = parse_header(header, levels.len()).map_err(bad)?;
+            let next = parse_header(header, levels.len(), paths.len()).map_err(bad)?;
             if version.is_none() && !matches!(next, Section::Version) {
                 return Err(bad(format!(
                     "the first section must be [Version], not `[{header}]`"
@@ -333,8 +364,10 @@ fn decode_file(text: &str, path: &Path) -> Result<StoredOptions> {
             if !matches!(next, Section::Unknown(_)) && !seen.insert(header.to_string()) {
                 return Err(bad(format!("duplicate section `[{header}]`")));
             }
-            if matches!(next, Section::Level(_)) {
-                levels.push(LevelOptions::default());
+            match next {
+                Section::Level(_) => levels.push(LevelOptions::default()),
+                Section::Path(_) => paths.push(DbPath::new("", 0)),
+                _ => {}
             }
             section = Some(next);
             continue;
@@ -370,11 +403,16 @@ fn decode_file(text: &str, path: &Path) -> Result<StoredOptions> {
                 Some(level) => set(LEVEL_FIELDS, level, key, value).map_err(bad)?,
                 None => false,
             },
+            Section::Path(n) => match paths.get_mut(*n) {
+                Some(path) => set(PATH_FIELDS, path, key, value).map_err(bad)?,
+                None => false,
+            },
         };
         let section_name = match sec {
             Section::Version => "Version".to_string(),
             Section::Db => "DBOptions".to_string(),
             Section::Level(n) => format!("LevelOptions \"{n}\""),
+            Section::Path(n) => format!("DbPath \"{n}\""),
             Section::Unknown(s) => s.clone(),
         };
         if known {
@@ -399,6 +437,7 @@ fn decode_file(text: &str, path: &Path) -> Result<StoredOptions> {
     if !levels.is_empty() {
         options.levels = levels;
     }
+    options.db_paths = paths;
     Ok(StoredOptions {
         version,
         options,
@@ -406,9 +445,13 @@ fn decode_file(text: &str, path: &Path) -> Result<StoredOptions> {
     })
 }
 
-/// Parses the text between `[` and `]`; `next_level` is the index the next
-/// `LevelOptions` section must have.
-fn parse_header(header: &str, next_level: usize) -> std::result::Result<Section, String> {
+/// Parses the text between `[` and `]`; `next_level` and `next_path` are the indexes
+/// the next `LevelOptions` and `DbPath` sections must have.
+fn parse_header(
+    header: &str,
+    next_level: usize,
+    next_path: usize,
+) -> std::result::Result<Section, String> {
     let (name, arg) = match header.split_once(char::is_whitespace) {
         Some((name, arg)) => (name, Some(arg.trim())),
         None => (header, None),
@@ -417,23 +460,33 @@ fn parse_header(header: &str, next_level: usize) -> std::result::Result<Section,
         ("Version", None) => Ok(Section::Version),
         ("DBOptions", None) => Ok(Section::Db),
         ("LevelOptions", Some(arg)) => {
-            let n = arg
-                .strip_prefix('"')
-                .and_then(|a| a.strip_suffix('"'))
-                .and_then(|a| a.parse::<usize>().ok())
-                .ok_or_else(|| format!("bad level in `[{header}]`"))?;
-            if n != next_level {
-                return Err(format!(
-                    "expected [LevelOptions \"{next_level}\"], got `[{header}]`"
-                ));
-            }
-            Ok(Section::Level(n))
+            indexed(header, "LevelOptions", arg, next_level).map(Section::Level)
         }
-        ("Version" | "DBOptions" | "LevelOptions", _) => {
+        ("DbPath", Some(arg)) => indexed(header, "DbPath", arg, next_path).map(Section::Path),
+        ("Version" | "DBOptions" | "LevelOptions" | "DbPath", _) => {
             Err(format!("malformed section header `[{header}]`"))
         }
         _ => Ok(Section::Unknown(header.to_string())),
     }
+}
+
+/// The index of section `[name "arg"]`, which must be `expected` (sections of one
+/// name come in order, without gaps).
+fn indexed(
+    header: &str,
+    name: &str,
+    arg: &str,
+    expected: usize,
+) -> std::result::Result<usize, String> {
+    let n = arg
+        .strip_prefix('"')
+        .and_then(|a| a.strip_suffix('"'))
+        .and_then(|a| a.parse::<usize>().ok())
+        .ok_or_else(|| format!("bad index in `[{header}]`"))?;
+    if n != expected {
+        return Err(format!("expected [{name} \"{expected}\"], got `[{header}]`"));
+    }
+    Ok(n)
 }
 
 /// Sets `key` of `target` from `fields`; `Ok(false)` iff the key is unknown.

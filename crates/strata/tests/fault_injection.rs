@@ -23,7 +23,7 @@
 
 mod common;
 
-use common::{db_scan, key, on, tiny_options};
+use common::{db_scan, key, on, three_data_paths, tiny_options};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use strata::env::{CrashMode, FailedSyncMode, FaultFs, FaultKinds, FaultRule};
@@ -502,6 +502,12 @@ fn scenarios() -> Vec<Scenario> {
             setup: Some(setup_recovery),
             run: run_after_recovery,
         },
+        Scenario {
+            name: "three_paths",
+            opts: three_data_paths,
+            setup: None,
+            run: run_compactions,
+        },
     ]
 }
 
@@ -901,4 +907,11 @@ fn crash_loop_manifest_rollover() {
 #[test]
 fn crash_loop_during_recovery() {
     crash_loop("recovery");
+}
+
+/// The compaction scenario with L0, L1 and L2+ in three directories: each new table,
+/// and its directory entry, must be durable in its own path before a MANIFEST names it.
+#[test]
+fn crash_loop_three_data_paths() {
+    crash_loop("three_paths");
 }

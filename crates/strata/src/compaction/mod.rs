@@ -22,6 +22,8 @@
 //! - `executor`: runs a plan and returns its edit.
 //! - [`gc`]: which versions of a key survive (snapshot stripes).
 //! - [`partitioner`]: where outputs are cut (fixed size, or [`aligned`]).
+//! - [`placement`]: the [`PlacementPolicy`] seam that picks each output's data path;
+//!   the default [`ByLevel`] is RocksDB's rule.
 //! - [`aligned`]: aligned compaction (Kim et al. Algorithm 1) and the false-overlap
 //!   statistic.
 
@@ -30,8 +32,10 @@ pub(crate) mod executor;
 pub mod gc;
 pub mod partitioner;
 pub mod picker;
+pub mod placement;
 pub mod plan;
 pub mod policy;
 
+pub use placement::{ByLevel, PlacementPolicy};
 pub use plan::{Action, Plan, Reason};
 pub use policy::{CompactionPolicy, Leveled};

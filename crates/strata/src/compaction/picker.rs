@@ -49,6 +49,7 @@
 //! See also: the golden tests in `picker/tests.rs`.
 
 use super::partitioner;
+use super::placement::PlacementPolicy;
 use super::plan::{Action, Input, OutputStream, Plan, Reason, SingleStream};
 use crate::options::{CompactionPriority, Options};
 use crate::version::{FileMetaData, Version};
@@ -156,7 +157,14 @@ pub fn scores(version: &Version, opts: &Options) -> Vec<f64> {
 /// Levels scoring >= 1 are tried highest score first (ties: lower level first); the
 /// first level that yields a conflict-free plan wins. See the module docs for how each
 /// level's plan is formed and the invariants every plan satisfies.
-pub fn pick(version: &Version, opts: &Options, busy: &Busy) -> Option<Plan> {
+///
+/// `placement` names each plan's output path.
+pub fn pick(
+    version: &Version,
+    opts: &Options,
+    placement: &dyn PlacementPolicy,
+    busy: &Busy,
+) -> Option<Plan> {
     let level_scores = scores(version, opts);
     let mut order: Vec<(usize, f64)> = level_scores
         .iter()
@@ -168,9 +176,9 @@ pub fn pick(version: &Version, opts: &Options, busy: &Busy) -> Option<Plan> {
     order.into_iter().find_map(|(level, _)| {
         if level == 0 {
             let inputs = version.files(0).to_vec();
-            build(version, opts, 0, inputs, busy, Reason::L0FileCount)
+            build(version, opts, placement, 0, inputs, busy, Reason::L0FileCount)
         } else {
-            pick_file(version, opts, level, busy)
+            pick_file(version, opts, placement, level, busy)
         }
     })
 }
@@ -187,6 +195,7 @@ pub fn pick(version: &Version, opts: &Options, busy: &Busy) -> Option<Plan> {
 pub fn pick_manual(
     version: &Version,
     opts: &Options,
+    placement: &dyn PlacementPolicy,
     level: usize,
     begin: Option<&[u8]>,
     end: Option<&[u8]>,
@@ -203,7 +212,7 @@ pub fn pick_manual(
     if inputs.is_empty() {
         return None;
     }
-    build(version, opts, level, inputs, busy, Reason::Manual)
+    build(version, opts, placement, level, inputs, busy, Reason::Manual)
 }
 
 /// Estimated bytes that compaction must rewrite before every level is within its target
@@ -295,7 +304,13 @@ fn l0_closure(
 
 /// Picks one file of `level` (L1+) by `opts.compaction_priority`, skipping candidates
 /// whose plan would conflict with `busy`.
-fn pick_file(version: &Version, opts: &Options, level: usize, busy: &Busy) -> Option<Plan> {
+fn pick_file(
+    version: &Version,
+    opts: &Options,
+    placement: &dyn PlacementPolicy,
+    level: usize,
+    busy: &Busy,
+) -> Option<Plan> {
     let output_level = level + 1;
     if output_level >= version.num_levels() {
         return None;
@@ -330,6 +345,7 @@ fn pick_file(version: &Version, opts: &Options, level: usize, busy: &Busy) -> Op
         build(
             version,
             opts,
+            placement,
             level,
             vec![Arc::clone(f)],
             busy,
@@ -343,6 +359,7 @@ fn pick_file(version: &Version, opts: &Options, level: usize, busy: &Busy) -> Op
 fn build(
     version: &Version,
     opts: &Options,
+    placement: &dyn PlacementPolicy,
     level: usize,
     inputs: Vec<Arc<FileMetaData>>,
     busy: &Busy,
@@ -369,6 +386,7 @@ fn build(
     let stream = OutputStream::for_level(
         opts,
         output_level,
+        placement.path_for_level(version, opts, output_level),
         partitioner::for_compaction(opts, grandparents),
     );
     let action = if output_level_inputs.is_empty()

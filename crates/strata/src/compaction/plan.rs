@@ -134,12 +134,17 @@ pub struct OutputStream {
 }
 
 impl OutputStream {
-    /// The row stream into `level` under `opts`: the level's table options, data path 0
-    /// (the database directory: the only path until `db_paths` exists), all columns.
-    pub fn for_level(opts: &Options, level: usize, partitioning: Partitioning) -> OutputStream {
+    /// The row stream into `level` under `opts`, written to data path `path_id`: the
+    /// level's table options, all columns.
+    pub fn for_level(
+        opts: &Options,
+        level: usize,
+        path_id: u32,
+        partitioning: Partitioning,
+    ) -> OutputStream {
         OutputStream {
             level,
-            path_id: 0,
+            path_id,
             column_group: ALL_COLUMNS,
             table: TableOptions::for_level(opts, level),
             partitioning,
@@ -189,11 +194,13 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// A flush of `mem` to one L0 file under `opts`. `log_number`: the WAL of the next
-    /// newer memtable (everything older is in `mem` or in tables).
+    /// A flush of `mem` to one L0 file in data path `path_id` under `opts`.
+    /// `log_number`: the WAL of the next newer memtable (everything older is in `mem`
+    /// or in tables).
     pub fn flush(
         opts: &Options,
         mem: Arc<MemTable>,
+        path_id: u32,
         log_number: Option<u64>,
         reason: Reason,
     ) -> Plan {
@@ -203,6 +210,7 @@ impl Plan {
             outputs: vec![OutputStream::for_level(
                 opts,
                 0,
+                path_id,
                 Partitioning::Fixed { target: u64::MAX },
             )],
             router: Arc::new(SingleStream),

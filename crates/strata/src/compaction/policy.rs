@@ -16,6 +16,7 @@
 //! the version set rely on them.
 
 use super::picker::{self, Busy};
+use super::placement::PlacementPolicy;
 use super::plan::Plan;
 use crate::options::Options;
 use crate::version::Version;
@@ -27,16 +28,28 @@ use std::fmt;
 /// as they arrive.
 pub trait CompactionPolicy: Send + Sync + fmt::Debug {
     /// The next automatic compaction of `version`, or `None` if nothing needs doing or
-    /// everything that does conflicts with `busy`.
-    fn pick(&self, version: &Version, opts: &Options, busy: &Busy) -> Option<Plan>;
+    /// everything that does conflicts with `busy`. Each output stream's data path is
+    /// `placement`'s answer for its level (a trivial move only within one path).
+    fn pick(
+        &self,
+        version: &Version,
+        opts: &Options,
+        placement: &dyn PlacementPolicy,
+        busy: &Busy,
+    ) -> Option<Plan>;
 
     /// The manual compaction (`Db::compact_range`) of the files of `level`
     /// overlapping the user-key range `[begin, end]` (`None` = unbounded), or `None`
     /// if there is nothing to do or it conflicts with `busy` (the caller retries).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "each is one independent input of the pure function"
+    )]
     fn pick_manual(
         &self,
         version: &Version,
         opts: &Options,
+        placement: &dyn PlacementPolicy,
         level: usize,
         begin: Option<&[u8]>,
         end: Option<&[u8]>,
@@ -57,20 +70,27 @@ pub trait CompactionPolicy: Send + Sync + fmt::Debug {
 pub struct Leveled;
 
 impl CompactionPolicy for Leveled {
-    fn pick(&self, version: &Version, opts: &Options, busy: &Busy) -> Option<Plan> {
-        picker::pick(version, opts, busy)
+    fn pick(
+        &self,
+        version: &Version,
+        opts: &Options,
+        placement: &dyn PlacementPolicy,
+        busy: &Busy,
+    ) -> Option<Plan> {
+        picker::pick(version, opts, placement, busy)
     }
 
     fn pick_manual(
         &self,
         version: &Version,
         opts: &Options,
+        placement: &dyn PlacementPolicy,
         level: usize,
         begin: Option<&[u8]>,
         end: Option<&[u8]>,
         busy: &Busy,
     ) -> Option<Plan> {
-        picker::pick_manual(version, opts, level, begin, end, busy)
+        picker::pick_manual(version, opts, placement, level, begin, end, busy)
     }
 
     fn pending_compaction_bytes(&self, version: &Version, opts: &Options) -> u64 {

@@ -115,7 +115,9 @@ fn compaction_loop(inner: &DbInner) {
                 }
                 if st.bg_error.is_none() && st.manual_waiting == 0 {
                     let version = inner.versions.current();
-                    if let Some(plan) = inner.policy.pick(&version, &inner.opts, &st.busy) {
+                    let placement = inner.placement.as_ref();
+                    if let Some(plan) = inner.policy.pick(&version, &inner.opts, placement, &st.busy)
+                    {
                         mark_busy(&mut st, &plan);
                         break plan;
                     }
@@ -183,7 +185,12 @@ pub(crate) fn wait_idle(inner: &DbInner) -> Result<()> {
             && st.compactions_running == 0
             && inner
                 .policy
-                .pick(&inner.versions.current(), &inner.opts, &st.busy)
+                .pick(
+                    &inner.versions.current(),
+                    &inner.opts,
+                    inner.placement.as_ref(),
+                    &st.busy,
+                )
                 .is_none();
         if idle {
             return Ok(());
@@ -216,8 +223,16 @@ pub(crate) fn compact_range(
                     let mut st = inner.state.lock();
                     st.check_bg_error()?;
                     let version = inner.versions.current();
-                    let policy = &inner.policy;
-                    match policy.pick_manual(&version, &inner.opts, level, begin, end, &st.busy) {
+                    let picked = inner.policy.pick_manual(
+                        &version,
+                        &inner.opts,
+                        inner.placement.as_ref(),
+                        level,
+                        begin,
+                        end,
+                        &st.busy,
+                    );
+                    match picked {
                         Some(p) => {
                             mark_busy(&mut st, &p);
                             Some(p)

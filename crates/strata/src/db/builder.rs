@@ -1,8 +1,8 @@
 //! [`DbBuilder`]: opens a database with injected components.
 //!
 //! Role: components are objects, not settings (STYLE rule 9): the file system every
-//! file goes through, optionally a block cache shared with other databases, and the
-//! compaction policy. They are given here, never in [`Options`], and are not persisted
+//! file goes through, optionally a block cache shared with other databases, the
+//! compaction policy and the placement policy. They are given here, never in [`Options`], and are not persisted
 //! in the `OPTIONS` file.
 //! [`Db::open`] is the builder with every component defaulted.
 //!
@@ -23,7 +23,7 @@
 
 use super::{background, open, Db};
 use crate::cache::BlockCache;
-use crate::compaction::{CompactionPolicy, Leveled};
+use crate::compaction::{ByLevel, CompactionPolicy, Leveled, PlacementPolicy};
 use crate::env::{FileSystem, PosixFs};
 use crate::error::Result;
 use crate::options::Options;
@@ -40,6 +40,8 @@ pub(crate) struct Components {
     pub block_cache: Option<Arc<BlockCache>>,
     /// What to compact next.
     pub policy: Arc<dyn CompactionPolicy>,
+    /// Which data path new tables go to.
+    pub placement: Arc<dyn PlacementPolicy>,
 }
 
 /// Opens databases with injected components. Cheap to clone; one builder may open
@@ -49,6 +51,7 @@ pub struct DbBuilder {
     fs: Option<Arc<dyn FileSystem>>,
     block_cache: Option<Arc<BlockCache>>,
     policy: Option<Arc<dyn CompactionPolicy>>,
+    placement: Option<Arc<dyn PlacementPolicy>>,
 }
 
 impl fmt::Debug for DbBuilder {
@@ -57,6 +60,7 @@ impl fmt::Debug for DbBuilder {
             .field("custom_file_system", &self.fs.is_some())
             .field("block_cache", &self.block_cache)
             .field("compaction_policy", &self.policy)
+            .field("placement_policy", &self.placement)
             .finish()
     }
 }
@@ -99,6 +103,19 @@ impl DbBuilder {
         self
     }
 
+    /// Places new tables in the data paths (`Options::db_paths`) as `placement` says
+    /// (see `compaction::placement` for its contract). Default:
+    /// `compaction::ByLevel`, RocksDB's rule.
+    ///
+    /// **Experimental**, and only with the `internals` feature, like
+    /// [`DbBuilder::compaction_policy`].
+    #[cfg(any(test, feature = "internals"))]
+    #[must_use]
+    pub fn placement_policy(mut self, placement: Arc<dyn PlacementPolicy>) -> DbBuilder {
+        self.placement = Some(placement);
+        self
+    }
+
     /// Validates `options` and opens (or creates) the database in `path`; see
     /// [`Db::open`].
     ///
@@ -110,6 +127,7 @@ impl DbBuilder {
             fs: self.fs.clone().unwrap_or_else(|| Arc::new(PosixFs)),
             block_cache: self.block_cache.clone(),
             policy: self.policy.clone().unwrap_or_else(|| Arc::new(Leveled)),
+            placement: self.placement.clone().unwrap_or_else(|| Arc::new(ByLevel)),
         };
         let inner = Arc::new(open::open(path.as_ref(), options, components)?);
         let threads = background::start(&inner)?;

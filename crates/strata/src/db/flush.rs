@@ -34,7 +34,10 @@ pub(crate) fn flush_oldest(inner: &DbInner) -> Result<bool> {
         st.flush_running = true;
         (mem, flushed_log, next_log)
     };
-    let plan = Plan::flush(&inner.opts, mem, Some(next_log), Reason::Flush);
+    let l0_path = inner
+        .placement
+        .path_for_level(&inner.versions.current(), &inner.opts, 0);
+    let plan = Plan::flush(&inner.opts, mem, l0_path, Some(next_log), Reason::Flush);
     let result = jobs::run(inner, &plan, |st| {
         if !st.imm.is_empty() {
             st.imm.remove(0);

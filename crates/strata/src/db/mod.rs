@@ -34,12 +34,13 @@ pub use iter::DbIterator;
 pub use super_version::SuperVersion;
 
 use crate::cache::{BlockCache, TableCache};
-use crate::compaction::CompactionPolicy;
+use crate::compaction::{CompactionPolicy, PlacementPolicy};
 use crate::env::{FileLock, FileSystem};
 use crate::error::{Error, Result};
 use crate::key::SequenceNumber;
 use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::snapshot::{Snapshot, SnapshotList};
+use crate::stats::path::PathStats;
 use crate::stats::{DbStats, LevelStats, Statistics};
 use crate::version::VersionSet;
 use crate::WriteBatch;
@@ -82,6 +83,12 @@ pub(crate) struct DbInner {
     pub stats: Arc<Statistics>,
     /// What to compact next (an injected component; pure, see `compaction::policy`).
     pub policy: Arc<dyn CompactionPolicy>,
+    /// Which data path new tables go to (an injected component; pure, see
+    /// `compaction::placement`).
+    pub placement: Arc<dyn PlacementPolicy>,
+    /// Table I/O counters of each data path, indexed by path id (recorded by the
+    /// `env::CountingFs` wrapping `fs`).
+    pub path_stats: Vec<Arc<PathStats>>,
     /// Group-commit queue and the WAL writer.
     pub writes: WriteQueue,
     /// Held while open.
@@ -252,6 +259,7 @@ impl Db {
                 .block_cache
                 .as_ref()
                 .map_or(0, |c| c.usage() as u64),
+            paths: self.inner.path_stats.iter().map(|p| p.snapshot()).collect(),
         }
     }
 

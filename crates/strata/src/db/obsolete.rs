@@ -7,10 +7,10 @@
 //! [`delete_obsolete`], called by background threads after each job, deletes them. No
 //! directory is listed while open.
 //!
-//! At open, [`remove_orphans`] lists every data path once and deletes what no durable
-//! state names: tables outside the recovered version (outputs of a job that crashed),
-//! WALs below the MANIFEST's log number, MANIFESTs other than the live one, and
-//! temporary files.
+//! At open, [`remove_orphans`] lists the database directory and every data path once
+//! and deletes what no durable state names: tables outside the recovered version
+//! (outputs of a job that crashed), WALs below the MANIFEST's log number, MANIFESTs
+//! other than the live one, and temporary files.
 
 use super::DbInner;
 use crate::filename::{self, FileType};
@@ -56,7 +56,7 @@ pub(crate) fn remove_orphans(inner: &DbInner) {
     let live: HashSet<u64> = version.live_files().map(|f| f.number).collect();
     let manifest = inner.versions.manifest_number();
     let log_number = inner.versions.log_number();
-    for dir in inner.versions.dirs() {
+    for dir in inner.versions.dirs().distinct() {
         let Ok(names) = inner.fs.list(dir) else {
             continue;
         };

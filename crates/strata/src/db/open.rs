@@ -33,13 +33,14 @@ use super::state::{DbState, MemWithLog};
 use super::write::WriteQueue;
 use super::{obsolete, DbInner, SuperVersion};
 use crate::cache::{BlockCache, TableCache};
-use crate::env::{FileLock, FileOptions, FileSystem, WritableFile};
+use crate::env::{CountingFs, FileLock, FileOptions, FileSystem, WritableFile};
 use crate::error::{Error, Result};
-use crate::filename;
+use crate::filename::{self, Dirs};
 use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::options_file;
 use crate::snapshot::SnapshotList;
+use crate::stats::path::PathStats;
 use crate::stats::{LevelStats, Statistics};
 use crate::version::manifest::CURRENT;
 use crate::version::VersionSet;
@@ -58,10 +59,21 @@ pub(crate) fn open(dir: &Path, opts: Options, components: Components) -> Result<
         fs,
         block_cache,
         policy,
+        placement,
     } = components;
     let lock = lock_dir(fs.as_ref(), dir, &opts)?;
-    probe_direct_io(fs.as_ref(), dir, &opts)?;
-    let versions = recover_versions(&fs, dir, &opts)?.with_table_file_options(
+    let dirs = Dirs::new(dir, opts.db_paths.iter().map(|p| p.path.clone()));
+    let path_stats: Vec<Arc<PathStats>> = dirs
+        .tables
+        .iter()
+        .map(|d| Arc::new(PathStats::new(d.clone())))
+        .collect();
+    let fs: Arc<dyn FileSystem> = Arc::new(CountingFs::new(fs, path_stats.clone()));
+    let versions = recover_versions(&fs, &dirs, &opts)?;
+    for table_dir in &dirs.tables {
+        probe_direct_io(fs.as_ref(), table_dir, &opts)?;
+    }
+    let versions = versions.with_table_file_options(
         FileOptions::default().with_direct(opts.use_direct_io_for_flush_and_compaction),
     );
     let log_number = versions.log_number();
@@ -74,7 +86,7 @@ pub(crate) fn open(dir: &Path, opts: Options, components: Components) -> Result<
     let table_cache = Arc::new(
         TableCache::new(
             Arc::clone(&fs),
-            versions.dirs().to_vec(),
+            dirs.tables.clone(),
             opts.max_open_files,
             block_cache.clone(),
             Arc::clone(&stats),
@@ -82,7 +94,16 @@ pub(crate) fn open(dir: &Path, opts: Options, components: Components) -> Result<
         )
         .with_file_options(FileOptions::default().with_direct(opts.use_direct_reads)),
     );
-    let replayed = replay_wals(fs.as_ref(), dir, &opts, &versions, &table_cache, log_number)?;
+    let l0_path = placement.path_for_level(&versions.current(), &opts, 0);
+    let replayed = replay_wals(
+        fs.as_ref(),
+        dir,
+        &opts,
+        &versions,
+        &table_cache,
+        log_number,
+        l0_path,
+    )?;
     let (wal, log_number) = start_logs(fs.as_ref(), &versions, replayed)?;
     options_file::store(fs.as_ref(), dir, &opts)?;
 
@@ -122,6 +143,8 @@ pub(crate) fn open(dir: &Path, opts: Options, components: Components) -> Result<
         block_cache,
         stats,
         policy,
+        placement,
+        path_stats,
         writes: WriteQueue::new(LogWriter::new(wal), last_sequence),
         opts,
         _lock: lock,
@@ -202,22 +225,27 @@ fn missing_database(dir: &Path) -> Error {
 }
 
 /// Steps 2 and 3. The version set of the durable state the MANIFEST describes (or of
-/// an empty database).
+/// an empty database), with every data path's directory present: created for a new
+/// database, required of an existing one.
 ///
 /// # Errors
-/// `InvalidArgument` against `create_if_missing` / `error_if_exists`, or for options
-/// the database cannot be opened with (naming the option); `Corruption` naming the
-/// MANIFEST if it names a table or WAL that does not exist (it lost edits, or files
-/// were removed behind its back); MANIFEST replay errors.
-fn recover_versions(fs: &Arc<dyn FileSystem>, dir: &Path, opts: &Options) -> Result<VersionSet> {
-    let dirs = vec![dir.to_path_buf()];
+/// `InvalidArgument` against `create_if_missing` / `error_if_exists`, for options
+/// the database cannot be opened with (naming the option), or for a missing data path
+/// of an existing database (naming it); `Corruption` naming the MANIFEST if it names a
+/// table or WAL that does not exist (it lost edits, or files were removed behind its
+/// back); MANIFEST replay errors.
+fn recover_versions(fs: &Arc<dyn FileSystem>, dirs: &Dirs, opts: &Options) -> Result<VersionSet> {
+    let dir = dirs.db.as_path();
     let max = opts.max_manifest_file_size;
     let recovered = VersionSet::recover(Arc::clone(fs), dirs.clone(), max, opts.num_levels)?;
     let Some((versions, info)) = recovered else {
         if !opts.create_if_missing {
             return Err(missing_database(dir));
         }
-        return VersionSet::create(Arc::clone(fs), dirs, max, opts.num_levels);
+        for table_dir in &dirs.tables {
+            fs.create_dir_all(table_dir)?;
+        }
+        return VersionSet::create(Arc::clone(fs), dirs.clone(), max, opts.num_levels);
     };
     if opts.error_if_exists {
         return Err(Error::InvalidArgument(format!(
@@ -228,11 +256,32 @@ fn recover_versions(fs: &Arc<dyn FileSystem>, dir: &Path, opts: &Options) -> Res
     // Refuse options the existing database cannot be opened with before writing.
     let stored = options_file::load(fs.as_ref(), dir)?;
     options_file::check_compatible(stored.as_ref(), opts, info.deepest_level)?;
+    // A data path that vanished (an unmounted disk, a typo) must not be recreated
+    // empty: its tables would read as lost. Refuse it by name instead.
+    for (i, table_dir) in dirs.tables.iter().enumerate() {
+        if !fs.exists(table_dir) {
+            return Err(Error::InvalidArgument(format!(
+                "data path missing: db_paths[{i}]=`{}` does not exist (database `{}`)",
+                table_dir.display(),
+                dir.display()
+            )));
+        }
+    }
     let manifest = dir.join(filename::manifest_name(info.manifest_number));
     // A MANIFEST that lost its tail describes an older version whose tables may since
     // have been deleted: refuse it now rather than fail reads later.
     for f in versions.current().live_files() {
-        let table = filename::table_file(dir, f.number);
+        let Some(table_dir) = dirs.tables.get(f.path_id as usize) else {
+            return Err(Error::InvalidArgument(format!(
+                "the MANIFEST places table {:06}.sst in data path {}, but db_paths has {} \
+                 entries (database `{}`)",
+                f.number,
+                f.path_id,
+                opts.db_paths.len(),
+                dir.display()
+            )));
+        };
+        let table = filename::table_file(table_dir, f.number);
         if !fs.exists(&table) {
             return Err(Error::corruption(
                 &manifest,

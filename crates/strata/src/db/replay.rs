@@ -55,6 +55,7 @@ pub(crate) fn replay_wals(
     versions: &VersionSet,
     table_cache: &TableCache,
     log_number: u64,
+    l0_path: u32,
 ) -> Result<Replayed> {
     let mut logs: Vec<u64> = fs
         .list(dir)?
@@ -71,6 +72,7 @@ pub(crate) fn replay_wals(
     let mut replay = Replay {
         dir,
         opts,
+        l0_path,
         ctx: JobContext {
             fs,
             versions,
@@ -111,6 +113,8 @@ enum Stop {
 struct Replay<'a> {
     dir: &'a Path,
     opts: &'a Options,
+    /// The data path recovery flushes write (placement's answer for L0).
+    l0_path: u32,
     ctx: JobContext<'a>,
     mem: Arc<MemTable>,
     out: Replayed,
@@ -196,7 +200,7 @@ impl Replay<'_> {
             return Ok(());
         }
         let mem = std::mem::replace(&mut self.mem, Arc::new(MemTable::new()));
-        let plan = Plan::flush(self.opts, mem, None, Reason::RecoveryFlush);
+        let plan = Plan::flush(self.opts, mem, self.l0_path, None, Reason::RecoveryFlush);
         let outcome = executor::execute(&plan, &self.ctx)?;
         self.out.edit.new_files.extend(outcome.edit.new_files);
         self.out.refs.extend(outcome.refs);

@@ -24,6 +24,7 @@
 //! back silently (the provided methods do exactly that, so an implementation that knows
 //! nothing of direct I/O is correct as it is).
 
+mod counting;
 #[cfg(target_os = "linux")]
 mod direct;
 #[cfg(all(test, target_os = "linux"))]
@@ -35,6 +36,7 @@ internal_modules!(whole_file);
 
 #[cfg(any(test, feature = "test-util"))]
 pub use fault::{CrashMode, FailedSyncMode, FaultFs, FaultKinds, FaultRule};
+pub(crate) use counting::CountingFs;
 pub use posix::PosixFs;
 pub(crate) use whole_file::{read_to_vec, write_file_atomic};
 

@@ -112,6 +112,36 @@ fn frozen_fixture_v1_direct_io_decodes_exactly_and_encodes_identically() {
     assert_eq!(encoded, frozen, "the v1 encoding changed");
 }
 
+/// The fixture of the v1 writer that added the `[DbPath]` sections.
+fn db_paths_fixture_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src/options_file/fixtures/OPTIONS-v1-db-paths")
+}
+
+/// The v1 file with `[DbPath]` sections: decodes exactly, re-encodes byte for byte,
+/// and without those sections is the direct-I/O fixture (nothing else changed).
+#[test]
+fn frozen_fixture_v1_db_paths_decodes_exactly_and_encodes_identically() {
+    let opts = fixture_options()
+        .with_use_direct_reads(true)
+        .with_use_direct_io_for_flush_and_compaction(true)
+        .with_db_paths(vec![
+            DbPath::new("/fast/db", 1 << 30),
+            DbPath::new("relative/slow db", 0),
+        ]);
+    let encoded = encode(&opts);
+    if std::env::var_os("STRATA_REGEN_FIXTURES").is_some() {
+        std::fs::write(db_paths_fixture_path(), &encoded).expect("write fixture");
+    }
+    let frozen = std::fs::read_to_string(db_paths_fixture_path()).expect("fixture present");
+    let stored = decode(&frozen).expect("fixture decodes");
+    assert_eq!(stored.options, opts);
+    assert!(stored.unknown.is_empty(), "{:?}", stored.unknown);
+    assert_eq!(encoded, frozen, "the v1 encoding changed");
+    let older = std::fs::read_to_string(direct_io_fixture_path()).expect("fixture present");
+    let cut = frozen.find("\n[DbPath").expect("a DbPath section");
+    assert_eq!(&frozen[..cut], older.as_str());
+}
+
 #[test]
 fn default_options_name_every_field_once() {
     let text = encode(&Options::default());
@@ -195,7 +225,13 @@ fn options() -> impl Strategy<Value = Options> {
         any::<bool>(),
         any::<bool>(),
     );
-    (sizes, triggers, policies, any::<bool>()).prop_map(|(s, t, p, pipelined)| {
+    // Paths as `Options::validate` allows them: one trimmed line of UTF-8.
+    let paths = proptest::collection::vec(
+        ("[a-zA-Z0-9/_.:= -]{0,20}[a-zA-Z0-9/_.:=-]", any::<u64>())
+            .prop_map(|(p, t)| DbPath::new(p.trim_start(), t)),
+        0..4,
+    );
+    (sizes, triggers, policies, (any::<bool>(), paths)).prop_map(|(s, t, p, (pipelined, paths))| {
         Options::default()
             .with_create_if_missing(s.0)
             .with_error_if_exists(s.1)
@@ -223,6 +259,7 @@ fn options() -> impl Strategy<Value = Options> {
             .with_enable_pipelined_write(pipelined)
             .with_use_direct_reads(p.7)
             .with_use_direct_io_for_flush_and_compaction(p.8)
+            .with_db_paths(paths)
     })
 }
 
@@ -335,7 +372,7 @@ fn malformed_lines_are_corruption_naming_line_and_offset() {
             54,
             "expected [LevelOptions \"1\"]",
         ),
-        (format!("{v}[LevelOptions 0]\n"), 3, 35, "bad level"),
+        (format!("{v}[LevelOptions 0]\n"), 3, 35, "bad index"),
         (
             format!("{v}[DBOptions]\n[DBOptions]\n"),
             4,

@@ -48,7 +48,7 @@ use super::manifest::{self, Manifest};
 use super::version::Version;
 use crate::env::{FileOptions, FileSystem, WritableFile};
 use crate::error::{Error, Result};
-use crate::filename;
+use crate::filename::{self, Dirs};
 use arc_swap::ArcSwap;
 use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
@@ -93,9 +93,9 @@ struct Writer {
 /// See the module docs.
 pub(crate) struct VersionSet {
     fs: Arc<dyn FileSystem>,
-    /// `dirs[path_id]` holds the tables of data path `path_id`; `dirs[0]` is the
-    /// database directory, which also holds the WALs, MANIFESTs and `CURRENT`.
-    dirs: Vec<PathBuf>,
+    /// The database directory (WALs, MANIFESTs, `CURRENT`) and the table directory of
+    /// each data path.
+    dirs: Dirs,
     /// MANIFEST size that triggers a roll-over to a new one.
     max_manifest_file_size: u64,
     /// How [`VersionSet::new_table`] creates table files (direct I/O or not); set once,
@@ -125,7 +125,7 @@ impl std::fmt::Debug for VersionSet {
 }
 
 impl VersionSet {
-    /// Replays the MANIFEST that `CURRENT` in `dirs[0]` names (see
+    /// Replays the MANIFEST that `CURRENT` in `dirs.db` names (see
     /// [`super::manifest::recover`] for the recovery rule) into a version set that
     /// adopts one reference per recovered file. Returns `Ok(None)` iff there is no
     /// `CURRENT` (no database). No MANIFEST is writable until
@@ -133,17 +133,14 @@ impl VersionSet {
     ///
     /// # Errors
     /// `Corruption` naming the file and offset for a damaged `CURRENT` or MANIFEST;
-    /// `InvalidArgument` if `dirs` is empty; I/O errors.
+    /// `InvalidArgument` if `dirs.tables` is empty; I/O errors.
     pub fn recover(
         fs: Arc<dyn FileSystem>,
-        dirs: Vec<PathBuf>,
+        dirs: Dirs,
         max_manifest_file_size: u64,
         num_levels: usize,
     ) -> Result<Option<(VersionSet, RecoveryInfo)>> {
-        let dir = dirs
-            .first()
-            .ok_or_else(|| Error::InvalidArgument("no database directory".into()))?;
-        let Some(r) = manifest::recover(fs.as_ref(), dir, num_levels)? else {
+        let Some(r) = manifest::recover(fs.as_ref(), &dirs.db, num_levels)? else {
             return Ok(None);
         };
         let info = RecoveryInfo {
@@ -164,10 +161,10 @@ impl VersionSet {
     /// The version set of a new, empty database with `num_levels` levels.
     ///
     /// # Errors
-    /// `InvalidArgument` if `dirs` is empty.
+    /// `InvalidArgument` if `dirs.tables` is empty.
     pub fn create(
         fs: Arc<dyn FileSystem>,
-        dirs: Vec<PathBuf>,
+        dirs: Dirs,
         max_manifest_file_size: u64,
         num_levels: usize,
     ) -> Result<VersionSet> {
@@ -185,12 +182,12 @@ impl VersionSet {
     /// Requires: `recovered.next_file_number` is above every file number in use.
     fn new(
         fs: Arc<dyn FileSystem>,
-        dirs: Vec<PathBuf>,
+        dirs: Dirs,
         max_manifest_file_size: u64,
         recovered: Recovered,
     ) -> Result<VersionSet> {
-        if dirs.is_empty() {
-            return Err(Error::InvalidArgument("no database directory".into()));
+        if dirs.tables.is_empty() {
+            return Err(Error::InvalidArgument("no table directory".into()));
         }
         let obsolete = Arc::new(ObsoleteFiles::default());
         let mut version = recovered.version;
@@ -224,9 +221,9 @@ impl VersionSet {
         self.current.load_full()
     }
 
-    /// The database directory (data path 0).
+    /// The database directory (WALs, MANIFESTs, `CURRENT`).
     pub fn db_dir(&self) -> &Path {
-        self.dirs.first().map_or(Path::new(""), PathBuf::as_path)
+        &self.dirs.db
     }
 
     /// The directory of data path `path_id`.
@@ -235,13 +232,14 @@ impl VersionSet {
     /// `Internal` if no such path exists (a plan named a path the options lack).
     pub fn dir(&self, path_id: u32) -> Result<&Path> {
         self.dirs
+            .tables
             .get(path_id as usize)
             .map(PathBuf::as_path)
             .ok_or_else(|| Error::Internal(format!("no data path: path_id=`{path_id}`")))
     }
 
-    /// Every data path, indexed by path id.
-    pub fn dirs(&self) -> &[PathBuf] {
+    /// The database directory and every data path's directory.
+    pub fn dirs(&self) -> &Dirs {
         &self.dirs
     }
 

@@ -28,6 +28,23 @@ pub fn tiny_options() -> Options {
         .with_max_manifest_file_size(16 << 10)
 }
 
+/// [`tiny_options`] with three data paths, `/db-fast`, `/db-mid` and `/db-slow`, sized
+/// by `ByLevel` placement to hold L0, L1, and L2 with everything deeper (L1's target is
+/// 8 KiB, and L0 counts as large as L1). Absolute paths: for the fault file system.
+pub fn three_data_paths() -> Options {
+    paths_under(Path::new("/"), tiny_options())
+}
+
+/// `opts` with the three data paths of [`three_data_paths`] as `root/db-fast`,
+/// `root/db-mid` and `root/db-slow`.
+pub fn paths_under(root: &Path, opts: Options) -> Options {
+    opts.with_db_paths(vec![
+        strata::DbPath::new(root.join("db-fast"), 8 << 10),
+        strata::DbPath::new(root.join("db-mid"), 8 << 10),
+        strata::DbPath::new(root.join("db-slow"), 0),
+    ])
+}
+
 /// A temporary directory (under `$TMPDIR`, else `/tmp`) whose file system accepts
 /// direct I/O, or `None` after printing why `test` is skipped. `STRATA_REQUIRE_DIRECT_IO=1`
 /// turns the skip into a failure.

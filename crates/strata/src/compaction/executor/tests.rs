@@ -4,6 +4,7 @@
 use super::*;
 use crate::compaction::plan::{Partitioning, Reason, Router, SingleStream};
 use crate::env::PosixFs;
+use crate::filename::Dirs;
 use crate::key::{ParsedKey, ValueKind};
 use crate::memtable::MemTable;
 use crate::stats::Statistics;
@@ -22,7 +23,7 @@ impl Router for ByParity {
 }
 
 fn versions(dir: &Path) -> VersionSet {
-    VersionSet::create(Arc::new(PosixFs), vec![dir.to_path_buf()], u64::MAX, 4)
+    VersionSet::create(Arc::new(PosixFs), Dirs::new(dir, []), u64::MAX, 4)
         .expect("version set")
 }
 
@@ -39,7 +40,7 @@ fn context<'a>(vs: &'a VersionSet, cache: &'a TableCache) -> JobContext<'a> {
 fn table_cache(vs: &VersionSet) -> TableCache {
     TableCache::new(
         Arc::new(PosixFs),
-        vs.dirs().to_vec(),
+        vs.dirs().tables.clone(),
         16,
         None,
         Arc::new(Statistics::default()),
@@ -73,7 +74,7 @@ fn a_router_splits_one_input_into_streams_with_their_own_files() {
     // An older version of `a` that GC drops (no snapshot needs it).
     mem.add(20, ValueKind::Put, b"a", b"newer");
     let opts = Options::default();
-    let mut plan = Plan::flush(&opts, Arc::clone(&mem), Some(9), Reason::Flush);
+    let mut plan = Plan::flush(&opts, Arc::clone(&mem), 0, Some(9), Reason::Flush);
     let mut odd = plan.outputs[0].clone();
     odd.column_group = 7;
     odd.level = 1;
@@ -132,7 +133,7 @@ fn a_router_index_out_of_range_is_an_internal_error() {
     let cache = table_cache(&vs);
     let mem = Arc::new(MemTable::new());
     mem.add(1, ValueKind::Put, b"k", b"v");
-    let mut plan = Plan::flush(&Options::default(), mem, None, Reason::Flush);
+    let mut plan = Plan::flush(&Options::default(), mem, 0, None, Reason::Flush);
     plan.router = Arc::new(Bad);
     let ctx = context(&vs, &cache);
     let err = execute(&plan, &ctx).expect_err("bad route");
@@ -154,6 +155,7 @@ fn a_trivial_move_re_levels_files_without_io() {
         outputs: vec![OutputStream::for_level(
             &Options::default(),
             2,
+            0,
             Partitioning::Fixed { target: 1 << 20 },
         )],
         router: Arc::new(SingleStream),

@@ -2,6 +2,7 @@
 //! rendered as one line (`describe`) and compared with the expected line.
 
 use super::*;
+use crate::compaction::placement::ByLevel;
 use crate::compaction::plan::Partitioning;
 use crate::version::VersionEdit;
 
@@ -100,7 +101,7 @@ fn l0_trigger_takes_all_l0_and_overlapping_l1() {
         (2, 6, "h", "i", 1, 1, 100),
     ]);
     assert_eq!(
-        describe(&v, &opts(MIN), pick(&v, &opts(MIN), &Busy::default())),
+        describe(&v, &opts(MIN), pick(&v, &opts(MIN), &ByLevel, &Busy::default())),
         "L0->L1 in=[23,22,21,20] out=[10,11] gp=[5] bottom=false L0FileCount score=1.00"
     );
     // One busy L0 file blocks the whole L0 compaction; nothing else scores >= 1.
@@ -108,24 +109,24 @@ fn l0_trigger_takes_all_l0_and_overlapping_l1() {
         files: [21].into(),
         ..Busy::default()
     };
-    assert_eq!(describe(&v, &opts(MIN), pick(&v, &opts(MIN), &busy)), "none");
+    assert_eq!(describe(&v, &opts(MIN), pick(&v, &opts(MIN), &ByLevel, &busy)), "none");
     // So does a busy overlapping L1 file, or a running compaction writing into L1.
     let busy = Busy {
         files: [11].into(),
         ..Busy::default()
     };
-    assert_eq!(describe(&v, &opts(MIN), pick(&v, &opts(MIN), &busy)), "none");
+    assert_eq!(describe(&v, &opts(MIN), pick(&v, &opts(MIN), &ByLevel, &busy)), "none");
     let busy = Busy {
         output_ranges: vec![(1, b"f".to_vec(), b"g".to_vec())],
         ..Busy::default()
     };
-    assert_eq!(describe(&v, &opts(MIN), pick(&v, &opts(MIN), &busy)), "none");
+    assert_eq!(describe(&v, &opts(MIN), pick(&v, &opts(MIN), &ByLevel, &busy)), "none");
     // A running compaction into L2 does not conflict with L0->L1.
     let busy = Busy {
         output_ranges: vec![(2, b"a".to_vec(), b"z".to_vec())],
         ..Busy::default()
     };
-    assert!(pick(&v, &opts(MIN), &busy).is_some());
+    assert!(pick(&v, &opts(MIN), &ByLevel, &busy).is_some());
 }
 
 /// L1 is 2.4x its target. Its files, with the L2 bytes each overlaps:
@@ -152,7 +153,7 @@ fn size_triggered() -> Version {
 fn size_trigger_min_overlapping_ratio() {
     let v = size_triggered();
     assert_eq!(
-        describe(&v, &opts(MIN), pick(&v, &opts(MIN), &Busy::default())),
+        describe(&v, &opts(MIN), pick(&v, &opts(MIN), &ByLevel, &Busy::default())),
         "L1->L2 in=[13] out=[] gp=[9] bottom=false LevelSize score=2.40 move"
     );
     // 13 busy: next is 11 (ratio 512), whose range [d,f] has nothing in L3.
@@ -161,7 +162,7 @@ fn size_trigger_min_overlapping_ratio() {
         ..Busy::default()
     };
     assert_eq!(
-        describe(&v, &opts(MIN), pick(&v, &opts(MIN), &busy)),
+        describe(&v, &opts(MIN), pick(&v, &opts(MIN), &ByLevel, &busy)),
         "L1->L2 in=[11] out=[6] gp=[] bottom=true LevelSize score=2.40"
     );
     // ...and if 11's L2 file is busy too, 12 (ratio 2048).
@@ -170,7 +171,7 @@ fn size_trigger_min_overlapping_ratio() {
         ..Busy::default()
     };
     assert_eq!(
-        describe(&v, &opts(MIN), pick(&v, &opts(MIN), &busy)),
+        describe(&v, &opts(MIN), pick(&v, &opts(MIN), &ByLevel, &busy)),
         "L1->L2 in=[12] out=[7,8] gp=[] bottom=true LevelSize score=2.40"
     );
     // A running compaction writing [f,g] into L2 blocks 11 and 12: 10 is left.
@@ -179,7 +180,7 @@ fn size_trigger_min_overlapping_ratio() {
         output_ranges: vec![(2, b"f".to_vec(), b"g".to_vec())],
     };
     assert_eq!(
-        describe(&v, &opts(MIN), pick(&v, &opts(MIN), &busy)),
+        describe(&v, &opts(MIN), pick(&v, &opts(MIN), &ByLevel, &busy)),
         "L1->L2 in=[10] out=[5] gp=[1] bottom=false LevelSize score=2.40"
     );
 }
@@ -188,7 +189,7 @@ fn size_trigger_min_overlapping_ratio() {
 fn size_trigger_oldest_smallest_seq_first() {
     let v = size_triggered();
     assert_eq!(
-        describe(&v, &opts(OLD), pick(&v, &opts(OLD), &Busy::default())),
+        describe(&v, &opts(OLD), pick(&v, &opts(OLD), &ByLevel, &Busy::default())),
         "L1->L2 in=[10] out=[5] gp=[1] bottom=false LevelSize score=2.40"
     );
     let busy = Busy {
@@ -196,7 +197,7 @@ fn size_trigger_oldest_smallest_seq_first() {
         ..Busy::default()
     };
     assert_eq!(
-        describe(&v, &opts(OLD), pick(&v, &opts(OLD), &busy)),
+        describe(&v, &opts(OLD), pick(&v, &opts(OLD), &ByLevel, &busy)),
         "L1->L2 in=[12] out=[7,8] gp=[] bottom=true LevelSize score=2.40"
     );
 }
@@ -211,7 +212,7 @@ fn highest_score_wins_and_blocked_levels_fall_through() {
     specs.push((1, 11, "n", "z", 1, 2, 1000));
     let v = version(&specs);
     assert_eq!(
-        describe(&v, &opts(MIN), pick(&v, &opts(MIN), &Busy::default())),
+        describe(&v, &opts(MIN), pick(&v, &opts(MIN), &ByLevel, &Busy::default())),
         "L1->L2 in=[10] out=[] gp=[] bottom=true LevelSize score=2.00 move"
     );
     // Both L1 files busy (say, an L1->L2 compaction each): L0 cannot run either,
@@ -220,14 +221,14 @@ fn highest_score_wins_and_blocked_levels_fall_through() {
         files: [10, 11].into(),
         ..Busy::default()
     };
-    assert_eq!(describe(&v, &opts(MIN), pick(&v, &opts(MIN), &busy)), "none");
+    assert_eq!(describe(&v, &opts(MIN), pick(&v, &opts(MIN), &ByLevel, &busy)), "none");
     // Only 10 busy: L1 picks 11; L0 would need both.
     let busy = Busy {
         files: [10].into(),
         ..Busy::default()
     };
     assert_eq!(
-        describe(&v, &opts(MIN), pick(&v, &opts(MIN), &busy)),
+        describe(&v, &opts(MIN), pick(&v, &opts(MIN), &ByLevel, &busy)),
         "L1->L2 in=[11] out=[] gp=[] bottom=true LevelSize score=2.00 move"
     );
 }
@@ -236,9 +237,9 @@ fn highest_score_wins_and_blocked_levels_fall_through() {
 fn last_level_never_compacts() {
     let v = version(&[(3, 1, "a", "z", 1, 1, u64::MAX / 2)]);
     assert_eq!(scores(&v, &opts(MIN))[3], 0.0);
-    assert_eq!(describe(&v, &opts(MIN), pick(&v, &opts(MIN), &Busy::default())), "none");
+    assert_eq!(describe(&v, &opts(MIN), pick(&v, &opts(MIN), &ByLevel, &Busy::default())), "none");
     assert_eq!(
-        describe(&v, &opts(MIN), pick_manual(&v, &opts(MIN), 3, None, None, &Busy::default())),
+        describe(&v, &opts(MIN), pick_manual(&v, &opts(MIN), &ByLevel, 3, None, None, &Busy::default())),
         "none"
     );
 }
@@ -258,22 +259,22 @@ fn manual_compaction() {
     let none = Busy::default();
     // [a,a] overlaps only 20, but 21 overlaps 20's range: the L0 range is widened.
     assert_eq!(
-        describe(&v, &o, pick_manual(&v, &o, 0, Some(b"a"), Some(b"a"), &none)),
+        describe(&v, &o, pick_manual(&v, &o, &ByLevel, 0, Some(b"a"), Some(b"a"), &none)),
         "L0->L1 in=[21,20] out=[10,11] gp=[5] bottom=false Manual score=0.75"
     );
     assert_eq!(
-        describe(&v, &o, pick_manual(&v, &o, 1, Some(b"c"), Some(b"m"), &none)),
+        describe(&v, &o, pick_manual(&v, &o, &ByLevel, 1, Some(b"c"), Some(b"m"), &none)),
         "L1->L2 in=[11,12] out=[5] gp=[] bottom=true Manual score=0.30"
     );
     assert_eq!(
-        describe(&v, &o, pick_manual(&v, &o, 1, Some(b"c"), Some(b"d"), &none)),
+        describe(&v, &o, pick_manual(&v, &o, &ByLevel, 1, Some(b"c"), Some(b"d"), &none)),
         "none"
     );
     let busy = Busy {
         files: [5].into(),
         ..Busy::default()
     };
-    assert_eq!(describe(&v, &o, pick_manual(&v, &o, 1, None, None, &busy)), "none");
+    assert_eq!(describe(&v, &o, pick_manual(&v, &o, &ByLevel, 1, None, None, &busy)), "none");
 }
 
 #[test]
@@ -281,11 +282,11 @@ fn busy_add_and_remove_plan() {
     let v = size_triggered();
     let o = opts(MIN);
     let mut busy = Busy::default();
-    let first = pick(&v, &o, &busy).expect("first");
+    let first = pick(&v, &o, &ByLevel, &busy).expect("first");
     busy.add_plan(&first);
     assert_eq!(busy.files, [13].into());
     assert_eq!(busy.output_ranges, [(2, b"j".to_vec(), b"k".to_vec())]);
-    let second = pick(&v, &o, &busy).expect("second");
+    let second = pick(&v, &o, &ByLevel, &busy).expect("second");
     assert_eq!(nums(second.files_at(1)), "[11]");
     busy.add_plan(&second);
     busy.remove_plan(&first);
@@ -330,14 +331,14 @@ fn trivial_move_refused_over_too_many_grandparent_bytes() {
     let mut limit_ok = o.clone();
     limit_ok.target_file_size_base = 600;
     assert_eq!(
-        describe(&v, &limit_ok, pick(&v, &limit_ok, &Busy::default())),
+        describe(&v, &limit_ok, pick(&v, &limit_ok, &ByLevel, &Busy::default())),
         "L1->L2 in=[10] out=[] gp=[20,21] bottom=false LevelSize score=2.00 move",
         "6000 bytes of grandparents = 10 x 600: still a move"
     );
     let mut too_many = o;
     too_many.target_file_size_base = 599;
     assert_eq!(
-        describe(&v, &too_many, pick(&v, &too_many, &Busy::default())),
+        describe(&v, &too_many, pick(&v, &too_many, &ByLevel, &Busy::default())),
         "L1->L2 in=[10] out=[] gp=[20,21] bottom=false LevelSize score=2.00",
         "6000 bytes > 10 x 599: rewritten"
     );

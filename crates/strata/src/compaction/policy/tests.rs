@@ -16,10 +16,16 @@ struct Counting {
 }
 
 impl CompactionPolicy for Counting {
-    fn pick(&self, version: &Version, opts: &Options, busy: &Busy) -> Option<Plan> {
+    fn pick(
+        &self,
+        version: &Version,
+        opts: &Options,
+        placement: &dyn PlacementPolicy,
+        busy: &Busy,
+    ) -> Option<Plan> {
         self.picks.fetch_add(1, Ordering::Relaxed);
         self.automatic
-            .then(|| Leveled.pick(version, opts, busy))
+            .then(|| Leveled.pick(version, opts, placement, busy))
             .flatten()
     }
 
@@ -27,13 +33,14 @@ impl CompactionPolicy for Counting {
         &self,
         version: &Version,
         opts: &Options,
+        placement: &dyn PlacementPolicy,
         level: usize,
         begin: Option<&[u8]>,
         end: Option<&[u8]>,
         busy: &Busy,
     ) -> Option<Plan> {
         self.manual_picks.fetch_add(1, Ordering::Relaxed);
-        Leveled.pick_manual(version, opts, level, begin, end, busy)
+        Leveled.pick_manual(version, opts, placement, level, begin, end, busy)
     }
 
     fn pending_compaction_bytes(&self, version: &Version, opts: &Options) -> u64 {

@@ -14,6 +14,10 @@
 //! exact: every add lands in exactly one shard and is never lost, and a snapshot taken
 //! while threads add sees each add or not, as with one atomic per counter.
 
+pub(crate) mod path;
+
+pub use path::{LatencyHistogram, PathStatsSnapshot, LATENCY_BUCKETS};
+
 use std::fmt::{self, Write as _};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -134,12 +138,18 @@ thread_local! {
     static SHARD: usize = NEXT_SHARD.fetch_add(1, Ordering::Relaxed) % SHARDS;
 }
 
+/// The calling thread's shard index, below [`SHARDS`].
+#[inline]
+fn shard_index() -> usize {
+    SHARD.with(|s| *s)
+}
+
 impl Statistics {
     /// The calling thread's shard.
     #[inline]
     #[expect(clippy::indexing_slicing, reason = "the index is reduced modulo the length")]
     pub fn local(&self) -> &Counters {
-        &self.shards[SHARD.with(|s| *s) % SHARDS]
+        &self.shards[shard_index() % SHARDS]
     }
 
     /// Adds `n` to a counter of a shard ([`Statistics::local`]).
@@ -180,6 +190,9 @@ pub struct DbStats {
     pub counters: StatisticsSnapshot,
     /// Bytes held by the block cache now (by every database sharing it).
     pub block_cache_usage: u64,
+    /// Table I/O per data path, indexed by path id (one entry, the database
+    /// directory, without `Options::db_paths`).
+    pub paths: Vec<PathStatsSnapshot>,
 }
 
 impl DbStats {
