@@ -60,7 +60,11 @@ fn assert_levels_in_their_paths(db: &Db, root: &Path) {
     assert_eq!(tables_in(&root.join("db-mid")), files[1], "L1 {files:?}");
     assert_eq!(tables_in(&root.join("db-slow")), deeper, "L2+ {files:?}");
     assert!(deeper > 0, "the workload must reach L2: {files:?}");
-    assert_eq!(tables_in(&root.join("db")), 0, "no table in the database directory");
+    assert_eq!(
+        tables_in(&root.join("db")),
+        0,
+        "no table in the database directory"
+    );
 }
 
 #[test]
@@ -82,7 +86,10 @@ fn tables_spread_over_three_paths_survive_close_and_reopen() {
     for (p, name) in stats.paths.iter().zip(["db-fast", "db-mid", "db-slow"]) {
         assert_eq!(p.path, root.path().join(name));
         assert!(p.writes > 0 && p.bytes_written > 0, "{name}: {p:?}");
-        assert!(p.reads > 0 && p.read_latency.count() == p.reads, "{name}: {p:?}");
+        assert!(
+            p.reads > 0 && p.read_latency.count() == p.reads,
+            "{name}: {p:?}"
+        );
     }
     let written: u64 = stats.paths.iter().map(|p| p.bytes_written).sum();
     assert_eq!(written, stats.table_bytes_written());
@@ -159,7 +166,10 @@ fn a_missing_data_path_is_invalid_argument_naming_it() {
     assert!(!mid.exists(), "open must not recreate a missing data path");
     // Moved back, the database opens whole.
     std::fs::rename(root.path().join("elsewhere"), &mid).expect("move back");
-    Db::open(&db_dir, opts).expect("reopen").close().expect("close");
+    Db::open(&db_dir, opts)
+        .expect("reopen")
+        .close()
+        .expect("close");
 }
 
 #[test]
@@ -186,7 +196,10 @@ fn dropping_a_path_that_holds_tables_is_refused() {
     std::fs::remove_file(&victim).expect("remove");
     let err = Db::open(&db_dir, opts).expect_err("missing table");
     assert_eq!(err.kind(), ErrorKind::Corruption, "{err}");
-    assert!(err.to_string().contains(&*victim.to_string_lossy()), "{err}");
+    assert!(
+        err.to_string().contains(&*victim.to_string_lossy()),
+        "{err}"
+    );
 }
 
 #[test]

@@ -3,7 +3,8 @@
 //!
 //! What it protects: options that change *how* the engine stores and finds data (file
 //! and memtable sizes, compression, compaction priority, background threads, output
-//! partitioning, the snapshot filter, bloom filters, the block cache, direct I/O) must
+//! partitioning, the snapshot filter, bloom filters, the block cache, direct I/O, data
+//! paths) must
 //! never change
 //! *what* it returns. A bug that only one configuration shows (a filter false negative,
 //! a partition boundary that drops a key, a snapshot filter that skips a visible table)
@@ -84,6 +85,8 @@ fn option_sets() -> Vec<(&'static str, Options)> {
                 .with_compaction_priority(CompactionPriority::OldestSmallestSeqFirst)
                 .with_snapshot_filter(false),
         ),
+        // L0, L1 and L2+ in three directories of the fault file system.
+        ("tiny-three-paths", three_data_paths()),
         // Direct I/O is a data path of `PosixFs`, so these run on a real directory
         // (`observe`); skipped with a note where the temp directory refuses O_DIRECT.
         ("tiny-direct-reads", t().with_use_direct_reads(true)),

@@ -99,6 +99,17 @@ fn model_based_direct_io() {
     }
 }
 
+/// L0, L1 and L2+ in three directories (`db_paths`): every reopen finds each table in
+/// its own path.
+#[test]
+fn model_based_three_data_paths() {
+    for seed in seeds().into_iter().take(4) {
+        let root = tempfile::tempdir().expect("tempdir");
+        let opts = paths_under(root.path(), tiny_options());
+        run_in(&root.path().join("db"), 5000 + seed, 1500, &opts);
+    }
+}
+
 /// `use_direct_reads` alone (tables written buffered, read direct), with no block
 /// cache: every table read goes to the device.
 #[test]

@@ -183,7 +183,9 @@ mod tests {
             fs.create_dir_all(d).expect("mkdir");
         }
         let table = filename::table_file(&dirs[1], 7);
-        let mut w = fs.create_with(&table, FileOptions::default()).expect("create");
+        let mut w = fs
+            .create_with(&table, FileOptions::default())
+            .expect("create");
         w.append(b"hello").expect("append");
         w.append(b" world").expect("append");
         w.sync().expect("sync");

@@ -34,9 +34,9 @@ mod fault;
 mod posix;
 internal_modules!(whole_file);
 
+pub(crate) use counting::CountingFs;
 #[cfg(any(test, feature = "test-util"))]
 pub use fault::{CrashMode, FailedSyncMode, FaultFs, FaultKinds, FaultRule};
-pub(crate) use counting::CountingFs;
 pub use posix::PosixFs;
 pub(crate) use whole_file::{read_to_vec, write_file_atomic};
 
