@@ -663,7 +663,7 @@ impl Options {
                 text,
                 "must be non-empty, with no line break and no blank at either end",
             )?;
-            if let Some(j) = self.db_paths[..i].iter().position(|q| q.path == p.path) {
+            if let Some(j) = self.db_paths.iter().take(i).position(|q| q.path == p.path) {
                 return Err(Error::InvalidArgument(format!(
                     "db_paths[{i}].path=`{text}` repeats db_paths[{j}]"
                 )));

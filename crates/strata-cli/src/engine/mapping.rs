@@ -179,6 +179,13 @@ fn rocksdb(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
             "Options::set_use_direct_io_for_flush_and_compaction({})",
             flags.use_direct_io_for_flush_and_compaction
         )),
+        "db_paths" if flags.db_paths.is_empty() => {
+            exact("not set: tables in the database directory")
+        }
+        "db_paths" => exact(
+            "Options::set_db_paths (same directories and targets; RocksDB's by-level placement, \
+             except that its flushes always write path 0)",
+        ),
         "create_if_missing"
         | "error_if_exists"
         | "paranoid_checks"
@@ -331,6 +338,10 @@ fn fjall(flag: &str, flags: &EngineFlags, p: &FjallPlan) -> (Fidelity, String) {
             "no direct I/O in fjall 3: its tables are read and written through the page \
              cache (ignored)",
         ),
+        "db_paths" if flags.db_paths.is_empty() => exact("every table in the database folder"),
+        "db_paths" => {
+            unmapped("fjall 3 keeps every table in the database folder; --db_paths is ignored")
+        }
         "wal_recovery_mode" => match flags.wal_recovery_mode {
             super::options::WalRecoveryFlag::TolerateCorruptedTailRecords => {
                 exact("fjall's only recovery mode: a torn journal tail is truncated")

@@ -173,6 +173,30 @@ pub struct EngineStats {
     pub compaction_bytes_written: u64,
     /// Bytes of tables read by compactions.
     pub compaction_bytes_read: u64,
+    /// Table I/O per data path (`--db_paths`), where the engine reports it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<PathReport>,
+}
+
+/// Table I/O of one data path, engine-neutral.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PathReport {
+    /// The directory.
+    pub path: String,
+    /// Table reads.
+    pub reads: u64,
+    /// Bytes they returned.
+    pub bytes_read: u64,
+    /// Table appends.
+    pub writes: u64,
+    /// Bytes appended.
+    pub bytes_written: u64,
+    /// Mean read latency, microseconds.
+    pub read_mean_us: f64,
+    /// Median read latency (upper bound of its power-of-two bucket), microseconds.
+    pub read_p50_us: f64,
+    /// 99th-percentile read latency (bucket upper bound), microseconds.
+    pub read_p99_us: f64,
 }
 
 fn counters_as_map<S: serde::Serializer>(

@@ -229,6 +229,11 @@ pub struct EngineFlags {
           default_missing_value = "true", action = clap::ArgAction::Set,
           value_parser = clap::builder::BoolishValueParser::new())]
     pub use_direct_io_for_flush_and_compaction: bool,
+    /// Data paths for table files, `DIR:BYTES,DIR:BYTES,...` (RocksDB's `db_paths`):
+    /// levels fill the paths in order, each path holding levels up to its target bytes,
+    /// the last taking the rest. Empty: tables in `--db`. A DIR may not contain `,`.
+    #[arg(long = "db_paths", value_delimiter = ',', value_parser = parse_db_path)]
+    pub db_paths: Vec<DbPathFlag>,
     /// MANIFEST size (bytes) above which a new MANIFEST is started.
     #[arg(long = "max_manifest_file_size", default_value_t = d().max_manifest_file_size)]
     pub max_manifest_file_size: u64,
@@ -241,6 +246,32 @@ pub struct EngineFlags {
           default_missing_value = "true", action = clap::ArgAction::Set,
           value_parser = clap::builder::BoolishValueParser::new())]
     pub sync: bool,
+}
+
+/// One entry of `--db_paths`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DbPathFlag {
+    /// The directory.
+    pub path: PathBuf,
+    /// Its target size in bytes.
+    pub target_size: u64,
+}
+
+/// Parses `DIR:BYTES` (split at the last `:`, so a DIR may contain `:`).
+fn parse_db_path(s: &str) -> std::result::Result<DbPathFlag, String> {
+    let (dir, bytes) = s
+        .rsplit_once(':')
+        .ok_or_else(|| format!("expected DIR:BYTES, got `{s}`"))?;
+    let target_size = bytes
+        .parse()
+        .map_err(|e| format!("bad target bytes `{bytes}` in `{s}`: {e}"))?;
+    if dir.is_empty() {
+        return Err(format!("empty directory in `{s}`"));
+    }
+    Ok(DbPathFlag {
+        path: PathBuf::from(dir),
+        target_size,
+    })
 }
 
 /// Strata option field → the flag that sets it, to name the flag in validation errors.
@@ -273,6 +304,7 @@ const FIELD_TO_FLAG: &[(&str, &str)] = &[
     ("output_partitioning.variance", "aligned_variance"),
     ("soft_pending", "soft_pending_compaction_bytes_limit"),
     ("hard_pending", "hard_pending_compaction_bytes_limit"),
+    ("db_paths", "db_paths"),
 ];
 
 /// Turns a strata validation message into a one-line error naming the flag.
@@ -347,6 +379,12 @@ impl EngineFlags {
             .with_use_direct_reads(self.use_direct_reads)
             .with_use_direct_io_for_flush_and_compaction(
                 self.use_direct_io_for_flush_and_compaction,
+            )
+            .with_db_paths(
+                self.db_paths
+                    .iter()
+                    .map(|p| strata::DbPath::new(p.path.clone(), p.target_size))
+                    .collect(),
             )
             .with_max_manifest_file_size(self.max_manifest_file_size)
             .with_wal_recovery_mode(match self.wal_recovery_mode {

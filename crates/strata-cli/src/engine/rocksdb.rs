@@ -14,10 +14,10 @@
 use super::rocks_stats::{parse_compaction_stats, parse_tickers};
 use super::{BatchOp, Direction, EngineStats, KvEngine, Visitor};
 use crate::engine::options::{CompactionPriFlag, CompressionFlag, EngineFlags, WalRecoveryFlag};
-use crate::error::Result;
+use crate::error::{CliError, Result};
 use rocksdb::statistics::Ticker;
 use rocksdb::{
-    BlockBasedOptions, Cache, CompactionPri, DBCompressionType, DBRecoveryMode, Options,
+    BlockBasedOptions, Cache, CompactionPri, DBCompressionType, DBPath, DBRecoveryMode, Options,
     ReadOptions, WaitForCompactOptions, WriteBatch, WriteOptions, DB,
 };
 
@@ -99,6 +99,15 @@ impl RocksEngine {
         // MANIFEST buffered.
         o.set_use_direct_reads(flags.use_direct_reads);
         o.set_use_direct_io_for_flush_and_compaction(flags.use_direct_io_for_flush_and_compaction);
+        if !flags.db_paths.is_empty() {
+            let paths = flags
+                .db_paths
+                .iter()
+                .map(|p| DBPath::new(&p.path, p.target_size))
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(|e| CliError::Usage(format!("invalid value for '--db_paths': {e}")))?;
+            o.set_db_paths(&paths);
+        }
         o.enable_statistics();
 
         let mut t = BlockBasedOptions::default();
@@ -228,6 +237,7 @@ impl KvEngine for RocksEngine {
             flush_bytes_written: t(Ticker::FlushWriteBytes),
             compaction_bytes_written: t(Ticker::CompactWriteBytes),
             compaction_bytes_read: t(Ticker::CompactReadBytes),
+            paths: Vec::new(),
         }
     }
 

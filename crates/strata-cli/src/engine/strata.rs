@@ -1,6 +1,6 @@
 //! The Strata engine behind [`KvEngine`].
 
-use super::{BatchOp, Direction, EngineStats, KvEngine, LevelReport, Visitor};
+use super::{BatchOp, Direction, EngineStats, KvEngine, LevelReport, PathReport, Visitor};
 use crate::engine::options::EngineFlags;
 use crate::error::Result;
 use strata::{Db, ReadOptions, WriteBatch, WriteOptions};
@@ -98,7 +98,7 @@ impl KvEngine for StrataEngine {
         let s = self.db.stats();
         let c = &s.counters;
         EngineStats {
-            level_table: s.level_table(),
+            level_table: format!("{}{}", s.level_table(), s.path_table()),
             levels: s
                 .levels
                 .iter()
@@ -121,6 +121,23 @@ impl KvEngine for StrataEngine {
             flush_bytes_written: c.flush_bytes_written,
             compaction_bytes_written: c.compaction_bytes_written,
             compaction_bytes_read: c.compaction_bytes_read,
+            paths: s
+                .paths
+                .iter()
+                .map(|p| {
+                    let us = |d: std::time::Duration| d.as_secs_f64() * 1e6;
+                    PathReport {
+                        path: p.path.display().to_string(),
+                        reads: p.reads,
+                        bytes_read: p.bytes_read,
+                        writes: p.writes,
+                        bytes_written: p.bytes_written,
+                        read_mean_us: us(p.read_latency.mean()),
+                        read_p50_us: us(p.read_latency.quantile(0.5)),
+                        read_p99_us: us(p.read_latency.quantile(0.99)),
+                    }
+                })
+                .collect(),
         }
     }
 

@@ -41,15 +41,15 @@ pub struct ByLevel;
 
 impl PlacementPolicy for ByLevel {
     fn path_for_level(&self, _version: &Version, opts: &Options, level: usize) -> u32 {
-        let paths = &opts.db_paths;
-        let Some(last) = paths.len().checked_sub(1) else {
+        let budgets: Vec<u64> = opts.db_paths.iter().map(|p| p.target_size).collect();
+        let Some(last) = budgets.len().checked_sub(1) else {
             return 0;
         };
         let targets = level_targets(opts);
         // L0's stand-in size is L1's target.
         let size_of = |l: usize| targets.get(l.max(1)).copied().unwrap_or(u64::MAX);
         let mut path = 0;
-        let mut room = paths[0].target_size;
+        let mut room = budgets.first().copied().unwrap_or(0);
         let mut current = 0;
         while path < last {
             let size = size_of(current);
@@ -61,7 +61,7 @@ impl PlacementPolicy for ByLevel {
                 current += 1;
             } else {
                 path += 1;
-                room = paths[path].target_size;
+                room = budgets.get(path).copied().unwrap_or(0);
             }
         }
         // `path` is at most `MAX_DB_PATHS - 1`.

@@ -213,6 +213,35 @@ impl DbStats {
         }
     }
 
+    /// Renders one line per data path: table reads and writes with their bytes, and
+    /// the read latency (mean; p50 and p99 as bucket upper bounds).
+    pub fn path_table(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "Path  Reads     Read(MB)  Writes    Write(MB)  Mean(us)  P50(us)  P99(us)  Dir"
+        );
+        let mb = |b: u64| b as f64 / (1u64 << 20) as f64;
+        let us = |d: std::time::Duration| d.as_secs_f64() * 1e6;
+        for (i, p) in self.paths.iter().enumerate() {
+            let h = &p.read_latency;
+            let _ = writeln!(
+                s,
+                "{:<4}{:>7}{:>13.1}{:>8}{:>13.1}{:>10.1}{:>9.1}{:>9.1}  {}",
+                i,
+                p.reads,
+                mb(p.bytes_read),
+                p.writes,
+                mb(p.bytes_written),
+                us(h.mean()),
+                us(h.quantile(0.5)),
+                us(h.quantile(0.99)),
+                p.path.display()
+            );
+        }
+        s
+    }
+
     /// Renders RocksDB's level table.
     pub fn level_table(&self) -> String {
         let mut s = String::new();
