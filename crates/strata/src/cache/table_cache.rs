@@ -194,19 +194,32 @@ impl TableCache {
     ///
     /// # Errors
     /// As [`TableCache::get`], on the first open only.
+    #[inline]
     pub(crate) fn get_pinned<'a>(
         &self,
         meta: &FileMetaData,
         file: Option<&'a FileRef>,
     ) -> Result<Cow<'a, Arc<Table>>> {
+        // The per-probe path: one atomic load, no call (the first open is out of line).
+        match file.and_then(FileRef::pinned_table) {
+            Some(table) => Ok(Cow::Borrowed(table)),
+            None => self.open_and_pin(meta, file),
+        }
+    }
+
+    /// The first open of a file by [`TableCache::get_pinned`] (or any open of a file
+    /// with no reference or beyond the pin budget).
+    #[cold]
+    fn open_and_pin<'a>(
+        &self,
+        meta: &FileMetaData,
+        file: Option<&'a FileRef>,
+    ) -> Result<Cow<'a, Arc<Table>>> {
+        let table = self.get(meta)?;
         let Some(file) = file else {
-            return self.get(meta).map(Cow::Owned);
+            return Ok(Cow::Owned(table));
         };
         debug_assert_eq!(file.number(), meta.number, "get_pinned: wrong FileRef");
-        if let Some(table) = file.pinned_table() {
-            return Ok(Cow::Borrowed(table));
-        }
-        let table = self.get(meta)?;
         let reserved = self
             .pins
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {

@@ -94,6 +94,9 @@ fn probe(
     })
 }
 
+// Called once per get, inside the thread-local's closure: inlined, the probe loop
+// shares `get`'s frame (callgrind: about 100 instructions per get fewer than a call).
+#[inline]
 fn get_from_version(
     inner: &DbInner,
     version: &Version,

@@ -111,6 +111,7 @@ impl FileRef {
     }
 
     /// The table pinned by this file, if a read has pinned one. Valid while `self` is.
+    #[inline]
     pub fn pinned_table(&self) -> Option<&Arc<Table>> {
         self.table.get().map(PinnedTable::table)
     }

@@ -109,6 +109,7 @@ impl Version {
     /// The counted reference of `files(level)[index]`, which carries its pinned table;
     /// `None` if out of range or if the version set has not installed this version.
     /// The borrow lasts as long as `self`.
+    #[inline]
     pub(crate) fn file_ref(&self, level: usize, index: usize) -> Option<&FileRef> {
         self.refs.get(level)?.get(index).map(|r| &**r)
     }
