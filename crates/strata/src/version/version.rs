@@ -28,7 +28,7 @@
 //! built by MANIFEST replay or in tests hold none until the version set adopts them.
 //! The references are laid out like the files (`refs[l][i]` is the reference of
 //! `files(l)[i]`), so a read that picked a file by position reaches its pinned table
-//! ([`Version::file_ref`]) without a search.
+//! (`Version::file_ref`) without a search.
 //!
 //! Concurrency: immutable, `Send + Sync`; share as `Arc<Version>`.
 
