@@ -300,7 +300,9 @@ pub struct Options {
     /// Default: 32 MiB. Runtime-mutable: no. Format: none.
     pub block_cache_capacity: usize,
     /// Table files kept open (table cache entries). More: fewer re-opens (each reads
-    /// a footer, index and filter); more file handles and memory.
+    /// a footer, index and filter); more file handles and memory. Up to half of them
+    /// are pinned by their files for the files' lives, so that a lookup in them skips
+    /// the cache (ARCHITECTURE §5.5).
     ///
     /// Default: 1000. Range: >= 16. Runtime-mutable: no. Format: none.
     pub max_open_files: usize,

@@ -15,4 +15,5 @@ mod block_cache;
 mod table_cache;
 
 pub use block_cache::BlockCache;
+pub(crate) use table_cache::PinnedTable;
 pub use table_cache::TableCache;

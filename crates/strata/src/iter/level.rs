@@ -1,5 +1,6 @@
 //! An iterator over one sorted level (L1 and below): the files in key order, each
-//! opened through the table cache only when the iterator reaches it.
+//! opened only when the iterator reaches it (its pinned table, or through the table
+//! cache on the file's first open; ARCHITECTURE §5.5).
 //!
 //! Adds to the [`InternalIterator`] contract: files the [`SnapshotFilter`] rejects are
 //! skipped when seeking and when stepping onto the next or previous file, so a read at
@@ -61,7 +62,8 @@ impl LevelIterator {
         let Some(meta) = self.version.files(self.level).get(index) else {
             return false;
         };
-        match self.tables.get(meta) {
+        let file = self.version.file_ref(self.level, index);
+        match self.tables.get_pinned(meta, file) {
             Ok(t) => {
                 self.current = Some(t.iter());
                 true

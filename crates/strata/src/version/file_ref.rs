@@ -29,11 +29,21 @@
 //! WALs and MANIFESTs are queued through the same [`ObsoleteFiles`] by their owners
 //! (the flush, and the MANIFEST roll-over) once a durable edit makes them unneeded.
 //!
+//! # The pinned table
+//! A `FileRef` also carries the file's open table once a read has opened it
+//! ([`FileRef::pinned_table`], filled by `TableCache::get_pinned`), so that every
+//! version naming the file reads it without a table-cache lookup. The pin lives and
+//! dies with the reference: dropping the last `FileRef` releases the table before the
+//! file is queued, so a pin never keeps an obsolete file's table open (ARCHITECTURE
+//! §5.5).
+//!
 //! Concurrency: `FileRef` is `Send + Sync`; the queue is a short mutex, never held
-//! across I/O.
+//! across I/O; the pin is a `OnceLock` (readers take no lock).
 
+use crate::cache::PinnedTable;
+use crate::sst::Table;
 use parking_lot::Mutex;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A file that became unneeded, waiting to be deleted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,6 +93,9 @@ pub(crate) struct FileRef {
     number: u64,
     path_id: u32,
     obsolete: Arc<ObsoleteFiles>,
+    /// The file's open table, set at most once by `TableCache::get_pinned` (on the
+    /// first read that opens it within the cache's pin budget); released by `drop`.
+    table: OnceLock<PinnedTable>,
 }
 
 impl FileRef {
@@ -93,7 +106,20 @@ impl FileRef {
             number,
             path_id,
             obsolete: Arc::clone(obsolete),
+            table: OnceLock::new(),
         })
+    }
+
+    /// The table pinned by this file, if a read has pinned one. Valid while `self` is.
+    #[inline]
+    pub fn pinned_table(&self) -> Option<&Arc<Table>> {
+        self.table.get().map(PinnedTable::table)
+    }
+
+    /// Pins `table` unless a racing read pinned one first (then `table` is dropped,
+    /// releasing its budget), and returns the pinned table.
+    pub fn pin(&self, table: PinnedTable) -> &Arc<Table> {
+        self.table.get_or_init(|| table).table()
     }
 
     /// The file number.
@@ -109,6 +135,9 @@ impl FileRef {
 
 impl Drop for FileRef {
     fn drop(&mut self) {
+        // Release the pin first: once queued, the file may be evicted and deleted at
+        // any moment, and the pin must not keep its table open past that.
+        drop(self.table.take());
         self.obsolete.push(Obsolete::Table {
             number: self.number,
             path_id: self.path_id,

@@ -26,6 +26,9 @@
 //! reference (`FileRef`) per file it names (`Version::attach_refs`), so the files stay
 //! on disk for as long as anyone holds the version (see `version::file_ref`). Versions
 //! built by MANIFEST replay or in tests hold none until the version set adopts them.
+//! The references are laid out like the files (`refs[l][i]` is the reference of
+//! `files(l)[i]`), so a read that picked a file by position reaches its pinned table
+//! (`Version::file_ref`) without a search.
 //!
 //! Concurrency: immutable, `Send + Sync`; share as `Arc<Version>`.
 
@@ -42,9 +45,9 @@ use std::sync::Arc;
 pub struct Version {
     /// `levels[l]` = files of level `l`, ordered as the module invariants say.
     levels: Vec<Vec<Arc<FileMetaData>>>,
-    /// One reference per physical file named by `levels`, sorted by file number; empty
-    /// for versions not (yet) installed by the version set.
-    refs: Vec<Arc<FileRef>>,
+    /// One reference per file named by `levels`, in the same shape (`refs[l][i]` for
+    /// `levels[l][i]`); empty for versions not (yet) installed by the version set.
+    refs: Vec<Vec<Arc<FileRef>>>,
 }
 
 /// L0 order: newest first (largest sequence number, then file number, descending).
@@ -91,6 +94,9 @@ impl Version {
             ));
         }
         self.levels.resize(num_levels, Vec::new());
+        if !self.refs.is_empty() {
+            self.refs.resize(num_levels, Vec::new());
+        }
         Ok(self)
     }
 
@@ -98,6 +104,14 @@ impl Version {
     /// out of range. The slice borrows `self`.
     pub fn files(&self, level: usize) -> &[Arc<FileMetaData>] {
         self.levels.get(level).map_or(&[], Vec::as_slice)
+    }
+
+    /// The counted reference of `files(level)[index]`, which carries its pinned table;
+    /// `None` if out of range or if the version set has not installed this version.
+    /// The borrow lasts as long as `self`.
+    #[inline]
+    pub(crate) fn file_ref(&self, level: usize, index: usize) -> Option<&FileRef> {
+        self.refs.get(level)?.get(index).map(|r| &**r)
     }
 
     /// Total size in bytes of the files of `level` (0 if out of range).
@@ -201,6 +215,8 @@ impl Version {
         base: &Version,
         new: &[Arc<FileRef>],
     ) -> Result<(), String> {
+        let mut kept: Vec<&Arc<FileRef>> = base.refs.iter().flatten().collect();
+        kept.sort_unstable_by_key(|r| r.number());
         let mut added: Vec<&Arc<FileRef>> = new.iter().collect();
         added.sort_unstable_by_key(|r| r.number());
         let find = |refs: &[&Arc<FileRef>], n: u64| {
@@ -208,16 +224,20 @@ impl Version {
                 .ok()
                 .and_then(|i| refs.get(i).map(|r| Arc::clone(r)))
         };
-        let kept: Vec<&Arc<FileRef>> = base.refs.iter().collect();
-        let mut refs = Vec::with_capacity(self.num_files());
-        for f in self.levels.iter().flatten() {
-            let found = find(&kept, f.number)
-                .or_else(|| find(&added, f.number))
-                .ok_or_else(|| format!("file {} has no reference", f.number))?;
-            refs.push(found);
-        }
-        refs.sort_unstable_by_key(|r| r.number());
-        self.refs = refs;
+        self.refs = self
+            .levels
+            .iter()
+            .map(|files| {
+                files
+                    .iter()
+                    .map(|f| {
+                        find(&kept, f.number)
+                            .or_else(|| find(&added, f.number))
+                            .ok_or_else(|| format!("file {} has no reference", f.number))
+                    })
+                    .collect()
+            })
+            .collect::<Result<_, _>>()?;
         Ok(())
     }
 
@@ -225,7 +245,7 @@ impl Version {
     /// Number of file references this version holds (equals [`Version::num_files`]
     /// for an installed version).
     pub(crate) fn num_refs(&self) -> usize {
-        self.refs.len()
+        self.refs.iter().map(Vec::len).sum()
     }
 
     /// Checks invariants 1–3 of the module docs.

@@ -224,8 +224,17 @@ fn get_counts_bloom_and_cache_events() {
     assert!(negatives > 950, "bloom rejected only {negatives} of 1000");
 }
 
-#[test]
-fn table_cache_opens_once_and_evicts() {
+/// A table cache of `capacity` over a temporary directory (path 1; path 0 does not
+/// exist) holding table 42, written from `model(11, 500)`.
+struct CachedTable {
+    dir: tempfile::TempDir,
+    tc: crate::cache::TableCache,
+    meta: crate::version::FileMetaData,
+    model: Model,
+    path: PathBuf,
+}
+
+fn cached_table(capacity: usize) -> CachedTable {
     use crate::cache::TableCache;
     use crate::env::{FileSystem, PosixFs};
     use crate::version::FileMetaData;
@@ -241,13 +250,12 @@ fn table_cache_opens_once_and_evicts() {
         b.add(&k.0, v).expect("add");
     }
     let props = b.finish().expect("finish");
-    let stats = Arc::new(Statistics::default());
     let tc = TableCache::new(
         Arc::clone(&fs),
         vec![PathBuf::from("/nonexistent"), dir.path().to_path_buf()],
-        16,
+        capacity,
         Some(Arc::new(BlockCache::new(1 << 20))),
-        Arc::clone(&stats),
+        Arc::new(Statistics::default()),
         true,
     );
     let meta = FileMetaData {
@@ -263,11 +271,30 @@ fn table_cache_opens_once_and_evicts() {
         column_group: 0,
         kind: Default::default(),
     };
+    CachedTable {
+        dir,
+        tc,
+        meta,
+        model: m,
+        path,
+    }
+}
+
+#[test]
+fn table_cache_opens_once_and_evicts() {
+    use crate::version::FileMetaData;
+    let CachedTable {
+        dir: _dir,
+        tc,
+        meta,
+        model: m,
+        path,
+    } = cached_table(16);
     let t1 = tc.get(&meta).expect("open");
     let t2 = tc.get(&meta).expect("cached");
     assert!(Arc::ptr_eq(&t1, &t2));
     assert_eq!(t1.path(), path.as_path());
-    assert_eq!(t1.properties().file_size, props.file_size);
+    assert_eq!(t1.properties().file_size, meta.size);
     tc.evict(42);
     let t3 = tc.get(&meta).expect("reopen");
     assert!(!Arc::ptr_eq(&t1, &t3));
@@ -295,4 +322,92 @@ fn table_cache_opens_once_and_evicts() {
             ..meta
         })
         .is_err());
+}
+
+#[test]
+fn pinned_table_skips_the_cache_and_closes_with_its_file() {
+    use crate::version::file_ref::{FileRef, Obsolete, ObsoleteFiles};
+    use std::borrow::Cow;
+    let CachedTable {
+        dir: _dir,
+        tc,
+        meta,
+        model: m,
+        ..
+    } = cached_table(16);
+    let queue = Arc::new(ObsoleteFiles::default());
+    let file = FileRef::new(meta.number, meta.path_id, &queue);
+    let first = tc.get_pinned(&meta, Some(&file)).expect("open and pin");
+    assert!(matches!(first, Cow::Borrowed(_)), "pinned on its first open");
+    let weak = Arc::downgrade(&first);
+    assert_eq!(tc.pinned_count(), 1);
+    let lookups = tc.lookups();
+    for (k, v) in m.iter().take(100) {
+        let t = tc.get_pinned(&meta, Some(&file)).expect("pinned");
+        let got = t.get(&k.0, |_, val| val.to_vec()).expect("get");
+        assert_eq!(got.as_ref(), Some(v));
+    }
+    assert_eq!(tc.lookups(), lookups, "a pinned probe makes no cache lookup");
+    // Other paths (compaction inputs, checksums) still find the one open table.
+    let cached = tc.get(&meta).expect("cached");
+    assert!(weak.upgrade().is_some_and(|t| Arc::ptr_eq(&t, &cached)));
+    drop(cached);
+
+    // The last reference goes: the pin is released, the file queued; the deleter's
+    // eviction then closes the table.
+    drop(file);
+    assert_eq!(tc.pinned_count(), 0);
+    assert_eq!(
+        queue.take(),
+        vec![Obsolete::Table {
+            number: meta.number,
+            path_id: meta.path_id
+        }]
+    );
+    assert!(weak.upgrade().is_some(), "still a cache entry until evicted");
+    tc.evict(meta.number);
+    assert!(weak.upgrade().is_none(), "closed once evicted");
+}
+
+#[test]
+fn pins_stay_within_half_the_capacity_and_are_never_evicted() {
+    use crate::version::file_ref::{FileRef, ObsoleteFiles};
+    use crate::version::FileMetaData;
+    use std::borrow::Cow;
+    let CachedTable {
+        dir, tc, meta, path, ..
+    } = cached_table(4);
+    let copy = |number: u64| {
+        let to = crate::filename::table_file(dir.path(), number);
+        std::fs::copy(&path, to).expect("copy");
+        FileMetaData {
+            number,
+            ..meta.clone()
+        }
+    };
+    let queue = Arc::new(ObsoleteFiles::default());
+    let files: Vec<(FileMetaData, Arc<FileRef>)> = (50..53)
+        .map(|n| (copy(n), FileRef::new(n, meta.path_id, &queue)))
+        .collect();
+    let pinned: Vec<bool> = files
+        .iter()
+        .map(|(m, f)| {
+            let t = tc.get_pinned(m, Some(f)).expect("open");
+            matches!(t, Cow::Borrowed(_))
+        })
+        .collect();
+    assert_eq!(pinned, [true, true, false], "capacity 4 pins at most 2");
+    assert_eq!(tc.pinned_count(), 2);
+    // Churn more unpinned tables through the cache than it holds: the pinned ones stay
+    // cache entries (counted, not evicted, so never opened twice).
+    for n in 60..70 {
+        let m = copy(n);
+        for _ in 0..3 {
+            drop(tc.get(&m).expect("open"));
+        }
+    }
+    for (m, f) in files.iter().take(2) {
+        let pin = f.pinned_table().expect("pinned");
+        assert!(Arc::ptr_eq(pin, &tc.get(m).expect("cached")));
+    }
 }

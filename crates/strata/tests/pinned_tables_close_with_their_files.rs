@@ -1,0 +1,77 @@
+//! Table readers pinned by the version (ARCHITECTURE §5.5) must not outlive their
+//! files: once a compaction replaces every table that point lookups pinned, the old
+//! files are deleted and no descriptor of this process still points at one of them.
+//! (A pin kept past the last `FileRef` would hold a deleted file open, on disk space
+//! the file system cannot reclaim.)
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use strata::{Db, ReadOptions, WriteOptions};
+
+fn tables(dir: &Path) -> BTreeSet<PathBuf> {
+    std::fs::read_dir(dir)
+        .expect("list")
+        .filter_map(|e| Some(e.ok()?.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "sst"))
+        .collect()
+}
+
+/// Table files of `dir` that this process holds open (Linux: `/proc/self/fd`); a
+/// deleted one shows as `<path> (deleted)`.
+fn open_tables(dir: &Path) -> BTreeSet<String> {
+    std::fs::read_dir("/proc/self/fd")
+        .expect("list /proc/self/fd")
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|target| target.starts_with(dir))
+        .map(|target| target.display().to_string())
+        .filter(|target| target.contains(".sst"))
+        .collect()
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn pinned_tables_close_with_their_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = Db::open(dir.path(), common::tiny_options()).expect("open");
+    let (wo, ro) = (WriteOptions::default(), ReadOptions::default());
+    let key = |i: u32| format!("k{i:05}").into_bytes();
+    for i in 0..400u32 {
+        db.put(&wo, &key(i), &[b'a'; 40]).expect("put");
+    }
+    db.flush().expect("flush");
+    db.wait_for_compactions().expect("settle");
+    for i in 0..400u32 {
+        assert_eq!(db.get(&ro, &key(i)).expect("get"), Some(vec![b'a'; 40]));
+    }
+    let before = tables(dir.path());
+    assert!(
+        !open_tables(dir.path()).is_empty(),
+        "lookups left no table open"
+    );
+
+    for i in 0..400u32 {
+        db.put(&wo, &key(i), &[b'b'; 40]).expect("put");
+    }
+    db.compact_range(None, None).expect("compact");
+    db.wait_for_compactions().expect("settle");
+    for i in 0..400u32 {
+        assert_eq!(db.get(&ro, &key(i)).expect("get"), Some(vec![b'b'; 40]));
+    }
+    let after = tables(dir.path());
+    assert!(
+        before.is_disjoint(&after),
+        "replaced tables not deleted: {:?}",
+        before.intersection(&after).collect::<Vec<_>>()
+    );
+    let still_open: Vec<String> = open_tables(dir.path())
+        .into_iter()
+        .filter(|t| t.ends_with("(deleted)") || !after.contains(Path::new(t)))
+        .collect();
+    assert!(
+        still_open.is_empty(),
+        "deleted tables still open: {still_open:?}"
+    );
+    db.close().expect("close");
+}
