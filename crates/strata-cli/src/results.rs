@@ -12,7 +12,7 @@
 //! `null` and named in `unavailable_stats`, never written as 0.
 
 use crate::engine::mapping::OptionMapping;
-use crate::engine::{stat, EngineStats, KvEngine, LevelReport};
+use crate::engine::{stat, EngineStats, KvEngine, LevelReport, PathReport};
 use crate::error::{CliError, Result};
 use crate::runner::OpStats;
 use clap::Args;
@@ -151,6 +151,9 @@ pub struct Record {
     pub unavailable_stats: Vec<String>,
     /// Per-level figures after the result.
     pub levels: Vec<LevelReport>,
+    /// Table I/O per data path, cumulative (Strata only; omitted when empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<PathReport>,
     /// Every engine counter.
     pub counters: BTreeMap<String, u64>,
     /// The full option set of the run (engine flags and workload flags).
@@ -274,6 +277,7 @@ pub fn record(
         compaction_bytes_read: known(stat::COMPACTION_BYTES_READ, stats.compaction_bytes_read),
         unavailable_stats: unavailable.iter().map(|s| (*s).to_string()).collect(),
         levels: stats.levels.clone(),
+        paths: stats.paths.clone(),
         counters: stats.counters.iter().cloned().collect(),
         options,
         option_mapping: option_mapping.to_vec(),

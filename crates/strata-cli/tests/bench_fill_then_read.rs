@@ -135,3 +135,55 @@ fn direct_io_flags_run_and_are_recorded() {
         );
     }
 }
+
+/// `--db_paths` spreads the tables over the directories (L0 and L1 in the first, the
+/// rest in the second), and each record reports every path's table I/O.
+#[test]
+fn db_paths_flag_spreads_tables_and_reports_each_path() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = tmp.path().join("db");
+    let (fast, slow) = (tmp.path().join("fast"), tmp.path().join("slow"));
+    let json = tmp.path().join("bench.jsonl");
+    let out = ok(
+        &[
+            "bench",
+            &db_flag(&db),
+            "--num=20000",
+            "--benchmarks=fillrandom,readrandom",
+            "--write_buffer_size=65536",
+            "--target_file_size_base=65536",
+            "--max_bytes_for_level_base=262144",
+            &format!("--db_paths={}:524288,{}:0", fast.display(), slow.display()),
+            &format!("--json={}", json.display()),
+        ],
+        None,
+    );
+    common::assert_readrandom_found_63_percent(&out);
+    let tables = |d: &std::path::Path| {
+        std::fs::read_dir(d)
+            .expect("list")
+            .filter(|e| {
+                e.as_ref()
+                    .is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".sst"))
+            })
+            .count()
+    };
+    assert!(tables(&fast) > 0 && tables(&slow) > 0, "{out}");
+    assert_eq!(tables(&db), 0);
+    let records = std::fs::read_to_string(&json).expect("json");
+    let last = records.lines().last().expect("a record");
+    let v: serde_json::Value = serde_json::from_str(last).expect("json line");
+    let paths = v["paths"].as_array().expect("paths");
+    assert_eq!(paths.len(), 2, "{last}");
+    for (p, dir) in paths.iter().zip([&fast, &slow]) {
+        assert_eq!(p["path"], dir.display().to_string(), "{last}");
+        assert!(p["bytes_written"].as_u64() > Some(0), "{last}");
+        assert!(p["reads"].as_u64() > Some(0), "{last}");
+    }
+    let bad = common::strata(&["bench", &db_flag(&db), "--db_paths=/x"], None);
+    assert!(!bad.status.success());
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("DIR:BYTES"),
+        "{bad:?}"
+    );
+}
