@@ -112,14 +112,9 @@ fn synced_writes_over_three_paths_survive_a_crash() {
     db.put(&WriteOptions::default().with_sync(true), b"last", b"synced")
         .expect("sync put");
     db.wait_for_compactions().expect("idle");
-    let before: Vec<_> = fs.files();
-    for dir in ["/db-fast", "/db-mid", "/db-slow"] {
-        assert!(
-            before
-                .iter()
-                .any(|f| f.starts_with(dir) && f.to_string_lossy().ends_with(".sst")),
-            "no table in {dir}: {before:?}"
-        );
+    // Every path received tables (L0 may be empty by now: compacted into L1).
+    for p in db.stats().paths {
+        assert!(p.bytes_written > 0, "{p:?}");
     }
     drop(db);
     fs.crash();
