@@ -50,11 +50,13 @@ fn check(db: &Db, want: &BTreeMap<Vec<u8>, Vec<u8>>) {
     assert_eq!(all.len(), want.len());
 }
 
-/// Each path's directory holds exactly the tables of the levels `ByLevel` gives it:
-/// L0 in `db-fast`, L1 in `db-mid`, L2 and deeper in `db-slow`.
-fn assert_levels_in_their_paths(db: &Db, root: &Path) {
-    let stats = db.stats();
-    let files: Vec<usize> = stats.levels.iter().map(|l| l.files).collect();
+/// Closes `db` (so no job is between installing a version and deleting the files it
+/// replaced), then checks that each path's directory holds exactly the tables of the
+/// levels `ByLevel` gives it: L0 in `db-fast`, L1 in `db-mid`, L2 and deeper in
+/// `db-slow`.
+fn close_and_assert_levels_in_their_paths(db: Db, root: &Path) {
+    let files: Vec<usize> = db.stats().levels.iter().map(|l| l.files).collect();
+    db.close().expect("close");
     let deeper: usize = files.iter().skip(2).sum();
     assert_eq!(tables_in(&root.join("db-fast")), files[0], "L0 {files:?}");
     assert_eq!(tables_in(&root.join("db-mid")), files[1], "L1 {files:?}");
@@ -77,7 +79,6 @@ fn tables_spread_over_three_paths_survive_close_and_reopen() {
     db.flush().expect("flush");
     db.wait_for_compactions().expect("idle");
     check(&db, &want);
-    assert_levels_in_their_paths(&db, root.path());
 
     // Every path wrote tables and read them back (compaction inputs at least); the
     // counters name their directories in path-id order.
@@ -93,14 +94,13 @@ fn tables_spread_over_three_paths_survive_close_and_reopen() {
     }
     let written: u64 = stats.paths.iter().map(|p| p.bytes_written).sum();
     assert_eq!(written, stats.table_bytes_written());
-    db.close().expect("close");
+    close_and_assert_levels_in_their_paths(db, root.path());
 
     let db = Db::open(&db_dir, opts).expect("reopen");
     check(&db, &want);
     db.compact_range(None, None).expect("compact");
     check(&db, &want);
-    assert_levels_in_their_paths(&db, root.path());
-    db.close().expect("close");
+    close_and_assert_levels_in_their_paths(db, root.path());
 }
 
 #[test]
