@@ -83,14 +83,6 @@ pub(crate) struct ManualClock {
 }
 
 #[cfg(test)]
-impl ManualClock {
-    /// Moves the clock forward by `d` (time passing between I/Os).
-    pub(crate) fn advance(&self, d: Duration) {
-        *self.now.lock() += d;
-    }
-}
-
-#[cfg(test)]
 impl Clock for ManualClock {
     fn now(&self) -> Duration {
         *self.now.lock()
