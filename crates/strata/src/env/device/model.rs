@@ -16,10 +16,13 @@
 //!   file ended is *sequential* and pays no access latency: the device streams it (read
 //!   ahead, or the disk head already in place). Intel's P4500 lists 10 µs for a
 //!   sequential read against 85 µs random, which the model rounds to zero.
-//! - **IOPS and bandwidth caps**: two token buckets in virtual time, shared by every
-//!   thread using the device. Each keeps the earliest instant the next I/O may start; an
-//!   I/O moves it to `start + cost` (cost `n / iops` for the IOPS bucket, the transfer
-//!   time for the bandwidth one). An I/O larger than [`DeviceModel::max_io`] counts as
+//! - **IOPS and bandwidth caps**: two token buckets in virtual time (GCRA), shared by
+//!   every thread using the device. Each keeps a theoretical instant `tat`: an I/O may
+//!   start once `now >= tat - BURST` and moves it to `max(tat, start) + cost` (cost
+//!   `n / iops` for the IOPS bucket, the transfer time for the bandwidth one). The
+//!   [`BURST`] tolerance is the bucket's depth: 1 ms of credit, so a thread the
+//!   scheduler wakes late catches up instead of losing its turn for good, and the
+//!   long-run rate stays the cap. An I/O larger than [`DeviceModel::max_io`] counts as
 //!   `ceil(b / max_io)` I/Os against the IOPS cap, as AWS counts EBS I/Os; it still holds
 //!   one queue slot.
 //! - **Queue depth**: at most [`DeviceModel::queue_depth`] I/Os in service; the next one
@@ -36,6 +39,10 @@ use std::fmt;
 use std::time::Duration;
 
 const MIB: f64 = (1u64 << 20) as f64;
+
+/// How far ahead of its rate a bucket lets an I/O start (the bucket's depth, as time at
+/// the cap): see the module docs.
+pub(super) const BURST: Duration = Duration::from_millis(1);
 const NANOS_PER_SEC: f64 = 1e9;
 
 /// Queue depth of a model built from figures alone: SATA's NCQ depth, and deeper than
@@ -202,9 +209,10 @@ pub(super) struct Io {
 #[derive(Debug, Default)]
 pub(super) struct Schedule {
     in_service: BinaryHeap<Reverse<Duration>>,
-    /// Earliest start of the next I/O under the IOPS cap.
+    /// Theoretical start of the next I/O under the IOPS cap (it may start up to
+    /// [`BURST`] earlier).
     iops_ready: Duration,
-    /// Earliest start of the next I/O under the bandwidth cap.
+    /// The same under the bandwidth cap.
     bandwidth_ready: Duration,
 }
 
@@ -221,8 +229,8 @@ impl Schedule {
         };
         let start = now
             .max(slot_free)
-            .max(self.iops_ready)
-            .max(self.bandwidth_ready);
+            .max(self.iops_ready.saturating_sub(BURST))
+            .max(self.bandwidth_ready.saturating_sub(BURST));
         let transfer = model.transfer(io.dir, io.bytes);
         let access = if io.sequential {
             Duration::ZERO
@@ -232,8 +240,8 @@ impl Schedule {
         let done = start + access + transfer;
         let per_io = NANOS_PER_SEC / model.iops;
         let iops_cost = Duration::from_nanos((model.io_count(io.bytes) as f64 * per_io) as u64);
-        self.iops_ready = start + iops_cost;
-        self.bandwidth_ready = start + transfer;
+        self.iops_ready = self.iops_ready.max(start) + iops_cost;
+        self.bandwidth_ready = self.bandwidth_ready.max(start) + transfer;
         self.in_service.push(Reverse(done));
         done
     }

@@ -4,7 +4,7 @@
 //! byte-identical reads; and the string forms of a model.
 
 use super::clock::ManualClock;
-use super::model::{Direction, Io, Schedule};
+use super::model::{Direction, Io, Schedule, BURST};
 use super::*;
 use crate::env::{FaultFs, FileOptions, PosixFs};
 use crate::error::Error;
@@ -60,33 +60,40 @@ fn back_to_back_streams_run_at_the_bandwidth_cap() {
     }
     assert_eq!(now, Duration::from_millis(100));
 
+    // Eight at once: each starts 10 ms after the previous, less the bucket's credit.
     let mut s = Schedule::default();
     let last = (0..8).map(|_| s.admit(&m, us(0), read(MIB))).max();
-    assert_eq!(last, Some(Duration::from_millis(80)));
+    assert_eq!(last, Some(Duration::from_millis(80) - BURST));
 }
 
 #[test]
 fn a_burst_is_paced_by_the_iops_cap() {
-    // 1,000 IOPS: ten reads arriving together start 1 ms apart.
+    // 1,000 IOPS: of ten reads arriving together, two start at once (the bucket holds
+    // 1 ms of credit), then one per millisecond.
     let m = DeviceModel::from_figures(50.0, 1e6, 1_000.0).unwrap();
     let mut s = Schedule::default();
-    let starts: Vec<Duration> = (0..10)
-        .map(|_| s.admit(&m, us(0), read(0)) - us(50))
+    let starts: Vec<u64> = (0..10)
+        .map(|_| (s.admit(&m, us(0), read(0)) - us(50)).as_millis() as u64)
         .collect();
-    let expected: Vec<Duration> = (0..10).map(|i| Duration::from_millis(i)).collect();
-    assert_eq!(starts, expected);
+    assert_eq!(starts, [0, 0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    // After an idle second the credit is back, but no more than 1 ms of it.
+    let later: Vec<u64> = (0..3)
+        .map(|_| (s.admit(&m, us(1_000_000), read(0)) - us(50)).as_millis() as u64)
+        .collect();
+    assert_eq!(later, [1_000, 1_000, 1_001]);
 }
 
 #[test]
 fn an_io_larger_than_max_io_counts_as_several() {
-    // 1,000 IOPS, 256 KiB per I/O: a 1 MiB read is four, so the next read waits 4 ms.
+    // 1,000 IOPS, 256 KiB per I/O: a 1 MiB read is four, so the next read waits 4 ms
+    // (less the bucket's credit).
     let m = DeviceModel::from_figures(0.0, 1e6, 1_000.0)
         .unwrap()
         .with_max_io(256 * KIB);
     let mut s = Schedule::default();
     s.admit(&m, us(0), read(MIB));
     let next = s.admit(&m, us(0), read(0));
-    assert_eq!(next, Duration::from_millis(4));
+    assert_eq!(next, Duration::from_millis(4) - BURST);
 }
 
 #[test]
@@ -126,7 +133,7 @@ fn sixteen_threads_on_gp3_get_the_provisioned_iops() {
         next[i] = s.admit(&m, t, read(16 * KIB));
         ios += 1;
     }
-    assert!((9_990..=10_010).contains(&ios), "{ios}");
+    assert!((10_000..=10_020).contains(&ios), "{ios}");
 }
 
 /// A `DeviceFs` over an in-memory file system with one device at `/dev0`, on a manual
