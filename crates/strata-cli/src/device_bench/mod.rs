@@ -93,7 +93,7 @@ struct Row {
 impl Row {
     fn measured(&self, metric: Metric) -> f64 {
         match metric {
-            Metric::MeanUs => self.mean_us,
+            Metric::P50Us => self.p50_us,
             Metric::Iops => self.iops,
             Metric::MibPerSec => self.mib_per_sec,
         }

@@ -13,18 +13,24 @@ use std::time::{Duration, Instant};
 pub trait Clock: Send + Sync + fmt::Debug {
     /// Time elapsed since this clock's origin. Never decreases.
     fn now(&self) -> Duration;
-    /// Blocks the calling thread until [`Clock::now`] is at least `deadline`; returns at
-    /// once if it already is. Must not busy-wait: the model may put many threads to
-    /// sleep at once on a machine with few cores.
+    /// Blocks the calling thread until about `deadline`; returns at once if
+    /// [`Clock::now`] already passed it. An implementation may wake up to its usual
+    /// wake-up lateness early, so that wake-ups are on time on average rather than
+    /// always late (see [`MonotonicClock`]). Must not busy-wait: the model may put many
+    /// threads to sleep at once on a machine with few cores.
     fn sleep_until(&self, deadline: Duration);
 }
 
 /// The real clock: `std::time::Instant` and `thread::sleep`.
 ///
-/// On Linux the first sleep of each thread lowers that thread's timer slack to 1 µs
-/// (`prctl(PR_SET_TIMERSLACK)`): the default 50 µs slack would add up to 50 µs to every
-/// modelled NVMe read of 85 µs. The setting is per thread and only changes how early the
-/// kernel may wake it; it is kept for the thread's life.
+/// A sleeping thread wakes late: the kernel's timer slack, then the scheduler. Two
+/// measures keep a modelled 85 µs read near 85 µs:
+/// - on Linux the first sleep of each thread lowers that thread's timer slack to 1 µs
+///   (`prctl(PR_SET_TIMERSLACK)`; the default is 50 µs). The setting is per thread, only
+///   changes how late the kernel may wake it, and is kept for the thread's life;
+/// - each thread keeps a running estimate of how late its wake-ups are (an exponential
+///   average, samples capped at [`MAX_LATENESS`]) and sleeps that much less. Wake-ups
+///   are then on time on average; a single one may come that much early.
 #[derive(Debug)]
 pub(crate) struct MonotonicClock {
     origin: Instant,
@@ -44,15 +50,32 @@ impl Clock for MonotonicClock {
     }
     fn sleep_until(&self, deadline: Duration) {
         precise_timer_slack();
-        loop {
-            let now = self.now();
-            if now >= deadline {
-                return;
+        LATENESS.with(|lateness| {
+            let target = deadline.saturating_sub(lateness.get());
+            loop {
+                let now = self.now();
+                if now >= target {
+                    break;
+                }
+                // `sleep` may return early on a signal; loop until the target passed.
+                std::thread::sleep(target - now);
             }
-            // `sleep` may return early on a signal; loop until the deadline passed.
-            std::thread::sleep(deadline - now);
-        }
+            let late = self.now().saturating_sub(target).min(MAX_LATENESS);
+            // lateness += (late - lateness) / 8, in integer nanoseconds.
+            let (old, new) = (lateness.get().as_nanos(), late.as_nanos());
+            let avg = (old * 7 + new) / 8;
+            lateness.set(Duration::from_nanos(u64::try_from(avg).unwrap_or(u64::MAX)));
+        });
     }
+}
+
+/// Largest wake-up lateness sample [`MonotonicClock`] learns from: a thread preempted
+/// for milliseconds says nothing about the next wake-up.
+const MAX_LATENESS: Duration = Duration::from_micros(100);
+
+thread_local! {
+    /// This thread's estimated wake-up lateness (see [`MonotonicClock`]).
+    static LATENESS: std::cell::Cell<Duration> = const { std::cell::Cell::new(Duration::ZERO) };
 }
 
 /// Lowers this thread's timer slack to 1 µs, once per thread (see [`MonotonicClock`]).

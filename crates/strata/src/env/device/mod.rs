@@ -18,7 +18,9 @@
 //!   queue depth) and the calling thread then sleeps until the modelled completion. The
 //!   real I/O runs inside that window, so the model is a floor: an I/O the real disk
 //!   serves faster than the model takes the model's time, one it serves slower takes
-//!   the real time. A model cannot make this machine's disk faster.
+//!   the real time. A model cannot make this machine's disk faster. (The real clock
+//!   wakes a thread up to its usual wake-up lateness early, at most 100 µs, so that
+//!   delays are right on average: see `clock.rs`.)
 //! - **Reads**: every read that reaches the file system pays the model, including one
 //!   the kernel's page cache serves with buffered I/O. Run the engine with
 //!   `use_direct_reads` so that reads are device reads anyway and the page cache does
