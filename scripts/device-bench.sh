@@ -2,7 +2,8 @@
 # Calibration of the disk and of the device models (docs/devices.md):
 #   1. fio (Debian package, installed if missing) on DIR, with the parameters of
 #      `strata device-bench`: direct=1, psync, one thread per outstanding I/O;
-#   2. `strata device-bench` on the same DIR: the real disk, then each preset over it;
+#   2. `strata device-bench` on the same DIR: the real disk, then each preset over it
+#      (O_DIRECT), and each preset over the page cache (`--buffered`: the model alone);
 #   3. a markdown report: strata beside fio for the real disk, each model beside the
 #      figures of its preset (target: within 15%).
 #
@@ -57,8 +58,11 @@ JSONL=$OUT/strata.jsonl
 rm -f "$JSONL"
 "$STRATA" device-bench --path="$DIR" --size="$SIZE" --duration="$SECS" --json="$JSONL"
 for p in $PRESETS; do
-    "$STRATA" device-bench --path="$DIR" --size="$SIZE" --duration="$SECS" --json="$JSONL" \
-        --device="$p"
+    for io in "" --buffered; do
+        # shellcheck disable=SC2086 # an empty $io is no argument
+        "$STRATA" device-bench --path="$DIR" --size="$SIZE" --duration="$SECS" --json="$JSONL" \
+            --device="$p" $io
+    done
 done
 
 python3 - "$OUT" "$JSONL" "$REPORT" "$LINES" "$DIR" "$PRESETS" <<'EOF'
@@ -66,7 +70,7 @@ import json, sys
 out, jsonl, report, lines, d, presets = sys.argv[1:7]
 lines, presets = lines.split(), presets.split()
 rows = [json.loads(l) for l in open(jsonl) if l.strip()]
-by = {(r["device"], r["name"]): r for r in rows}
+by = {(r["device"], r.get("io", "direct"), r["name"]): r for r in rows}
 def fio(line):
     job = json.load(open(f"{out}/fio-{line}.json"))["jobs"][0]
     io = job["write"] if line.startswith("seqwrite") else job["read"]
@@ -81,27 +85,32 @@ w.write("### Real disk: `strata device-bench` beside fio\n\n")
 w.write("| line | strata IOPS | fio IOPS | strata/fio | strata MiB/s | fio MiB/s | strata mean / p50 / p99 µs | fio mean / p50 / p99 µs |\n")
 w.write("| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |\n")
 for line in lines:
-    s, f = by[("real", line)], fio(line)
+    s, f = by[("real", "direct", line)], fio(line)
     w.write(f"| {line} | {s['iops']:.0f} | {f['iops']:.0f} | {s['iops'] / f['iops']:.2f} | "
             f"{s['mib_per_sec']:.1f} | {f['mib']:.1f} | "
             f"{s['mean_us']:.0f} / {s['p50_us']:.0f} / {s['p99_us']:.0f} | "
             f"{f['mean']:.0f} / {f['p50']:.0f} / {f['p99']:.0f} |\n")
-w.write("\n### Models over the real disk: measured beside the preset's figure\n\n")
-w.write("Each cell: the figure the line checks (median µs at QD1, IOPS at QD16, MiB/s sequential), "
-        "target → measured (deviation); ✓ within 15%.\n\n")
-w.write("| line | " + " | ".join(presets) + " |\n| --- |" + " --- |" * len(presets) + "\n")
-for line in lines:
-    cells = []
-    for p in presets:
-        r = by.get((p, line))
-        if r is None:
-            cells.append("")
-            continue
-        dev = r["deviation_pct"]
-        ok = "✓" if abs(dev) <= 15 else "✗"
-        unit = {"p50_us": "µs", "iops": "IOPS", "mib_per_sec": "MiB/s"}[r["target_metric"]]
-        cells.append(f"{r['target']:.0f} → {r[r['target_metric']]:.0f} {unit} ({dev:+.1f}%) {ok}")
-    w.write(f"| {line} | " + " | ".join(cells) + " |\n")
+titles = {"direct": "Models over the real disk (O_DIRECT)",
+          "buffered": "Models over the page cache (`--buffered`): the model without this disk under it"}
+for io in ("direct", "buffered"):
+    w.write(f"\n### {titles[io]}\n\n")
+    w.write("Each cell: the figure the line checks (median µs at QD1, IOPS at QD16, MiB/s sequential), "
+            "target → measured (deviation); ✓ within 15%. Mean µs in brackets on QD1 lines.\n\n")
+    w.write("| line | " + " | ".join(presets) + " |\n| --- |" + " --- |" * len(presets) + "\n")
+    for line in lines:
+        cells = []
+        for p in presets:
+            r = by.get((p, io, line))
+            if r is None:
+                cells.append("")
+                continue
+            dev = r["deviation_pct"]
+            ok = "✓" if abs(dev) <= 15 else "✗"
+            metric = r["target_metric"]
+            unit = {"p50_us": "µs", "iops": "IOPS", "mib_per_sec": "MiB/s"}[metric]
+            mean = f" [{r['mean_us']:.0f}]" if metric == "p50_us" else ""
+            cells.append(f"{r['target']:.0f} → {r[metric]:.0f}{mean} {unit} ({dev:+.1f}%) {ok}")
+        w.write(f"| {line} | " + " | ".join(cells) + " |\n")
 w.close()
 print(open(report).read())
 EOF

@@ -1,5 +1,5 @@
 //! The six measurements of `strata device-bench`, each through the engine's own
-//! `FileSystem` with direct I/O: a sequential write that lays out the test file, random
+//! `FileSystem` with direct I/O (buffered with `--buffered`): a sequential write that lays out the test file, random
 //! reads of 4 KiB and 16 KiB at queue depth 1 and 16, and a sequential read.
 //!
 //! Queue depth `n` is `n` threads, each with one read outstanding (a synchronous
@@ -93,10 +93,6 @@ pub struct Measured {
     pub elapsed: Duration,
 }
 
-fn direct() -> FileOptions {
-    FileOptions::default().with_direct(true)
-}
-
 /// Writes `size` bytes (rounded down to whole [`SEQ_IO`]s, at least one) to `file` with
 /// direct I/O and syncs it. Every MiB is fresh random bytes (fio's `--refill_buffers`):
 /// this machine's virtual disk read back zeros 1.6 times as fast as random bytes in one
@@ -106,12 +102,12 @@ fn direct() -> FileOptions {
 /// # Errors
 /// The file system's error (e.g. `InvalidArgument` if the directory refuses
 /// `O_DIRECT`).
-pub fn seq_write(fs: &dyn FileSystem, file: &Path, size: u64) -> Result<Measured> {
+pub fn seq_write(fs: &dyn FileSystem, file: &Path, opts: FileOptions, size: u64) -> Result<Measured> {
     let ios = (size / SEQ_IO).max(1);
     let (mut results, _) = run_parallel("seqwrite-1m", 1, Some(ios), |_, progress| {
         let mut rng = SmallRng::seed_from_u64(0x5eed);
         let mut chunk = vec![0u8; SEQ_IO as usize];
-        let mut w = fs.create_with(file, direct())?;
+        let mut w = fs.create_with(file, opts)?;
         let mut stats = OpStats::default();
         let mut busy = Duration::ZERO;
         for _ in 0..ios {
@@ -133,12 +129,18 @@ pub fn seq_write(fs: &dyn FileSystem, file: &Path, size: u64) -> Result<Measured
     results.pop().ok_or_else(|| CliError::WorkerPanic("no writer result".into()))
 }
 
-/// Runs a read `test` on `file` (opened with direct I/O) for `duration`.
+/// Runs a read `test` on `file`, opened as `opts` says, for `duration`.
 ///
 /// # Errors
 /// The file system's error, or a usage error if the file is smaller than one I/O.
-pub fn read(fs: &dyn FileSystem, file: &Path, test: &Test, duration: Duration) -> Result<Measured> {
-    let f: Arc<dyn RandomAccessFile> = fs.open_random_with(file, direct())?;
+pub fn read(
+    fs: &dyn FileSystem,
+    file: &Path,
+    opts: FileOptions,
+    test: &Test,
+    duration: Duration,
+) -> Result<Measured> {
+    let f: Arc<dyn RandomAccessFile> = fs.open_random_with(file, opts)?;
     let blocks = f.size() / test.block_size;
     if blocks == 0 {
         return Err(CliError::Usage(format!(

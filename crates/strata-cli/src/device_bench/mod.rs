@@ -3,7 +3,8 @@
 //! tables).
 //!
 //! Every I/O goes through the engine's own file system with direct I/O: `PosixFs` for
-//! the real disk, or `DeviceFs` over it with the model of `--device`. The run writes a
+//! the real disk, or `DeviceFs` over it with the model of `--device`. `--buffered`
+//! reads through the page cache instead, to measure a model without the disk under it. The run writes a
 //! test file of `--size` bytes in `--path` (sequential write), reads it for
 //! `--duration` seconds per line (see `measure.rs`), then removes it. Results: a table
 //! on stdout and one JSON object per line appended to `--json` (default
@@ -23,7 +24,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use strata::env::{DeviceFs, DeviceModel, FileSystem, PosixFs};
+use strata::env::{DeviceFs, DeviceModel, FileOptions, FileSystem, PosixFs};
 use target::Metric;
 
 /// Name of the test file in `--path`.
@@ -53,6 +54,21 @@ pub struct DeviceBenchArgs {
     /// Do not write JSON results.
     #[arg(long = "no_json", default_value_t = false)]
     pub no_json: bool,
+    /// Buffered I/O instead of O_DIRECT: the reads come from the page cache, so with
+    /// --device the figures are the model's alone, without this disk under it.
+    #[arg(long, default_value_t = false)]
+    pub buffered: bool,
+}
+
+impl DeviceBenchArgs {
+    /// `direct` or `buffered`, as the header and the JSON say.
+    fn io(&self) -> &'static str {
+        if self.buffered {
+            "buffered"
+        } else {
+            "direct"
+        }
+    }
 }
 
 fn parse_device(s: &str) -> std::result::Result<DeviceModel, String> {
@@ -66,6 +82,8 @@ struct Row {
     name: &'static str,
     /// `real`, a preset name, or `latency_us,mib_per_s,iops`.
     device: String,
+    /// `direct` (O_DIRECT) or `buffered` (`--buffered`).
+    io: &'static str,
     path: PathBuf,
     block_size: u64,
     queue_depth: usize,
@@ -132,6 +150,7 @@ pub fn run(args: &DeviceBenchArgs) -> Result<()> {
             .map(|s| s.delay)
     };
     let file = args.path.join(TEST_FILE);
+    let opts = FileOptions::default().with_direct(!args.buffered);
     let duration = Duration::from_secs_f64(args.duration);
     let prov = Provenance::gather();
     let json = (!args.no_json).then(|| {
@@ -147,8 +166,9 @@ pub fn run(args: &DeviceBenchArgs) -> Result<()> {
     let stdout_err = |e| CliError::Stdio("stdout", e);
     writeln!(
         out,
-        "device-bench: path={} device={device_name} size={} MiB duration={}s revision={}",
+        "device-bench: path={} device={device_name} io={} size={} MiB duration={}s revision={}",
         args.path.display(),
+        args.io(),
         args.size >> 20,
         args.duration,
         prov.git_revision
@@ -164,9 +184,9 @@ pub fn run(args: &DeviceBenchArgs) -> Result<()> {
         for test in &TESTS {
             let before = device_delay();
             let measured = match test.pattern {
-                Pattern::SeqWrite => measure::seq_write(fs.as_ref(), &file, args.size)?,
+                Pattern::SeqWrite => measure::seq_write(fs.as_ref(), &file, opts, args.size)?,
                 Pattern::SeqRead | Pattern::RandRead => {
-                    measure::read(fs.as_ref(), &file, test, duration)?
+                    measure::read(fs.as_ref(), &file, opts, test, duration)?
                 }
             };
             let delay = device_delay()
@@ -201,6 +221,7 @@ fn row(
         kind: "device-bench",
         name: test.name,
         device: device.to_string(),
+        io: args.io(),
         path: args.path.clone(),
         block_size: test.block_size,
         queue_depth: test.queue_depth,
