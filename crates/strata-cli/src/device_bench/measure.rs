@@ -105,7 +105,12 @@ pub struct Measured {
 /// # Errors
 /// The file system's error (e.g. `InvalidArgument` if the directory refuses
 /// `O_DIRECT`).
-pub fn seq_write(fs: &dyn FileSystem, file: &Path, opts: FileOptions, size: u64) -> Result<Measured> {
+pub fn seq_write(
+    fs: &dyn FileSystem,
+    file: &Path,
+    opts: FileOptions,
+    size: u64,
+) -> Result<Measured> {
     let ios = (size / SEQ_IO).max(1);
     let (mut results, _) = run_parallel("seqwrite-1m", 1, Some(ios), |_, progress| {
         let mut rng = SmallRng::seed_from_u64(0x5eed);
@@ -131,7 +136,9 @@ pub fn seq_write(fs: &dyn FileSystem, file: &Path, opts: FileOptions, size: u64)
             elapsed: busy,
         })
     })?;
-    results.pop().ok_or_else(|| CliError::WorkerPanic("no writer result".into()))
+    results
+        .pop()
+        .ok_or_else(|| CliError::WorkerPanic("no writer result".into()))
 }
 
 /// Runs a read `test` on `file`, opened as `opts` says, for `duration`.

@@ -136,9 +136,10 @@ pub fn run(args: &DeviceBenchArgs) -> Result<()> {
             args.size
         )));
     }
-    let device_fs = args.device.clone().map(|model| {
-        Arc::new(DeviceFs::new(Arc::new(PosixFs)).with_device(&args.path, model))
-    });
+    let device_fs = args
+        .device
+        .clone()
+        .map(|model| Arc::new(DeviceFs::new(Arc::new(PosixFs)).with_device(&args.path, model)));
     let fs: Arc<dyn FileSystem> = match &device_fs {
         Some(d) => d.clone(),
         None => Arc::new(PosixFs),

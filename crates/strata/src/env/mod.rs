@@ -35,9 +35,9 @@ mod fault;
 mod posix;
 internal_modules!(whole_file);
 
+pub use device::{Clock, DeviceFs, DeviceModel, DeviceStats};
 #[cfg(any(test, feature = "test-util"))]
 pub use fault::{CrashMode, FailedSyncMode, FaultFs, FaultKinds, FaultRule};
-pub use device::{Clock, DeviceFs, DeviceModel, DeviceStats};
 pub use posix::PosixFs;
 pub(crate) use whole_file::{read_to_vec, write_file_atomic};
 

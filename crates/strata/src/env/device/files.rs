@@ -30,7 +30,11 @@ impl DeviceWritable {
     }
 
     /// Charges `bytes` of write-back, sequential, around `real`.
-    fn write_back<T>(&mut self, bytes: u64, real: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+    fn write_back<T>(
+        &mut self,
+        bytes: u64,
+        real: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
         if bytes == 0 {
             return real(self);
         }

@@ -54,9 +54,7 @@ mod tests;
 pub use clock::Clock;
 pub use model::DeviceModel;
 
-use super::{
-    FileLock, FileOptions, FileSystem, RandomAccessFile, SequentialFile, WritableFile,
-};
+use super::{FileLock, FileOptions, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::Result;
 use clock::MonotonicClock;
 use files::{DeviceRandom, DeviceSequential, DeviceWritable};
@@ -169,11 +167,7 @@ impl DeviceFs {
         }
     }
 
-    fn wrap_random(
-        &self,
-        path: &Path,
-        f: Arc<dyn RandomAccessFile>,
-    ) -> Arc<dyn RandomAccessFile> {
+    fn wrap_random(&self, path: &Path, f: Arc<dyn RandomAccessFile>) -> Arc<dyn RandomAccessFile> {
         match self.device_for(path) {
             Some(dev) => Arc::new(DeviceRandom::new(f, Arc::clone(dev))),
             None => f,
@@ -273,7 +267,10 @@ impl Device {
     /// then sleeps until the modelled completion if the real I/O finished earlier. The
     /// I/O is counted even if `real` fails (the device did the work).
     fn serve<T>(&self, op: Op, io: Io, real: impl FnOnce() -> Result<T>) -> Result<T> {
-        let done = self.schedule.lock().admit(&self.model, self.clock.now(), io);
+        let done = self
+            .schedule
+            .lock()
+            .admit(&self.model, self.clock.now(), io);
         let result = real();
         let after = self.clock.now();
         if done > after {

@@ -219,7 +219,11 @@ pub(super) struct Schedule {
 impl Schedule {
     /// Schedules `io` arriving at `now` on `model` and returns its completion instant.
     pub(super) fn admit(&mut self, model: &DeviceModel, now: Duration, io: Io) -> Duration {
-        while self.in_service.peek().is_some_and(|Reverse(done)| *done <= now) {
+        while self
+            .in_service
+            .peek()
+            .is_some_and(|Reverse(done)| *done <= now)
+        {
             self.in_service.pop();
         }
         let slot_free = if self.in_service.len() >= model.queue_depth {

@@ -46,7 +46,10 @@ fn sequential_io_pays_no_access_latency() {
         sequential: true,
         ..read(KIB)
     };
-    assert_eq!(s.admit(&m, us(0), io), Duration::from_secs_f64(1.0 / 1024.0));
+    assert_eq!(
+        s.admit(&m, us(0), io),
+        Duration::from_secs_f64(1.0 / 1024.0)
+    );
 }
 
 #[test]
@@ -199,7 +202,10 @@ fn files_outside_every_device_are_not_delayed() {
         let mut w = fs.create(Path::new(path)).unwrap();
         w.append(&[1u8; 2 * MIB as usize]).unwrap();
         w.sync().unwrap();
-        fs.open_random(Path::new(path)).unwrap().read_vec(0, 4096).unwrap();
+        fs.open_random(Path::new(path))
+            .unwrap()
+            .read_vec(0, 4096)
+            .unwrap();
     }
     assert_eq!(clock.now(), Duration::ZERO);
     assert_eq!(fs.stats(Path::new("/dev0")), Some(DeviceStats::default()));
@@ -251,7 +257,13 @@ fn direct_reads_through_the_device_are_the_inner_bytes() {
     w.append(&data).unwrap();
     w.sync().unwrap();
     let f = fs.open_random_with(&path, direct).unwrap();
-    for (off, len) in [(0, 20_011), (1, 511), (4095, 4098), (16_384, 3_627), (20_010, 1)] {
+    for (off, len) in [
+        (0, 20_011),
+        (1, 511),
+        (4095, 4098),
+        (16_384, 3_627),
+        (20_010, 1),
+    ] {
         let got = f.read_vec(off as u64, len).unwrap();
         assert_eq!(got, data[off..off + len], "offset {off} len {len}");
     }
