@@ -16,8 +16,9 @@ pub trait Clock: Send + Sync + fmt::Debug {
     /// Blocks the calling thread until about `deadline`; returns at once if
     /// [`Clock::now`] already passed it. An implementation may wake up to its usual
     /// wake-up lateness early, so that wake-ups are on time on average rather than
-    /// always late (see [`MonotonicClock`]). Must not busy-wait: the model may put many
-    /// threads to sleep at once on a machine with few cores.
+    /// always late (the real clock of [`super::DeviceFs::new`] does, by at most
+    /// 100 µs). Must not busy-wait: the model may put many threads to sleep at once on
+    /// a machine with few cores.
     fn sleep_until(&self, deadline: Duration);
 }
 
