@@ -12,12 +12,14 @@
 //! strata plot    --input=results/bench.jsonl --output=plot.svg [--metric=ops_per_sec]
 //! strata compare --input=results/compare.jsonl
 //! strata experiment aligned|snapshot-filter [--scale=...]
+//! strata device-bench --path=DIR [--device=PRESET|latency_us,mib_per_s,iops]
 //! ```
 //! Every failure prints one line, `error: ...`, and exits with status 1 (2 for a bad
 //! command line).
 
 mod bench;
 mod compare;
+mod device_bench;
 mod engine;
 mod error;
 mod experiment;
@@ -67,6 +69,9 @@ enum Command {
     Compare(compare::CompareArgs),
     /// Reproduce a paper's experiment (aligned, snapshot-filter).
     Experiment(experiment::ExperimentArgs),
+    /// Measure a disk, or a device model over it, with direct I/O: 4 KiB and 16 KiB
+    /// random reads at queue depth 1 and 16, 1 MiB sequential read and write.
+    DeviceBench(Box<device_bench::DeviceBenchArgs>),
 }
 
 /// Parses the command line; a bad one becomes a single line naming the problem
@@ -134,6 +139,7 @@ fn main() -> ExitCode {
         Command::Plot(a) => plot::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Experiment(a) => experiment::run(a),
+        Command::DeviceBench(a) => device_bench::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -326,11 +326,12 @@ pub fn iso8601(secs: u64) -> String {
     )
 }
 
-/// Appends `record` as one line to `path`, creating parent directories.
+/// Appends `record` (a [`Record`], or another command's row) as one JSON line to
+/// `path`, creating parent directories.
 ///
 /// # Errors
 /// [`CliError::Io`] or [`CliError::Json`].
-pub fn append(path: &Path, record: &Record) -> Result<()> {
+pub fn append(path: &Path, record: &impl Serialize) -> Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| CliError::io("create_dir_all", dir, e))?;
     }

@@ -16,7 +16,8 @@
 //! [`LevelStats`] and [`StatisticsSnapshot`]; [`BlockCache`] (shared through
 //! [`DbBuilder::block_cache`]); [`Error`], [`ErrorKind`] and [`Result`]; the size limits
 //! ([`MAX_KEY_LEN`], [`MAX_VALUE_LEN`], [`MAX_BATCH_LEN`], [`MAX_LEVELS`]). One module is
-//! public: [`env`](mod@env), the file-system seam ([`env::FileSystem`], [`env::PosixFs`];
+//! public: [`env`](mod@env), the file-system seam ([`env::FileSystem`], [`env::PosixFs`], the
+//! simulated device [`env::DeviceFs`] with its [`env::DeviceModel`];
 //! with the `test-util` feature also the fault-injecting `FaultFs` and its rules), because
 //! a user may inject a file system with [`DbBuilder::file_system`].
 //!

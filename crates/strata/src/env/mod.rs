@@ -3,8 +3,9 @@
 //! Role: the engine holds one `Arc<dyn FileSystem>` (injected with
 //! [`crate::DbBuilder::file_system`], a component rather than an option). The
 //! production implementation is [`PosixFs`]; tests swap in a fault-injecting,
-//! crash-simulating implementation, and tiered storage can wrap a slow device. Nothing
-//! in the engine calls `std::fs` directly.
+//! crash-simulating implementation, and [`DeviceFs`] wraps either to simulate a device
+//! (latency, bandwidth, IOPS, queue depth) per directory. Nothing in the engine calls
+//! `std::fs` directly.
 //!
 //! Concurrency: implementations are `Send + Sync`. A [`RandomAccessFile`] is shared by
 //! many readers at once (positional reads, no seek state). A [`WritableFile`] has one
@@ -25,6 +26,7 @@
 //! nothing of direct I/O is correct as it is).
 
 mod counting;
+mod device;
 #[cfg(target_os = "linux")]
 mod direct;
 #[cfg(all(test, target_os = "linux"))]
@@ -35,6 +37,7 @@ mod posix;
 internal_modules!(whole_file);
 
 pub(crate) use counting::CountingFs;
+pub use device::{Clock, DeviceFs, DeviceModel, DeviceStats};
 #[cfg(any(test, feature = "test-util"))]
 pub use fault::{CrashMode, FailedSyncMode, FaultFs, FaultKinds, FaultRule};
 pub use posix::PosixFs;
