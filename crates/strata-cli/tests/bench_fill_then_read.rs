@@ -187,3 +187,44 @@ fn db_paths_flag_spreads_tables_and_reports_each_path() {
         "{bad:?}"
     );
 }
+
+/// `--device=1:...` puts a modelled device under data path 1 only: its table reads
+/// wait for the model (200 µs each, sequential ones aside), path 0's do not; a path
+/// index with no data path is refused.
+#[test]
+fn device_flag_models_one_data_path() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = tmp.path().join("db");
+    let (fast, slow) = (tmp.path().join("fast"), tmp.path().join("slow"));
+    let json = tmp.path().join("bench.jsonl");
+    let paths = format!("--db_paths={}:524288,{}:0", fast.display(), slow.display());
+    let out = ok(
+        &[
+            "bench",
+            &db_flag(&db),
+            "--num=20000",
+            "--reads=2000",
+            "--benchmarks=fillrandom,readrandom",
+            "--write_buffer_size=65536",
+            "--target_file_size_base=65536",
+            "--max_bytes_for_level_base=262144",
+            "--cache_size=0",
+            &paths,
+            "--device=1:200,500,5000",
+            &format!("--json={}", json.display()),
+        ],
+        None,
+    );
+    common::assert_readrandom_found_63_percent(&out);
+    let records = std::fs::read_to_string(&json).expect("json");
+    let last = records.lines().last().expect("a record");
+    let v: serde_json::Value = serde_json::from_str(last).expect("json line");
+    let mean = |i: usize| v["paths"][i]["read_mean_us"].as_f64().expect("mean");
+    assert!(mean(1) > 50.0 && mean(1) > 4.0 * mean(0), "{last}");
+    let bad = common::strata(&["bench", &db_flag(&db), &paths, "--device=2:nvme"], None);
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("path index 2"), "{err}");
+    let bad = common::strata(&["bench", &db_flag(&db), "--device=0:floppy"], None);
+    assert!(!bad.status.success());
+}

@@ -125,8 +125,12 @@ fn unmapped(s: impl Into<String>) -> (Fidelity, String) {
     (Fidelity::Unmapped, s.into())
 }
 
-/// Strata reads every flag into `strata::Options` (`EngineFlags::strata_options`).
+/// Strata reads every flag into `strata::Options` (`EngineFlags::strata_options`), but
+/// `--device`, which becomes the file system it opens with.
 fn strata(flag: &str) -> (Fidelity, String) {
+    if flag == "device" {
+        return exact("DbBuilder::file_system(DeviceFs over PosixFs, one model per path)");
+    }
     let field = match flag {
         "bloom_bits" => "levels[*].bloom_bits_per_key",
         "cache_size" => "block_cache_capacity",
@@ -179,6 +183,11 @@ fn rocksdb(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
             "Options::set_use_direct_io_for_flush_and_compaction({})",
             flags.use_direct_io_for_flush_and_compaction
         )),
+        "device" if flags.device.is_empty() => exact("not set: the real disk"),
+        "device" => unmapped(
+            "the device model wraps Strata's file system; RocksDB runs on the real disk \
+             (compare on the real disk, or with direct I/O)",
+        ),
         "db_paths" if flags.db_paths.is_empty() => {
             exact("not set: tables in the database directory")
         }
@@ -338,6 +347,10 @@ fn fjall(flag: &str, flags: &EngineFlags, p: &FjallPlan) -> (Fidelity, String) {
             "no direct I/O in fjall 3: its tables are read and written through the page \
              cache (ignored)",
         ),
+        "device" if flags.device.is_empty() => exact("not set: the real disk"),
+        "device" => {
+            unmapped("the device model wraps Strata's file system; fjall runs on the real disk")
+        }
         "db_paths" if flags.db_paths.is_empty() => exact("every table in the database folder"),
         "db_paths" => {
             unmapped("fjall 3 keeps every table in the database folder; --db_paths is ignored")
@@ -467,6 +480,8 @@ mod tests {
     fn strata_maps_everything_exactly() {
         let m = of(&default_flags());
         assert!(m.iter().all(|e| e.fidelity == Fidelity::Exact
-            && (e.engine.starts_with("Options::") || e.flag == "sync")));
+            && (e.engine.starts_with("Options::")
+                || e.flag == "sync"
+                || (e.flag == "device" && e.engine.starts_with("DbBuilder::file_system")))));
     }
 }

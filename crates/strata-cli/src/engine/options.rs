@@ -234,6 +234,13 @@ pub struct EngineFlags {
     /// the last taking the rest. Empty: tables in `--db`. A DIR may not contain `,`.
     #[arg(long = "db_paths", value_delimiter = ',', value_parser = parse_db_path)]
     pub db_paths: Vec<DbPathFlag>,
+    /// Simulate a device under a data path, `PATH_INDEX:PRESET` (nvme, sata-ssd, gp3,
+    /// hdd) or `PATH_INDEX:LATENCY_US,MIB_PER_S,IOPS`; repeat the flag for several
+    /// paths. Index i is `--db_paths` entry i, or `--db` itself (index 0, WAL and
+    /// MANIFEST included) without `--db_paths`. Every file I/O in that directory waits
+    /// as the model says (strata only; docs/devices.md).
+    #[arg(long = "device", value_parser = parse_device)]
+    pub device: Vec<DeviceFlag>,
     /// MANIFEST size (bytes) above which a new MANIFEST is started.
     #[arg(long = "max_manifest_file_size", default_value_t = d().max_manifest_file_size)]
     pub max_manifest_file_size: u64,
@@ -255,6 +262,44 @@ pub struct DbPathFlag {
     pub path: PathBuf,
     /// Its target size in bytes.
     pub target_size: u64,
+}
+
+/// One `--device` flag.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DeviceFlag {
+    /// The data path it models.
+    pub path_index: usize,
+    /// The model, as given (a preset name or `latency_us,mib_per_s,iops`).
+    pub model: String,
+}
+
+impl DeviceFlag {
+    /// The model (already checked by the parser).
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] if the text is not a model (only for a flag built by hand).
+    pub fn device_model(&self) -> Result<strata::env::DeviceModel> {
+        self.model
+            .parse()
+            .map_err(|e| CliError::Usage(format!("invalid value for '--device': {e}")))
+    }
+}
+
+/// Parses `PATH_INDEX:MODEL`, checking that MODEL is a preset or figures.
+fn parse_device(s: &str) -> std::result::Result<DeviceFlag, String> {
+    let (index, model) = s
+        .split_once(':')
+        .ok_or_else(|| format!("expected PATH_INDEX:PRESET, got `{s}`"))?;
+    let path_index = index
+        .parse()
+        .map_err(|e| format!("bad path index `{index}` in `{s}`: {e}"))?;
+    model
+        .parse::<strata::env::DeviceModel>()
+        .map_err(|e| e.to_string())?;
+    Ok(DeviceFlag {
+        path_index,
+        model: model.to_string(),
+    })
 }
 
 /// Parses `DIR:BYTES` (split at the last `:`, so a DIR may contain `:`).

@@ -2,7 +2,9 @@
 
 use super::{BatchOp, Direction, EngineStats, KvEngine, LevelReport, PathReport, Visitor};
 use crate::engine::options::EngineFlags;
-use crate::error::Result;
+use crate::error::{CliError, Result};
+use std::sync::Arc;
+use strata::env::{DeviceFs, PosixFs};
 use strata::{Db, ReadOptions, WriteBatch, WriteOptions};
 
 /// An open Strata database.
@@ -17,12 +19,43 @@ impl StrataEngine {
     /// # Errors
     /// The engine's open error.
     pub fn open(flags: &EngineFlags, options: strata::Options) -> Result<StrataEngine> {
-        let db = Db::open(&flags.db, options)?;
+        let db = if flags.device.is_empty() {
+            Db::open(&flags.db, options)?
+        } else {
+            let fs = device_fs(flags)?;
+            Db::builder()
+                .file_system(Arc::new(fs))
+                .open(&flags.db, options)?
+        };
         Ok(StrataEngine {
             db,
             wo: WriteOptions::default().with_sync(flags.sync),
         })
     }
+}
+
+/// The real file system with `--device`'s models under their data paths.
+///
+/// # Errors
+/// [`CliError::Usage`] for a path index with no data path.
+fn device_fs(flags: &EngineFlags) -> Result<DeviceFs> {
+    let mut fs = DeviceFs::new(Arc::new(PosixFs));
+    for d in &flags.device {
+        let dir = if flags.db_paths.is_empty() {
+            (d.path_index == 0).then(|| flags.db.clone())
+        } else {
+            flags.db_paths.get(d.path_index).map(|p| p.path.clone())
+        };
+        let dir = dir.ok_or_else(|| {
+            CliError::Usage(format!(
+                "invalid value for '--device': path index {} but there are {} data paths",
+                d.path_index,
+                flags.db_paths.len().max(1)
+            ))
+        })?;
+        fs = fs.with_device(dir, d.device_model()?);
+    }
+    Ok(fs)
 }
 
 impl KvEngine for StrataEngine {
