@@ -3,9 +3,10 @@
 use super::{BatchOp, Direction, EngineStats, KvEngine, LevelReport, PathReport, Visitor};
 use crate::engine::options::EngineFlags;
 use crate::error::{CliError, Result};
+use std::path::Path;
 use std::sync::Arc;
 use strata::env::{DeviceFs, PosixFs};
-use strata::{Db, ReadOptions, WriteBatch, WriteOptions};
+use strata::{Db, DbBuilder, ReadOptions, WriteBatch, WriteOptions};
 
 /// An open Strata database.
 pub struct StrataEngine {
@@ -19,14 +20,7 @@ impl StrataEngine {
     /// # Errors
     /// The engine's open error.
     pub fn open(flags: &EngineFlags, options: strata::Options) -> Result<StrataEngine> {
-        let db = if flags.device.is_empty() {
-            Db::open(&flags.db, options)?
-        } else {
-            let fs = device_fs(flags)?;
-            Db::builder()
-                .file_system(Arc::new(fs))
-                .open(&flags.db, options)?
-        };
+        let db = db_builder(flags, &flags.db)?.open(&flags.db, options)?;
         Ok(StrataEngine {
             db,
             wo: WriteOptions::default().with_sync(flags.sync),
@@ -34,15 +28,20 @@ impl StrataEngine {
     }
 }
 
-/// The real file system with `--device`'s models under their data paths.
+/// The builder that opens a Strata database in `db_dir` as `flags` ask: on the real
+/// file system, with `--device`'s models under their data paths (`db_dir` itself for
+/// index 0 when there are no `--db_paths`).
 ///
 /// # Errors
 /// [`CliError::Usage`] for a path index with no data path.
-fn device_fs(flags: &EngineFlags) -> Result<DeviceFs> {
+pub fn db_builder(flags: &EngineFlags, db_dir: &Path) -> Result<DbBuilder> {
+    if flags.device.is_empty() {
+        return Ok(Db::builder());
+    }
     let mut fs = DeviceFs::new(Arc::new(PosixFs));
     for d in &flags.device {
         let dir = if flags.db_paths.is_empty() {
-            (d.path_index == 0).then(|| flags.db.clone())
+            (d.path_index == 0).then(|| db_dir.to_path_buf())
         } else {
             flags.db_paths.get(d.path_index).map(|p| p.path.clone())
         };
@@ -55,7 +54,7 @@ fn device_fs(flags: &EngineFlags) -> Result<DeviceFs> {
         })?;
         fs = fs.with_device(dir, d.device_model()?);
     }
-    Ok(fs)
+    Ok(Db::builder().file_system(Arc::new(fs)))
 }
 
 impl KvEngine for StrataEngine {

@@ -203,7 +203,9 @@ struct Config<'a> {
 fn measure(args: &SnapshotFilterArgs, base: &Path, c: &Config<'_>) -> Result<Row> {
     let dir = args.engine.db.join("run");
     copy_dir(base, &dir)?;
-    let db = Db::open(&dir, options(args, c.bloom, c.filter)?)?;
+    // The measured phase runs on `--device`'s model, if any (the load does not).
+    let db = crate::engine::strata::db_builder(&args.engine, &dir)?
+        .open(&dir, options(args, c.bloom, c.filter)?)?;
     let stop = AtomicBool::new(false);
     let written = AtomicU64::new(0);
     let result = std::thread::scope(|s| {
