@@ -25,6 +25,10 @@
 #                   set runs on a fresh database (readrandom and seekrandom get
 #                   --reads=$READS, seekrandom also --seek_nexts=10)
 #   EXTRA=""        more flags for every run (e.g. EXTRA="--enable_pipelined_write=false")
+#   DIRECT=1        the direct-I/O run: every engine reads and writes tables with O_DIRECT
+#                   (--use_direct_reads --use_direct_io_for_flush_and_compaction) and gets
+#                   a block cache of 1/8 of the data (NUM x (16 + VALUE_SIZE) bytes / 8),
+#                   so most reads are device reads; DB_DIR must accept O_DIRECT
 #   OUT=results/compare-<time>   output directory (databases go to $OUT/db unless DB_DIR)
 #   SKIP_BUILD=1    reuse an existing binary (it must have the engines' features)
 #   CARGO_BUILD_JOBS (default 1: the machine is shared)
@@ -39,6 +43,10 @@ THREADS=${THREADS:-1}
 VALUE_SIZE=${VALUE_SIZE:-100}
 read -r -a SET_LIST <<< "${SETS:-fillrandom,readrandom fillseq,readseq}"
 read -r -a EXTRA_FLAGS <<< "${EXTRA:-}"
+if [ "${DIRECT:-0}" = 1 ]; then
+    EXTRA_FLAGS+=(--use_direct_reads=true --use_direct_io_for_flush_and_compaction=true
+                  "--cache_size=$(( NUM * (16 + VALUE_SIZE) / 8 ))")
+fi
 READS=${READS:-500000}
 RUNS=${RUNS:-3}
 read -r -a ENGINE_LIST <<< "${ENGINES:-strata rocksdb}"
