@@ -16,7 +16,7 @@
 
 pub(crate) mod path;
 
-pub use path::{LatencyHistogram, PathStatsSnapshot, LATENCY_BUCKETS};
+pub use path::{LatencyHistogram, PathStatsSnapshot};
 
 use std::fmt::{self, Write as _};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

@@ -130,8 +130,8 @@ pub struct PathStatsSnapshot {
     pub read_latency: LatencyHistogram,
 }
 
-/// A histogram of latencies in power-of-two nanosecond buckets (see
-/// [`LATENCY_BUCKETS`]).
+/// A histogram of latencies in power-of-two nanosecond buckets: 40 of them, the last
+/// holding everything from 2^39 ns (about 9 minutes) up.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LatencyHistogram {
