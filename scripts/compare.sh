@@ -43,9 +43,10 @@ THREADS=${THREADS:-1}
 VALUE_SIZE=${VALUE_SIZE:-100}
 read -r -a SET_LIST <<< "${SETS:-fillrandom,readrandom fillseq,readseq}"
 read -r -a EXTRA_FLAGS <<< "${EXTRA:-}"
+CACHE_SIZE=67108864
 if [ "${DIRECT:-0}" = 1 ]; then
-    EXTRA_FLAGS+=(--use_direct_reads=true --use_direct_io_for_flush_and_compaction=true
-                  "--cache_size=$(( NUM * (16 + VALUE_SIZE) / 8 ))")
+    EXTRA_FLAGS+=(--use_direct_reads=true --use_direct_io_for_flush_and_compaction=true)
+    CACHE_SIZE=$(( NUM * (16 + VALUE_SIZE) / 8 ))
 fi
 READS=${READS:-500000}
 RUNS=${RUNS:-3}
@@ -102,7 +103,7 @@ SHAPE=(
   --num="$NUM" --key_size=16 --value_size="$VALUE_SIZE"
   --write_buffer_size=8388608 --target_file_size_base=8388608
   --max_bytes_for_level_base=33554432 --max_bytes_for_level_multiplier=10
-  --bloom_bits=10 --cache_size=67108864 --compression_type=none
+  --bloom_bits=10 "--cache_size=$CACHE_SIZE" --compression_type=none
   --max_background_jobs=2 --threads="$THREADS"
 )
 
