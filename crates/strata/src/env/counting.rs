@@ -157,6 +157,9 @@ impl RandomAccessFile for CountedReader {
         self.stats.record_read(len, start.elapsed());
         Ok(out)
     }
+    fn is_direct(&self) -> bool {
+        self.inner.is_direct()
+    }
     fn size(&self) -> u64 {
         self.inner.size()
     }

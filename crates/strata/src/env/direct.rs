@@ -242,6 +242,9 @@ impl RandomAccessFile for DirectRandom {
     fn read_vec(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
         self.read_aligned(offset, len, <[u8]>::to_vec)
     }
+    fn is_direct(&self) -> bool {
+        true
+    }
     fn size(&self) -> u64 {
         self.size
     }

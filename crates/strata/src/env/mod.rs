@@ -141,6 +141,12 @@ pub trait RandomAccessFile: Send + Sync {
         self.read_exact_at(offset, &mut buf)?;
         Ok(buf)
     }
+    /// True iff reads bypass the operating system's cache (opened with
+    /// [`FileOptions::direct`]), so nothing below reads ahead: table iterators then
+    /// read ahead themselves on sequential access. Wrappers forward it.
+    fn is_direct(&self) -> bool {
+        false
+    }
     /// The file's size in bytes at open time.
     fn size(&self) -> u64;
     /// The file's path, for error messages.

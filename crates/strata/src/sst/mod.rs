@@ -83,6 +83,7 @@ pub mod compression;
 pub mod filter;
 pub mod footer;
 pub mod properties;
+mod readahead;
 mod table;
 mod table_iter;
 

@@ -17,6 +17,7 @@ use super::block_iter::BlockIter;
 use super::compression::unseal_block;
 use super::filter::BloomFilter;
 use super::footer::{BlockHandle, Footer, FOOTER_LEN};
+use super::readahead::Readahead;
 use super::table_iter::TableIterator;
 use super::{properties, TableProperties};
 use crate::cache::BlockCache;
@@ -257,6 +258,17 @@ impl Table {
         handle: BlockHandle,
         fill_cache: bool,
     ) -> Result<Arc<Block>> {
+        self.read_data_block_ahead(handle, fill_cache, None)
+    }
+
+    /// [`Table::read_data_block`] for an iterator: on a cache miss of a file opened
+    /// with direct I/O, the block comes through `readahead` (see `sst::readahead`).
+    pub(crate) fn read_data_block_ahead(
+        &self,
+        handle: BlockHandle,
+        fill_cache: bool,
+        readahead: Option<&mut Readahead>,
+    ) -> Result<Arc<Block>> {
         if let Some(cache) = &self.block_cache {
             if let Some(b) = cache.get(self.file_number, handle.offset) {
                 Statistics::add(&self.stats.local().block_cache_hits, 1);
@@ -264,7 +276,16 @@ impl Table {
             }
             Statistics::add(&self.stats.local().block_cache_misses, 1);
         }
-        let contents = self.read_contents(handle)?;
+        let file = &*self.file;
+        let contents = match readahead.filter(|_| file.is_direct()) {
+            Some(ra) => read_contents_with(file, &self.stats, handle, |offset, len, limit| {
+                match ra.read(file, offset, len, limit)? {
+                    Some(bytes) => Ok(bytes),
+                    None => file.read_vec(offset, len),
+                }
+            })?,
+            None => self.read_contents(handle)?,
+        };
         let block =
             Arc::new(Block::decode(contents).map_err(|r| self.corruption(handle.offset, r))?);
         if let Some(cache) = self.block_cache.as_ref().filter(|_| fill_cache) {
@@ -319,6 +340,17 @@ fn read_contents(
     stats: &Statistics,
     handle: BlockHandle,
 ) -> Result<Vec<u8>> {
+    read_contents_with(file, stats, handle, |offset, len, _| file.read_vec(offset, len))
+}
+
+/// [`read_contents`] with the raw bytes `[offset, offset + len)` fetched by `fetch`,
+/// which also gets the end of the table's blocks (the footer's start) as a limit.
+fn read_contents_with(
+    file: &dyn RandomAccessFile,
+    stats: &Statistics,
+    handle: BlockHandle,
+    fetch: impl FnOnce(u64, usize, u64) -> Result<Vec<u8>>,
+) -> Result<Vec<u8>> {
     let limit = file.size().saturating_sub(FOOTER_LEN as u64);
     let len = handle
         .end()
@@ -331,7 +363,7 @@ fn read_contents(
                 "block handle points past the end of the file",
             )
         })?;
-    let buf = file.read_vec(handle.offset, len)?;
+    let buf = fetch(handle.offset, len, limit)?;
     Statistics::add(&stats.local().blocks_read, 1);
     Statistics::add(&stats.local().block_bytes_read, len as u64);
     unseal_block(buf).map_err(|r| Error::corruption(file.path(), handle.offset, r))

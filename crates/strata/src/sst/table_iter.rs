@@ -7,6 +7,7 @@
 //! for good; later moves are no-ops.
 
 use super::block_iter::BlockIter;
+use super::readahead::Readahead;
 use super::Table;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
@@ -26,6 +27,8 @@ pub struct TableIterator {
     err: Option<Error>,
     /// Whether blocks read from the file are added to the block cache.
     fill_cache: bool,
+    /// Bytes read ahead of sequential block reads (direct I/O files only).
+    readahead: Readahead,
 }
 
 impl std::fmt::Debug for TableIterator {
@@ -48,6 +51,7 @@ impl TableIterator {
             data_offset: None,
             err: None,
             fill_cache,
+            readahead: Readahead::default(),
         }
     }
 
@@ -83,7 +87,8 @@ impl TableIterator {
         if self.data_offset == Some(handle.offset) && self.data.is_some() {
             return true;
         }
-        match self.table.read_data_block(handle, self.fill_cache) {
+        let ra = Some(&mut self.readahead);
+        match self.table.read_data_block_ahead(handle, self.fill_cache, ra) {
             Ok(block) => {
                 match &mut self.data {
                     Some(d) => d.reset(block),

@@ -117,6 +117,9 @@ impl RandomAccessFile for DeviceRandom {
         self.device
             .serve(Op::Read, io, || self.inner.read_vec(offset, len))
     }
+    fn is_direct(&self) -> bool {
+        self.inner.is_direct()
+    }
     fn size(&self) -> u64 {
         self.inner.size()
     }
