@@ -25,6 +25,39 @@
 //! back silently (the provided methods do exactly that, so an implementation that knows
 //! nothing of direct I/O is correct as it is).
 
+/// The [`FileSystem`] methods that touch directory entries, not file contents
+/// (`rename`, `remove`, `list`, `create_dir_all`, `sync_dir`, `exists`, `file_size`,
+/// `lock`), forwarded unchanged to `self.$inner`: for wrappers that act on file I/O
+/// only (`CountingFs`, `DeviceFs`). Expands inside an `impl FileSystem`.
+macro_rules! forward_directory_ops {
+    ($inner:ident) => {
+        fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+            self.$inner.rename(from, to)
+        }
+        fn remove(&self, path: &Path) -> Result<()> {
+            self.$inner.remove(path)
+        }
+        fn list(&self, dir: &Path) -> Result<Vec<String>> {
+            self.$inner.list(dir)
+        }
+        fn create_dir_all(&self, dir: &Path) -> Result<()> {
+            self.$inner.create_dir_all(dir)
+        }
+        fn sync_dir(&self, dir: &Path) -> Result<()> {
+            self.$inner.sync_dir(dir)
+        }
+        fn exists(&self, path: &Path) -> bool {
+            self.$inner.exists(path)
+        }
+        fn file_size(&self, path: &Path) -> Result<u64> {
+            self.$inner.file_size(path)
+        }
+        fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
+            self.$inner.lock(path)
+        }
+    };
+}
+
 mod counting;
 mod device;
 #[cfg(target_os = "linux")]
