@@ -248,7 +248,8 @@ fn verify(flags: &EngineFlags) -> Result<()> {
             "'ldb verify' checks strata databases only".to_string(),
         ));
     }
-    let db = strata::Db::open(&flags.db, flags.strata_options()?)?;
+    let db =
+        engine::strata::db_builder(flags, &flags.db)?.open(&flags.db, flags.strata_options()?)?;
     let tables: usize = db.stats().levels.iter().map(|l| l.files).sum();
     let blocks = db.verify_checksums()?;
     db.close()?;

@@ -219,8 +219,11 @@ fn device_flag_models_one_data_path() {
     let records = std::fs::read_to_string(&json).expect("json");
     let last = records.lines().last().expect("a record");
     let v: serde_json::Value = serde_json::from_str(last).expect("json line");
-    let mean = |i: usize| v["paths"][i]["read_mean_us"].as_f64().expect("mean");
-    assert!(mean(1) > 50.0 && mean(1) > 4.0 * mean(0), "{last}");
+    // The model is a floor: each non-sequential read of path 1 takes at least 200 µs,
+    // and readrandom's reads are more than 1% of them, so the p99 bucket bound is
+    // at least 262 µs whatever the machine's load. (Path 0 is unmodelled: no bound.)
+    let p99 = v["paths"][1]["read_p99_us"].as_f64().expect("p99");
+    assert!(p99 >= 200.0, "{last}");
     let bad = common::strata(&["bench", &db_flag(&db), &paths, "--device=2:nvme"], None);
     assert!(!bad.status.success());
     let err = String::from_utf8_lossy(&bad.stderr);

@@ -32,6 +32,7 @@ pub mod verify;
 pub mod worker;
 
 use crate::engine::options::{EngineFlags, EngineKind};
+use crate::engine::strata::db_builder;
 use crate::error::{CliError, Result};
 use clap::Args;
 use expected::{ExpectedState, MAX_THREADS};
@@ -39,7 +40,6 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
-use strata::Db;
 
 /// `strata stress`.
 #[derive(Args, Clone, Debug)]
@@ -197,7 +197,7 @@ pub fn run(args: &StressArgs) -> Result<()> {
     let options = args.engine.strata_options()?;
     if args.verify_only {
         let mut st = open_expected(args)?;
-        let db = Db::open(&args.engine.db, options)?;
+        let db = db_builder(&args.engine, &args.engine.db)?.open(&args.engine.db, options)?;
         let v = verify::verify(&db, &st, true)?.into_result()?;
         let blocks = db.verify_checksums()?;
         db.close()?;
@@ -250,7 +250,7 @@ pub fn run(args: &StressArgs) -> Result<()> {
         args.engine.db.display(),
         st.path().display()
     ))?;
-    let db = Db::open(&args.engine.db, options)?;
+    let db = db_builder(&args.engine, &args.engine.db)?.open(&args.engine.db, options)?;
     let before = verify::verify(&db, &st, true)?.into_result()?;
     print(&verified_line("verify before run", &before))?;
 
@@ -380,7 +380,7 @@ mod tests {
             .expect("a present key");
         drop(st);
         let opts = parse(&[&db]).engine.strata_options().expect("options");
-        let d = Db::open(tmp.path().join("db"), opts).expect("open");
+        let d = strata::Db::open(tmp.path().join("db"), opts).expect("open");
         d.delete(&strata::WriteOptions::default(), &keyspace::key(k))
             .expect("delete");
         d.close().expect("close");
