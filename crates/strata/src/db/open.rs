@@ -1,16 +1,17 @@
 //! Opening a database, step by step.
 //!
 //! 1. [`lock_dir`]: refuse a missing database before creating anything (unless
-//!    `create_if_missing`), then create the directory and take the `LOCK` file. With a
-//!    direct-I/O option on, [`probe_direct_io`] checks that the file system accepts
-//!    it in the directory, so a refusal is an error of the open, not of a later flush.
+//!    `create_if_missing`), then create the directory and take the `LOCK` file. Wrap
+//!    the file system in `env::CountingFs` (per-data-path statistics).
 //! 2. [`recover_versions`]: `VersionSet::recover` replays the MANIFEST named by
 //!    `CURRENT` and adopts the recovered version (one file reference per table), or
-//!    `VersionSet::create` starts an empty database.
+//!    `VersionSet::create` starts an empty database (creating its data paths).
 //! 3. Still in [`recover_versions`]: check the options against the tree and the
 //!    previous `OPTIONS` file ([`options_file::check_compatible`]) before anything is
-//!    written, and check that every table the MANIFEST names and the WAL it needs
-//!    exist.
+//!    written, that every data path exists, and that every table the MANIFEST names
+//!    (in its path) and the WAL it needs exist. Then, with a direct-I/O option on,
+//!    [`probe_direct_io`] checks that the file system accepts it in every table
+//!    directory, so a refusal is an error of the open, not of a later flush.
 //! 4. `replay::replay_wals`: replay every WAL numbered `>= log_number` into L0 tables
 //!    (recovery-flush plans through the one executor). The WAL recovery mode decides
 //!    what a damaged record means (see [`WalRecoveryMode`]).
