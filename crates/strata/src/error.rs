@@ -57,6 +57,16 @@ pub enum Error {
     /// for example an edit naming a file its version does not hold.
     #[error("internal error: {0}")]
     Internal(String),
+    /// The configured merge operator refused a key's merge operands.
+    #[error("merge failed: operator=`{operator}` key=`{}`: {reason}", key.escape_ascii())]
+    MergeFailed {
+        /// The operator's name.
+        operator: String,
+        /// The user key whose chain could not be merged.
+        key: Vec<u8>,
+        /// The operator's reason.
+        reason: String,
+    },
 }
 
 /// What the caller should do about an [`Error`].
@@ -73,6 +83,9 @@ pub enum ErrorKind {
     Poisoned,
     /// Another handle holds the database; close it first.
     Locked,
+    /// The merge operator refused a key's operands: the operands or the operator
+    /// are wrong for this key (overwrite the key with a `put` to reset it).
+    MergeFailed,
     /// A bug in the engine: report it with the message; reopening may recover.
     Internal,
 }
@@ -87,6 +100,7 @@ impl Error {
             Error::Poisoned(_) => ErrorKind::Poisoned,
             Error::Locked(_) => ErrorKind::Locked,
             Error::Internal(_) => ErrorKind::Internal,
+            Error::MergeFailed { .. } => ErrorKind::MergeFailed,
         }
     }
 
@@ -125,6 +139,15 @@ impl Error {
         }
     }
 
+    /// Builds an [`Error::MergeFailed`].
+    pub(crate) fn merge_failed(operator: &str, key: &[u8], reason: impl Into<String>) -> Error {
+        Error::MergeFailed {
+            operator: operator.to_string(),
+            key: key.to_vec(),
+            reason: reason.into(),
+        }
+    }
+
     /// Builds an [`Error::Corruption`].
     pub fn corruption(file: impl Into<PathBuf>, offset: u64, reason: impl Into<String>) -> Error {
         Error::Corruption {
@@ -156,6 +179,15 @@ impl Error {
             Error::Poisoned(c) => Error::Poisoned(Arc::clone(c)),
             Error::Locked(p) => Error::Locked(p.clone()),
             Error::Internal(s) => Error::Internal(s.clone()),
+            Error::MergeFailed {
+                operator,
+                key,
+                reason,
+            } => Error::MergeFailed {
+                operator: operator.clone(),
+                key: key.clone(),
+                reason: reason.clone(),
+            },
         }
     }
 }

@@ -12,14 +12,16 @@
 //! # The public surface
 //! What a user calls is exported at the crate root: [`Db`], [`DbBuilder`] and
 //! [`DbIterator`]; [`WriteBatch`]; [`Options`], [`LevelOptions`], [`ReadOptions`],
-//! [`WriteOptions`] and their enums; [`Snapshot`] and [`SequenceNumber`]; [`DbStats`],
+//! [`WriteOptions`] and their enums; [`MergeOperator`] and [`AssociativeMergeOperator`]; [`Snapshot`] and [`SequenceNumber`]; [`DbStats`],
 //! [`LevelStats`] and [`StatisticsSnapshot`]; [`BlockCache`] (shared through
 //! [`DbBuilder::block_cache`]); [`Error`], [`ErrorKind`] and [`Result`]; the size limits
 //! ([`MAX_KEY_LEN`], [`MAX_VALUE_LEN`], [`MAX_BATCH_LEN`], [`MAX_LEVELS`]). One module is
 //! public: [`env`](mod@env), the file-system seam ([`env::FileSystem`], [`env::PosixFs`], the
 //! simulated device [`env::DeviceFs`] with its [`env::DeviceModel`];
 //! with the `test-util` feature also the fault-injecting `FaultFs` and its rules), because
-//! a user may inject a file system with [`DbBuilder::file_system`].
+//! a user may inject a file system with [`DbBuilder::file_system`]. So is
+//! [`merge`](mod@merge): the operator traits and the built-in operators ([`merge::U64Add`],
+//! [`merge::Append`], [`merge::Max`]).
 //!
 //! # Features
 //! - `test-util`: `env::FaultFs`, the crash-simulating, fault-injecting in-memory file
@@ -92,6 +94,7 @@ internal_modules!(
 );
 
 pub mod env;
+pub mod merge;
 
 pub use batch::WriteBatch;
 pub use cache::BlockCache;
@@ -99,6 +102,7 @@ pub use db::{Db, DbBuilder, DbIterator};
 pub use error::{Error, ErrorKind, Result};
 pub use key::SequenceNumber;
 pub use limits::{MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};
+pub use merge::{AssociativeMergeOperator, MergeOperator};
 pub use options::{
     CompactionPriority, Compression, DbPath, LevelOptions, Options, OutputPartitioning,
     ReadOptions, WalRecoveryMode, WriteOptions, MAX_DB_PATHS, MAX_LEVELS,

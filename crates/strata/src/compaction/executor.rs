@@ -5,7 +5,8 @@
 //! - `TrivialMove`: an edit that deletes each input file from its level and adds it,
 //!   unchanged, to the output stream's level. No I/O.
 //! - `Rewrite`: merge the input runs (newest first) into one stream of internal keys,
-//!   keep what some reader can still see ([`VersionGc`]), ask the plan's [`Router`]
+//!   keep what some reader can still see ([`VersionGc`]), fold merge chains within
+//!   their snapshot stripe (`merge_chain`), ask the plan's [`Router`]
 //!   which stream each user key goes to, and write each stream's records into tables
 //!   cut by that stream's [`OutputPartitioner`]. Then fsync the directory of every data
 //!   path written and return the edit that replaces the inputs by the outputs.
@@ -29,13 +30,15 @@
 
 use super::aligned::{CountingIter, OverlapCounter};
 use super::gc::VersionGc;
+use super::merge_chain::{self, Entry};
 use super::partitioner::{self, OutputPartitioner};
 use super::plan::{Action, Input, OutputStream, Plan};
 use crate::cache::TableCache;
 use crate::env::FileSystem;
 use crate::error::{Error, Result};
 use crate::iter::{InternalIterator, MergingIterator};
-use crate::key::{self, SequenceNumber};
+use crate::key::{self, ParsedKey, SequenceNumber, ValueKind};
+use crate::merge::MergeOperator;
 use crate::sst::TableBuilder;
 use crate::version::file_ref::FileRef;
 use crate::version::{FileKind, FileMetaData, VersionEdit, VersionSet};
@@ -52,6 +55,8 @@ pub(crate) struct JobContext<'a> {
     pub table_cache: &'a TableCache,
     /// Live snapshot sequence numbers, ascending: versions GC keeps what they can see.
     pub snapshots: Vec<SequenceNumber>,
+    /// Folds merge chains (`None`: operands are written unchanged).
+    pub merge_operator: Option<&'a dyn MergeOperator>,
 }
 
 /// The result of a plan: the edit to install and what it cost.
@@ -130,43 +135,41 @@ fn rewrite(plan: &Plan, ctx: &JobContext<'_>) -> Result<Outcome> {
     let mut input = open_inputs(plan, ctx, &counter, &mut out)?;
     let bottommost = plan.bottommost;
     let mut gc = VersionGc::new(ctx.snapshots.clone(), bottommost);
-    let mut writers: Vec<StreamWriter<'_>> = plan.outputs.iter().map(StreamWriter::new).collect();
-    let mut last_user_key: Vec<u8> = Vec::new();
-    let mut has_key = false;
-    let mut stream = 0usize;
+    let mut sink = Sink {
+        plan,
+        versions: ctx.versions,
+        writers: plan.outputs.iter().map(StreamWriter::new).collect(),
+        last_user_key: Vec::new(),
+        has_key: false,
+        stream: 0,
+    };
+    let mut folded: Vec<Entry> = Vec::new();
     input.seek_to_first();
     while input.valid() {
-        let ikey = input.key();
-        let Some(parsed) = key::parse_internal_key(ikey) else {
+        let Some(parsed) = key::parse_internal_key(input.key()) else {
             // Table iterators report malformed keys as corruption naming their file,
             // and memtables hold only keys the write path built.
             return Err(Error::Internal(
                 "malformed internal key reached the compaction merge".into(),
             ));
         };
-        if gc.keep(&parsed) {
-            let new_key = !has_key || parsed.user_key != last_user_key.as_slice();
-            if new_key {
-                stream = plan.router.route(&parsed, input.value());
-                let w = writers.get_mut(stream).ok_or_else(|| {
-                    Error::Internal(format!(
-                        "router chose stream {stream} of {}",
-                        plan.outputs.len()
-                    ))
-                })?;
-                w.start_key(parsed.user_key)?;
-                last_user_key.clear();
-                last_user_key.extend_from_slice(parsed.user_key);
-                has_key = true;
-            }
-            if let Some(w) = writers.get_mut(stream) {
-                w.add(ctx.versions, ikey, input.value())?;
-            }
+        if !gc.keep(&parsed) {
+            input.next();
+            continue;
         }
+        if parsed.kind == ValueKind::Merge {
+            let floor = gc.stripe_floor(parsed.seq);
+            merge_chain::fold(&mut input, ctx.merge_operator, floor, bottommost, &mut folded)?;
+            for (ikey, value) in folded.drain(..) {
+                sink.write(&ikey, &value)?;
+            }
+            continue;
+        }
+        sink.write_parsed(&parsed, input.key(), input.value())?;
         input.next();
     }
     input.status()?;
-    for (i, w) in writers.into_iter().enumerate() {
+    for (i, w) in sink.writers.into_iter().enumerate() {
         let stream = plan
             .outputs
             .get(i)
@@ -192,6 +195,49 @@ fn rewrite(plan: &Plan, ctx: &JobContext<'_>) -> Result<Outcome> {
     out.input_entry_bytes = counter.input_bytes.load(Ordering::Relaxed);
     out.false_overlap_bytes = counter.false_overlap_bytes.load(Ordering::Relaxed);
     Ok(out)
+}
+
+/// Routes each written entry to its stream: the router decides once per user key.
+struct Sink<'a> {
+    plan: &'a Plan,
+    versions: &'a VersionSet,
+    writers: Vec<StreamWriter<'a>>,
+    last_user_key: Vec<u8>,
+    has_key: bool,
+    stream: usize,
+}
+
+impl Sink<'_> {
+    /// Writes one entry built by the merge fold.
+    fn write(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
+        let parsed = key::parse_internal_key(ikey).ok_or_else(|| {
+            Error::Internal("malformed internal key reached the compaction output".into())
+        })?;
+        self.write_parsed(&parsed, ikey, value)
+    }
+
+    /// Writes one entry; `parsed` is `ikey` parsed. Requires: entries in internal-key
+    /// order.
+    fn write_parsed(&mut self, parsed: &ParsedKey<'_>, ikey: &[u8], value: &[u8]) -> Result<()> {
+        if !self.has_key || parsed.user_key != self.last_user_key.as_slice() {
+            self.stream = self.plan.router.route(parsed, value);
+            let w = self.writers.get_mut(self.stream).ok_or_else(|| {
+                Error::Internal(format!(
+                    "router chose stream {} of {}",
+                    self.stream,
+                    self.plan.outputs.len()
+                ))
+            })?;
+            w.start_key(parsed.user_key)?;
+            self.last_user_key.clear();
+            self.last_user_key.extend_from_slice(parsed.user_key);
+            self.has_key = true;
+        }
+        match self.writers.get_mut(self.stream) {
+            Some(w) => w.add(self.versions, ikey, value),
+            None => Ok(()),
+        }
+    }
 }
 
 /// The merged input of a rewrite, newest run first. Table runs are read without

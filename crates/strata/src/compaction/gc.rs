@@ -54,6 +54,15 @@ impl VersionGc {
         self.snapshots.partition_point(|&s| s < seq)
     }
 
+    /// The snapshot just below the stripe of `seq`: entries at or below it belong to
+    /// an older stripe (`None` for stripe 0). Merge folding stops there.
+    pub fn stripe_floor(&self, seq: SequenceNumber) -> Option<SequenceNumber> {
+        let stripe = self.stripe(seq);
+        stripe
+            .checked_sub(1)
+            .and_then(|i| self.snapshots.get(i).copied())
+    }
+
     /// True iff the entry must be written. Requires: invariant 1.
     pub fn keep(&mut self, entry: &ParsedKey<'_>) -> bool {
         let stripe = self.stripe(entry.seq);
@@ -116,5 +125,15 @@ mod tests {
         assert_eq!(run(vec![], true, e), Vec::<u64>::new());
         assert_eq!(run(vec![6], true, e), vec![9, 5]);
         assert_eq!(run(vec![9], true, e), Vec::<u64>::new());
+    }
+
+    #[test]
+    fn stripe_floor_is_the_snapshot_below() {
+        let gc = VersionGc::new(vec![4, 8], false);
+        assert_eq!(gc.stripe_floor(1), None);
+        assert_eq!(gc.stripe_floor(4), None);
+        assert_eq!(gc.stripe_floor(5), Some(4));
+        assert_eq!(gc.stripe_floor(8), Some(4));
+        assert_eq!(gc.stripe_floor(9), Some(8));
     }
 }

@@ -6,7 +6,11 @@
 //! pointers (file key ranges). Per table the filter chain is: key range → snapshot
 //! filter → the table pinned by the file's reference (the table cache only on its
 //! first open, ARCHITECTURE §5.5) → bloom filter → index → data block. The first
-//! source holding a version of the key visible at the read's sequence number answers.
+//! source holding a version of the key visible at the read's sequence number answers,
+//! unless that version is a merge operand: then the lookup gathers the key's operands
+//! through older entries and older sources down to a base (a `Put`, a `Delete`, or
+//! none) and the merge operator combines them (`merge::chain`). Gets without merges
+//! pay one empty-vector check for this.
 //!
 //! Consistency: the sequence number is loaded *before* the super-version. Every write
 //! at or below that number was in a memtable of a super-version installed before the
@@ -18,6 +22,7 @@ use crate::error::Result;
 use crate::iter::{InternalIterator, LevelIterator, MergingIterator};
 use crate::key::{self, LookupKey, SequenceNumber, ValueKind};
 use crate::memtable::MemGet;
+use crate::merge::chain::{self, Chain};
 use crate::options::ReadOptions;
 use crate::snapshot_filter::SnapshotFilter;
 use crate::stats::Statistics;
@@ -50,24 +55,50 @@ pub(crate) fn get(inner: &DbInner, ro: &ReadOptions, user_key: &[u8]) -> Result<
             enabled: inner.opts.snapshot_filter,
             seq,
         };
+        // Merge operands met so far, newest first; empty (no allocation) without merges.
+        let mut operands: Vec<Vec<u8>> = Vec::new();
+        let resolve =
+            |base: Option<&[u8]>, operands: &[Vec<u8>]| -> Result<Option<Vec<u8>>> {
+                chain::resolve(inner.opts.merge_operator.as_ref(), user_key, base, operands)
+            };
         for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
             if filter.skips_memtable(mem, &inner.stats) {
                 continue;
             }
             match mem.get(&lookup) {
-                MemGet::Found(v) => return Ok(Some(v.to_vec())),
-                MemGet::Deleted => return Ok(None),
+                MemGet::Found(v) if operands.is_empty() => return Ok(Some(v.to_vec())),
+                MemGet::Found(v) => return resolve(Some(v), &operands),
+                MemGet::Deleted => return resolve(None, &operands),
+                MemGet::Merge => {
+                    let mut it = mem.iter();
+                    it.seek(lookup.internal_key());
+                    if let Chain::Base(base) = chain::collect(&mut it, user_key, &mut operands)? {
+                        return resolve(base.as_deref(), &operands);
+                    }
+                }
                 MemGet::NotFound => {}
             }
         }
-        get_from_version(inner, &sv.version, &lookup, filter)
+        let base = get_from_version(inner, &sv.version, &lookup, filter, &mut operands)?;
+        resolve(base.as_deref(), &operands)
     })
 }
 
 /// What a table said about a key.
 enum Probe {
+    /// No visible entry of the key, or merge operands only (pushed onto the
+    /// caller's list): older sources continue.
     Absent,
+    /// The chain's base: the value of a `Put`, `None` for a `Delete`.
     Found(Option<Vec<u8>>),
+}
+
+/// The newest visible entry of the key in one table, as the table's `get` callback
+/// sees it.
+enum Hit {
+    Put(Vec<u8>),
+    Delete,
+    Merge,
 }
 
 fn probe(
@@ -76,6 +107,7 @@ fn probe(
     file: Option<&FileRef>,
     lookup: &LookupKey,
     filter: SnapshotFilter,
+    operands: &mut Vec<Vec<u8>>,
 ) -> Result<Probe> {
     if filter.skips(f, &inner.stats) {
         return Ok(Probe::Absent);
@@ -84,13 +116,25 @@ fn probe(
     let hit = table.get(
         lookup.internal_key(),
         |ikey, value| match key::parse_internal_key(ikey).map(|p| p.kind) {
-            Some(ValueKind::Put) | Some(ValueKind::Merge) => Some(value.to_vec()),
-            _ => None,
+            Some(ValueKind::Put) => Hit::Put(value.to_vec()),
+            Some(ValueKind::Merge) => Hit::Merge,
+            _ => Hit::Delete,
         },
     )?;
     Ok(match hit {
-        Some(v) => Probe::Found(v),
         None => Probe::Absent,
+        Some(Hit::Put(v)) => Probe::Found(Some(v)),
+        Some(Hit::Delete) => Probe::Found(None),
+        // Tables never split a user key, so the chain's rest in this table follows
+        // the first operand; walk it with an iterator (rare: compaction folds chains).
+        Some(Hit::Merge) => {
+            let mut it = table.iter();
+            it.seek(lookup.internal_key());
+            match chain::collect(&mut it, lookup.user_key(), operands)? {
+                Chain::Base(base) => Probe::Found(base),
+                Chain::Open => Probe::Absent,
+            }
+        }
     })
 }
 
@@ -102,13 +146,14 @@ fn get_from_version(
     version: &Version,
     lookup: &LookupKey,
     filter: SnapshotFilter,
+    operands: &mut Vec<Vec<u8>>,
 ) -> Result<Option<Vec<u8>>> {
     let ukey = lookup.user_key();
     for (i, f) in version.files(0).iter().enumerate() {
         if ukey < f.smallest_user_key() || ukey > f.largest_user_key() {
             continue;
         }
-        if let Probe::Found(v) = probe(inner, f, version.file_ref(0, i), lookup, filter)? {
+        if let Probe::Found(v) = probe(inner, f, version.file_ref(0, i), lookup, filter, operands)? {
             return Ok(v);
         }
     }
@@ -119,7 +164,8 @@ fn get_from_version(
         if ukey < f.smallest_user_key() {
             continue;
         }
-        if let Probe::Found(v) = probe(inner, f, version.file_ref(level, i), lookup, filter)? {
+        let file = version.file_ref(level, i);
+        if let Probe::Found(v) = probe(inner, f, file, lookup, filter, operands)? {
             return Ok(v);
         }
     }
@@ -170,5 +216,6 @@ pub(crate) fn iter(inner: &DbInner, ro: &ReadOptions) -> Result<DbIterator> {
         ro.upper_bound.clone(),
         sv,
         ro.snapshot.clone(),
+        inner.opts.merge_operator.clone(),
     ))
 }

@@ -74,10 +74,12 @@ pub enum MemGet<'a> {
     NotFound,
     /// The newest visible version is a tombstone: the key does not exist at that snapshot.
     Deleted,
-    /// The newest visible version is a `Put` or `Merge` with this value. The slice borrows
-    /// the memtable. For a `Merge` this is only the newest operand: combining it with
-    /// older versions is the caller's job.
+    /// The newest visible version is a `Put` with this value. The slice borrows the
+    /// memtable.
     Found(&'a [u8]),
+    /// The newest visible version is a merge operand: the caller walks the key's
+    /// chain (`merge::chain::collect` over [`MemTable::iter`]).
+    Merge,
 }
 
 impl Default for MemTable {
@@ -130,7 +132,8 @@ impl MemTable {
             return MemGet::NotFound;
         }
         match key::parse_internal_key(ikey).map(|p| p.kind) {
-            Some(ValueKind::Put | ValueKind::Merge) => MemGet::Found(value),
+            Some(ValueKind::Put) => MemGet::Found(value),
+            Some(ValueKind::Merge) => MemGet::Merge,
             Some(ValueKind::Delete) => MemGet::Deleted,
             // Unreachable: `add` only writes valid kinds.
             None => MemGet::NotFound,

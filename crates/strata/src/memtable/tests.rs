@@ -29,7 +29,8 @@ fn model_get<'m>(model: &'m Model, user_key: &[u8], seq: u64) -> MemGet<'m> {
     match model.range(from..).next() {
         Some(((uk, _), (kind, v))) if uk == user_key => match kind {
             ValueKind::Delete => MemGet::Deleted,
-            _ => MemGet::Found(v),
+            ValueKind::Merge => MemGet::Merge,
+            ValueKind::Put => MemGet::Found(v),
         },
         _ => MemGet::NotFound,
     }
