@@ -86,8 +86,8 @@ fn get_sees_newest_version_at_snapshot() {
     assert_eq!(get(b"k", 20), MemGet::Deleted);
     assert_eq!(get(b"k", 29), MemGet::Deleted);
     assert_eq!(get(b"k", 30), MemGet::Found(b"v30"));
-    assert_eq!(get(b"k", 35), MemGet::Found(b"m35"));
-    assert_eq!(get(b"k", MAX_SEQUENCE), MemGet::Found(b"m35"));
+    assert_eq!(get(b"k", 35), MemGet::Merge);
+    assert_eq!(get(b"k", MAX_SEQUENCE), MemGet::Merge);
     assert_eq!(get(b"j", 14), MemGet::NotFound);
     assert_eq!(get(b"j", 100), MemGet::Found(b"j15"));
     assert_eq!(get(b"l", 24), MemGet::NotFound);
