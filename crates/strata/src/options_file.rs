@@ -61,9 +61,9 @@
 //! The frozen fixture `src/options_file/fixtures/OPTIONS-v1` is a complete example of
 //! the first version-1 writer; `OPTIONS-v1-direct-io` is the same with the keys added
 //! since (`enable_pipelined_write`, `use_direct_reads`,
-//! `use_direct_io_for_flush_and_compaction`), and `OPTIONS-v1-db-paths` adds the
-//! `[DbPath]` sections. All must keep decoding: keys and sections are only ever
-//! appended.
+//! `use_direct_io_for_flush_and_compaction`), `OPTIONS-v1-db-paths` adds the
+//! `[DbPath]` sections and `OPTIONS-v1-merge-operator` the `merge_operator` key. All
+//! must keep decoding: keys and sections are only ever appended.
 //!
 //! # Invariants
 //! 1. The format grows by keys and sections only; names are append-only and never

@@ -118,3 +118,128 @@ fn full(
 ) -> Option<Vec<u8>> {
     operator.full_merge(user_key, base, operands).ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memtable::MemTable;
+    use crate::merge::{Append, MergeError};
+    use std::sync::Arc;
+    use ValueKind::*;
+
+    /// Append without a partial merge.
+    struct NoPartial;
+
+    impl MergeOperator for NoPartial {
+        fn name(&self) -> &str {
+            "no-partial"
+        }
+        fn full_merge(
+            &self,
+            key: &[u8],
+            existing: Option<&[u8]>,
+            operands: &[&[u8]],
+        ) -> Result<Vec<u8>, MergeError> {
+            Append::new(b",").full_merge(key, existing, operands)
+        }
+    }
+
+    /// Folds the chain at the first entry of `entries` (one key, newest first) and
+    /// returns `(seq, kind, value)` of what replaces it, and the sequence number the
+    /// input is left on.
+    fn fold_of(
+        entries: &[(u64, ValueKind, &str)],
+        op: Option<&dyn MergeOperator>,
+        floor: Option<u64>,
+        bottommost: bool,
+    ) -> (Vec<(u64, ValueKind, String)>, Option<u64>) {
+        let mem = Arc::new(MemTable::new());
+        for (seq, kind, v) in entries {
+            mem.add(*seq, *kind, b"k", v.as_bytes());
+        }
+        mem.add(1, Put, b"z", b"next key");
+        let mut it = mem.iter();
+        it.seek_to_first();
+        let mut out = Vec::new();
+        fold(&mut it, op, floor, bottommost, &mut out).unwrap();
+        let at = key::parse_internal_key(it.key()).unwrap();
+        let at = (at.user_key == b"k").then_some(at.seq);
+        let out = out
+            .iter()
+            .map(|(k, v)| {
+                let p = key::parse_internal_key(k).unwrap();
+                assert_eq!(p.user_key, b"k");
+                (p.seq, p.kind, String::from_utf8(v.clone()).unwrap())
+            })
+            .collect();
+        (out, at)
+    }
+
+    fn e(seq: u64, kind: ValueKind, v: &str) -> (u64, ValueKind, String) {
+        (seq, kind, v.to_string())
+    }
+
+    #[test]
+    fn a_base_in_the_stripe_folds_into_a_put_at_the_newest_sequence() {
+        let append = Append::new(b",");
+        let chain = [(9, Merge, "c"), (8, Merge, "b"), (7, Put, "a"), (5, Put, "old")];
+        let (out, at) = fold_of(&chain, Some(&append), None, false);
+        assert_eq!(out, vec![e(9, Put, "a,b,c")]);
+        assert_eq!(at, Some(5), "the older version is left to the version GC");
+        let chain = [(9, Merge, "c"), (8, Delete, "")];
+        let (out, _) = fold_of(&chain, Some(&append), None, false);
+        assert_eq!(out, vec![e(9, Put, "c")]);
+    }
+
+    #[test]
+    fn folding_stops_at_the_stripe_floor() {
+        let append = Append::new(b",");
+        let chain = [(9, Merge, "c"), (8, Merge, "b"), (6, Merge, "a"), (5, Put, "x")];
+        // A snapshot at 7: 6 and 5 belong to the older stripe.
+        let (out, at) = fold_of(&chain, Some(&append), Some(7), false);
+        assert_eq!(out, vec![e(9, Merge, "b,c")]);
+        assert_eq!(at, Some(6));
+        // Bottommost does not help: older stripes of the key remain.
+        let (out, _) = fold_of(&chain, Some(&append), Some(7), true);
+        assert_eq!(out, vec![e(9, Merge, "b,c")]);
+    }
+
+    #[test]
+    fn without_a_base_only_the_bottommost_output_full_merges() {
+        let append = Append::new(b",");
+        let chain = [(9, Merge, "c"), (8, Merge, "b")];
+        assert_eq!(
+            fold_of(&chain, Some(&append), None, false).0,
+            vec![e(9, Merge, "b,c")]
+        );
+        assert_eq!(
+            fold_of(&chain, Some(&append), None, true).0,
+            vec![e(9, Put, "b,c")]
+        );
+        // No partial merge: the operands stay, unless bottommost.
+        assert_eq!(
+            fold_of(&chain, Some(&NoPartial), None, false).0,
+            vec![e(9, Merge, "c"), e(8, Merge, "b")]
+        );
+        assert_eq!(
+            fold_of(&chain, Some(&NoPartial), None, true).0,
+            vec![e(9, Put, "b,c")]
+        );
+        // A lone operand stays as it is.
+        assert_eq!(
+            fold_of(&[(9, Merge, "c")], Some(&append), None, false).0,
+            vec![e(9, Merge, "c")]
+        );
+    }
+
+    #[test]
+    fn no_operator_or_a_refusal_keeps_the_chain_unchanged() {
+        let chain = [(9, Merge, "c"), (8, Merge, "b"), (7, Put, "a"), (5, Put, "old")];
+        let kept = vec![e(9, Merge, "c"), e(8, Merge, "b"), e(7, Put, "a")];
+        let (out, at) = fold_of(&chain, None, None, true);
+        assert_eq!(out, kept);
+        assert_eq!(at, Some(5));
+        let counter = crate::merge::U64Add;
+        assert_eq!(fold_of(&chain, Some(&counter), None, true).0, kept);
+    }
+}
