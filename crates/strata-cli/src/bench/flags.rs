@@ -35,6 +35,9 @@ pub enum Benchmark {
     Readwhilewriting,
     /// Delete `--num` random keys.
     Deleterandom,
+    /// Merge `+1` into `--num` random keys (8-byte little-endian counters,
+    /// `strata.u64_add`; db_bench's mergerandom with `--merge_operator=uint64add`).
+    Mergerandom,
     /// Flush the memtable.
     Flush,
     /// Compact the whole key range to the bottom level.
@@ -58,6 +61,7 @@ impl Benchmark {
             Benchmark::Seekrandom => "seekrandom",
             Benchmark::Readwhilewriting => "readwhilewriting",
             Benchmark::Deleterandom => "deleterandom",
+            Benchmark::Mergerandom => "mergerandom",
             Benchmark::Flush => "flush",
             Benchmark::Compact => "compact",
             Benchmark::Waitforcompaction => "waitforcompaction",

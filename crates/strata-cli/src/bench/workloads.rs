@@ -53,6 +53,9 @@ struct Ctx<'a> {
 ///
 /// # Errors
 /// The first engine error of any worker.
+/// The operand of `mergerandom`: `+1` as `strata.u64_add` reads it.
+const COUNTER_ONE: [u8; 8] = 1u64.to_le_bytes();
+
 pub fn run(
     engine: &dyn KvEngine,
     args: &BenchArgs,
@@ -72,7 +75,8 @@ pub fn run(
         Benchmark::Fillseq
         | Benchmark::Fillrandom
         | Benchmark::Overwrite
-        | Benchmark::Deleterandom => {
+        | Benchmark::Deleterandom
+        | Benchmark::Mergerandom => {
             let (r, el) = run_parallel(label, threads, writes, |tid, p| ctx.write(b, tid, p))?;
             merged(r, el.as_secs_f64(), None)
         }
@@ -141,7 +145,7 @@ impl Ctx<'_> {
         Budget::split(total, threads, tid, self.args.duration)
     }
 
-    /// fillseq, fillrandom, overwrite, deleterandom.
+    /// fillseq, fillrandom, overwrite, deleterandom, mergerandom.
     fn write(&self, b: Benchmark, tid: usize, progress: &Progress) -> Result<OpStats> {
         let a = self.args;
         let threads = a.threads;
@@ -175,6 +179,7 @@ impl Ctx<'_> {
                 fmt.write(k, key);
             }
             let delete = b == Benchmark::Deleterandom;
+            let merge = b == Benchmark::Mergerandom;
             let start;
             let mut bytes = n * a.key_size;
             if n == 1 {
@@ -182,6 +187,10 @@ impl Ctx<'_> {
                 if delete {
                     start = Instant::now();
                     self.engine.delete(key)?;
+                } else if merge {
+                    bytes += COUNTER_ONE.len();
+                    start = Instant::now();
+                    self.engine.merge(key, &COUNTER_ONE)?;
                 } else {
                     let v = values.next(a.value_size);
                     bytes += v.len();
@@ -191,6 +200,12 @@ impl Ctx<'_> {
             } else {
                 let ops: Vec<BatchOp<'_>> = if delete {
                     keys.iter().take(n).map(|k| BatchOp::Delete(k)).collect()
+                } else if merge {
+                    bytes += n * COUNTER_ONE.len();
+                    keys.iter()
+                        .take(n)
+                        .map(|k| BatchOp::Merge(k, &COUNTER_ONE))
+                        .collect()
                 } else {
                     for v in vals.iter_mut().take(n) {
                         v.clear();
@@ -447,6 +462,26 @@ mod tests {
         let a = args(&["--duration=1", "--threads=2"]);
         let o = go(&e, &a, Benchmark::Overwrite, 4);
         assert!(o.seconds >= 1.0 && o.stats.ops > 0);
+    }
+
+    /// Every merge adds one: the counters sum to the operations, with and without
+    /// batches.
+    #[test]
+    fn mergerandom_counts_every_operation() {
+        use crate::engine::memory::MemoryEngine;
+        for extra in [&["--threads=2"][..], &["--batch_size=5"][..]] {
+            let e = MemoryEngine::default();
+            let a = args(extra);
+            let o = go(&e, &a, Benchmark::Mergerandom, 0);
+            assert_eq!(o.stats.ops, 20_000);
+            let mut sum = 0u64;
+            e.scan(None, Direction::Forward, usize::MAX, &mut |_, v| {
+                sum += strata::merge::U64Add::decode(v).expect("a counter");
+                true
+            })
+            .expect("scan");
+            assert_eq!(sum, 20_000, "{extra:?}");
+        }
     }
 
     #[test]

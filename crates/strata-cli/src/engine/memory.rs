@@ -7,6 +7,16 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::RwLock;
 
+/// `key += operand` as `strata::merge::U64Add` does it.
+fn add(m: &mut BTreeMap<Vec<u8>, Vec<u8>>, key: &[u8], operand: &[u8]) -> Result<()> {
+    use strata::MergeOperator;
+    let merged = strata::merge::U64Add
+        .full_merge(key, m.get(key).map(Vec::as_slice), &[operand])
+        .map_err(|e| crate::error::CliError::Usage(e.reason))?;
+    m.insert(key.to_vec(), merged);
+    Ok(())
+}
+
 /// A sorted map behaving like a database.
 #[derive(Default)]
 pub struct MemoryEngine {
@@ -44,6 +54,13 @@ impl KvEngine for MemoryEngine {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         Ok(self.map.read().ok().and_then(|m| m.get(key).cloned()))
     }
+    fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()> {
+        if let Ok(mut m) = self.map.write() {
+            add(&mut m, key, operand)?;
+        }
+        Ok(())
+    }
+
     fn delete(&self, key: &[u8]) -> Result<()> {
         if let Ok(mut m) = self.map.write() {
             m.remove(key);
@@ -60,6 +77,7 @@ impl KvEngine for MemoryEngine {
                     BatchOp::Delete(k) => {
                         m.remove(k);
                     }
+                    BatchOp::Merge(k, v) => add(&mut m, k, v)?,
                 }
             }
         }

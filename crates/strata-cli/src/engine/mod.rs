@@ -37,6 +37,8 @@ pub enum BatchOp<'a> {
     Put(&'a [u8], &'a [u8]),
     /// Delete `key`.
     Delete(&'a [u8]),
+    /// Merge a counter operand into `key` (see [`KvEngine::merge`]).
+    Merge(&'a [u8], &'a [u8]),
 }
 
 /// Scan direction.
@@ -70,6 +72,12 @@ pub trait KvEngine: Send + Sync {
     /// # Errors
     /// The engine's write error.
     fn delete(&self, key: &[u8]) -> Result<()>;
+    /// Merges `operand` into `key` with the harness's merge operator: 64-bit
+    /// little-endian counter addition (`strata.u64_add`; see [`mapping::of`]).
+    ///
+    /// # Errors
+    /// The engine's write error; [`CliError::Usage`] where the engine has no merge.
+    fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()>;
     /// Applies `ops` atomically.
     ///
     /// # Errors

@@ -74,12 +74,17 @@ impl KvEngine for StrataEngine {
         Ok(self.db.delete(&self.wo, key)?)
     }
 
+    fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()> {
+        Ok(self.db.merge(&self.wo, key, operand)?)
+    }
+
     fn write_batch(&self, ops: &[BatchOp<'_>]) -> Result<()> {
         let mut batch = WriteBatch::new();
         for op in ops {
             match *op {
                 BatchOp::Put(k, v) => batch.put(k, v),
                 BatchOp::Delete(k) => batch.delete(k),
+                BatchOp::Merge(k, v) => batch.merge(k, v),
             }
         }
         Ok(self.db.write(&self.wo, batch)?)
