@@ -33,6 +33,8 @@ const MAX_BATCH: usize = 8;
 pub struct ThreadStats {
     /// Single puts.
     pub puts: u64,
+    /// Single merges (counter keys).
+    pub merges: u64,
     /// Single deletes.
     pub deletes: u64,
     /// Batches.
@@ -53,6 +55,7 @@ impl ThreadStats {
     /// Sum of two tallies.
     pub fn add(&mut self, o: &ThreadStats) {
         self.puts += o.puts;
+        self.merges += o.merges;
         self.deletes += o.deletes;
         self.batches += o.batches;
         self.gets += o.gets;
@@ -65,6 +68,7 @@ impl ThreadStats {
     /// Every operation counted.
     pub fn ops(&self) -> u64 {
         self.puts
+            + self.merges
             + self.deletes
             + self.batches
             + self.gets
@@ -74,9 +78,9 @@ impl ThreadStats {
             + self.compactions
     }
 
-    /// Writes acknowledged (puts, deletes, batches).
+    /// Writes acknowledged (puts, merges, deletes, batches).
     pub fn writes(&self) -> u64 {
-        self.puts + self.deletes + self.batches
+        self.puts + self.merges + self.deletes + self.batches
     }
 }
 
@@ -190,6 +194,8 @@ impl Worker<'_> {
         };
         if pick(a.put_pct) {
             self.put()
+        } else if pick(a.merge_pct) {
+            self.merge()
         } else if pick(a.delete_pct) {
             self.delete()
         } else if pick(a.batch_pct) {
@@ -241,6 +247,28 @@ impl Worker<'_> {
         Ok(())
     }
 
+    /// A merge moving a counter key this thread owns to a new id (a put if the
+    /// thread owns no counter key).
+    fn merge(&mut self) -> Result<()> {
+        let Some(k) = (0..64)
+            .map(|_| self.own_key())
+            .find(|&k| keyspace::is_counter(k))
+        else {
+            return self.put();
+        };
+        let from = self.sh.st.get(k).current;
+        let id = self.new_id(k);
+        self.sh.st.begin(k, Some(id))?;
+        self.sh.db.merge(
+            &self.wo,
+            &keyspace::key(k),
+            &keyspace::counter_operand(from, id),
+        )?;
+        self.acked(&[k])?;
+        self.stats.merges += 1;
+        Ok(())
+    }
+
     fn delete(&mut self) -> Result<()> {
         let k = self.own_key();
         self.sh.st.begin(k, None)?;
@@ -261,9 +289,14 @@ impl Worker<'_> {
                 self.sh.st.begin(k, None)?;
                 b.delete(&keyspace::key(k));
             } else {
+                let from = self.sh.st.get(k).current;
                 let id = self.new_id(k);
                 self.sh.st.begin(k, Some(id))?;
-                b.put(&keyspace::key(k), &keyspace::value(k, id, self.max_len));
+                if keyspace::is_counter(k) && self.rng.random_bool(0.5) {
+                    b.merge(&keyspace::key(k), &keyspace::counter_operand(from, id));
+                } else {
+                    b.put(&keyspace::key(k), &keyspace::value(k, id, self.max_len));
+                }
             }
         }
         self.sh.db.write(&self.wo, b)?;
