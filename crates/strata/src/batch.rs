@@ -5,14 +5,15 @@
 //! +--------------+-------------+---------------------------------------------+
 //! | seq: u64 LE  | count: u32 LE | records...                                |
 //! +--------------+-------------+---------------------------------------------+
-//! record := kind: u8 (1 = Put, 0 = Delete, 2 = Merge; see key::ValueKind)
-//!           varint key_len, key, [varint value_len, value]   (no value for Delete)
+//! record := kind: u8 (1 = Put, 0 = Delete, 2 = Merge, 3 = RangeDelete; see key::ValueKind)
+//!           varint key_len, key, [varint value_len, value]   (no value for Delete;
+//!           for RangeDelete, key = start and value = end of the range [start, end))
 //! ```
 //! The i-th record gets sequence number `seq + i`.
 //!
 //! # Surface
-//! Users build a batch with [`WriteBatch::new`], `put`, `delete`, `merge`, `append` and
-//! `clear`.
+//! Users build a batch with [`WriteBatch::new`], `put`, `delete`, `merge`,
+//! `delete_range`, `append` and `clear`.
 //! The encoding side (sequence number, raw bytes, decoding, iteration) is the
 //! [`WriteBatchInternal`] trait: the engine's, and with the `internals` feature the
 //! tools'.
@@ -69,6 +70,9 @@ pub struct WriteBatch {
     /// True iff a record is a merge: the write path refuses such a batch when no
     /// merge operator is configured, without decoding it. Derived from `rep`.
     has_merge: bool,
+    /// Index of the first `delete_range` whose start is after its end (refused by
+    /// [`WriteBatch::check_limits`]), or `None`.
+    inverted_range: Option<u32>,
 }
 
 /// The first size limit a [`WriteBatch`] update broke.
@@ -127,6 +131,7 @@ impl WriteBatch {
             rep: vec![0; HEADER],
             over_limit: None,
             has_merge: false,
+            inverted_range: None,
         }
     }
 
@@ -139,6 +144,7 @@ impl WriteBatch {
             rep,
             over_limit: None,
             has_merge: false,
+            inverted_range: None,
         }
     }
 
@@ -158,6 +164,18 @@ impl WriteBatch {
     /// value when the key is read (see [`crate::merge`]).
     pub fn merge(&mut self, key: &[u8], operand: &[u8]) {
         self.record(ValueKind::Merge, key, Some(operand));
+    }
+
+    /// Adds a deletion of every key in `[start, end)` (RocksDB's `DeleteRange`):
+    /// entries written before it are hidden from every later read, and compaction
+    /// drops them. `start == end` deletes nothing; `start > end` makes
+    /// [`crate::Db::write`] refuse the batch. Under the same size limits as
+    /// [`Self::put`] (`end` counts as the value).
+    pub fn delete_range(&mut self, start: &[u8], end: &[u8]) {
+        if start > end && self.inverted_range.is_none() && self.over_limit.is_none() {
+            self.inverted_range = Some(self.count());
+        }
+        self.record(ValueKind::RangeDelete, start, Some(end));
     }
 
     /// True iff the batch holds a merge.
@@ -207,15 +225,22 @@ impl WriteBatch {
         }
     }
 
-    /// `Ok` iff no update broke a limit (module invariant 3).
+    /// `Ok` iff no update broke a limit (module invariant 3) and no `delete_range`
+    /// has its start after its end.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming the first limit broken, the offending length
-    /// and the limit, e.g. ``value too large: len=`N` max=`M` record=`0` ``.
+    /// and the limit, e.g. ``value too large: len=`N` max=`M` record=`0` ``, or the
+    /// inverted range's record.
     pub fn check_limits(&self) -> Result<()> {
-        match &self.over_limit {
+        if let Some(over) = &self.over_limit {
+            return Err(Error::InvalidArgument(over.to_string()));
+        }
+        match self.inverted_range {
             None => Ok(()),
-            Some(over) => Err(Error::InvalidArgument(over.to_string())),
+            Some(record) => Err(Error::InvalidArgument(format!(
+                "delete_range start is after its end: record=`{record}`"
+            ))),
         }
     }
 
@@ -235,6 +260,7 @@ impl WriteBatch {
         self.rep.resize(HEADER, 0);
         self.over_limit = None;
         self.has_merge = false;
+        self.inverted_range = None;
     }
 
     /// Size of the serialized batch in bytes (the header included; compared with
@@ -264,6 +290,9 @@ impl WriteBatch {
         }
         self.rep.extend_from_slice(records);
         self.has_merge |= other.has_merge;
+        if self.inverted_range.is_none() {
+            self.inverted_range = other.inverted_range.map(|r| index.saturating_add(r));
+        }
     }
 
     fn set_count(&mut self, n: u32) {
@@ -348,6 +377,7 @@ impl WriteBatchInternal for WriteBatch {
             rep: data,
             over_limit: None,
             has_merge: false,
+            inverted_range: None,
         };
         // The first violation in record order, exactly as `record` would find it.
         let mut over = None;
@@ -372,6 +402,7 @@ impl WriteBatchInternal for WriteBatch {
         })?;
         b.over_limit = over;
         b.has_merge = has_merge;
+        // An inverted range in a WAL record replays as written (it deletes nothing).
         Ok(b)
     }
 
@@ -390,7 +421,7 @@ impl WriteBatchInternal for WriteBatch {
             let key = d.length_prefixed().ok_or(BadBatch("truncated key"))?;
             let value = match kind {
                 ValueKind::Delete => &[][..],
-                ValueKind::Put | ValueKind::Merge => {
+                ValueKind::Put | ValueKind::Merge | ValueKind::RangeDelete => {
                     d.length_prefixed().ok_or(BadBatch("truncated value"))?
                 }
             };

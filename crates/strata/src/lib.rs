@@ -85,6 +85,7 @@ internal_modules!(
     memtable,
     options,
     options_file,
+    range_del,
     snapshot,
     snapshot_filter,
     sst,

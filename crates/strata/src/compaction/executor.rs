@@ -39,6 +39,7 @@ use crate::error::{Error, Result};
 use crate::iter::{InternalIterator, MergingIterator};
 use crate::key::{self, ParsedKey, SequenceNumber, ValueKind};
 use crate::merge::MergeOperator;
+use crate::range_del::{Fragments, RangeTombstone};
 use crate::sst::TableBuilder;
 use crate::version::file_ref::FileRef;
 use crate::version::{FileKind, FileMetaData, VersionEdit, VersionSet};
@@ -132,16 +133,29 @@ fn trivial_move(plan: &Plan) -> Result<Outcome> {
 fn rewrite(plan: &Plan, ctx: &JobContext<'_>) -> Result<Outcome> {
     let mut out = Outcome::default();
     let counter = Arc::new(OverlapCounter::default());
-    let mut input = open_inputs(plan, ctx, &counter, &mut out)?;
+    let (mut input, input_rd) = open_inputs(plan, ctx, &counter, &mut out)?;
     let bottommost = plan.bottommost;
     let mut gc = VersionGc::new(ctx.snapshots.clone(), bottommost);
+    // The tombstones the outputs keep, cut at each output file's key range.
+    let output_rd = Arc::new(gc.range_dels(&input_rd));
     let mut sink = Sink {
         plan,
         versions: ctx.versions,
-        writers: plan.outputs.iter().map(StreamWriter::new).collect(),
+        writers: plan
+            .outputs
+            .iter()
+            .map(|o| StreamWriter::new(o, Arc::clone(&output_rd)))
+            .collect(),
         last_user_key: Vec::new(),
         has_key: false,
         stream: 0,
+    };
+    // An entry is deleted for every reader that could see it when a tombstone of its
+    // key is newer and in the same snapshot stripe. (`stripes` answers stripe
+    // questions while `gc` is borrowed mutably by `keep`.)
+    let stripes = VersionGc::new(ctx.snapshots.clone(), bottommost);
+    let covered = |user_key: &[u8], seq: SequenceNumber| {
+        !input_rd.is_empty() && input_rd.covers_within(user_key, seq, stripes.stripe_upper(seq))
     };
     let mut folded: Vec<Entry> = Vec::new();
     input.seek_to_first();
@@ -153,13 +167,19 @@ fn rewrite(plan: &Plan, ctx: &JobContext<'_>) -> Result<Outcome> {
                 "malformed internal key reached the compaction merge".into(),
             ));
         };
-        if !gc.keep(&parsed) {
+        if !gc.keep(&parsed) || covered(parsed.user_key, parsed.seq) {
             input.next();
             continue;
         }
         if parsed.kind == ValueKind::Merge {
             let floor = gc.stripe_floor(parsed.seq);
-            merge_chain::fold(&mut input, ctx.merge_operator, floor, bottommost, &mut folded)?;
+            let chain = merge_chain::Chain {
+                operator: ctx.merge_operator,
+                floor,
+                bottommost,
+                covered: &covered,
+            };
+            merge_chain::fold(&mut input, &chain, &mut folded)?;
             for (ikey, value) in folded.drain(..) {
                 sink.write(&ikey, &value)?;
             }
@@ -174,7 +194,7 @@ fn rewrite(plan: &Plan, ctx: &JobContext<'_>) -> Result<Outcome> {
             .outputs
             .get(i)
             .ok_or_else(|| Error::Internal("stream index out of range".into()))?;
-        let (files, refs) = w.finish()?;
+        let (files, refs) = w.finish(ctx.versions)?;
         out.stream_bytes.push(files.iter().map(|f| f.size).sum());
         out.edit
             .new_files
@@ -249,16 +269,26 @@ fn open_inputs(
     ctx: &JobContext<'_>,
     counter: &Arc<OverlapCounter>,
     out: &mut Outcome,
-) -> Result<MergingIterator> {
+) -> Result<(MergingIterator, Fragments)> {
     let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+    let mut tombstones: Vec<RangeTombstone> = Vec::new();
     let mut upper_range: Option<(Vec<u8>, Vec<u8>)> = None;
     for (run, input) in plan.inputs.iter().enumerate() {
         match input {
-            Input::Memtable(mem) => children.push(Box::new(mem.iter())),
+            Input::Memtable(mem) => {
+                children.push(Box::new(mem.iter()));
+                if let Some(rd) = mem.range_dels() {
+                    tombstones.extend(rd.tombstones());
+                }
+            }
             Input::Files { files, .. } => {
                 let range = if run == 0 { None } else { upper_range.clone() };
                 for f in files {
-                    let it = ctx.table_cache.get(f)?.iter_no_fill();
+                    let table = ctx.table_cache.get(f)?;
+                    if let Some(rd) = table.range_dels() {
+                        tombstones.extend(rd.tombstones());
+                    }
+                    let it = table.iter_no_fill();
                     children.push(Box::new(CountingIter::new(
                         it,
                         Arc::clone(counter),
@@ -275,7 +305,7 @@ fn open_inputs(
             }
         }
     }
-    Ok(MergingIterator::new(children))
+    Ok((MergingIterator::new(children), Fragments::new(&tombstones)))
 }
 
 /// The user-key range covered by `files`.
@@ -286,22 +316,34 @@ fn run_range(files: &[Arc<FileMetaData>]) -> Option<(Vec<u8>, Vec<u8>)> {
 }
 
 /// The output files of one stream being written.
+///
+/// Range tombstones: every stream gets the job's output tombstones, cut at its files'
+/// boundaries: a file cut before user key `k` takes the tombstones in `[lo, k)`, where
+/// `lo` is where it began (unbounded for the first file), and the last file takes the
+/// rest. So the files of a level stay disjoint (a file's largest key is then
+/// `(k, MAX_SEQUENCE, RangeDelete)`, which sorts before every entry of `k`), and a
+/// stream with tombstones but no entries writes one file of tombstones only.
 struct StreamWriter<'a> {
     stream: &'a OutputStream,
     partitioner: Box<dyn OutputPartitioner>,
     current: Option<(Arc<FileRef>, TableBuilder)>,
     files: Vec<FileMetaData>,
     refs: Vec<Arc<FileRef>>,
+    range_dels: Arc<Fragments>,
+    /// Where the current (or next) file's share of the tombstones begins.
+    lo: Option<Vec<u8>>,
 }
 
 impl<'a> StreamWriter<'a> {
-    fn new(stream: &'a OutputStream) -> Self {
+    fn new(stream: &'a OutputStream, range_dels: Arc<Fragments>) -> Self {
         StreamWriter {
             stream,
             partitioner: partitioner::for_stream(stream),
             current: None,
             files: Vec::new(),
             refs: Vec::new(),
+            range_dels,
+            lo: None,
         }
     }
 
@@ -310,30 +352,38 @@ impl<'a> StreamWriter<'a> {
     /// file if it says so.
     fn start_key(&mut self, user_key: &[u8]) -> Result<()> {
         let size = self.current.as_ref().map_or(0, |(_, b)| b.estimated_size());
-        if self.partitioner.should_cut(user_key, size) {
-            self.finish_file()?;
+        if self.partitioner.should_cut(user_key, size) && self.current.is_some() {
+            self.finish_file(Some(user_key))?;
+            self.lo = Some(user_key.to_vec());
         }
         Ok(())
     }
 
-    fn add(&mut self, versions: &VersionSet, ikey: &[u8], value: &[u8]) -> Result<()> {
-        let builder = match &mut self.current {
-            Some((_, b)) => b,
-            None => {
-                let (file_ref, file) = versions.new_table(self.stream.path_id)?;
-                let mut table = self.stream.table.clone();
-                table.column_group = self.stream.column_group;
-                let b = TableBuilder::new(file, table);
-                &mut self.current.insert((file_ref, b)).1
-            }
-        };
-        builder.add(ikey, value)
+    fn builder(&mut self, versions: &VersionSet) -> Result<&mut TableBuilder> {
+        if self.current.is_none() {
+            let (file_ref, file) = versions.new_table(self.stream.path_id)?;
+            let mut table = self.stream.table.clone();
+            table.column_group = self.stream.column_group;
+            self.current = Some((file_ref, TableBuilder::new(file, table)));
+        }
+        self.current
+            .as_mut()
+            .map(|(_, b)| b)
+            .ok_or_else(|| Error::Internal("no output file".into()))
     }
 
-    fn finish_file(&mut self) -> Result<()> {
-        let Some((file_ref, builder)) = self.current.take() else {
+    fn add(&mut self, versions: &VersionSet, ikey: &[u8], value: &[u8]) -> Result<()> {
+        self.builder(versions)?.add(ikey, value)
+    }
+
+    /// Finishes the current file, giving it the tombstones in `[lo, hi)`.
+    fn finish_file(&mut self, hi: Option<&[u8]>) -> Result<()> {
+        let Some((file_ref, mut builder)) = self.current.take() else {
             return Ok(());
         };
+        if !self.range_dels.is_empty() {
+            builder.set_range_dels(self.range_dels.clip(self.lo.as_deref(), hi));
+        }
         let p = builder.finish()?;
         self.files.push(FileMetaData {
             number: file_ref.number(),
@@ -347,13 +397,18 @@ impl<'a> StreamWriter<'a> {
             num_deletions: p.num_deletions,
             column_group: self.stream.column_group,
             kind: FileKind::Real,
+            num_range_deletions: p.num_range_deletions,
         });
         self.refs.push(file_ref);
         Ok(())
     }
 
-    fn finish(mut self) -> Result<(Vec<FileMetaData>, Vec<Arc<FileRef>>)> {
-        self.finish_file()?;
+    fn finish(mut self, versions: &VersionSet) -> Result<(Vec<FileMetaData>, Vec<Arc<FileRef>>)> {
+        let tail_has_tombstones = !self.range_dels.clip(self.lo.as_deref(), None).is_empty();
+        if self.current.is_none() && tail_has_tombstones {
+            self.builder(versions)?;
+        }
+        self.finish_file(None)?;
         Ok((self.files, self.refs))
     }
 }

@@ -20,6 +20,7 @@
 //! 2. Sequence numbers are never rewritten (snapshot filters rely on true minima).
 
 use crate::key::{ParsedKey, SequenceNumber, ValueKind};
+use crate::range_del::Fragments;
 
 /// Decides, entry by entry, what a flush or compaction writes.
 #[derive(Debug)]
@@ -61,6 +62,27 @@ impl VersionGc {
         stripe
             .checked_sub(1)
             .and_then(|i| self.snapshots.get(i).copied())
+    }
+
+    /// The snapshot that closes the stripe of `seq` from above (`None` for the last
+    /// stripe): a tombstone with a sequence number in `(seq, upper]` deletes the entry
+    /// for every reader that could see it.
+    pub fn stripe_upper(&self, seq: SequenceNumber) -> Option<SequenceNumber> {
+        self.snapshots.get(self.stripe(seq)).copied()
+    }
+
+    /// The range tombstones worth writing: per fragment, the newest of each stripe
+    /// (an older one in the same stripe hides nothing the newer does not), and none
+    /// in stripe 0 of a bottommost output (nothing older is left for it to hide).
+    pub fn range_dels(&self, input: &Fragments) -> Fragments {
+        let mut last: Option<(usize, usize)> = None;
+        input.retain_seqs(|fragment, seq| {
+            let stripe = self.stripe(seq);
+            // Sequence numbers arrive newest first within a fragment.
+            let first_in_stripe = last != Some((fragment, stripe));
+            last = Some((fragment, stripe));
+            first_in_stripe && !(self.bottommost && stripe == 0)
+        })
     }
 
     /// True iff the entry must be written. Requires: invariant 1.
@@ -125,6 +147,31 @@ mod tests {
         assert_eq!(run(vec![], true, e), Vec::<u64>::new());
         assert_eq!(run(vec![6], true, e), vec![9, 5]);
         assert_eq!(run(vec![9], true, e), Vec::<u64>::new());
+    }
+
+    #[test]
+    fn range_tombstones_keep_the_newest_per_stripe() {
+        use crate::range_del::RangeTombstone;
+        let t = |seq| RangeTombstone {
+            start: b"a".to_vec(),
+            end: b"k".to_vec(),
+            seq,
+        };
+        let input = Fragments::new(&[t(9), t(7), t(5), t(2)]);
+        let seqs = |gc: &VersionGc| {
+            gc.range_dels(&input)
+                .tombstones()
+                .map(|t| t.seq)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(seqs(&VersionGc::new(vec![], false)), vec![9]);
+        assert_eq!(seqs(&VersionGc::new(vec![6], false)), vec![9, 5]);
+        assert_eq!(seqs(&VersionGc::new(vec![6], true)), vec![9]);
+        assert_eq!(seqs(&VersionGc::new(vec![], true)), Vec::<u64>::new());
+        let gc = VersionGc::new(vec![4, 8], false);
+        assert_eq!(gc.stripe_upper(3), Some(4));
+        assert_eq!(gc.stripe_upper(8), Some(8));
+        assert_eq!(gc.stripe_upper(9), None);
     }
 
     #[test]

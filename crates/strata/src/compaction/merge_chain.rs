@@ -33,23 +33,35 @@ use crate::merge::MergeOperator;
 /// A written entry: internal key and value.
 pub(crate) type Entry = (Vec<u8>, Vec<u8>);
 
+/// What a fold needs to know about the job.
+pub(crate) struct Chain<'a> {
+    /// The merge operator (`None`: operands are kept unchanged).
+    pub operator: Option<&'a dyn MergeOperator>,
+    /// The snapshot below the chain's stripe: entries at or below it belong to an
+    /// older stripe and end the chain.
+    pub floor: Option<SequenceNumber>,
+    /// As in `VersionGc`: nothing older than the input lies below the output.
+    pub bottommost: bool,
+    /// True iff a range tombstone of the same stripe deletes the entry `(key, seq)`:
+    /// the chain ends there, on that tombstone as its base.
+    pub covered: &'a dyn Fn(&[u8], SequenceNumber) -> bool,
+}
+
 /// Consumes the chain starting at `input`'s entry and pushes what replaces it onto
-/// `out` (in internal-key order). `floor` is the snapshot below the chain's stripe
-/// (entries at or below it belong to an older stripe and end the chain); `bottommost`
-/// as in `VersionGc`.
+/// `out` (in internal-key order).
 ///
 /// Requires: `input` is on a merge operand that the version GC keeps (the newest entry
-/// of its key in its stripe). Leaves `input` on the first entry after the chain.
+/// of its key in its stripe) and that no tombstone covers. Leaves `input` on the
+/// first entry after the chain.
 ///
 /// # Errors
 /// The input's error; `Internal` for a malformed internal key.
 pub(crate) fn fold(
     input: &mut dyn InternalIterator,
-    operator: Option<&dyn MergeOperator>,
-    floor: Option<SequenceNumber>,
-    bottommost: bool,
+    chain: &Chain<'_>,
     out: &mut Vec<Entry>,
 ) -> Result<()> {
+    let (operator, floor, bottommost) = (chain.operator, chain.floor, chain.bottommost);
     let malformed = || Error::Internal("malformed internal key reached the merge fold".into());
     let top = key::parse_internal_key(input.key()).ok_or_else(malformed)?;
     let (user_key, top_seq) = (top.user_key.to_vec(), top.seq);
@@ -61,6 +73,11 @@ pub(crate) fn fold(
         if p.user_key != user_key.as_slice() || floor.is_some_and(|f| p.seq <= f) {
             break;
         }
+        if (chain.covered)(&user_key, p.seq) {
+            // Deleted by a tombstone in the stripe: left for the caller to drop.
+            base = Some(None);
+            break;
+        }
         raw.push((input.key().to_vec(), input.value().to_vec()));
         let kind = p.kind;
         input.next();
@@ -70,7 +87,7 @@ pub(crate) fn fold(
                 base = raw.last().map(|(_, v)| Some(v.clone()));
                 break;
             }
-            ValueKind::Delete => {
+            ValueKind::Delete | ValueKind::RangeDelete => {
                 base = Some(None);
                 break;
             }
@@ -161,7 +178,13 @@ mod tests {
         let mut it = mem.iter();
         it.seek_to_first();
         let mut out = Vec::new();
-        fold(&mut it, op, floor, bottommost, &mut out).unwrap();
+        let chain = Chain {
+            operator: op,
+            floor,
+            bottommost,
+            covered: &|_, _| false,
+        };
+        fold(&mut it, &chain, &mut out).unwrap();
         let at = key::parse_internal_key(it.key()).unwrap();
         let at = (at.user_key == b"k").then_some(at.seq);
         let out = out

@@ -33,6 +33,7 @@ use crate::iter::{InternalIterator, MergingIterator};
 use crate::key::{self, SequenceNumber, ValueKind, KIND_SEEK, MAX_SEQUENCE};
 use crate::merge::chain::{self, Chain};
 use crate::merge::MergeOperator;
+use crate::range_del::Fragments;
 use crate::snapshot::Snapshot;
 use std::sync::Arc;
 
@@ -61,10 +62,23 @@ pub struct DbIterator {
     /// Merge operands being gathered (forward: newest first; reverse: oldest first).
     operands: Vec<Vec<u8>>,
     merge_operator: Option<Arc<dyn MergeOperator>>,
+    /// Every range tombstone of the read's sources visible at `seq`, fragmented;
+    /// `None` when there is none.
+    range_dels: Option<Fragments>,
     seek_buf: Vec<u8>,
     err: Option<Error>,
     _pin: Arc<SuperVersion>,
     _snapshot: Option<Snapshot>,
+}
+
+/// What turns a key's visible entries into its value: the merge operator and the
+/// read's range tombstones.
+pub(crate) struct Resolver {
+    /// Resolves merge chains (`None`: an operand is an error).
+    pub merge_operator: Option<Arc<dyn MergeOperator>>,
+    /// Every range tombstone of the read's sources visible at its sequence number,
+    /// fragmented; `None` when there is none.
+    pub range_dels: Option<Fragments>,
 }
 
 impl DbIterator {
@@ -75,8 +89,12 @@ impl DbIterator {
         upper: Option<Vec<u8>>,
         pin: Arc<SuperVersion>,
         snapshot: Option<Snapshot>,
-        merge_operator: Option<Arc<dyn MergeOperator>>,
+        resolver: Resolver,
     ) -> Self {
+        let Resolver {
+            merge_operator,
+            range_dels,
+        } = resolver;
         DbIterator {
             iter,
             seq,
@@ -89,6 +107,7 @@ impl DbIterator {
             merged: false,
             operands: Vec::new(),
             merge_operator,
+            range_dels,
             seek_buf: Vec::new(),
             err: None,
             _pin: pin,
@@ -161,26 +180,27 @@ impl DbIterator {
                 if self.over_upper(ukey) {
                     break;
                 }
+                // An older version of a key already passed: hidden, and no tombstone
+                // lookup spent on it.
+                let hidden = skipping && ukey <= self.saved_key.as_slice();
+                let kind = if hidden { ValueKind::Delete } else { self.effective(kind, ukey, seq) };
                 match kind {
-                    ValueKind::Delete => {
+                    _ if hidden => {}
+                    ValueKind::Delete | ValueKind::RangeDelete => {
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(ukey);
                         skipping = true;
                     }
                     ValueKind::Put => {
-                        if !(skipping && ukey <= self.saved_key.as_slice()) {
-                            self.valid = true;
-                            self.saved_key.clear();
-                            return;
-                        }
+                        self.valid = true;
+                        self.saved_key.clear();
+                        return;
                     }
                     ValueKind::Merge => {
-                        if !(skipping && ukey <= self.saved_key.as_slice()) {
-                            self.saved_key.clear();
-                            self.saved_key.extend_from_slice(ukey);
-                            self.valid = self.merge_forward();
-                            return;
-                        }
+                        self.saved_key.clear();
+                        self.saved_key.extend_from_slice(ukey);
+                        self.valid = self.merge_forward();
+                        return;
                     }
                 }
             }
@@ -190,13 +210,31 @@ impl DbIterator {
         self.saved_key.clear();
     }
 
+    /// The newest visible range tombstone covering `user_key` (0: none).
+    fn cover(&self, user_key: &[u8]) -> SequenceNumber {
+        self.range_dels
+            .as_ref()
+            .map_or(0, |f| f.max_covering(user_key, self.seq))
+    }
+
+    /// `kind`, or `Delete` for a value or operand under a visible range tombstone.
+    /// Costs nothing without range tombstones, one binary search with them.
+    fn effective(&self, kind: ValueKind, user_key: &[u8], seq: SequenceNumber) -> ValueKind {
+        match kind {
+            ValueKind::Put | ValueKind::Merge if seq < self.cover(user_key) => ValueKind::Delete,
+            k => k,
+        }
+    }
+
     /// Forward, on the newest visible entry of `saved_key`, an operand: walks its chain
     /// to the base, leaving the inner iterator past it, and resolves it into
     /// `saved_value`. False (with `err` set) if it cannot be resolved.
     fn merge_forward(&mut self) -> bool {
         self.operands.clear();
         self.merged = true;
-        let base = match chain::collect(&mut self.iter, &self.saved_key, &mut self.operands) {
+        let floor = self.cover(&self.saved_key);
+        let base = match chain::collect(&mut self.iter, &self.saved_key, floor, &mut self.operands)
+        {
             Ok(Chain::Base(base)) => base,
             Ok(Chain::Open) => None,
             Err(e) => return self.fail(e),
@@ -263,9 +301,10 @@ impl DbIterator {
                 if value_kind != ValueKind::Delete && ukey < self.saved_key.as_slice() {
                     break;
                 }
+                let kind = self.effective(kind, ukey, seq);
                 value_kind = kind;
                 match kind {
-                    ValueKind::Delete => {
+                    ValueKind::Delete | ValueKind::RangeDelete => {
                         self.saved_key.clear();
                         self.saved_value.clear();
                         self.operands.clear();

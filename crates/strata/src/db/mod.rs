@@ -158,6 +158,20 @@ impl Db {
         self.write(wo, b)
     }
 
+    /// Deletes every key in `[start, end)` (RocksDB's `DeleteRange`): one range
+    /// tombstone, whatever the number of keys. Reads stop seeing them at once;
+    /// compactions drop them (see [`WriteBatch::delete_range`]).
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `start > end` (`start == end` deletes nothing); otherwise
+    /// as [`Db::put`].
+    pub fn delete_range(&self, wo: &WriteOptions, start: &[u8], end: &[u8]) -> Result<()> {
+        let mut b =
+            WriteBatch::with_capacity(start.len().saturating_add(end.len()).saturating_add(21));
+        b.delete_range(start, end);
+        self.write(wo, b)
+    }
+
     /// Records a merge `operand` for `key`: the configured
     /// [`Options::merge_operator`] combines it with the key's older value when the
     /// key is read (see [`crate::merge`]).

@@ -17,11 +17,13 @@
 //! number was published, and anything later is at least as new, so the loaded view
 //! holds every visible write (in a memtable or in a table flushed from it).
 
+use super::iter::Resolver;
 use super::{DbInner, DbIterator};
 use crate::error::Result;
 use crate::iter::{InternalIterator, LevelIterator, MergingIterator};
 use crate::key::{self, LookupKey, SequenceNumber, ValueKind};
 use crate::memtable::MemGet;
+use crate::range_del::{Fragments, RangeTombstone};
 use crate::merge::chain::{self, Chain};
 use crate::options::ReadOptions;
 use crate::snapshot_filter::SnapshotFilter;
@@ -43,6 +45,17 @@ fn read_sequence(inner: &DbInner, ro: &ReadOptions) -> SequenceNumber {
     }
 }
 
+/// What a point lookup carries from newer sources to older ones.
+#[derive(Default)]
+struct Pending {
+    /// Merge operands met so far, newest first (empty, unallocated, without merges).
+    operands: Vec<Vec<u8>>,
+    /// The newest visible range tombstone covering the key in the sources seen so far
+    /// (0: none). An entry older than it is deleted; so is every entry in older
+    /// sources, which are older still.
+    floor: SequenceNumber,
+}
+
 /// Point lookup. See the module docs for the order of sources.
 pub(crate) fn get(inner: &DbInner, ro: &ReadOptions, user_key: &[u8]) -> Result<Option<Vec<u8>>> {
     let seq = read_sequence(inner, ro);
@@ -55,32 +68,37 @@ pub(crate) fn get(inner: &DbInner, ro: &ReadOptions, user_key: &[u8]) -> Result<
             enabled: inner.opts.snapshot_filter,
             seq,
         };
-        // Merge operands met so far, newest first; empty (no allocation) without merges.
-        let mut operands: Vec<Vec<u8>> = Vec::new();
-        let resolve =
-            |base: Option<&[u8]>, operands: &[Vec<u8>]| -> Result<Option<Vec<u8>>> {
-                chain::resolve(inner.opts.merge_operator.as_ref(), user_key, base, operands)
-            };
+        let mut p = Pending::default();
+        let resolve = |base: Option<&[u8]>, p: &Pending| -> Result<Option<Vec<u8>>> {
+            chain::resolve(inner.opts.merge_operator.as_ref(), user_key, base, &p.operands)
+        };
         for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
             if filter.skips_memtable(mem, &inner.stats) {
                 continue;
             }
+            if let Some(rd) = mem.range_dels() {
+                p.floor = p.floor.max(rd.max_covering(user_key, seq));
+            }
             match mem.get(&lookup) {
-                MemGet::Found(v) if operands.is_empty() => return Ok(Some(v.to_vec())),
-                MemGet::Found(v) => return resolve(Some(v), &operands),
-                MemGet::Deleted => return resolve(None, &operands),
-                MemGet::Merge => {
+                MemGet::Found(s, v) if s > p.floor && p.operands.is_empty() => {
+                    return Ok(Some(v.to_vec()))
+                }
+                MemGet::Found(s, v) if s > p.floor => return resolve(Some(v), &p),
+                MemGet::Merge(s) if s > p.floor => {
                     let mut it = mem.iter();
                     it.seek(lookup.internal_key());
-                    if let Chain::Base(base) = chain::collect(&mut it, user_key, &mut operands)? {
-                        return resolve(base.as_deref(), &operands);
+                    let walked = chain::collect(&mut it, user_key, p.floor, &mut p.operands)?;
+                    if let Chain::Base(base) = walked {
+                        return resolve(base.as_deref(), &p);
                     }
                 }
-                MemGet::NotFound => {}
+                MemGet::NotFound if p.floor == 0 => {}
+                // A delete, or an entry under a range tombstone: so is all that is older.
+                _ => return resolve(None, &p),
             }
         }
-        let base = get_from_version(inner, &sv.version, &lookup, filter, &mut operands)?;
-        resolve(base.as_deref(), &operands)
+        let base = get_from_version(inner, &sv.version, &lookup, filter, &mut p)?;
+        resolve(base.as_deref(), &p)
     })
 }
 
@@ -89,16 +107,17 @@ enum Probe {
     /// No visible entry of the key, or merge operands only (pushed onto the
     /// caller's list): older sources continue.
     Absent,
-    /// The chain's base: the value of a `Put`, `None` for a `Delete`.
+    /// The chain's base: the value of a `Put`, `None` for a `Delete` or a range
+    /// tombstone.
     Found(Option<Vec<u8>>),
 }
 
 /// The newest visible entry of the key in one table, as the table's `get` callback
 /// sees it.
 enum Hit {
-    Put(Vec<u8>),
+    Put(SequenceNumber, Vec<u8>),
     Delete,
-    Merge,
+    Merge(SequenceNumber),
 }
 
 fn probe(
@@ -107,34 +126,37 @@ fn probe(
     file: Option<&FileRef>,
     lookup: &LookupKey,
     filter: SnapshotFilter,
-    operands: &mut Vec<Vec<u8>>,
+    p: &mut Pending,
 ) -> Result<Probe> {
     if filter.skips(f, &inner.stats) {
         return Ok(Probe::Absent);
     }
     let table = inner.table_cache.get_pinned(f, file)?;
-    let hit = table.get(
-        lookup.internal_key(),
-        |ikey, value| match key::parse_internal_key(ikey).map(|p| p.kind) {
-            Some(ValueKind::Put) => Hit::Put(value.to_vec()),
-            Some(ValueKind::Merge) => Hit::Merge,
+    if let Some(rd) = table.range_dels() {
+        p.floor = p.floor.max(rd.max_covering(lookup.user_key(), lookup.sequence()));
+    }
+    let hit = table.get(lookup.internal_key(), |ikey, value| {
+        match key::parse_internal_key(ikey).map(|k| (k.kind, k.seq)) {
+            Some((ValueKind::Put, s)) => Hit::Put(s, value.to_vec()),
+            Some((ValueKind::Merge, s)) => Hit::Merge(s),
             _ => Hit::Delete,
-        },
-    )?;
+        }
+    })?;
     Ok(match hit {
-        None => Probe::Absent,
-        Some(Hit::Put(v)) => Probe::Found(Some(v)),
-        Some(Hit::Delete) => Probe::Found(None),
+        None if p.floor == 0 => Probe::Absent,
+        Some(Hit::Put(s, v)) if s > p.floor => Probe::Found(Some(v)),
         // Tables never split a user key, so the chain's rest in this table follows
         // the first operand; walk it with an iterator (rare: compaction folds chains).
-        Some(Hit::Merge) => {
+        Some(Hit::Merge(s)) if s > p.floor => {
             let mut it = table.iter();
             it.seek(lookup.internal_key());
-            match chain::collect(&mut it, lookup.user_key(), operands)? {
+            match chain::collect(&mut it, lookup.user_key(), p.floor, &mut p.operands)? {
                 Chain::Base(base) => Probe::Found(base),
                 Chain::Open => Probe::Absent,
             }
         }
+        // A delete, or an entry (or none) under a range tombstone: so is all older.
+        _ => Probe::Found(None),
     })
 }
 
@@ -146,14 +168,14 @@ fn get_from_version(
     version: &Version,
     lookup: &LookupKey,
     filter: SnapshotFilter,
-    operands: &mut Vec<Vec<u8>>,
+    p: &mut Pending,
 ) -> Result<Option<Vec<u8>>> {
     let ukey = lookup.user_key();
     for (i, f) in version.files(0).iter().enumerate() {
         if ukey < f.smallest_user_key() || ukey > f.largest_user_key() {
             continue;
         }
-        if let Probe::Found(v) = probe(inner, f, version.file_ref(0, i), lookup, filter, operands)? {
+        if let Probe::Found(v) = probe(inner, f, version.file_ref(0, i), lookup, filter, p)? {
             return Ok(v);
         }
     }
@@ -164,8 +186,7 @@ fn get_from_version(
         if ukey < f.smallest_user_key() {
             continue;
         }
-        let file = version.file_ref(level, i);
-        if let Probe::Found(v) = probe(inner, f, file, lookup, filter, operands)? {
+        if let Probe::Found(v) = probe(inner, f, version.file_ref(level, i), lookup, filter, p)? {
             return Ok(v);
         }
     }
@@ -181,22 +202,48 @@ pub(crate) fn iter(inner: &DbInner, ro: &ReadOptions) -> Result<DbIterator> {
         seq,
     };
     let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+    // Range tombstones of every source, visible at `seq` (the iterator hides what they
+    // cover); tables are opened for this only if their metadata counts tombstones.
+    let mut tombstones: Vec<RangeTombstone> = Vec::new();
+    let mut gather = |frags: &Fragments| {
+        tombstones.extend(frags.tombstones().filter(|t| t.seq <= seq));
+    };
     for m in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
         if !filter.skips_memtable(m, &inner.stats) {
             children.push(Box::new(m.iter()));
+            if let Some(rd) = m.range_dels() {
+                gather(&rd);
+            }
         }
     }
     let lower = ro.lower_bound.as_deref();
     let upper = ro.upper_bound.as_deref();
+    let out_of_bounds = |f: &FileMetaData| {
+        lower.is_some_and(|l| f.largest_user_key() < l)
+            || upper.is_some_and(|u| f.smallest_user_key() >= u)
+    };
     for (i, f) in sv.version.files(0).iter().enumerate() {
-        let out_of_bounds = lower.is_some_and(|l| f.largest_user_key() < l)
-            || upper.is_some_and(|u| f.smallest_user_key() >= u);
-        if out_of_bounds || filter.skips(f, &inner.stats) {
+        if out_of_bounds(f) || filter.skips(f, &inner.stats) {
             continue;
         }
         let table = inner.table_cache.get_pinned(f, sv.version.file_ref(0, i))?;
+        if let Some(rd) = table.range_dels() {
+            gather(rd);
+        }
         children.push(Box::new(table.iter()));
     }
+    for level in 1..sv.version.num_levels() {
+        for (i, f) in sv.version.files(level).iter().enumerate() {
+            if f.num_range_deletions == 0 || out_of_bounds(f) || filter.skips(f, &inner.stats) {
+                continue;
+            }
+            let table = inner.table_cache.get_pinned(f, sv.version.file_ref(level, i))?;
+            if let Some(rd) = table.range_dels() {
+                gather(rd);
+            }
+        }
+    }
+    let range_dels = (!tombstones.is_empty()).then(|| Fragments::new(&tombstones));
     for level in 1..sv.version.num_levels() {
         if sv.version.files(level).is_empty() {
             continue;
@@ -216,6 +263,9 @@ pub(crate) fn iter(inner: &DbInner, ro: &ReadOptions) -> Result<DbIterator> {
         ro.upper_bound.clone(),
         sv,
         ro.snapshot.clone(),
-        inner.opts.merge_operator.clone(),
+        Resolver {
+            merge_operator: inner.opts.merge_operator.clone(),
+            range_dels,
+        },
     ))
 }

@@ -4,7 +4,7 @@
 use super::MergeOperator;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
-use crate::key::{self, ValueKind};
+use crate::key::{self, SequenceNumber, ValueKind};
 use std::sync::Arc;
 
 /// Where a walk down one source's entries of a key ended.
@@ -16,7 +16,9 @@ pub(crate) enum Chain {
 }
 
 /// Pushes the operands of `user_key` onto `newest_first`, walking from the iterator's
-/// position (the newest entry of the key visible to the read) to its base.
+/// position (the newest entry of the key visible to the read) to its base. An entry
+/// older than `floor` (the newest range tombstone covering the key, 0 for none) is
+/// deleted: the tombstone is the base.
 ///
 /// Requires: `it` is positioned by a seek to the lookup key (so every entry it meets
 /// for `user_key` is visible to the read).
@@ -26,6 +28,7 @@ pub(crate) enum Chain {
 pub(crate) fn collect(
     it: &mut dyn InternalIterator,
     user_key: &[u8],
+    floor: SequenceNumber,
     newest_first: &mut Vec<Vec<u8>>,
 ) -> Result<Chain> {
     while it.valid() {
@@ -34,15 +37,24 @@ pub(crate) fn collect(
         if parsed.user_key != user_key {
             break;
         }
+        if parsed.seq < floor {
+            return Ok(Chain::Base(None));
+        }
         match parsed.kind {
             ValueKind::Merge => newest_first.push(it.value().to_vec()),
             ValueKind::Put => return Ok(Chain::Base(Some(it.value().to_vec()))),
-            ValueKind::Delete => return Ok(Chain::Base(None)),
+            // Range tombstones are not point entries; treat one as a delete if met.
+            ValueKind::Delete | ValueKind::RangeDelete => return Ok(Chain::Base(None)),
         }
         it.next();
     }
     it.status()?;
-    Ok(Chain::Open)
+    // Older sources continue the chain; a tombstone floor ends it here.
+    Ok(if floor > 0 {
+        Chain::Base(None)
+    } else {
+        Chain::Open
+    })
 }
 
 /// The value of `user_key`: `base` with the operands applied, or `base` itself when

@@ -83,6 +83,7 @@ pub mod compression;
 pub mod filter;
 pub mod footer;
 pub mod properties;
+pub(crate) mod range_del_block;
 mod readahead;
 mod table;
 mod table_iter;
@@ -182,4 +183,9 @@ pub struct TableProperties {
     pub file_size: u64,
     /// Format version (from the footer).
     pub format_version: u32,
+    /// Range tombstones in the range-deletion block (one per fragment and sequence
+    /// number).
+    pub num_range_deletions: u64,
+    /// Where the range-deletion block is (format version 2), if the table has one.
+    pub range_del_block: Option<footer::BlockHandle>,
 }

@@ -268,7 +268,10 @@ impl Version {
                             a.number, b.number
                         ));
                     }
-                } else if a.largest_user_key() >= b.smallest_user_key() {
+                } else if compare_internal(&a.largest, &b.smallest) != Ordering::Less {
+                    // Internal keys, not user keys: a file whose range tombstones end
+                    // at `k` has the largest key `(k, MAX_SEQUENCE, RangeDelete)`,
+                    // below every entry of `k` that the next file may start with.
                     return Err(format!(
                         "L{level} files {} and {} overlap or are out of order",
                         a.number, b.number

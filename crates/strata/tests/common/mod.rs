@@ -131,6 +131,8 @@ pub enum Op {
     Delete(Vec<u8>),
     /// A merge operand for the key ([`append_operator`]).
     Merge(Vec<u8>, Vec<u8>),
+    /// Delete every key in `[start, end)`.
+    DeleteRange(Vec<u8>, Vec<u8>),
     Batch(Vec<Update>),
     TakeSnapshot,
     ReleaseSnapshot(usize),
@@ -153,6 +155,21 @@ pub enum Update {
     Put(Vec<u8>, Vec<u8>),
     Delete(Vec<u8>),
     Merge(Vec<u8>, Vec<u8>),
+    DeleteRange(Vec<u8>, Vec<u8>),
+}
+
+/// A random range of at most `span` keys out of `keys`, as `[start, end)`.
+fn random_range(rng: &mut StdRng, keys: u32, span: u32) -> (Vec<u8>, Vec<u8>) {
+    let a = rng.random_range(0..keys);
+    let b = (a + rng.random_range(0..=span)).min(keys);
+    (key(a), key(b))
+}
+
+/// The model of a range deletion.
+pub fn model_delete_range(map: &mut ModelMap, start: &[u8], end: &[u8]) {
+    if start < end {
+        map.retain(|k, _| !(start <= k.as_slice() && k.as_slice() < end));
+    }
 }
 
 pub fn key(i: u32) -> Vec<u8> {
@@ -173,18 +190,26 @@ pub fn random_ops(seed: u64, n: usize, keys: u32, allow_reopen: bool) -> Vec<Op>
         let k = key(rng.random_range(0..keys));
         let op = match rng.random_range(0..100u32) {
             0..=31 => Op::Put(k, value(&mut rng, i)),
-            32..=41 => Op::Merge(k, format!("m{i}").into_bytes()),
-            42..=49 => Op::Delete(k),
+            32..=40 => Op::Merge(k, format!("m{i}").into_bytes()),
+            41..=46 => Op::Delete(k),
+            47..=49 => {
+                let (a, b) = random_range(&mut rng, keys, 12);
+                Op::DeleteRange(a, b)
+            }
             50..=57 => {
                 let m = rng.random_range(1..8usize);
                 Op::Batch(
                     (0..m)
                         .map(|_| {
                             let k = key(rng.random_range(0..keys));
-                            match rng.random_range(0..10u32) {
-                                0..=5 => Update::Put(k, value(&mut rng, i)),
-                                6..=7 => Update::Merge(k, format!("b{i}").into_bytes()),
-                                _ => Update::Delete(k),
+                            match rng.random_range(0..20u32) {
+                                0..=11 => Update::Put(k, value(&mut rng, i)),
+                                12..=15 => Update::Merge(k, format!("b{i}").into_bytes()),
+                                16..=18 => Update::Delete(k),
+                                _ => {
+                                    let (a, b) = random_range(&mut rng, keys, 6);
+                                    Update::DeleteRange(a, b)
+                                }
                             }
                         })
                         .collect(),
@@ -325,6 +350,11 @@ pub fn run_ops(
                     .unwrap_or_else(|e| panic!("{}: {e}", at()));
                 model_merge(&mut model.map, k, v);
             }
+            Op::DeleteRange(a, b) => {
+                d.delete_range(&wo, a, b)
+                    .unwrap_or_else(|e| panic!("{}: {e}", at()));
+                model_delete_range(&mut model.map, a, b);
+            }
             Op::Batch(items) => {
                 let mut b = WriteBatch::new();
                 for item in items {
@@ -340,6 +370,10 @@ pub fn run_ops(
                         Update::Merge(k, v) => {
                             b.merge(k, v);
                             model_merge(&mut model.map, k, v);
+                        }
+                        Update::DeleteRange(s, e) => {
+                            b.delete_range(s, e);
+                            model_delete_range(&mut model.map, s, e);
                         }
                     }
                 }
