@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! strata ldb --db=DIR [--hex] put K V | get K | delete K | merge K OPERAND
+//!            | delete_range FROM TO
 //!            | scan [--from=K] [--to=K] [--max_keys=N] | dump | load | compact [--from=K] [--to=K]
 //!            | verify
 //! ```
@@ -59,6 +60,14 @@ pub enum LdbCommand {
     Delete {
         /// Key.
         key: String,
+    },
+    /// Delete every key in [FROM, TO) with one range tombstone.
+    #[command(name = "delete_range")]
+    DeleteRange {
+        /// First key deleted.
+        from: String,
+        /// First key kept after the range (exclusive).
+        to: String,
     },
     /// Merge OPERAND into KEY with `strata.u64_add` (an 8-byte little-endian increment).
     Merge {
@@ -216,6 +225,12 @@ pub fn run(args: &LdbArgs) -> Result<()> {
             let k = decode(key, hex)?;
             let e = engine::open(existing, true)?;
             e.delete(&k)?;
+            e
+        }
+        LdbCommand::DeleteRange { from, to } => {
+            let (a, b) = (decode(from, hex)?, decode(to, hex)?);
+            let e = engine::open(existing, true)?;
+            e.delete_range(&a, &b)?;
             e
         }
         LdbCommand::Merge { key, operand } => {
@@ -459,6 +474,9 @@ mod tests {
         }
         fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()> {
             self.inner.merge(key, operand)
+        }
+        fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<()> {
+            self.inner.delete_range(start, end)
         }
         fn write_batch(&self, ops: &[BatchOp<'_>]) -> Result<()> {
             let bytes = ops

@@ -70,7 +70,11 @@ fn reads_honour_a_tombstone_in_every_source() {
         assert_eq!(keys(db, &ro, false), expect, "{at}: reverse");
         for i in [0, 99, 100, 149, 151, 199, 200, n - 1] {
             let want = !(100..200).contains(&i);
-            assert_eq!(db.get(&ro, &key(i)).unwrap().is_some(), want, "{at}: key {i}");
+            assert_eq!(
+                db.get(&ro, &key(i)).unwrap().is_some(),
+                want,
+                "{at}: key {i}"
+            );
         }
         assert_eq!(db.get(&ro, &key(150)).unwrap(), Some(b"again".to_vec()));
         let mut it = db.iter(&ro).unwrap();
@@ -82,7 +86,11 @@ fn reads_honour_a_tombstone_in_every_source() {
     let old = |db: &Db, at: &str| {
         let ro = ReadOptions::default().with_snapshot(Some(before.clone()));
         assert_eq!(keys(db, &ro, true).len(), n as usize, "{at}: snapshot");
-        assert_eq!(db.get(&ro, &key(120)).unwrap(), Some(b"value".to_vec()), "{at}");
+        assert_eq!(
+            db.get(&ro, &key(120)).unwrap(),
+            Some(b"value".to_vec()),
+            "{at}"
+        );
     };
     check(&db, "memtable");
     old(&db, "memtable");
@@ -179,7 +187,9 @@ fn a_thousand_tombstones() {
         let a = (x >> 8) % n;
         let b = (a + 1 + (x >> 20) % 4).min(n);
         db.delete_range(&wo(), &key(a), &key(b)).unwrap();
-        live[a as usize..b as usize].iter_mut().for_each(|l| *l = false);
+        live[a as usize..b as usize]
+            .iter_mut()
+            .for_each(|l| *l = false);
         if t % 300 == 0 {
             db.flush().unwrap();
         }
@@ -190,7 +200,11 @@ fn a_thousand_tombstones() {
     db.compact_range(None, None).unwrap();
     assert_eq!(keys(&db, &ro, false), want);
     for i in 0..n {
-        assert_eq!(db.get(&ro, &key(i)).unwrap().is_some(), live[i as usize], "key {i}");
+        assert_eq!(
+            db.get(&ro, &key(i)).unwrap().is_some(),
+            live[i as usize],
+            "key {i}"
+        );
     }
     db.close().unwrap();
 }
@@ -206,9 +220,15 @@ fn an_inverted_range_is_refused_and_an_empty_one_deletes_nothing() {
     let mut b = WriteBatch::new();
     b.put(b"n", b"v");
     b.delete_range(b"q", b"p");
-    assert_eq!(db.write(&wo(), b).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(
+        db.write(&wo(), b).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
     assert_eq!(db.latest_sequence(), before, "nothing was written");
     db.delete_range(&wo(), b"m", b"m").unwrap();
-    assert_eq!(db.get(&ReadOptions::default(), b"m").unwrap(), Some(b"v".to_vec()));
+    assert_eq!(
+        db.get(&ReadOptions::default(), b"m").unwrap(),
+        Some(b"v".to_vec())
+    );
     db.close().unwrap();
 }

@@ -80,6 +80,18 @@ pub fn run(
             let (r, el) = run_parallel(label, threads, writes, |tid, p| ctx.write(b, tid, p))?;
             merged(r, el.as_secs_f64(), None)
         }
+        Benchmark::Deleteseq | Benchmark::Deleterange => {
+            let width = if b == Benchmark::Deleterange {
+                args.range_tombstone_width
+            } else {
+                1
+            };
+            let ops = args.delete_count().div_ceil(width);
+            let (r, el) = run_parallel(label, threads, Some(ops), |tid, p| {
+                ctx.delete_prefix(width, tid, p)
+            })?;
+            merged(r, el.as_secs_f64(), None)
+        }
         Benchmark::Readrandom => {
             let (r, el) = run_parallel(label, threads, reads, |tid, p| ctx.read_random(tid, p))?;
             let mut o = merged(r, el.as_secs_f64(), None);
@@ -143,6 +155,39 @@ impl Ctx<'_> {
 
     fn budget(&self, total: u64, threads: usize, tid: usize) -> Budget {
         Budget::split(total, threads, tid, self.args.duration)
+    }
+
+    /// deleteseq (`width` 1: one delete per key) and deleterange (one range tombstone
+    /// per `width` keys) over keys `[0, --deletes)`; thread `tid` takes its own
+    /// contiguous slice, as fillseq does.
+    fn delete_prefix(&self, width: u64, tid: usize, progress: &Progress) -> Result<OpStats> {
+        let a = self.args;
+        let (total, threads) = (a.delete_count(), a.threads as u64);
+        let tid = tid as u64;
+        let begin = (total / threads) * tid + tid.min(total % threads);
+        let end = begin + total / threads + u64::from(tid < total % threads);
+        let fmt = a.key_format();
+        let (mut lo, mut hi) = (Vec::new(), Vec::new());
+        let mut stats = OpStats::default();
+        let mut k = begin;
+        while k < end {
+            let next = (k + width).min(end);
+            fmt.write(k, &mut lo);
+            let start = if width == 1 {
+                let start = Instant::now();
+                self.engine.delete(&lo)?;
+                start
+            } else {
+                fmt.write(next, &mut hi);
+                let start = Instant::now();
+                self.engine.delete_range(&lo, &hi)?;
+                start
+            };
+            stats.record_n(start, 1, lo.len() + if width == 1 { 0 } else { hi.len() });
+            progress.add(1);
+            k = next;
+        }
+        Ok(stats)
     }
 
     /// fillseq, fillrandom, overwrite, deleterandom, mergerandom.
@@ -462,6 +507,36 @@ mod tests {
         let a = args(&["--duration=1", "--threads=2"]);
         let o = go(&e, &a, Benchmark::Overwrite, 4);
         assert!(o.seconds >= 1.0 && o.stats.ops > 0);
+    }
+
+    /// deleteseq and deleterange remove exactly keys `[0, --deletes)`, split among
+    /// threads, with one operation per key or per tombstone.
+    #[test]
+    fn deleteseq_and_deleterange_remove_the_prefix() {
+        use crate::engine::memory::MemoryEngine;
+        for (b, width, ops) in [
+            (Benchmark::Deleteseq, "1", 2_000),
+            // Three slices of 667, 667 and 666 keys: three tombstones each.
+            (Benchmark::Deleterange, "300", 9),
+        ] {
+            let e = MemoryEngine::default();
+            let a = args(&["--threads=3", "--batch_size=1"]);
+            go(&e, &a, Benchmark::Fillseq, 0);
+            let w = format!("--range_tombstone_width={width}");
+            let a = args(&["--threads=3", "--deletes=2000", &w]);
+            let o = go(&e, &a, b, 1);
+            assert_eq!(o.stats.ops, ops, "{b:?}");
+            assert_eq!(e.len(), 18_000, "{b:?}");
+            let mut first = None;
+            e.scan(None, Direction::Forward, 1, &mut |k, _| {
+                first = Some(k.to_vec());
+                false
+            })
+            .expect("scan");
+            let mut want = Vec::new();
+            a.key_format().write(2000, &mut want);
+            assert_eq!(first, Some(want), "{b:?}");
+        }
     }
 
     /// Every merge adds one: the counters sum to the operations, with and without

@@ -198,6 +198,14 @@ impl KvEngine for FjallEngine {
         Err(no_merge())
     }
 
+    fn delete_range(&self, _start: &[u8], _end: &[u8]) -> Result<()> {
+        Err(CliError::Usage(
+            "--engine=fjall has no range deletion (fjall 3.x): delete_range and deleterange \
+             run on strata and rocksdb"
+                .into(),
+        ))
+    }
+
     fn write_batch(&self, ops: &[BatchOp<'_>]) -> Result<()> {
         for op in ops {
             match *op {

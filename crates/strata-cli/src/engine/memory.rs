@@ -61,6 +61,13 @@ impl KvEngine for MemoryEngine {
         Ok(())
     }
 
+    fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<()> {
+        if let Ok(mut m) = self.map.write() {
+            m.retain(|k, _| !(start <= k.as_slice() && k.as_slice() < end));
+        }
+        Ok(())
+    }
+
     fn delete(&self, key: &[u8]) -> Result<()> {
         if let Ok(mut m) = self.map.write() {
             m.remove(key);

@@ -78,6 +78,11 @@ pub trait KvEngine: Send + Sync {
     /// # Errors
     /// The engine's write error; [`CliError::Usage`] where the engine has no merge.
     fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()>;
+    /// Deletes every key in `[start, end)` with one range tombstone.
+    ///
+    /// # Errors
+    /// The engine's write error; [`CliError::Usage`] where the engine has none.
+    fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<()>;
     /// Applies `ops` atomically.
     ///
     /// # Errors

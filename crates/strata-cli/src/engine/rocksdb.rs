@@ -176,6 +176,12 @@ impl KvEngine for RocksEngine {
         Ok(self.db.merge_opt(key, operand, &self.wo)?)
     }
 
+    fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<()> {
+        let mut batch = WriteBatch::default();
+        batch.delete_range(start, end);
+        Ok(self.db.write_opt(batch, &self.wo)?)
+    }
+
     fn write_batch(&self, ops: &[BatchOp<'_>]) -> Result<()> {
         let mut batch = WriteBatch::default();
         for op in ops {

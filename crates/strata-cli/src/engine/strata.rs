@@ -78,6 +78,10 @@ impl KvEngine for StrataEngine {
         Ok(self.db.merge(&self.wo, key, operand)?)
     }
 
+    fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<()> {
+        Ok(self.db.delete_range(&self.wo, start, end)?)
+    }
+
     fn write_batch(&self, ops: &[BatchOp<'_>]) -> Result<()> {
         let mut batch = WriteBatch::new();
         for op in ops {
