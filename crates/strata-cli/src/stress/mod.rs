@@ -77,8 +77,13 @@ pub struct StressArgs {
     #[arg(long = "merge_pct", default_value_t = 10)]
     pub merge_pct: u32,
     /// Percent of operations that are single deletes.
-    #[arg(long = "delete_pct", default_value_t = 10)]
+    #[arg(long = "delete_pct", default_value_t = 7)]
     pub delete_pct: u32,
+    /// Percent of operations that are range deletions: of one owned key's range with
+    /// several threads (keys are interleaved between threads), of up to 16 keys with
+    /// one thread.
+    #[arg(long = "delete_range_pct", default_value_t = 3)]
+    pub delete_range_pct: u32,
     /// Percent of operations that are batches of 2-8 puts, merges and deletes.
     #[arg(long = "batch_pct", default_value_t = 10)]
     pub batch_pct: u32,
@@ -133,6 +138,7 @@ impl StressArgs {
         let sum = self.put_pct
             + self.merge_pct
             + self.delete_pct
+            + self.delete_range_pct
             + self.batch_pct
             + self.get_pct
             + self.scan_pct
@@ -298,14 +304,15 @@ pub fn run(args: &StressArgs) -> Result<()> {
     print(&verified_line("verify after run", &after))?;
     print(&format!(
         "stress: ok seed={seed} secs={secs:.1} ops={} ops_per_sec={:.0} writes_acked={} \
-         puts={} merges={} deletes={} batches={} gets={} scans={} snapshot_checks={} \
-         flushes={} compactions={}",
+         puts={} merges={} deletes={} range_deletes={} batches={} gets={} scans={} \
+         snapshot_checks={} flushes={} compactions={}",
         total.ops(),
         total.ops() as f64 / secs.max(1e-9),
         total.writes(),
         total.puts,
         total.merges,
         total.deletes,
+        total.range_deletes,
         total.batches,
         total.gets,
         total.scans,

@@ -37,6 +37,8 @@ pub struct ThreadStats {
     pub merges: u64,
     /// Single deletes.
     pub deletes: u64,
+    /// Range deletions.
+    pub range_deletes: u64,
     /// Batches.
     pub batches: u64,
     /// Point reads.
@@ -57,6 +59,7 @@ impl ThreadStats {
         self.puts += o.puts;
         self.merges += o.merges;
         self.deletes += o.deletes;
+        self.range_deletes += o.range_deletes;
         self.batches += o.batches;
         self.gets += o.gets;
         self.scans += o.scans;
@@ -70,6 +73,7 @@ impl ThreadStats {
         self.puts
             + self.merges
             + self.deletes
+            + self.range_deletes
             + self.batches
             + self.gets
             + self.scans
@@ -80,7 +84,7 @@ impl ThreadStats {
 
     /// Writes acknowledged (puts, merges, deletes, batches).
     pub fn writes(&self) -> u64 {
-        self.puts + self.merges + self.deletes + self.batches
+        self.puts + self.merges + self.deletes + self.range_deletes + self.batches
     }
 }
 
@@ -198,6 +202,8 @@ impl Worker<'_> {
             self.merge()
         } else if pick(a.delete_pct) {
             self.delete()
+        } else if pick(a.delete_range_pct) {
+            self.delete_range()
         } else if pick(a.batch_pct) {
             self.batch()
         } else if pick(a.get_pct) {
@@ -266,6 +272,27 @@ impl Worker<'_> {
         )?;
         self.acked(&[k])?;
         self.stats.merges += 1;
+        Ok(())
+    }
+
+    /// A range deletion of keys this thread owns only: `[k, k + 1)` when keys are
+    /// interleaved between threads, up to 16 keys with one thread.
+    fn delete_range(&mut self) -> Result<()> {
+        let k = self.own_key();
+        let end = if self.threads == 1 {
+            (k + self.rng.random_range(1..=16)).min(self.sh.st.max_key())
+        } else {
+            k + 1
+        };
+        let keys: Vec<u64> = (k..end).collect();
+        for &key in &keys {
+            self.sh.st.begin(key, None)?;
+        }
+        self.sh
+            .db
+            .delete_range(&self.wo, &keyspace::key(k), &keyspace::key(end))?;
+        self.acked(&keys)?;
+        self.stats.range_deletes += 1;
         Ok(())
     }
 
