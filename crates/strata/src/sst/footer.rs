@@ -9,7 +9,7 @@
 //!  0  filter handle      offset u64, size u64   (size 0: the table has no filter)
 //! 16  index handle       offset u64, size u64
 //! 32  properties handle  offset u64, size u64
-//! 48  format_version     u32 (= 1)
+//! 48  format_version     u32 (= 1; 2 for a table with a range-deletion block)
 //! 52  footer crc         u32 = mask_crc(crc32c(bytes 0..52))
 //! 56  magic              u64 = TABLE_MAGIC
 //! ```
@@ -79,7 +79,8 @@ pub struct Footer {
     pub index: BlockHandle,
     /// Properties block.
     pub properties: BlockHandle,
-    /// Format version (always [`FORMAT_VERSION`] after a successful decode).
+    /// Format version ([`FORMAT_VERSION`] or [`FORMAT_VERSION_RANGE_DEL`] after a
+    /// successful decode).
     pub format_version: u32,
 }
 

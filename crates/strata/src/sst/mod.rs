@@ -7,7 +7,7 @@
 //! references a table, the database deletes its file; open handles keep working until
 //! dropped.
 //!
-//! # Format (format version 1)
+//! # Format (format version 1; version 2 adds the range-deletion block)
 //! ```text
 //! +--------------------+  offset 0
 //! | data block 0       |  entries with prefix-compressed internal keys  } each block:
@@ -19,6 +19,8 @@
 //! +--------------------+
 //! | index block        |  one entry per data block: separator key -> block handle
 //! +--------------------+
+//! | range-del block    |  format version 2 only: the table's range tombstones
+//! +--------------------+  (`range_del_block`), located by the properties
 //! | properties block   |  tagged table statistics
 //! +--------------------+
 //! | footer (64 bytes)  |  filter/index/properties handles, version, crc, magic
