@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{tiny_options, AppendNoPartial};
+use common::{db_scan, table_bytes, tiny_options, AppendNoPartial};
 use std::sync::Arc;
 use strata::merge::{Max, U64Add};
 use strata::{Db, ErrorKind, MergeOperator, Options, ReadOptions, WriteBatch, WriteOptions};
@@ -31,27 +31,7 @@ fn key(i: u32) -> Vec<u8> {
 
 /// Every (key, value) of a full scan in `forward` or reverse order.
 fn scan(db: &Db, ro: &ReadOptions, forward: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut it = db.iter(ro).expect("iter");
-    let mut out = Vec::new();
-    if forward {
-        it.seek_to_first();
-    } else {
-        it.seek_to_last();
-    }
-    while it.valid() {
-        out.push((it.key().to_vec(), it.value().to_vec()));
-        if forward {
-            it.next();
-        } else {
-            it.prev();
-        }
-    }
-    it.status().expect("scan status");
-    out
-}
-
-fn table_bytes(db: &Db) -> u64 {
-    db.stats().levels.iter().map(|l| l.size).sum()
+    db_scan(db, ro.snapshot.clone(), forward, &None, &None, usize::MAX).expect("scan")
 }
 
 #[test]

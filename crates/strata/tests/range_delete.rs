@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::tiny_options;
+use common::{db_scan, table_bytes, tiny_options};
 use strata::{Db, ErrorKind, ReadOptions, WriteBatch, WriteOptions};
 
 fn wo() -> WriteOptions {
@@ -16,31 +16,17 @@ fn key(i: u32) -> Vec<u8> {
     format!("k{i:05}").into_bytes()
 }
 
+/// The keys of a full scan in `forward` or reverse order, in ascending order.
 fn keys(db: &Db, ro: &ReadOptions, forward: bool) -> Vec<Vec<u8>> {
-    let mut it = db.iter(ro).expect("iter");
-    let mut out = Vec::new();
-    if forward {
-        it.seek_to_first();
-    } else {
-        it.seek_to_last();
-    }
-    while it.valid() {
-        out.push(it.key().to_vec());
-        if forward {
-            it.next();
-        } else {
-            it.prev();
-        }
-    }
-    it.status().expect("status");
+    let mut out: Vec<Vec<u8>> = db_scan(db, ro.snapshot.clone(), forward, &None, &None, usize::MAX)
+        .expect("scan")
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
     if !forward {
         out.reverse();
     }
     out
-}
-
-fn table_bytes(db: &Db) -> u64 {
-    db.stats().levels.iter().map(|l| l.size).sum()
 }
 
 /// Keys 0..n written, then [lo, hi) deleted by one tombstone: every read path agrees,

@@ -152,11 +152,7 @@ mod tests {
     #[test]
     fn range_tombstones_keep_the_newest_per_stripe() {
         use crate::range_del::RangeTombstone;
-        let t = |seq| RangeTombstone {
-            start: b"a".to_vec(),
-            end: b"k".to_vec(),
-            seq,
-        };
+        let t = |seq| RangeTombstone::of("a", "k", seq);
         let input = Fragments::new(&[t(9), t(7), t(5), t(2)]);
         let seqs = |gc: &VersionGc| {
             gc.range_dels(&input)

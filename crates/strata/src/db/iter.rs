@@ -239,10 +239,16 @@ impl DbIterator {
             Ok(Chain::Open) => None,
             Err(e) => return self.fail(e),
         };
+        self.resolve(base.as_deref())
+    }
+
+    /// `saved_value` := `base` with `operands` (newest first) applied; clears the
+    /// operands. False (with `err` set) if they cannot be applied.
+    fn resolve(&mut self, base: Option<&[u8]>) -> bool {
         let resolved = chain::resolve(
             self.merge_operator.as_ref(),
             &self.saved_key,
-            base.as_deref(),
+            base,
             &self.operands,
         );
         self.operands.clear();
@@ -266,21 +272,8 @@ impl DbIterator {
     /// operand: `saved_value` (the base, if `has_base`) with `operands` applied.
     fn merge_reverse(&mut self, has_base: bool) -> bool {
         self.operands.reverse();
-        let base = has_base.then_some(self.saved_value.as_slice());
-        let resolved = chain::resolve(
-            self.merge_operator.as_ref(),
-            &self.saved_key,
-            base,
-            &self.operands,
-        );
-        self.operands.clear();
-        match resolved {
-            Ok(v) => {
-                self.saved_value = v.unwrap_or_default();
-                true
-            }
-            Err(e) => self.fail(e),
-        }
+        let base = std::mem::take(&mut self.saved_value);
+        self.resolve(has_base.then_some(base.as_slice()))
     }
 
     /// Backward: collects the newest visible version of the key before the inner

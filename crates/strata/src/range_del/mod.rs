@@ -209,5 +209,17 @@ impl Fragments {
     }
 }
 
+impl RangeTombstone {
+    /// A tombstone from string bounds (tests).
+    #[cfg(test)]
+    pub(crate) fn of(start: &str, end: &str, seq: SequenceNumber) -> RangeTombstone {
+        RangeTombstone {
+            start: start.as_bytes().to_vec(),
+            end: end.as_bytes().to_vec(),
+            seq,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;

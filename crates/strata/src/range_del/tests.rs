@@ -3,12 +3,10 @@
 use super::*;
 use proptest::prelude::*;
 
+use RangeTombstone as R;
+
 fn t(start: &str, end: &str, seq: u64) -> RangeTombstone {
-    RangeTombstone {
-        start: start.as_bytes().to_vec(),
-        end: end.as_bytes().to_vec(),
-        seq,
-    }
+    R::of(start, end, seq)
 }
 
 #[test]

@@ -97,16 +97,9 @@ mod tests {
     use super::*;
     use crate::range_del::RangeTombstone;
 
-    fn t(start: &str, end: &str, seq: u64) -> RangeTombstone {
-        RangeTombstone {
-            start: start.as_bytes().to_vec(),
-            end: end.as_bytes().to_vec(),
-            seq,
-        }
-    }
-
     #[test]
     fn fragments_round_trip() {
+        let t = RangeTombstone::of;
         let f = Fragments::new(&[t("a", "m", 5), t("f", "z", 9), t("", "b", 1)]);
         let back = decode(encode(&f).unwrap()).unwrap();
         assert_eq!(back, f);

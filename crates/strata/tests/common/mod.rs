@@ -283,6 +283,11 @@ pub fn model_scan(
     v
 }
 
+/// Bytes of the live tables, all levels.
+pub fn table_bytes(db: &Db) -> u64 {
+    db.stats().levels.iter().map(|l| l.size).sum()
+}
+
 /// Runs a scan on the engine with bounds given as ReadOptions.
 pub fn db_scan(
     db: &strata::Db,

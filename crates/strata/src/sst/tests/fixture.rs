@@ -98,11 +98,7 @@ fn v2_fixture_path() -> PathBuf {
 fn frozen_fixture_v2_range_dels_reads_exactly_and_builds_identically() {
     use crate::range_del::{Fragments, RangeTombstone};
     let entries: Entries = fixture_entries().into_iter().take(20).collect();
-    let t = |a: &str, b: &str, seq| RangeTombstone {
-        start: a.as_bytes().to_vec(),
-        end: b.as_bytes().to_vec(),
-        seq,
-    };
+    let t = RangeTombstone::of;
     let tombstones = [
         t("fixture-key-0005", "fixture-key-0012", 50),
         t("fixture-key-0010", "fixture-key-9999", 60),
