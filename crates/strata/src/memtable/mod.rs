@@ -18,9 +18,9 @@
 //!    distinct sequence numbers within and across batches).
 //! 2. Entries are never removed or modified; a delete is a new [`ValueKind::Delete`] entry.
 //!    A range tombstone ([`ValueKind::RangeDelete`]) is not a skiplist entry: it goes to
-//!    the memtable's range-deletion list, whose fragments ([`MemTable::range_dels`])
-//!    are rebuilt on each such add (range deletions are rare; reads stay a binary
-//!    search).
+//!    the memtable's range-deletion list. Its fragments ([`MemTable::range_dels`]) are
+//!    rebuilt lazily, by the first read after a tombstone was added, so a burst of
+//!    range deletions costs O(1) each and reads stay a binary search.
 //! 3. Slices handed out by [`MemTable::get`] and [`MemTableIterator`] point into the
 //!    memtable's arena and stay valid while the borrow (respectively the iterator's `Arc`)
 //!    lives.
@@ -72,12 +72,16 @@ pub struct MemTable {
     /// Smallest sequence number added, or `NO_SEQ`. Lowered by writers before their
     /// insert becomes visible.
     smallest_seq: AtomicU64,
-    /// Range tombstones added, in arrival order; their writers serialise here.
+    /// Range tombstones added, in arrival order; writers and rebuilding readers
+    /// serialise here.
     range_list: Mutex<Vec<RangeTombstone>>,
-    /// `range_list` fragmented, replaced whole on each add (readers load it lock-free).
+    /// `range_list` fragmented as of the last rebuild (readers load it lock-free).
     range_frags: ArcSwap<Fragments>,
     /// True once a range tombstone was added: the read path's one check when none was.
     has_range_dels: AtomicBool,
+    /// True while `range_frags` lacks a tombstone of `range_list`. Set by writers
+    /// (under the list's lock, after the push), cleared by the rebuild (under it too).
+    range_stale: AtomicBool,
 }
 
 /// Result of [`MemTable::get`].
@@ -125,6 +129,7 @@ impl MemTable {
             range_list: Mutex::new(Vec::new()),
             range_frags: ArcSwap::from_pointee(Fragments::default()),
             has_range_dels: AtomicBool::new(false),
+            range_stale: AtomicBool::new(false),
         }
     }
 
@@ -153,9 +158,10 @@ impl MemTable {
             end: end.to_vec(),
             seq,
         });
-        self.range_frags.store(Arc::new(Fragments::new(list.iter())));
-        // Published before the caller publishes `seq`, so a reader that may see the
-        // tombstone finds the flag set (the sequence publication orders them).
+        // Set before the caller publishes `seq`, so a reader that may see the
+        // tombstone finds them set (the sequence publication orders them) and
+        // rebuilds the fragments before using them.
+        self.range_stale.store(true, MemOrder::Release);
         self.has_range_dels.store(true, MemOrder::Release);
         drop(list);
         let bytes = start.len() + end.len() + std::mem::size_of::<RangeTombstone>();
@@ -166,9 +172,17 @@ impl MemTable {
     /// The fragmented range tombstones, or `None` if none was added (the cheap check
     /// every read makes).
     pub fn range_dels(&self) -> Option<Arc<Fragments>> {
-        self.has_range_dels
-            .load(MemOrder::Acquire)
-            .then(|| self.range_frags.load_full())
+        if !self.has_range_dels.load(MemOrder::Acquire) {
+            return None;
+        }
+        if self.range_stale.load(MemOrder::Acquire) {
+            let list = self.range_list.lock();
+            if self.range_stale.load(MemOrder::Acquire) {
+                self.range_frags.store(Arc::new(Fragments::new(list.iter())));
+                self.range_stale.store(false, MemOrder::Release);
+            }
+        }
+        Some(self.range_frags.load_full())
     }
 
     /// Looks up the newest entry for `lookup.user_key()` with sequence number
