@@ -183,12 +183,16 @@ pub fn pick(
     })
 }
 
-/// Plans a manual compaction of every file of `level` overlapping the user-key range
-/// `[begin, end]` (inclusive; `None` = unbounded) into `level + 1`.
+/// Plans the next step of a manual compaction of the user-key range `[begin, end]`
+/// (inclusive; `None` = unbounded) from `level` into `level + 1`; the caller repeats
+/// until no file of `level` overlaps the range.
 ///
-/// For L0 the range is widened until no L0 file outside the plan overlaps it
-/// (LevelDB's `GetOverlappingInputs` rule; invariant 4), so the plan may take more L0
-/// files than those overlapping `[begin, end]`.
+/// For L0, every overlapping file, with the range widened until no L0 file outside the
+/// plan overlaps it (LevelDB's `GetOverlappingInputs` rule; invariant 4). For L1 and
+/// deeper, one file: the first in range that no job holds. So a file that overlaps
+/// nothing below moves by metadata, and a rewrite takes only the files below that
+/// this file overlaps (RocksDB splits manual compactions too, by
+/// `max_compaction_bytes`), instead of rewriting the whole next level at once.
 ///
 /// Returns `None` if `level` is the last level (it never compacts further), if no file
 /// overlaps, or if the plan would conflict with `busy` (the caller retries later).
@@ -207,7 +211,11 @@ pub fn pick_manual(
     let inputs = if level == 0 {
         l0_closure(version, begin, end)
     } else {
-        version.overlapping_files(level, begin, end)
+        let free = version
+            .overlapping_files(level, begin, end)
+            .into_iter()
+            .find(|f| !busy.any_busy(std::iter::once(f)));
+        free.into_iter().collect()
     };
     if inputs.is_empty() {
         return None;
