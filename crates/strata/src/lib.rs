@@ -87,6 +87,7 @@ internal_modules!(
     snapshot_filter,
     sst,
     stats,
+    txn,
     version,
     wal,
 );
@@ -105,6 +106,9 @@ pub use options::{
 };
 pub use snapshot::Snapshot;
 pub use stats::{DbStats, LatencyHistogram, LevelStats, PathStatsSnapshot, StatisticsSnapshot};
+pub use txn::{
+    BaseDeltaIterator, BatchValue, Transaction, TransactionOptions, WriteBatchWithIndex,
+};
 
 /// The README's examples, compiled as doc-tests so they stay true.
 #[cfg(doctest)]

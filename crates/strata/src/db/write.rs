@@ -41,6 +41,13 @@
 //!    the error and no later write is accepted (the WAL may hold a partial record).
 //! 6. A writer is acknowledged only after its group is published, so it reads its own
 //!    write.
+//! 7. A *validated* write ([`write_validated`], an optimistic transaction's commit)
+//!    forms a group of its own. Its leader drains (every group staged before it is
+//!    published, so visible) and then runs the validation, before it assigns sequence
+//!    numbers; it holds leadership from the validation through its WAL append. So the
+//!    validation sees every write sequenced before the batch, and no write is sequenced
+//!    between the validation and the batch. A failed validation writes nothing and
+//!    consumes no sequence number (docs/ARCHITECTURE.md §16).
 //!
 //! Outline: [`write`] enqueues → waits until done or front → leader: [`make_room`]
 //! (stall, slowdown, drain and memtable switch) → assign sequences, append/sync →
@@ -74,6 +81,9 @@ struct Slot {
     batch: Option<WriteBatch>,
     sync: bool,
     force_switch: bool,
+    /// A validated write (a transaction's commit): it leads a group of its own, so no
+    /// leader takes it as a follower and it takes none (invariant 7).
+    solo: bool,
 }
 
 #[derive(Default)]
@@ -146,6 +156,10 @@ fn spin_until_changed(epoch: &AtomicU64, seen: u64) {
     }
 }
 
+/// The check a validated write runs in its leader, after the drain and before
+/// sequence numbers are assigned (invariant 7). Called at most once.
+pub(crate) type Validation<'a> = &'a mut dyn FnMut(&DbInner) -> Result<()>;
+
 /// Commits `batch` (or, with `force_switch`, switches the memtable so it can be
 /// flushed) through the group-commit queue.
 pub(crate) fn write(
@@ -153,6 +167,32 @@ pub(crate) fn write(
     wo: &WriteOptions,
     batch: Option<WriteBatch>,
     force_switch: bool,
+) -> Result<()> {
+    enqueue(inner, wo, batch, force_switch, None)
+}
+
+/// Commits `batch` iff `validate` returns `Ok` when run at the batch's place in the
+/// commit order: after every write sequenced before it is visible, and before any
+/// write sequenced after it (invariant 7). `batch` must not be empty.
+///
+/// # Errors
+/// `validate`'s error, with nothing written; otherwise as [`write`].
+pub(crate) fn write_validated(
+    inner: &DbInner,
+    wo: &WriteOptions,
+    batch: WriteBatch,
+    validate: Validation<'_>,
+) -> Result<()> {
+    debug_assert!(!batch.is_empty(), "a validated write needs a batch");
+    enqueue(inner, wo, Some(batch), false, Some(validate))
+}
+
+fn enqueue(
+    inner: &DbInner,
+    wo: &WriteOptions,
+    batch: Option<WriteBatch>,
+    force_switch: bool,
+    validate: Option<Validation<'_>>,
 ) -> Result<()> {
     if let Some(b) = &batch {
         if b.is_empty() {
@@ -168,6 +208,7 @@ pub(crate) fn write(
         batch,
         sync: wo.sync,
         force_switch,
+        solo: validate.is_some(),
     });
     // Wait until a leader completed this write, or no leader is active and this
     // writer's slot is at the front: then it takes the slot and leads. Spin a little
@@ -201,7 +242,7 @@ pub(crate) fn write(
     let mut follower_ids = Vec::new();
     let mut group = first.batch.unwrap_or_default();
     let sync = first.sync;
-    if !first.force_switch {
+    if !first.force_switch && !first.solo {
         let first_size = group.approximate_size();
         let limit = if first_size <= (128 << 10) {
             first_size + (128 << 10)
@@ -211,6 +252,7 @@ pub(crate) fn write(
         while let Some(next) = qs.waiting.front() {
             let Some(b) = next.batch.as_ref() else { break };
             if next.force_switch
+                || next.solo
                 || (next.sync && !sync)
                 || group.approximate_size() + b.approximate_size() > limit
             {
@@ -228,7 +270,7 @@ pub(crate) fn write(
     debug_assert!(group.check_limits().is_ok(), "group over a limit");
 
     let pipelined = inner.opts.enable_pipelined_write;
-    let staged = stage_group(inner, group, sync, first.force_switch);
+    let staged = stage_group(inner, group, sync, first.force_switch, validate);
     if pipelined {
         // The WAL record is appended (or the group failed): the next leader may start.
         q.queue.lock().leader_active = false;
@@ -262,17 +304,23 @@ struct Staged {
     first_seq: u64,
 }
 
-/// Leader only: makes room, assigns the group's sequence numbers and appends it to the
-/// WAL. `None` if there is nothing to insert (a forced switch or an empty group).
+/// Leader only: makes room, runs a validated write's check (after a drain, invariant
+/// 7), assigns the group's sequence numbers and appends it to the WAL. `None` if there
+/// is nothing to insert (a forced switch or an empty group).
 fn stage_group(
     inner: &DbInner,
     mut group: WriteBatch,
     sync: bool,
     force: bool,
+    validate: Option<Validation<'_>>,
 ) -> Result<Option<Staged>> {
     let mem = make_room(inner, force)?;
     if force || group.is_empty() {
         return Ok(None);
+    }
+    if let Some(validate) = validate {
+        drain(inner);
+        validate(inner)?;
     }
     let q = &inner.writes;
     let first_seq = q.allocated.load(Ordering::Relaxed) + 1;
