@@ -116,8 +116,16 @@ fn transfer(db: &Db, rng: &mut StdRng, thread: u32, n: u32, out: &mut Outcome, c
         let key = journal(thread, n);
         let attempt_key = [key.as_slice(), format!("/try{attempt}").as_bytes()].concat();
         let mut txn = db.transaction(&TransactionOptions::default());
-        let a = decode(&txn.get_for_update(&ro, &account(from)).unwrap().expect("account"));
-        let b = decode(&txn.get_for_update(&ro, &account(to)).unwrap().expect("account"));
+        let a = decode(
+            &txn.get_for_update(&ro, &account(from))
+                .unwrap()
+                .expect("account"),
+        );
+        let b = decode(
+            &txn.get_for_update(&ro, &account(to))
+                .unwrap()
+                .expect("account"),
+        );
         let amount = rng.random_range(0..=a.min(50));
         txn.put(&account(from), &encode(a - amount)).unwrap();
         txn.put(&account(to), &encode(b + amount)).unwrap();
@@ -223,10 +231,20 @@ fn check_final(db: &Db, outcomes: &[Outcome]) {
         }
         for key in &out.committed_attempts {
             let got = db.get(&ro, key).unwrap();
-            assert_eq!(got.as_deref(), Some(&b"attempt"[..]), "{}", key.escape_ascii());
+            assert_eq!(
+                got.as_deref(),
+                Some(&b"attempt"[..]),
+                "{}",
+                key.escape_ascii()
+            );
         }
         for key in &out.abandoned {
-            assert_eq!(db.get(&ro, key).unwrap(), None, "trace of {}", key.escape_ascii());
+            assert_eq!(
+                db.get(&ro, key).unwrap(),
+                None,
+                "trace of {}",
+                key.escape_ascii()
+            );
         }
     }
     for (i, want) in balances.iter().enumerate() {
@@ -252,7 +270,10 @@ fn check_final(db: &Db, outcomes: &[Outcome]) {
         .iter()
         .map(|o| o.committed.len() + o.committed_attempts.len())
         .sum();
-    assert_eq!(journal_keys, committed, "the journal holds exactly the commits");
+    assert_eq!(
+        journal_keys, committed,
+        "the journal holds exactly the commits"
+    );
 }
 
 fn run(pipelined: bool) {
@@ -297,7 +318,7 @@ fn run(pipelined: bool) {
             let mut rounds = 0u32;
             while !stop.load(Ordering::Relaxed) {
                 rounds += 1;
-                if rounds % 5 == 0 {
+                if rounds.is_multiple_of(5) {
                     db.compact_range(None, None).unwrap();
                 } else {
                     db.flush().unwrap();

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use strata::env::{FaultFs, FaultKinds, FaultRule};
 use strata::{
-    Db, Error, ErrorKind, Options, ReadOptions, TransactionOptions, WriteOptions,
+    Db, Error, ErrorKind, Options, ReadOptions, Transaction, TransactionOptions, WriteOptions,
 };
 
 /// Where the concurrent write sits when the transaction commits.
@@ -88,102 +88,104 @@ fn assert_conflict(result: strata::Result<()>, key: &[u8], ctx: Place) {
     }
 }
 
-#[test]
-fn a_write_after_the_snapshot_conflicts_wherever_it_lives() {
+/// Runs `case` once per place, each time on a fresh database; `case` gets the place,
+/// the database, and a function that moves everything written so far to the place.
+fn in_every_place(case: impl Fn(Place, &Db, &dyn Fn())) {
     for place in PLACES {
         let fs = FaultFs::new();
         let db = open(&fs);
+        case(place, &db, &|| move_to(&db, &fs, place));
+        fs.clear_faults();
+    }
+}
+
+fn begin(db: &Db) -> Transaction<'_> {
+    db.transaction(&TransactionOptions::default())
+}
+
+#[test]
+fn a_write_after_the_snapshot_conflicts_wherever_it_lives() {
+    in_every_place(|place, db, move_writes| {
         db.put(&wo(), b"k", b"before").unwrap();
-        let mut txn = db.transaction(&TransactionOptions::default());
+        let mut txn = begin(db);
         assert_eq!(txn.get(&ro(), b"k").unwrap(), Some(b"before".to_vec()));
         txn.put(b"k", b"txn").unwrap();
         db.put(&wo(), b"k", b"concurrent").unwrap();
-        move_to(&db, &fs, place);
+        move_writes();
         assert_eq!(txn.get(&ro(), b"k").unwrap(), Some(b"txn".to_vec()));
         assert_conflict(txn.commit(&wo()), b"k", place);
         assert_eq!(db.get(&ro(), b"k").unwrap(), Some(b"concurrent".to_vec()));
-        fs.clear_faults();
-    }
+    });
 }
 
 #[test]
 fn a_delete_after_the_snapshot_conflicts_wherever_it_lives() {
-    for place in PLACES {
-        let fs = FaultFs::new();
-        let db = open(&fs);
+    in_every_place(|place, db, move_writes| {
         db.put(&wo(), b"k", b"before").unwrap();
-        let mut txn = db.transaction(&TransactionOptions::default());
+        let mut txn = begin(db);
         txn.delete(b"k").unwrap();
         db.delete(&wo(), b"k").unwrap();
-        move_to(&db, &fs, place);
+        move_writes();
         assert_conflict(txn.commit(&wo()), b"k", place);
-        fs.clear_faults();
-    }
+    });
 }
 
 #[test]
 fn versions_before_the_snapshot_never_conflict_wherever_they_live() {
-    for place in PLACES {
-        let fs = FaultFs::new();
-        let db = open(&fs);
+    in_every_place(|place, db, move_writes| {
         db.put(&wo(), b"k", b"before").unwrap();
         db.delete(&wo(), b"gone").unwrap();
         db.put(&wo(), b"read", b"r").unwrap();
-        move_to(&db, &fs, place);
-        let mut txn = db.transaction(&TransactionOptions::default());
+        move_writes();
+        let mut txn = begin(db);
         txn.put(b"k", b"txn").unwrap();
         txn.put(b"gone", b"back").unwrap();
-        assert_eq!(
-            txn.get_for_update(&ro(), b"read").unwrap(),
-            Some(b"r".to_vec())
-        );
+        let read = txn.get_for_update(&ro(), b"read").unwrap();
+        assert_eq!(read, Some(b"r".to_vec()));
         // Writes to other keys after the snapshot do not matter either.
         db.put(&wo(), b"other", b"x").unwrap();
-        txn.commit(&wo()).unwrap_or_else(|e| panic!("{place:?}: {e}"));
+        txn.commit(&wo())
+            .unwrap_or_else(|e| panic!("{place:?}: {e}"));
         assert_eq!(db.get(&ro(), b"k").unwrap(), Some(b"txn".to_vec()));
         assert_eq!(db.get(&ro(), b"gone").unwrap(), Some(b"back".to_vec()));
-        fs.clear_faults();
-    }
+    });
 }
 
 #[test]
 fn get_for_update_conflicts_and_plain_get_does_not() {
-    for place in PLACES {
-        let fs = FaultFs::new();
-        let db = open(&fs);
+    in_every_place(|place, db, move_writes| {
         db.put(&wo(), b"a", b"1").unwrap();
-        db.put(&wo(), b"b", b"1").unwrap();
-        let mut locked = db.transaction(&TransactionOptions::default());
-        let mut unlocked = db.transaction(&TransactionOptions::default());
-        for txn in [&mut locked, &mut unlocked] {
-            txn.put(b"c", b"sum").unwrap();
-        }
+        let (mut locked, mut unlocked, mut read_only) = (begin(db), begin(db), begin(db));
+        locked.put(b"c", b"sum").unwrap();
+        unlocked.put(b"c", b"sum").unwrap();
         locked.get_for_update(&ro(), b"a").unwrap();
         unlocked.get(&ro(), b"a").unwrap();
-        let mut read_only = db.transaction(&TransactionOptions::default());
         read_only.get_for_update(&ro(), b"a").unwrap();
         db.put(&wo(), b"a", b"2").unwrap();
-        move_to(&db, &fs, place);
+        move_writes();
         assert_conflict(locked.commit(&wo()), b"a", place);
         assert_conflict(read_only.commit(&wo()), b"a", place);
         unlocked.commit(&wo()).expect("a plain read is not checked");
-        fs.clear_faults();
-    }
+    });
 }
 
 #[test]
 fn the_first_of_two_transactions_on_a_key_wins() {
     let fs = FaultFs::new();
     let db = open(&fs);
-    let mut first = db.transaction(&TransactionOptions::default());
-    let mut second = db.transaction(&TransactionOptions::default());
+    let mut first = begin(&db);
+    let mut second = begin(&db);
     first.put(b"k", b"first").unwrap();
     second.put(b"k", b"second").unwrap();
     second.put(b"other", b"second").unwrap();
     first.commit(&wo()).unwrap();
     assert_conflict(second.commit(&wo()), b"k", Place::Memtable);
     assert_eq!(db.get(&ro(), b"k").unwrap(), Some(b"first".to_vec()));
-    assert_eq!(db.get(&ro(), b"other").unwrap(), None, "no trace of the loser");
+    assert_eq!(
+        db.get(&ro(), b"other").unwrap(),
+        None,
+        "no trace of the loser"
+    );
 }
 
 #[test]
@@ -191,14 +193,14 @@ fn rollback_and_drop_leave_no_trace() {
     let fs = FaultFs::new();
     let db = open(&fs);
     let seq = db.latest_sequence();
-    let mut txn = db.transaction(&TransactionOptions::default());
+    let mut txn = begin(&db);
     txn.put(b"k", b"v").unwrap();
     txn.rollback();
     {
-        let mut txn = db.transaction(&TransactionOptions::default());
+        let mut txn = begin(&db);
         txn.put(b"k", b"v").unwrap();
     }
-    let mut txn = db.transaction(&TransactionOptions::default());
+    let mut txn = begin(&db);
     txn.put(b"k", b"v").unwrap();
     db.put(&wo(), b"k", b"plain").unwrap();
     assert!(txn.commit(&wo()).is_err());
@@ -215,10 +217,11 @@ fn the_check_skips_tables_older_than_the_snapshot() {
     let fs = FaultFs::new();
     let db = open(&fs);
     for i in 0..100u32 {
-        db.put(&wo(), format!("k{i:03}").as_bytes(), b"old").unwrap();
+        db.put(&wo(), format!("k{i:03}").as_bytes(), b"old")
+            .unwrap();
     }
     db.compact_range(None, None).unwrap();
-    let mut txn = db.transaction(&TransactionOptions::default());
+    let mut txn = begin(&db);
     for i in 0..100u32 {
         txn.put(format!("k{i:03}").as_bytes(), b"new").unwrap();
     }

@@ -155,40 +155,40 @@ impl<'a> BaseDeltaIterator<'a> {
 
     /// Moves to the next key. Requires: `valid()`.
     pub fn next(&mut self) {
-        if !self.valid() {
-            return;
-        }
-        if self.forward {
-            self.step();
-        } else {
-            let key = self.key().to_vec();
-            self.forward = true;
-            self.base.seek(&key);
-            if self.base.valid() && self.base.key() == key.as_slice() {
-                self.base.next();
-            }
-            self.delta = self.delta_after(Bound::Excluded(&key));
-        }
-        self.settle();
+        self.advance(true);
     }
 
     /// Moves to the previous key. Requires: `valid()`.
     pub fn prev(&mut self) {
+        self.advance(false);
+    }
+
+    fn advance(&mut self, forward: bool) {
         if !self.valid() {
             return;
         }
-        if !self.forward {
+        if self.forward == forward {
             self.step();
         } else {
-            let key = self.key().to_vec();
-            self.forward = false;
-            self.base.seek_for_prev(&key);
-            if self.base.valid() && self.base.key() == key.as_slice() {
-                self.base.prev();
-            }
-            self.delta = self.delta_before(Bound::Excluded(&key));
+            self.turn();
         }
         self.settle();
+    }
+
+    /// Reverses the direction: both cursors move just past the current key in the new
+    /// direction (invariant 1), the base by a seek that may land on the key itself.
+    fn turn(&mut self) {
+        let key = self.key().to_vec();
+        self.forward = !self.forward;
+        if self.forward {
+            self.base.seek(&key);
+        } else {
+            self.base.seek_for_prev(&key);
+        }
+        if self.base.valid() && self.base.key() == key.as_slice() {
+            self.step_base();
+        }
+        self.delta = self.delta_past(&key);
     }
 
     /// Moves the cursors standing on the current key one key on, in the current
@@ -198,7 +198,9 @@ impl<'a> BaseDeltaIterator<'a> {
             self.step_base();
         }
         if matches!(self.at, At::Delta | At::Both) {
-            self.step_delta();
+            if let Some((key, _)) = self.delta {
+                self.delta = self.delta_past(key);
+            }
         }
     }
 
@@ -210,13 +212,12 @@ impl<'a> BaseDeltaIterator<'a> {
         }
     }
 
-    fn step_delta(&mut self) {
-        if let Some((key, _)) = self.delta {
-            self.delta = if self.forward {
-                self.delta_after(Bound::Excluded(key))
-            } else {
-                self.delta_before(Bound::Excluded(key))
-            };
+    /// The next delta key past `key` in the current direction, within the bounds.
+    fn delta_past(&self, key: &[u8]) -> Option<(&'a [u8], &'a Entry)> {
+        if self.forward {
+            self.delta_after(Bound::Excluded(key))
+        } else {
+            self.delta_before(Bound::Excluded(key))
         }
     }
 
@@ -278,7 +279,7 @@ impl<'a> BaseDeltaIterator<'a> {
                     if order == Ordering::Equal {
                         self.step_base();
                     }
-                    self.step_delta();
+                    self.delta = self.delta_past(delta_key);
                 }
             }
         }

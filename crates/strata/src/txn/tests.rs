@@ -89,7 +89,6 @@ fn model_move(view: &Model, cur: Option<Vec<u8>>, m: &Move) -> Option<Vec<u8>> {
     found.map(|(k, _)| k.clone())
 }
 
-#[allow(clippy::too_many_arguments)]
 fn check(
     before_flush: &[(u8, Option<u8>)],
     before_snapshot: &[(u8, Option<u8>)],
