@@ -50,7 +50,8 @@
 //!    consumes no sequence number (docs/ARCHITECTURE.md §16).
 //!
 //! Outline: [`write`] enqueues → waits until done or front → leader: [`make_room`]
-//! (stall, slowdown, drain and memtable switch) → assign sequences, append/sync →
+//! (stall, slowdown, drain and memtable switch) → (validated: drain, validate) →
+//! assign sequences, append/sync →
 //! (pipelined: hand leadership on) → insert → publish in order → wake the group.
 
 use super::state::MemWithLog;
