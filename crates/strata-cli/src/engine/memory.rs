@@ -1,11 +1,24 @@
 //! An in-memory [`KvEngine`] (a `BTreeMap` behind a lock) so workloads, YCSB phases and
 //! `ldb` can be tested before the real engine exists. Test builds only.
 
-use super::{BatchOp, Direction, EngineStats, KvEngine, Visitor};
+use super::{BatchOp, Commit, Direction, EngineStats, KvEngine, Visitor};
 use crate::error::Result;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::RwLock;
+
+fn apply(m: &mut BTreeMap<Vec<u8>, Vec<u8>>, ops: &[BatchOp<'_>]) {
+    for op in ops {
+        match *op {
+            BatchOp::Put(k, v) => {
+                m.insert(k.to_vec(), v.to_vec());
+            }
+            BatchOp::Delete(k) => {
+                m.remove(k);
+            }
+        }
+    }
+}
 
 /// A sorted map behaving like a database.
 #[derive(Default)]
@@ -50,18 +63,24 @@ impl KvEngine for MemoryEngine {
         }
         Ok(())
     }
+    fn transaction(&self, read_for_update: &[&[u8]], ops: &[BatchOp<'_>]) -> Result<Commit> {
+        // Under the write lock nothing can interleave: every transaction commits.
+        let found = match self.map.write() {
+            Ok(mut m) => {
+                let found = read_for_update
+                    .iter()
+                    .filter(|k| m.contains_key(**k))
+                    .count();
+                apply(&mut m, ops);
+                found
+            }
+            Err(_) => 0,
+        };
+        Ok(Commit::Done { found })
+    }
     fn write_batch(&self, ops: &[BatchOp<'_>]) -> Result<()> {
         if let Ok(mut m) = self.map.write() {
-            for op in ops {
-                match *op {
-                    BatchOp::Put(k, v) => {
-                        m.insert(k.to_vec(), v.to_vec());
-                    }
-                    BatchOp::Delete(k) => {
-                        m.remove(k);
-                    }
-                }
-            }
+            apply(&mut m, ops);
         }
         Ok(())
     }

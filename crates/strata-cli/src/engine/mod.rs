@@ -39,6 +39,18 @@ pub enum BatchOp<'a> {
     Delete(&'a [u8]),
 }
 
+/// How an engine's optimistic transaction ended ([`KvEngine::transaction`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Commit {
+    /// Committed; `found` of the keys read for update existed.
+    Done {
+        /// Keys read for update that held a value.
+        found: usize,
+    },
+    /// Lost a conflict and wrote nothing; the caller runs it again.
+    Conflict,
+}
+
 /// Scan direction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Direction {
@@ -75,6 +87,15 @@ pub trait KvEngine: Send + Sync {
     /// # Errors
     /// The engine's write error.
     fn write_batch(&self, ops: &[BatchOp<'_>]) -> Result<()>;
+    /// Runs one optimistic transaction: reads each of `read_for_update` so that a
+    /// concurrent write to it fails the commit, applies `ops`, and commits. A database
+    /// opened with `--transaction_db` (RocksDB's `OptimisticTransactionDB`, fjall's
+    /// `OptimisticTxDatabase`; Strata needs no special open).
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] if the engine was not opened for transactions; the engine's
+    /// read or write error. A conflict is not an error: [`Commit::Conflict`].
+    fn transaction(&self, read_for_update: &[&[u8]], ops: &[BatchOp<'_>]) -> Result<Commit>;
     /// Visits up to `limit` entries from `start` in `direction` until `visit` returns
     /// false. Returns the number of entries visited.
     ///
@@ -216,6 +237,14 @@ impl EngineStats {
                 / self.flush_bytes_written as f64
         }
     }
+}
+
+/// The error of a transaction on an engine opened without `--transaction_db`.
+#[cfg_attr(not(any(feature = "rocksdb", feature = "fjall")), allow(dead_code))]
+pub fn not_transactional(engine: &str) -> CliError {
+    CliError::Usage(format!(
+        "{engine}: transactions need the database opened with --transaction_db"
+    ))
 }
 
 /// Opens the engine `flags` select, first deleting the database unless

@@ -1,12 +1,12 @@
 //! The Strata engine behind [`KvEngine`].
 
-use super::{BatchOp, Direction, EngineStats, KvEngine, LevelReport, PathReport, Visitor};
+use super::{BatchOp, Commit, Direction, EngineStats, KvEngine, LevelReport, PathReport, Visitor};
 use crate::engine::options::EngineFlags;
 use crate::error::{CliError, Result};
 use std::path::Path;
 use std::sync::Arc;
 use strata::env::{DeviceFs, PosixFs};
-use strata::{Db, DbBuilder, ReadOptions, WriteBatch, WriteOptions};
+use strata::{Db, DbBuilder, ErrorKind, ReadOptions, TransactionOptions, WriteBatch, WriteOptions};
 
 /// An open Strata database.
 pub struct StrataEngine {
@@ -83,6 +83,26 @@ impl KvEngine for StrataEngine {
             }
         }
         Ok(self.db.write(&self.wo, batch)?)
+    }
+
+    fn transaction(&self, read_for_update: &[&[u8]], ops: &[BatchOp<'_>]) -> Result<Commit> {
+        let ro = ReadOptions::default();
+        let mut txn = self.db.transaction(&TransactionOptions::default());
+        let mut found = 0;
+        for key in read_for_update {
+            found += usize::from(txn.get_for_update(&ro, key)?.is_some());
+        }
+        for op in ops {
+            match *op {
+                BatchOp::Put(k, v) => txn.put(k, v)?,
+                BatchOp::Delete(k) => txn.delete(k)?,
+            }
+        }
+        match txn.commit(&self.wo) {
+            Ok(()) => Ok(Commit::Done { found }),
+            Err(e) if e.kind() == ErrorKind::Conflict => Ok(Commit::Conflict),
+            Err(e) => Err(e.into()),
+        }
     }
 
     fn scan(

@@ -75,7 +75,7 @@ pub fn assert_readrandom_found_63_percent(out: &str) {
 /// 20,000 keys flush and compact: the flags after `--engine`/`--db`.
 pub const EVERY_BENCHMARK_SMALL_TREE: &[&str] = &[
     "--num=20000",
-    "--benchmarks=fillseq,fillrandom,overwrite,readrandom,readseq,readreverse,seekrandom,readwhilewriting,deleterandom,flush,compact,waitforcompaction,stats",
+    "--benchmarks=fillseq,fillrandom,overwrite,readrandom,readseq,readreverse,seekrandom,readwhilewriting,readrandomwriterandom,deleterandom,flush,compact,waitforcompaction,stats",
     "--write_buffer_size=65536",
     "--target_file_size_base=65536",
     "--max_bytes_for_level_base=262144",
