@@ -59,22 +59,15 @@ fn fillrandom_then_readrandom_finds_about_63_percent() {
 #[test]
 fn transaction_db_runs_writes_as_transactions_and_is_recorded() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let db = tmp.path().join("db");
-    let json = tmp.path().join("bench.jsonl");
-    let out = ok(
-        &[
-            "bench",
-            &db_flag(&db),
-            "--num=20000",
-            "--threads=2",
-            "--benchmarks=fillrandom,readrandomwriterandom,readrandom",
-            "--readwritepercent=50",
-            "--transaction_db",
-            "--write_buffer_size=65536",
-            &format!("--json={}", json.display()),
-        ],
-        None,
-    );
+    let flags = [
+        "--num=20000",
+        "--threads=2",
+        "--benchmarks=fillrandom,readrandomwriterandom,readrandom",
+        "--readwritepercent=50",
+        "--transaction_db",
+        "--write_buffer_size=65536",
+    ];
+    let (out, records) = common::bench_with_json(tmp.path(), &flags);
     assert!(out.contains("(transactions: "), "{out}");
     assert!(out.contains("reads: 10000, writes: 10000"), "{out}");
     // readrandomwriterandom wrote 10000 more random keys: more than 63% are found now.
@@ -86,7 +79,6 @@ fn transaction_db_runs_writes_as_transactions_and_is_recorded() {
         .and_then(|n| n.parse::<u64>().ok())
         .expect("readrandom line");
     assert!(found > 15_000, "{out}");
-    let records = std::fs::read_to_string(&json).expect("json");
     for line in records.lines() {
         let v: serde_json::Value = serde_json::from_str(line).expect("json line");
         assert_eq!(v["options"]["engine"]["transaction_db"], true, "{line}");

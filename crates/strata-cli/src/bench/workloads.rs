@@ -176,6 +176,16 @@ impl Ctx<'_> {
         }
     }
 
+    /// The value stream of thread `tid` (the same on every engine).
+    fn values(&self, tid: usize) -> ValueGenerator {
+        let a = self.args;
+        ValueGenerator::new(
+            thread_seed(a.seed, usize::MAX, tid),
+            a.compression_ratio,
+            a.value_size,
+        )
+    }
+
     fn rng(&self, tid: usize) -> SmallRng {
         SmallRng::seed_from_u64(thread_seed(self.args.seed, self.index, tid))
     }
@@ -193,11 +203,7 @@ impl Ctx<'_> {
         let seq_start =
             (a.num / threads as u64) * tid as u64 + (tid as u64).min(a.num % threads as u64);
         let mut rng = self.rng(tid);
-        let mut values = ValueGenerator::new(
-            thread_seed(a.seed, usize::MAX, tid),
-            a.compression_ratio,
-            a.value_size,
-        );
+        let mut values = self.values(tid);
         let fmt = a.key_format();
         let batch = a.batch_size;
         // With --transaction_db each write (one batch) is a transaction.
@@ -377,11 +383,7 @@ impl Ctx<'_> {
         let a = self.args;
         let budget = self.budget(a.read_count(), a.threads, tid);
         let mut rng = self.rng(tid);
-        let mut values = ValueGenerator::new(
-            thread_seed(a.seed, usize::MAX, tid),
-            a.compression_ratio,
-            a.value_size,
-        );
+        let mut values = self.values(tid);
         let fmt = a.key_format();
         let mut key = Vec::with_capacity(a.key_size);
         let mut stats = OpStats::default();
@@ -456,11 +458,7 @@ impl Ctx<'_> {
     fn writer(&self, readers_left: &AtomicUsize) -> Result<OpStats> {
         let a = self.args;
         let mut rng = self.rng(usize::MAX - 1);
-        let mut values = ValueGenerator::new(
-            thread_seed(a.seed, usize::MAX, usize::MAX),
-            a.compression_ratio,
-            a.value_size,
-        );
+        let mut values = self.values(usize::MAX);
         let fmt = a.key_format();
         let mut key = Vec::with_capacity(a.key_size);
         let mut stats = OpStats::default();

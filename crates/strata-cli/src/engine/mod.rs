@@ -11,6 +11,37 @@
 //! (and reported as `null`, never as a made-up number). How each engine applies the
 //! shared flags is described by [`mapping::of`], printed into every JSON result.
 
+/// Implements [`Cursor`] for an iterator type whose inherent methods have the trait's
+/// names and meanings; `entry` is `$entry` with the iterator bound to `$it`.
+macro_rules! cursor_by_inherent_methods {
+    ([$($generics:tt)*] $ty:ty, |$it:ident| $entry:expr) => {
+        impl<$($generics)*> $crate::engine::Cursor for $ty {
+            fn seek(&mut self, key: &[u8]) {
+                <$ty>::seek(self, key)
+            }
+            fn seek_for_prev(&mut self, key: &[u8]) {
+                <$ty>::seek_for_prev(self, key)
+            }
+            fn seek_to_first(&mut self) {
+                <$ty>::seek_to_first(self)
+            }
+            fn seek_to_last(&mut self) {
+                <$ty>::seek_to_last(self)
+            }
+            fn next(&mut self) {
+                <$ty>::next(self)
+            }
+            fn prev(&mut self) {
+                <$ty>::prev(self)
+            }
+            fn entry(&self) -> Option<(&[u8], &[u8])> {
+                let $it = self;
+                $entry
+            }
+        }
+    };
+}
+
 #[cfg(test)]
 pub mod conformance;
 #[cfg(feature = "fjall")]
@@ -58,6 +89,56 @@ pub enum Direction {
     Forward,
     /// Descending from the last key `<= start` (or the last key).
     Reverse,
+}
+
+/// The calls a scan makes on an engine's positioned iterator (Strata's `DbIterator`,
+/// RocksDB's raw iterator), so that [`scan_cursor`] serves both.
+pub trait Cursor {
+    /// Positions at the first key `>= key`.
+    fn seek(&mut self, key: &[u8]);
+    /// Positions at the last key `<= key`.
+    fn seek_for_prev(&mut self, key: &[u8]);
+    /// Positions at the first key.
+    fn seek_to_first(&mut self);
+    /// Positions at the last key.
+    fn seek_to_last(&mut self);
+    /// Moves to the next key.
+    fn next(&mut self);
+    /// Moves to the previous key.
+    fn prev(&mut self);
+    /// The current entry, or `None` when not positioned.
+    fn entry(&self) -> Option<(&[u8], &[u8])>;
+}
+
+/// Visits up to `limit` entries of `c` from `start` (or an end) in `direction`, until
+/// `visit` returns false; returns how many were visited. The caller checks the
+/// iterator's error status afterwards.
+pub fn scan_cursor(
+    c: &mut impl Cursor,
+    start: Option<&[u8]>,
+    direction: Direction,
+    limit: usize,
+    visit: &mut Visitor<'_>,
+) -> usize {
+    match (direction, start) {
+        (Direction::Forward, Some(k)) => c.seek(k),
+        (Direction::Forward, None) => c.seek_to_first(),
+        (Direction::Reverse, Some(k)) => c.seek_for_prev(k),
+        (Direction::Reverse, None) => c.seek_to_last(),
+    }
+    let mut n = 0;
+    while n < limit {
+        let Some((k, v)) = c.entry() else { break };
+        n += 1;
+        if !visit(k, v) {
+            break;
+        }
+        match direction {
+            Direction::Forward => c.next(),
+            Direction::Reverse => c.prev(),
+        }
+    }
+    n
 }
 
 /// Called for each `(key, value)` of a scan; returns false to stop.

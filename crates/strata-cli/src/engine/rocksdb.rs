@@ -14,7 +14,7 @@
 //! (`set_snapshot`), as Strata's do, and every other operation goes to its base DB.
 
 use super::rocks_stats::{parse_compaction_stats, parse_tickers};
-use super::{BatchOp, Commit, Direction, EngineStats, KvEngine, Visitor};
+use super::{scan_cursor, BatchOp, Commit, Direction, EngineStats, KvEngine, Visitor};
 use crate::engine::options::{CompactionPriFlag, CompressionFlag, EngineFlags, WalRecoveryFlag};
 use crate::error::{CliError, Result};
 use rocksdb::statistics::Ticker;
@@ -58,37 +58,7 @@ fn batch<const T: bool>(ops: &[BatchOp<'_>]) -> WriteBatchWithTransaction<T> {
     batch
 }
 
-/// Visits up to `limit` entries of `it` from `start` in `direction`.
-fn scan_raw<D: DBAccess>(
-    mut it: DBRawIteratorWithThreadMode<'_, D>,
-    start: Option<&[u8]>,
-    direction: Direction,
-    limit: usize,
-    visit: &mut Visitor<'_>,
-) -> Result<usize> {
-    match (direction, start) {
-        (Direction::Forward, Some(k)) => it.seek(k),
-        (Direction::Forward, None) => it.seek_to_first(),
-        (Direction::Reverse, Some(k)) => it.seek_for_prev(k),
-        (Direction::Reverse, None) => it.seek_to_last(),
-    }
-    let mut n = 0;
-    while n < limit && it.valid() {
-        let (Some(k), Some(v)) = (it.key(), it.value()) else {
-            break;
-        };
-        n += 1;
-        if !visit(k, v) {
-            break;
-        }
-        match direction {
-            Direction::Forward => it.next(),
-            Direction::Reverse => it.prev(),
-        }
-    }
-    it.status()?;
-    Ok(n)
-}
+cursor_by_inherent_methods!(['a, D: DBAccess] DBRawIteratorWithThreadMode<'a, D>, |it| it.item());
 
 /// An open RocksDB database.
 pub struct RocksEngine {
@@ -274,7 +244,10 @@ impl KvEngine for RocksEngine {
         visit: &mut Visitor<'_>,
     ) -> Result<usize> {
         with_db!(&self.db, db => {
-            scan_raw(db.raw_iterator_opt(ReadOptions::default()), start, direction, limit, visit)
+            let mut it = db.raw_iterator_opt(ReadOptions::default());
+            let n = scan_cursor(&mut it, start, direction, limit, visit);
+            it.status()?;
+            Ok(n)
         })
     }
 

@@ -1,12 +1,17 @@
 //! The Strata engine behind [`KvEngine`].
 
-use super::{BatchOp, Commit, Direction, EngineStats, KvEngine, LevelReport, PathReport, Visitor};
+use super::{
+    scan_cursor, BatchOp, Commit, Direction, EngineStats, KvEngine, LevelReport, PathReport,
+    Visitor,
+};
 use crate::engine::options::EngineFlags;
 use crate::error::{CliError, Result};
 use std::path::Path;
 use std::sync::Arc;
 use strata::env::{DeviceFs, PosixFs};
-use strata::{Db, DbBuilder, ErrorKind, ReadOptions, TransactionOptions, WriteBatch, WriteOptions};
+use strata::{
+    Db, DbBuilder, DbIterator, ErrorKind, ReadOptions, TransactionOptions, WriteBatch, WriteOptions,
+};
 
 /// An open Strata database.
 pub struct StrataEngine {
@@ -56,6 +61,8 @@ pub fn db_builder(flags: &EngineFlags, db_dir: &Path) -> Result<DbBuilder> {
     }
     Ok(Db::builder().file_system(Arc::new(fs)))
 }
+
+cursor_by_inherent_methods!([] DbIterator, |it| it.valid().then(|| (it.key(), it.value())));
 
 impl KvEngine for StrataEngine {
     fn name(&self) -> &'static str {
@@ -113,23 +120,7 @@ impl KvEngine for StrataEngine {
         visit: &mut Visitor<'_>,
     ) -> Result<usize> {
         let mut it = self.db.iter(&ReadOptions::default())?;
-        match (direction, start) {
-            (Direction::Forward, Some(k)) => it.seek(k),
-            (Direction::Forward, None) => it.seek_to_first(),
-            (Direction::Reverse, Some(k)) => it.seek_for_prev(k),
-            (Direction::Reverse, None) => it.seek_to_last(),
-        }
-        let mut n = 0;
-        while n < limit && it.valid() {
-            n += 1;
-            if !visit(it.key(), it.value()) {
-                break;
-            }
-            match direction {
-                Direction::Forward => it.next(),
-                Direction::Reverse => it.prev(),
-            }
-        }
+        let n = scan_cursor(&mut it, start, direction, limit, visit);
         it.status()?;
         Ok(n)
     }

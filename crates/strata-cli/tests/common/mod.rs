@@ -50,6 +50,20 @@ pub fn ok(args: &[&str], input: Option<&str>) -> String {
     String::from_utf8(out.stdout).expect("utf-8 stdout")
 }
 
+/// Runs `strata bench` with `flags` on the database `dir/db`, appending JSON records to
+/// `dir/bench.jsonl`; returns stdout and the records.
+pub fn bench_with_json(dir: &Path, flags: &[&str]) -> (String, String) {
+    let json = dir.join("bench.jsonl");
+    let mut args = vec![
+        "bench".to_string(),
+        db_flag(&dir.join("db")),
+        format!("--json={}", json.display()),
+    ];
+    args.extend(flags.iter().map(|f| f.to_string()));
+    let out = ok(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
+    (out, std::fs::read_to_string(&json).expect("json records"))
+}
+
 /// `--db=DIR` for a path.
 pub fn db_flag(dir: &Path) -> String {
     format!("--db={}", dir.display())
