@@ -394,23 +394,29 @@ fn insert_and_publish(inner: &DbInner, staged: Staged) -> Result<()> {
 /// usually ends within a microsecond or two, far less than a sleep and wake-up.
 const PUBLISH_SPINS: u32 = 256;
 
+/// Waits until `ready()`, which only a rise of `last_sequence` can make true: spins
+/// [`PUBLISH_SPINS`] times, then sleeps on `published` (every rise notifies it).
+fn wait_published(q: &WriteQueue, ready: impl Fn() -> bool) {
+    if ready() {
+        return;
+    }
+    let mut spins = 0;
+    while !ready() && spins < PUBLISH_SPINS {
+        std::hint::spin_loop();
+        spins += 1;
+    }
+    if !ready() {
+        let mut waiting = q.publish.lock();
+        while !ready() {
+            q.published.wait(&mut waiting);
+        }
+    }
+}
+
 /// Waits until `last_sequence == first - 1`, then publishes `last`.
 fn publish(inner: &DbInner, first: u64, last: u64) {
     let q = &inner.writes;
-    let ready = || inner.versions.last_sequence() + 1 == first;
-    if !ready() {
-        let mut spins = 0;
-        while !ready() && spins < PUBLISH_SPINS {
-            std::hint::spin_loop();
-            spins += 1;
-        }
-        if !ready() {
-            let mut waiting = q.publish.lock();
-            while !ready() {
-                q.published.wait(&mut waiting);
-            }
-        }
-    }
+    wait_published(q, || inner.versions.last_sequence() + 1 == first);
     inner.versions.set_last_sequence(last);
     // Taking the lock orders this wake-up after any waiter's check (no lost wake-up).
     let _guard = q.publish.lock();
@@ -420,12 +426,8 @@ fn publish(inner: &DbInner, first: u64, last: u64) {
 /// Leader only: waits until every group with an assigned sequence is published, so no
 /// insert into the current memtable is in flight (invariant 3).
 fn drain(inner: &DbInner) {
-    let q = &inner.writes;
-    let allocated = q.allocated.load(Ordering::Relaxed);
-    let mut waiting = q.publish.lock();
-    while inner.versions.last_sequence() < allocated {
-        q.published.wait(&mut waiting);
-    }
+    let allocated = inner.writes.allocated.load(Ordering::Relaxed);
+    wait_published(&inner.writes, || inner.versions.last_sequence() >= allocated);
 }
 
 /// Leader only: applies write slowdown and stops, switches a full memtable (or, with
