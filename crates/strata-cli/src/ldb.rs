@@ -1,7 +1,8 @@
 //! `strata ldb`: inspect and edit a database by hand, like RocksDB's `ldb`.
 //!
 //! ```text
-//! strata ldb --db=DIR [--hex] put K V | get K | delete K
+//! strata ldb --db=DIR [--hex] put K V | get K | delete K | merge K OPERAND
+//!            | delete_range FROM TO
 //!            | scan [--from=K] [--to=K] [--max_keys=N] | dump | load | compact [--from=K] [--to=K]
 //!            | verify
 //! ```
@@ -11,7 +12,11 @@
 //! from stdin, writing them in batches. `verify` reads every block of every live table
 //! and checks its checksum, printing `verify: ok blocks=N tables=M`; on damage it fails
 //! with one line naming the file and offset. The database is never deleted or created anew
-//! (`--create_if_missing` still applies for `put` and `load`).
+//! (`--create_if_missing` still applies for `put`, `merge` and `load`).
+//!
+//! `merge` applies the harness's merge operator, `strata.u64_add`: the operand is an
+//! 8-byte little-endian counter increment, e.g. `--hex merge 6b 0x0500000000000000`
+//! adds 5 to key `k`.
 
 use crate::engine::{self, options::EngineFlags, BatchOp, Direction, KvEngine};
 use crate::error::{CliError, Result};
@@ -55,6 +60,21 @@ pub enum LdbCommand {
     Delete {
         /// Key.
         key: String,
+    },
+    /// Delete every key in [FROM, TO) with one range tombstone.
+    #[command(name = "delete_range")]
+    DeleteRange {
+        /// First key deleted.
+        from: String,
+        /// First key kept after the range (exclusive).
+        to: String,
+    },
+    /// Merge OPERAND into KEY with `strata.u64_add` (an 8-byte little-endian increment).
+    Merge {
+        /// Key.
+        key: String,
+        /// Operand.
+        operand: String,
     },
     /// Print `key : value` for keys in [from, to).
     Scan {
@@ -205,6 +225,18 @@ pub fn run(args: &LdbArgs) -> Result<()> {
             let k = decode(key, hex)?;
             let e = engine::open(existing, true)?;
             e.delete(&k)?;
+            e
+        }
+        LdbCommand::DeleteRange { from, to } => {
+            let (a, b) = (decode(from, hex)?, decode(to, hex)?);
+            let e = engine::open(existing, true)?;
+            e.delete_range(&a, &b)?;
+            e
+        }
+        LdbCommand::Merge { key, operand } => {
+            let (k, v) = (decode(key, hex)?, decode(operand, hex)?);
+            let e = engine::open(&args.engine, true)?;
+            e.merge(&k, &v)?;
             e
         }
         LdbCommand::Scan { from, to, max_keys } => {
@@ -440,11 +472,17 @@ mod tests {
         fn delete(&self, key: &[u8]) -> Result<()> {
             self.inner.delete(key)
         }
+        fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()> {
+            self.inner.merge(key, operand)
+        }
+        fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<()> {
+            self.inner.delete_range(start, end)
+        }
         fn write_batch(&self, ops: &[BatchOp<'_>]) -> Result<()> {
             let bytes = ops
                 .iter()
                 .map(|op| match *op {
-                    BatchOp::Put(k, v) => k.len() + v.len(),
+                    BatchOp::Put(k, v) | BatchOp::Merge(k, v) => k.len() + v.len(),
                     BatchOp::Delete(k) => k.len(),
                 })
                 .sum();

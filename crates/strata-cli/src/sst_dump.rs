@@ -11,6 +11,8 @@
 //! compression: Lz4
 //! blocks_verified: 7                    every block's checksum read and checked
 //! 'k0000000001' seq=5 kind=Put => 'v...'   (--scan; bytes escaped, or 0x hex with --hex)
+//! range_del ['k0000000003', 'k0000000009') seq=40   (--scan: the range tombstones,
+//!                                        one per fragment and sequence number)
 //! ```
 //!
 //! A damaged file exits non-zero with one line naming the file and offset (after the
@@ -56,6 +58,7 @@ fn kind_name(k: ValueKind) -> &'static str {
         ValueKind::Put => "Put",
         ValueKind::Delete => "Delete",
         ValueKind::Merge => "Merge",
+        ValueKind::RangeDelete => "RangeDelete",
     }
 }
 
@@ -135,6 +138,10 @@ fn dump(table: &Arc<Table>, args: &SstDumpArgs, out: &mut impl Write) -> Result<
     w(out, format!("smallest_seqno: {}", p.smallest_seqno))?;
     w(out, format!("largest_seqno: {}", p.largest_seqno))?;
     w(out, format!("column_group: {}", p.column_group))?;
+    w(
+        out,
+        format!("num_range_deletions: {}", p.num_range_deletions),
+    )?;
     out.flush().map_err(|e| CliError::Stdio("stdout", e))?;
     let blocks = table.verify_checksums()?;
     w(out, format!("blocks_verified: {blocks}"))?;
@@ -162,6 +169,17 @@ fn dump(table: &Arc<Table>, args: &SstDumpArgs, out: &mut impl Write) -> Result<
             it.next();
         }
         it.status()?;
+        for t in table.range_dels().into_iter().flat_map(|f| f.tombstones()) {
+            w(
+                out,
+                format!(
+                    "range_del [{}, {}) seq={}",
+                    show(&t.start, hex),
+                    show(&t.end, hex),
+                    t.seq
+                ),
+            )?;
+        }
     }
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! Protects: `strata ldb` put/get/delete/scan/dump/load/compact on the real engine,
+//! Protects: `strata ldb` put/get/delete/merge/scan/dump/load/compact on the real engine,
 //! including `--hex` and the one-line error for a missing key.
 
 mod common;
@@ -45,6 +45,41 @@ fn put_get_delete_scan_dump_load() {
     assert_eq!(ok(&["ldb", &db2, "--hex", "dump"], None), dump);
     ok(&["ldb", &db2, "compact"], None);
     assert_eq!(ok(&["ldb", &db2, "--hex", "dump"], None), dump);
+}
+
+/// `merge` adds 8-byte counters (`strata.u64_add`) across a compaction; `delete_range`
+/// deletes a range; a bad operand is refused when read, in one line.
+#[test]
+fn merge_adds_counters_and_delete_range_drops_a_range() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = db_flag(&tmp.path().join("db"));
+    ok(
+        &["ldb", &db, "--hex", "merge", "6b", "0x0500000000000000"],
+        None,
+    );
+    ok(&["ldb", &db, "compact"], None);
+    ok(
+        &["ldb", &db, "--hex", "merge", "6b", "0x0700000000000000"],
+        None,
+    );
+    assert_eq!(
+        ok(&["ldb", &db, "--hex", "get", "6b"], None),
+        "0x0C00000000000000\n"
+    );
+    // delete_range removes [from, to) and keeps `to`.
+    for k in ["r1", "r2", "r3"] {
+        ok(&["ldb", &db, "put", k, "v"], None);
+    }
+    ok(&["ldb", &db, "delete_range", "r1", "r3"], None);
+    assert_eq!(ok(&["ldb", &db, "scan", "--from=r"], None), "r3 : v\n");
+    ok(&["ldb", &db, "merge", "bad", "x"], None);
+    let out = strata(&["ldb", &db, "get", "bad"], None);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("merge failed") && err.lines().count() == 1,
+        "{err}"
+    );
 }
 
 #[test]

@@ -12,6 +12,7 @@ use strata::coding::{get_length_prefixed, put_length_prefixed};
 use strata::env::{FaultFs, FileSystem};
 use strata::key::{make_internal_key, ValueKind};
 use strata::options_file::encode;
+use strata::range_del::{Fragments, RangeTombstone};
 use strata::sst::compression::seal_block;
 use strata::sst::filter::FilterBuilder;
 use strata::sst::{properties, BlockBuilder, BlockHandle, Footer, TableBuilder, TableOptions};
@@ -134,6 +135,11 @@ pub fn blocks() -> Vec<Seed> {
         column_group: 0,
         file_size: 0,
         format_version: 0,
+        num_range_deletions: 2,
+        range_del_block: Some(BlockHandle {
+            offset: 1000,
+            size: 40,
+        }),
     };
     out.push((
         "properties".into(),
@@ -165,8 +171,12 @@ pub fn blocks() -> Vec<Seed> {
     out
 }
 
-/// Builds a table with `opts` from `entries` into memory.
-fn build_table(opts: TableOptions, entries: &[(Vec<u8>, Vec<u8>)]) -> Vec<u8> {
+/// Builds a table with `opts` from `entries` and `range_dels` into memory.
+fn build_table(
+    opts: TableOptions,
+    entries: &[(Vec<u8>, Vec<u8>)],
+    range_dels: &[RangeTombstone],
+) -> Vec<u8> {
     let fs = FaultFs::new();
     let path = Path::new("/seed/000001.sst");
     fs.create_dir_all(Path::new("/seed"))
@@ -176,6 +186,7 @@ fn build_table(opts: TableOptions, entries: &[(Vec<u8>, Vec<u8>)]) -> Vec<u8> {
     for (k, v) in entries {
         b.add(k, v).expect("sorted entries");
     }
+    b.set_range_dels(Fragments::new(range_dels));
     b.finish().expect("in-memory finish");
     fs.file_bytes(path).expect("table written")
 }
@@ -199,7 +210,19 @@ pub fn tables() -> Vec<Seed> {
                     column_group: 0,
                 };
                 let name = format!("table-{c:?}-bloom{bits}-{n}");
-                out.push((name, build_table(opts, &entries(n, 12))));
+                out.push((name, build_table(opts.clone(), &entries(n, 12), &[])));
+                // Format version 2: the same entries with overlapping range tombstones.
+                let tombstone = |a: &str, b: &str, seq| RangeTombstone {
+                    start: a.as_bytes().to_vec(),
+                    end: b.as_bytes().to_vec(),
+                    seq,
+                };
+                let rd = [
+                    tombstone("k0003", "k0009", 40),
+                    tombstone("k0005", "zz", 50),
+                ];
+                let name = format!("table-{c:?}-bloom{bits}-{n}-range-dels");
+                out.push((name, build_table(opts, &entries(n, 12), &rd)));
             }
         }
     }
@@ -249,6 +272,7 @@ fn file(number: u64, level_keys: (&[u8], &[u8]), kind: FileKind) -> FileMetaData
         num_deletions: 2,
         column_group: 0,
         kind,
+        num_range_deletions: number % 2,
     }
 }
 
@@ -370,12 +394,18 @@ pub fn batches() -> Vec<Seed> {
     let mut merge = one.data().to_vec();
     merge.extend_from_slice(&[2, 1, b'm', 1, b'+']); // a Merge record
     merge[8] = 2;
+    let mut ranges = WriteBatch::new();
+    ranges.delete_range(b"a", b"m");
+    ranges.merge(b"n", b"+1");
+    ranges.delete_range(b"x", b"x");
+    ranges.set_sequence(99);
     vec![
         ("batch-empty".into(), empty.data().to_vec()),
         ("batch-one".into(), one.data().to_vec()),
         ("batch-mixed".into(), mixed.data().to_vec()),
         ("batch-big".into(), big.data().to_vec()),
         ("batch-merge".into(), merge),
+        ("batch-range-delete".into(), ranges.data().to_vec()),
     ]
 }
 

@@ -5,13 +5,15 @@
 //! +--------------+-------------+---------------------------------------------+
 //! | seq: u64 LE  | count: u32 LE | records...                                |
 //! +--------------+-------------+---------------------------------------------+
-//! record := kind: u8 (1 = Put, 0 = Delete, 2 = Merge; see key::ValueKind)
-//!           varint key_len, key, [varint value_len, value]   (no value for Delete)
+//! record := kind: u8 (1 = Put, 0 = Delete, 2 = Merge, 3 = RangeDelete; see key::ValueKind)
+//!           varint key_len, key, [varint value_len, value]   (no value for Delete;
+//!           for RangeDelete, key = start and value = end of the range [start, end))
 //! ```
 //! The i-th record gets sequence number `seq + i`.
 //!
 //! # Surface
-//! Users build a batch with [`WriteBatch::new`], `put`, `delete`, `append` and `clear`.
+//! Users build a batch with [`WriteBatch::new`], `put`, `delete`, `merge`,
+//! `delete_range`, `append` and `clear`.
 //! The encoding side (sequence number, raw bytes, decoding, iteration) is the
 //! [`WriteBatchInternal`] trait: the engine's, and with the `internals` feature the
 //! tools'.
@@ -58,13 +60,19 @@ fn record_len(key: &[u8], value: Option<&[u8]>) -> usize {
         + value.map_or(0, |v| varint_len(v.len() as u64) + v.len())
 }
 
-/// An atomic group of puts and deletes.
+/// An atomic group of puts, deletes and merges.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WriteBatch {
     rep: Vec<u8>,
     /// The first limit an update broke (that update and all later ones were not
     /// added), or `None`. Written by `record`, `append` and `from_data`.
     over_limit: Option<LimitExceeded>,
+    /// True iff a record is a merge: the write path refuses such a batch when no
+    /// merge operator is configured, without decoding it. Derived from `rep`.
+    has_merge: bool,
+    /// Index of the first `delete_range` whose start is after its end (refused by
+    /// [`WriteBatch::check_limits`]), or `None`.
+    inverted_range: Option<u32>,
 }
 
 /// The first size limit a [`WriteBatch`] update broke.
@@ -122,6 +130,8 @@ impl WriteBatch {
         WriteBatch {
             rep: vec![0; HEADER],
             over_limit: None,
+            has_merge: false,
+            inverted_range: None,
         }
     }
 
@@ -133,6 +143,8 @@ impl WriteBatch {
         WriteBatch {
             rep,
             over_limit: None,
+            has_merge: false,
+            inverted_range: None,
         }
     }
 
@@ -145,6 +157,30 @@ impl WriteBatch {
     /// Adds a deletion of `key`, under the same limits as [`Self::put`].
     pub fn delete(&mut self, key: &[u8]) {
         self.record(ValueKind::Delete, key, None);
+    }
+
+    /// Adds a merge `operand` for `key`, under the same limits as [`Self::put`]: the
+    /// database's [`crate::Options::merge_operator`] combines it with the key's older
+    /// value when the key is read (see [`crate::merge`]).
+    pub fn merge(&mut self, key: &[u8], operand: &[u8]) {
+        self.record(ValueKind::Merge, key, Some(operand));
+    }
+
+    /// Adds a deletion of every key in `[start, end)` (RocksDB's `DeleteRange`):
+    /// entries written before it are hidden from every later read, and compaction
+    /// drops them. `start == end` deletes nothing; `start > end` makes
+    /// [`crate::Db::write`] refuse the batch. Under the same size limits as
+    /// [`Self::put`] (`end` counts as the value).
+    pub fn delete_range(&mut self, start: &[u8], end: &[u8]) {
+        if start > end && self.inverted_range.is_none() && self.over_limit.is_none() {
+            self.inverted_range = Some(self.count());
+        }
+        self.record(ValueKind::RangeDelete, start, Some(end));
+    }
+
+    /// True iff the batch holds a merge.
+    pub fn has_merge(&self) -> bool {
+        self.has_merge
     }
 
     /// Sets the count to `index + added` for a batch that will be `len` bytes long and
@@ -182,21 +218,29 @@ impl WriteBatch {
             return;
         }
         self.rep.push(kind as u8);
+        self.has_merge |= kind == ValueKind::Merge;
         put_length_prefixed(&mut self.rep, key);
         if let Some(v) = value {
             put_length_prefixed(&mut self.rep, v);
         }
     }
 
-    /// `Ok` iff no update broke a limit (module invariant 3).
+    /// `Ok` iff no update broke a limit (module invariant 3) and no `delete_range`
+    /// has its start after its end.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming the first limit broken, the offending length
-    /// and the limit, e.g. ``value too large: len=`N` max=`M` record=`0` ``.
+    /// and the limit, e.g. ``value too large: len=`N` max=`M` record=`0` ``, or the
+    /// inverted range's record.
     pub fn check_limits(&self) -> Result<()> {
-        match &self.over_limit {
+        if let Some(over) = &self.over_limit {
+            return Err(Error::InvalidArgument(over.to_string()));
+        }
+        match self.inverted_range {
             None => Ok(()),
-            Some(over) => Err(Error::InvalidArgument(over.to_string())),
+            Some(record) => Err(Error::InvalidArgument(format!(
+                "delete_range start is after its end: record=`{record}`"
+            ))),
         }
     }
 
@@ -239,6 +283,8 @@ impl WriteBatch {
         self.rep.clear();
         self.rep.resize(HEADER, 0);
         self.over_limit = None;
+        self.has_merge = false;
+        self.inverted_range = None;
     }
 
     /// Size of the serialized batch in bytes (the header included; compared with
@@ -267,6 +313,10 @@ impl WriteBatch {
             return;
         }
         self.rep.extend_from_slice(records);
+        self.has_merge |= other.has_merge;
+        if self.inverted_range.is_none() {
+            self.inverted_range = other.inverted_range.map(|r| index.saturating_add(r));
+        }
     }
 
     fn set_count(&mut self, n: u32) {
@@ -350,12 +400,16 @@ impl WriteBatchInternal for WriteBatch {
         let mut b = WriteBatch {
             rep: data,
             over_limit: None,
+            has_merge: false,
+            inverted_range: None,
         };
         // The first violation in record order, exactly as `record` would find it.
         let mut over = None;
         let mut index = 0u32;
         let mut len = HEADER;
+        let mut has_merge = false;
         b.iterate(|_, kind, key, value| {
+            has_merge |= kind == ValueKind::Merge;
             let value = (kind != ValueKind::Delete).then_some(value);
             len = len.saturating_add(record_len(key, value));
             if over.is_none() {
@@ -371,6 +425,8 @@ impl WriteBatchInternal for WriteBatch {
             index = index.saturating_add(1);
         })?;
         b.over_limit = over;
+        b.has_merge = has_merge;
+        // An inverted range in a WAL record replays as written (it deletes nothing).
         Ok(b)
     }
 
@@ -389,7 +445,7 @@ impl WriteBatchInternal for WriteBatch {
             let key = d.length_prefixed().ok_or(BadBatch("truncated key"))?;
             let value = match kind {
                 ValueKind::Delete => &[][..],
-                ValueKind::Put | ValueKind::Merge => {
+                ValueKind::Put | ValueKind::Merge | ValueKind::RangeDelete => {
                     d.length_prefixed().ok_or(BadBatch("truncated value"))?
                 }
             };
@@ -434,6 +490,46 @@ mod tests {
         b.set_sequence(0x01_0203_0405);
         assert_eq!(b.data(), BATCH_FIXTURE_V1, "batch encoding changed");
         assert_eq!(WriteBatch::from_data(BATCH_FIXTURE_V1.to_vec()), Ok(b));
+    }
+
+    /// Format version 1 bytes of a batch at sequence 7 holding `merge a+=x` and
+    /// `put b=y`: the `Merge` kind (2) was reserved in the first format and is written
+    /// since merge operators exist. Frozen.
+    const BATCH_FIXTURE_V1_MERGE: &[u8] = &[
+        0x07, 0, 0, 0, 0, 0, 0, 0, // sequence
+        0x02, 0x00, 0x00, 0x00, // count
+        0x02, 0x01, b'a', 0x01, b'x', // Merge, key len, key, operand len, operand
+        0x01, 0x01, b'b', 0x01, b'y', // Put
+    ];
+
+    #[test]
+    fn frozen_fixture_v1_merge() {
+        let mut b = WriteBatch::new();
+        b.merge(b"a", b"x");
+        b.put(b"b", b"y");
+        b.set_sequence(7);
+        assert!(b.has_merge());
+        assert_eq!(b.data(), BATCH_FIXTURE_V1_MERGE, "batch encoding changed");
+        let back = WriteBatch::from_data(BATCH_FIXTURE_V1_MERGE.to_vec()).unwrap();
+        assert!(back.has_merge());
+        assert_eq!(back, b);
+        let mut seen = Vec::new();
+        back.iterate(|seq, kind, k, v| seen.push((seq, kind, k.to_vec(), v.to_vec())))
+            .unwrap();
+        assert_eq!(
+            seen,
+            vec![
+                (7, ValueKind::Merge, b"a".to_vec(), b"x".to_vec()),
+                (8, ValueKind::Put, b"b".to_vec(), b"y".to_vec()),
+            ]
+        );
+        let mut plain = WriteBatch::new();
+        plain.put(b"b", b"y");
+        assert!(!plain.has_merge());
+        plain.append(&b);
+        assert!(plain.has_merge());
+        plain.clear();
+        assert!(!plain.has_merge());
     }
 
     #[test]

@@ -72,6 +72,16 @@ pub enum Error {
         /// The sequence number of the newer version found.
         committed: crate::key::SequenceNumber,
     },
+    /// The configured merge operator refused a key's merge operands.
+    #[error("merge failed: operator=`{operator}` key=`{}`: {reason}", key.escape_ascii())]
+    MergeFailed {
+        /// The operator's name.
+        operator: String,
+        /// The user key whose chain could not be merged.
+        key: Vec<u8>,
+        /// The operator's reason.
+        reason: String,
+    },
 }
 
 /// What the caller should do about an [`Error`].
@@ -88,6 +98,9 @@ pub enum ErrorKind {
     Poisoned,
     /// Another handle holds the database; close it first.
     Locked,
+    /// The merge operator refused a key's operands: the operands or the operator
+    /// are wrong for this key (overwrite the key with a `put` to reset it).
+    MergeFailed,
     /// A bug in the engine: report it with the message; reopening may recover.
     Internal,
     /// A transaction lost a race with a concurrent write to one of its keys and wrote
@@ -107,6 +120,7 @@ impl Error {
             Error::Locked(_) => ErrorKind::Locked,
             Error::Internal(_) => ErrorKind::Internal,
             Error::Conflict { .. } => ErrorKind::Conflict,
+            Error::MergeFailed { .. } => ErrorKind::MergeFailed,
         }
     }
 
@@ -142,6 +156,15 @@ impl Error {
             op,
             path: path.into(),
             source,
+        }
+    }
+
+    /// Builds an [`Error::MergeFailed`].
+    pub(crate) fn merge_failed(operator: &str, key: &[u8], reason: impl Into<String>) -> Error {
+        Error::MergeFailed {
+            operator: operator.to_string(),
+            key: key.to_vec(),
+            reason: reason.into(),
         }
     }
 
@@ -184,6 +207,15 @@ impl Error {
                 key: key.clone(),
                 snapshot: *snapshot,
                 committed: *committed,
+            },
+            Error::MergeFailed {
+                operator,
+                key,
+                reason,
+            } => Error::MergeFailed {
+                operator: operator.clone(),
+                key: key.clone(),
+                reason: reason.clone(),
             },
         }
     }

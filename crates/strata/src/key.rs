@@ -12,8 +12,12 @@
 //!
 //! # Invariants
 //! 1. Sequence numbers fit in 56 bits ([`MAX_SEQUENCE`]).
-//! 2. Kind values are append-only: 0 = Delete, 1 = Put, 2 = Merge (reserved for LASER
-//!    partial-row updates). Never renumber.
+//! 2. Kind values are append-only: 0 = Delete, 1 = Put, 2 = Merge (a merge operand;
+//!    LASER's partial-row updates will be these), 3 = RangeDelete (a range tombstone:
+//!    in a batch record and as the kind of a table's range-deletion entries and file
+//!    bounds, never among a memtable's or data block's point entries). Never renumber.
+//! 3. [`KIND_SEEK`] is the largest *point* kind: a seek key sorts before every point
+//!    entry of its user key at or below its sequence number.
 
 use std::cmp::Ordering;
 
@@ -34,8 +38,10 @@ pub enum ValueKind {
     Delete = 0,
     /// A full value.
     Put = 1,
-    /// A partial update merged onto older versions (reserved for column updates).
+    /// A merge operand, combined with older versions by the merge operator.
     Merge = 2,
+    /// A range tombstone `[key, value)` (see [`crate::range_del`]).
+    RangeDelete = 3,
 }
 
 /// The kind used in seek keys: the largest kind, so a seek to `(k, s, KIND_SEEK)` sorts
@@ -49,6 +55,7 @@ impl ValueKind {
             0 => Some(ValueKind::Delete),
             1 => Some(ValueKind::Put),
             2 => Some(ValueKind::Merge),
+            3 => Some(ValueKind::RangeDelete),
             _ => None,
         }
     }
@@ -174,6 +181,11 @@ impl LookupKey {
     /// The user key.
     pub fn user_key(&self) -> &[u8] {
         user_key(&self.buf)
+    }
+
+    /// The read's sequence number.
+    pub fn sequence(&self) -> SequenceNumber {
+        sequence(&self.buf)
     }
 }
 

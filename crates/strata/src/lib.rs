@@ -14,14 +14,17 @@
 //! [`DbIterator`]; [`WriteBatch`]; optimistic transactions ([`Transaction`],
 //! [`TransactionOptions`]) and the indexed batch they read their own writes from
 //! ([`WriteBatchWithIndex`], [`BatchValue`], [`BaseDeltaIterator`]); [`Options`],
-//! [`LevelOptions`], [`ReadOptions`], [`WriteOptions`] and their enums; [`Snapshot`] and [`SequenceNumber`]; [`DbStats`],
+//! [`LevelOptions`], [`ReadOptions`], [`WriteOptions`] and their enums; [`MergeOperator`]
+//! and [`AssociativeMergeOperator`]; [`Snapshot`] and [`SequenceNumber`]; [`DbStats`],
 //! [`LevelStats`] and [`StatisticsSnapshot`]; [`BlockCache`] (shared through
 //! [`DbBuilder::block_cache`]); [`Error`], [`ErrorKind`] and [`Result`]; the size limits
 //! ([`MAX_KEY_LEN`], [`MAX_VALUE_LEN`], [`MAX_BATCH_LEN`], [`MAX_LEVELS`]). One module is
 //! public: [`env`](mod@env), the file-system seam ([`env::FileSystem`], [`env::PosixFs`], the
 //! simulated device [`env::DeviceFs`] with its [`env::DeviceModel`];
 //! with the `test-util` feature also the fault-injecting `FaultFs` and its rules), because
-//! a user may inject a file system with [`DbBuilder::file_system`].
+//! a user may inject a file system with [`DbBuilder::file_system`]. So is
+//! [`merge`](mod@merge): the operator traits and the built-in operators ([`merge::U64Add`],
+//! [`merge::Append`], [`merge::Max`]).
 //!
 //! # Features
 //! - `test-util`: `env::FaultFs`, the crash-simulating, fault-injecting in-memory file
@@ -86,6 +89,7 @@ internal_modules!(
     memtable,
     options,
     options_file,
+    range_del,
     snapshot,
     snapshot_filter,
     sst,
@@ -96,6 +100,7 @@ internal_modules!(
 );
 
 pub mod env;
+pub mod merge;
 
 pub use batch::WriteBatch;
 pub use cache::BlockCache;
@@ -103,6 +108,7 @@ pub use db::{Db, DbBuilder, DbIterator};
 pub use error::{Error, ErrorKind, Result};
 pub use key::SequenceNumber;
 pub use limits::{MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};
+pub use merge::{AssociativeMergeOperator, MergeOperator};
 pub use options::{
     CompactionPriority, Compression, DbPath, LevelOptions, Options, OutputPartitioning,
     ReadOptions, WalRecoveryMode, WriteOptions, MAX_DB_PATHS, MAX_LEVELS,

@@ -51,8 +51,10 @@
 //! the database: see [`crate::options_file`].
 
 use crate::error::{Error, Result};
+use crate::merge::MergeOperator;
 use crate::snapshot::Snapshot;
 use std::fmt::Display;
+use std::sync::Arc;
 
 /// The largest allowed [`Options::num_levels`]. Recovery replays the MANIFEST with this
 /// many levels, so a tree deeper than the configured `num_levels` is reported as an
@@ -430,6 +432,16 @@ pub struct Options {
     /// Range: 1..=`num_levels` entries, each valid. Runtime-mutable: no. Format: see
     /// [`LevelOptions`] (new tables only; always compatible).
     pub levels: Vec<LevelOptions>,
+
+    /// Resolves merge operands ([`crate::WriteBatch::merge`]) on reads and folds
+    /// them in flushes and compactions. Without one, a batch holding a merge is
+    /// refused (`InvalidArgument`) and reading a key that has operands fails with
+    /// `InvalidArgument`, never a silent plain value.
+    ///
+    /// Default: `None`. Runtime-mutable: no. Format: the `OPTIONS` file records the
+    /// operator's [`MergeOperator::name`]; reopening a database with an operator of
+    /// another name is `InvalidArgument` (the built-ins decode back to themselves).
+    pub merge_operator: Option<Arc<dyn MergeOperator>>,
 }
 
 impl Default for Options {
@@ -462,6 +474,7 @@ impl Default for Options {
             use_direct_io_for_flush_and_compaction: false,
             db_paths: Vec::new(),
             levels: vec![LevelOptions::DEFAULT],
+            merge_operator: None,
         }
     }
 }
@@ -511,6 +524,7 @@ setters!(Options {
     with_use_direct_io_for_flush_and_compaction => use_direct_io_for_flush_and_compaction: bool,
     with_db_paths => db_paths: Vec<DbPath>,
     with_levels => levels: Vec<LevelOptions>,
+    with_merge_operator => merge_operator: Option<Arc<dyn MergeOperator>>,
 });
 
 setters!(LevelOptions {

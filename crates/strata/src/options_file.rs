@@ -40,8 +40,11 @@
 //! - A section header is `[Name]` or `[Name "argument"]`; an entry is `key=value`,
 //!   split at the first `=`, blanks around key and value trimmed.
 //! - `[Version]` comes first and holds `strata_options_version`.
-//! - `[DBOptions]` holds one entry per field of [`Options`] except `levels` and
-//!   `db_paths`, named as the field.
+//! - `[DBOptions]` holds one entry per field of [`Options`] except `levels`,
+//!   `db_paths` and `merge_operator`, named as the field; then, only if a merge
+//!   operator is set, `merge_operator=<its name>` (added after the first v1 writer). A
+//!   built-in operator's name decodes to the operator; any other name is kept in
+//!   [`StoredOptions::merge_operator`] for the compatibility check.
 //! - `[LevelOptions "i"]` for `i = 0, 1, 2, ...` in order and without gaps holds entry
 //!   `i` of [`Options::levels`]; the number of these sections is `levels.len()`.
 //! - `[DbPath "i"]` for `i = 0, 1, ...` in order and without gaps, after the level
@@ -58,9 +61,9 @@
 //! The frozen fixture `src/options_file/fixtures/OPTIONS-v1` is a complete example of
 //! the first version-1 writer; `OPTIONS-v1-direct-io` is the same with the keys added
 //! since (`enable_pipelined_write`, `use_direct_reads`,
-//! `use_direct_io_for_flush_and_compaction`), and `OPTIONS-v1-db-paths` adds the
-//! `[DbPath]` sections. All must keep decoding: keys and sections are only ever
-//! appended.
+//! `use_direct_io_for_flush_and_compaction`), `OPTIONS-v1-db-paths` adds the
+//! `[DbPath]` sections and `OPTIONS-v1-merge-operator` the `merge_operator` key. All
+//! must keep decoding: keys and sections are only ever appended.
 //!
 //! # Invariants
 //! 1. The format grows by keys and sections only; names are append-only and never
@@ -84,6 +87,7 @@
 
 use crate::env::{read_to_vec, write_file_atomic, FileSystem};
 use crate::error::{Error, Result};
+use crate::merge;
 use crate::options::{
     CompactionPriority, Compression, DbPath, LevelOptions, Options, OutputPartitioning,
     WalRecoveryMode,
@@ -91,6 +95,9 @@ use crate::options::{
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::Path;
+
+/// The `[DBOptions]` key of the merge operator's name.
+const MERGE_OPERATOR: &str = "merge_operator";
 
 /// The options file format version this build writes and the newest it reads.
 pub const OPTIONS_VERSION: u32 = 1;
@@ -108,6 +115,9 @@ pub struct StoredOptions {
     pub options: Options,
     /// Entries this build does not know (from a newer writer), in file order.
     pub unknown: Vec<UnknownEntry>,
+    /// The recorded merge operator's name, if any (also when it is not a built-in
+    /// and so could not be decoded into [`StoredOptions::options`]).
+    pub merge_operator: Option<String>,
 }
 
 /// One `key=value` entry [`decode`] did not recognise.
@@ -287,6 +297,9 @@ pub fn encode(opts: &Options) -> String {
     for f in DB_FIELDS {
         let _ = writeln!(out, "{}={}", f.name, (f.get)(opts));
     }
+    if let Some(op) = &opts.merge_operator {
+        let _ = writeln!(out, "{MERGE_OPERATOR}={}", op.name());
+    }
     for (i, level) in opts.levels.iter().enumerate() {
         let _ = write!(out, "\n[LevelOptions \"{i}\"]\n");
         for f in LEVEL_FIELDS {
@@ -334,6 +347,7 @@ fn decode_file(text: &str, path: &Path) -> Result<StoredOptions> {
     let mut paths: Vec<DbPath> = Vec::new();
     let mut unknown = Vec::new();
     let mut version: Option<u32> = None;
+    let mut merge_operator: Option<String> = None;
     let mut section: Option<Section> = None;
     // Known sections and (section, key) pairs seen so far, to refuse duplicates.
     let mut seen: HashSet<String> = HashSet::new();
@@ -398,6 +412,11 @@ fn decode_file(text: &str, path: &Path) -> Result<StoredOptions> {
                 true
             }
             Section::Version | Section::Unknown(_) => false,
+            Section::Db if key == MERGE_OPERATOR => {
+                options.merge_operator = merge::builtin_by_name(value);
+                merge_operator = Some(value.to_string());
+                true
+            }
             Section::Db => set(DB_FIELDS, &mut options, key, value).map_err(bad)?,
             Section::Level(n) => match levels.get_mut(*n) {
                 Some(level) => set(LEVEL_FIELDS, level, key, value).map_err(bad)?,
@@ -442,6 +461,7 @@ fn decode_file(text: &str, path: &Path) -> Result<StoredOptions> {
         version,
         options,
         unknown,
+        merge_operator,
     })
 }
 
@@ -542,6 +562,9 @@ pub fn store(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<()> {
 /// - `num_levels` must exceed the deepest non-empty level: the MANIFEST places every
 ///   table at a level, and a level beyond `num_levels` would be unreachable. Growing
 ///   or shrinking it down to that bound is fine.
+/// - `merge_operator`, if set, must have the name the file records, if it records
+///   one: operands are only meaningful to the operator that wrote them. Opening
+///   without an operator is allowed (reads of keys with operands then fail).
 ///
 /// Every other option may change between opens: sizes, triggers, limits, threads,
 /// priorities and partitioning steer only future work; recovery modes and checks act
@@ -575,6 +598,16 @@ pub fn check_compatible(
             new.num_levels,
             deepest + 1
         )));
+    }
+    let stored_op = stored.and_then(|s| s.merge_operator.as_deref());
+    if let (Some(old), Some(op)) = (stored_op, &new.merge_operator) {
+        if op.name() != old {
+            return Err(Error::InvalidArgument(format!(
+                "merge_operator=`{}` differs from the database's `{old}`: operands written \
+                 for one operator would be merged by another",
+                op.name()
+            )));
+        }
     }
     Ok(())
 }

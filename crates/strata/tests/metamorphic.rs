@@ -4,7 +4,7 @@
 //! What it protects: options that change *how* the engine stores and finds data (file
 //! and memtable sizes, compression, compaction priority, background threads, output
 //! partitioning, the snapshot filter, bloom filters, the block cache, direct I/O, data
-//! paths) must
+//! paths, how merge chains fold) must
 //! never change
 //! *what* it returns. A bug that only one configuration shows (a filter false negative,
 //! a partition boundary that drops a key, a snapshot filter that skips a visible table)
@@ -16,6 +16,7 @@
 mod common;
 
 use common::*;
+use std::sync::Arc;
 use strata::env::FaultFs;
 use strata::{CompactionPriority, Compression, Db, LevelOptions, Options, OutputPartitioning};
 
@@ -89,6 +90,11 @@ fn option_sets() -> Vec<(&'static str, Options)> {
         ("tiny-three-paths", three_data_paths()),
         // Direct I/O is a data path of `PosixFs`, so these run on a real directory
         // (`observe`); skipped with a note where the temp directory refuses O_DIRECT.
+        // Merge chains that compaction can fold only into a base (no partial merge).
+        (
+            "tiny-merge-no-partial",
+            t().with_merge_operator(Some(Arc::new(AppendNoPartial))),
+        ),
         ("tiny-direct-reads", t().with_use_direct_reads(true)),
         (
             "tiny-direct-io-lz4-no-cache",
@@ -98,6 +104,13 @@ fn option_sets() -> Vec<(&'static str, Options)> {
                 .with_block_cache_capacity(0),
         ),
     ]
+    .into_iter()
+    // The workload merges: every set resolves operands the same way.
+    .map(|(name, o)| match o.merge_operator {
+        Some(_) => (name, o),
+        None => (name, o.with_merge_operator(Some(append_operator()))),
+    })
+    .collect()
 }
 
 /// Runs `ops` on a fresh in-memory database with `opts` (on a temporary directory of

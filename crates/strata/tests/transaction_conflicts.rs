@@ -1,6 +1,7 @@
 //! The conflict rule of optimistic transactions (docs/ARCHITECTURE.md §16): a commit
 //! fails with `Conflict` iff a key the transaction wrote, or read with
-//! `get_for_update`, has a version committed after its snapshot, wherever that version
+//! `get_for_update`, has a version (a put, a delete, a merge operand, a range deletion
+//! covering it) committed after its snapshot, wherever that version
 //! lives by the time of the commit: the active memtable, an immutable memtable, an L0
 //! table or a deeper level. What it protects: a check limited to memtables (RocksDB's,
 //! which answers `TryAgain` once the history is flushed) or to some of the sources
@@ -27,6 +28,7 @@ const PLACES: [Place; 4] = [Place::Memtable, Place::Immutable, Place::L0, Place:
 fn open(fs: &FaultFs) -> Db {
     // Flushed tables stay in L0 unless a test compacts them.
     let opts = Options::default()
+        .with_merge_operator(Some(Arc::new(strata::merge::Append::new(b","))))
         .with_level0_file_num_compaction_trigger(100)
         .with_level0_slowdown_writes_trigger(100)
         .with_level0_stop_writes_trigger(100);
@@ -130,18 +132,46 @@ fn a_delete_after_the_snapshot_conflicts_wherever_it_lives() {
     });
 }
 
+/// A range deletion covering the key, or a merge operand on it, is a version too.
+#[test]
+fn a_range_deletion_or_a_merge_after_the_snapshot_conflicts_wherever_it_lives() {
+    in_every_place(|place, db, move_writes| {
+        db.put(&wo(), b"k", b"before").unwrap();
+        db.put(&wo(), b"m", b"before").unwrap();
+        let (mut ranged, mut merged) = (begin(db), begin(db));
+        ranged.put(b"k", b"txn").unwrap();
+        merged.get_for_update(&ro(), b"m").unwrap();
+        merged.put(b"other", b"txn").unwrap();
+        db.delete_range(&wo(), b"j", b"l").unwrap();
+        db.merge(&wo(), b"m", b"operand").unwrap();
+        move_writes();
+        assert_conflict(ranged.commit(&wo()), b"k", place);
+        assert_conflict(merged.commit(&wo()), b"m", place);
+        // A range deletion that does not cover the key is no conflict.
+        let mut beside = begin(db);
+        beside.put(b"k", b"txn").unwrap();
+        db.delete_range(&wo(), b"a", b"k").unwrap();
+        beside
+            .commit(&wo())
+            .unwrap_or_else(|e| panic!("{place:?}: {e}"));
+    });
+}
+
 #[test]
 fn versions_before_the_snapshot_never_conflict_wherever_they_live() {
     in_every_place(|place, db, move_writes| {
         db.put(&wo(), b"k", b"before").unwrap();
         db.delete(&wo(), b"gone").unwrap();
         db.put(&wo(), b"read", b"r").unwrap();
+        db.delete_range(&wo(), b"k", b"kz").unwrap();
+        db.put(&wo(), b"k", b"before").unwrap();
+        db.merge(&wo(), b"read", b"s").unwrap();
         move_writes();
         let mut txn = begin(db);
         txn.put(b"k", b"txn").unwrap();
         txn.put(b"gone", b"back").unwrap();
         let read = txn.get_for_update(&ro(), b"read").unwrap();
-        assert_eq!(read, Some(b"r".to_vec()));
+        assert_eq!(read, Some(b"r,s".to_vec()));
         // Writes to other keys after the snapshot do not matter either.
         db.put(&wo(), b"other", b"x").unwrap();
         txn.commit(&wo())

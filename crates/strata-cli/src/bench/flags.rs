@@ -39,6 +39,14 @@ pub enum Benchmark {
     Readrandomwriterandom,
     /// Delete `--num` random keys.
     Deleterandom,
+    /// Delete keys `[0, --deletes)` one by one, in order.
+    Deleteseq,
+    /// Delete keys `[0, --deletes)` with range tombstones of `--range_tombstone_width`
+    /// keys each (RocksDB's `DeleteRange`); operations are tombstones.
+    Deleterange,
+    /// Merge `+1` into `--num` random keys (8-byte little-endian counters,
+    /// `strata.u64_add`; db_bench's mergerandom with `--merge_operator=uint64add`).
+    Mergerandom,
     /// Flush the memtable.
     Flush,
     /// Compact the whole key range to the bottom level.
@@ -63,6 +71,9 @@ impl Benchmark {
             Benchmark::Readwhilewriting => "readwhilewriting",
             Benchmark::Readrandomwriterandom => "readrandomwriterandom",
             Benchmark::Deleterandom => "deleterandom",
+            Benchmark::Mergerandom => "mergerandom",
+            Benchmark::Deleteseq => "deleteseq",
+            Benchmark::Deleterange => "deleterange",
             Benchmark::Flush => "flush",
             Benchmark::Compact => "compact",
             Benchmark::Waitforcompaction => "waitforcompaction",
@@ -88,6 +99,12 @@ pub struct BenchArgs {
     /// Operations of read benchmarks; -1 means --num.
     #[arg(long = "reads", default_value_t = -1, allow_negative_numbers = true)]
     pub reads: i64,
+    /// Keys deleted by deleteseq and deleterange; -1 means --num.
+    #[arg(long = "deletes", default_value_t = -1, allow_negative_numbers = true)]
+    pub deletes: i64,
+    /// Keys covered by each range tombstone of deleterange.
+    #[arg(long = "range_tombstone_width", default_value_t = 100)]
+    pub range_tombstone_width: u64,
     /// Key size in bytes (zero-padded decimal).
     #[arg(long = "key_size", default_value_t = 16)]
     pub key_size: usize,
@@ -129,6 +146,11 @@ pub struct BenchArgs {
 }
 
 impl BenchArgs {
+    /// Keys deleted by deleteseq and deleterange: `--deletes`, or `--num` when negative.
+    pub fn delete_count(&self) -> u64 {
+        u64::try_from(self.deletes).unwrap_or(self.num)
+    }
+
     /// Read operations: `--reads`, or `--num` when negative.
     pub fn read_count(&self) -> u64 {
         u64::try_from(self.reads).unwrap_or(self.num)
@@ -165,6 +187,12 @@ impl BenchArgs {
         }
         if self.batch_size == 0 {
             return usage("invalid value for '--batch_size': must be > 0".into());
+        }
+        if self.range_tombstone_width == 0 {
+            return usage("invalid value for '--range_tombstone_width': must be > 0".into());
+        }
+        if self.delete_count() > self.num {
+            return usage("invalid value for '--deletes': must be <= --num".into());
         }
         if !(0.0..=1.0).contains(&self.compression_ratio) {
             return usage("invalid value for '--compression_ratio': must be in [0, 1]".into());

@@ -58,6 +58,9 @@ struct Ctx<'a> {
 ///
 /// # Errors
 /// The first engine error of any worker.
+/// The operand of `mergerandom`: `+1` as `strata.u64_add` reads it.
+const COUNTER_ONE: [u8; 8] = 1u64.to_le_bytes();
+
 pub fn run(
     engine: &dyn KvEngine,
     args: &BenchArgs,
@@ -80,7 +83,8 @@ pub fn run(
         Benchmark::Fillseq
         | Benchmark::Fillrandom
         | Benchmark::Overwrite
-        | Benchmark::Deleterandom => {
+        | Benchmark::Deleterandom
+        | Benchmark::Mergerandom => {
             let (r, el) = run_parallel(label, threads, writes, |tid, p| ctx.write(b, tid, p))?;
             let note = ctx
                 .conflicts()
@@ -100,6 +104,18 @@ pub fn run(
             });
             o.note = Some(format!("(reads: {reads}, writes: {writes}{txn})"));
             o
+        }
+        Benchmark::Deleteseq | Benchmark::Deleterange => {
+            let width = if b == Benchmark::Deleterange {
+                args.range_tombstone_width
+            } else {
+                1
+            };
+            let ops = args.delete_count().div_ceil(width);
+            let (r, el) = run_parallel(label, threads, Some(ops), |tid, p| {
+                ctx.delete_prefix(width, tid, p)
+            })?;
+            merged(r, el.as_secs_f64(), None)
         }
         Benchmark::Readrandom => {
             let (r, el) = run_parallel(label, threads, reads, |tid, p| ctx.read_random(tid, p))?;
@@ -194,7 +210,40 @@ impl Ctx<'_> {
         Budget::split(total, threads, tid, self.args.duration)
     }
 
-    /// fillseq, fillrandom, overwrite, deleterandom.
+    /// deleteseq (`width` 1: one delete per key) and deleterange (one range tombstone
+    /// per `width` keys) over keys `[0, --deletes)`; thread `tid` takes its own
+    /// contiguous slice, as fillseq does.
+    fn delete_prefix(&self, width: u64, tid: usize, progress: &Progress) -> Result<OpStats> {
+        let a = self.args;
+        let (total, threads) = (a.delete_count(), a.threads as u64);
+        let tid = tid as u64;
+        let begin = (total / threads) * tid + tid.min(total % threads);
+        let end = begin + total / threads + u64::from(tid < total % threads);
+        let fmt = a.key_format();
+        let (mut lo, mut hi) = (Vec::new(), Vec::new());
+        let mut stats = OpStats::default();
+        let mut k = begin;
+        while k < end {
+            let next = (k + width).min(end);
+            fmt.write(k, &mut lo);
+            let start = if width == 1 {
+                let start = Instant::now();
+                self.engine.delete(&lo)?;
+                start
+            } else {
+                fmt.write(next, &mut hi);
+                let start = Instant::now();
+                self.engine.delete_range(&lo, &hi)?;
+                start
+            };
+            stats.record_n(start, 1, lo.len() + if width == 1 { 0 } else { hi.len() });
+            progress.add(1);
+            k = next;
+        }
+        Ok(stats)
+    }
+
+    /// fillseq, fillrandom, overwrite, deleterandom, mergerandom.
     fn write(&self, b: Benchmark, tid: usize, progress: &Progress) -> Result<OpStats> {
         let a = self.args;
         let threads = a.threads;
@@ -226,6 +275,7 @@ impl Ctx<'_> {
                 fmt.write(k, key);
             }
             let delete = b == Benchmark::Deleterandom;
+            let merge = b == Benchmark::Mergerandom;
             let start;
             let mut bytes = n * a.key_size;
             if n == 1 && !txn {
@@ -233,6 +283,10 @@ impl Ctx<'_> {
                 if delete {
                     start = Instant::now();
                     self.engine.delete(key)?;
+                } else if merge {
+                    bytes += COUNTER_ONE.len();
+                    start = Instant::now();
+                    self.engine.merge(key, &COUNTER_ONE)?;
                 } else {
                     let v = values.next(a.value_size);
                     bytes += v.len();
@@ -242,6 +296,12 @@ impl Ctx<'_> {
             } else {
                 let ops: Vec<BatchOp<'_>> = if delete {
                     keys.iter().take(n).map(|k| BatchOp::Delete(k)).collect()
+                } else if merge {
+                    bytes += n * COUNTER_ONE.len();
+                    keys.iter()
+                        .take(n)
+                        .map(|k| BatchOp::Merge(k, &COUNTER_ONE))
+                        .collect()
                 } else {
                     for v in vals.iter_mut().take(n) {
                         v.clear();
@@ -561,6 +621,56 @@ mod tests {
         let a = args(&["--duration=1", "--threads=2"]);
         let o = go(&e, &a, Benchmark::Overwrite, 4);
         assert!(o.seconds >= 1.0 && o.stats.ops > 0);
+    }
+
+    /// deleteseq and deleterange remove exactly keys `[0, --deletes)`, split among
+    /// threads, with one operation per key or per tombstone.
+    #[test]
+    fn deleteseq_and_deleterange_remove_the_prefix() {
+        use crate::engine::memory::MemoryEngine;
+        for (b, width, ops) in [
+            (Benchmark::Deleteseq, "1", 2_000),
+            // Three slices of 667, 667 and 666 keys: three tombstones each.
+            (Benchmark::Deleterange, "300", 9),
+        ] {
+            let e = MemoryEngine::default();
+            let a = args(&["--threads=3", "--batch_size=1"]);
+            go(&e, &a, Benchmark::Fillseq, 0);
+            let w = format!("--range_tombstone_width={width}");
+            let a = args(&["--threads=3", "--deletes=2000", &w]);
+            let o = go(&e, &a, b, 1);
+            assert_eq!(o.stats.ops, ops, "{b:?}");
+            assert_eq!(e.len(), 18_000, "{b:?}");
+            let mut first = None;
+            e.scan(None, Direction::Forward, 1, &mut |k, _| {
+                first = Some(k.to_vec());
+                false
+            })
+            .expect("scan");
+            let mut want = Vec::new();
+            a.key_format().write(2000, &mut want);
+            assert_eq!(first, Some(want), "{b:?}");
+        }
+    }
+
+    /// Every merge adds one: the counters sum to the operations, with and without
+    /// batches.
+    #[test]
+    fn mergerandom_counts_every_operation() {
+        use crate::engine::memory::MemoryEngine;
+        for extra in [&["--threads=2"][..], &["--batch_size=5"][..]] {
+            let e = MemoryEngine::default();
+            let a = args(extra);
+            let o = go(&e, &a, Benchmark::Mergerandom, 0);
+            assert_eq!(o.stats.ops, 20_000);
+            let mut sum = 0u64;
+            e.scan(None, Direction::Forward, usize::MAX, &mut |_, v| {
+                sum += strata::merge::U64Add::decode(v).expect("a counter");
+                true
+            })
+            .expect("scan");
+            assert_eq!(sum, 20_000, "{extra:?}");
+        }
     }
 
     #[test]

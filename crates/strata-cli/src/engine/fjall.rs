@@ -159,6 +159,18 @@ impl FjallEngine {
     }
 }
 
+/// Refuses a batch (or a transaction's writes) fjall would panic on or cannot do.
+fn check_ops(ops: &[BatchOp<'_>]) -> Result<()> {
+    for op in ops {
+        match *op {
+            BatchOp::Put(k, v) => check_kv(k, v)?,
+            BatchOp::Delete(k) => check_kv(k, b"")?,
+            BatchOp::Merge(..) => return Err(no_merge()),
+        }
+    }
+    Ok(())
+}
+
 /// Refuses a key or value fjall would panic on.
 fn check_kv(key: &[u8], value: &[u8]) -> Result<()> {
     if key.is_empty() || key.len() > usize::from(u16::MAX) {
@@ -196,6 +208,12 @@ fn visit_all(
     Ok(n)
 }
 
+/// fjall 3 has no merge operator; a read-modify-write stand-in would not be atomic
+/// and would measure something else, so merges are refused.
+fn no_merge() -> CliError {
+    CliError::Usage("--engine=fjall has no merge operator (fjall 3.x): merge and mergerandom run on strata and rocksdb".into())
+}
+
 impl KvEngine for FjallEngine {
     fn name(&self) -> &'static str {
         "fjall"
@@ -217,13 +235,20 @@ impl KvEngine for FjallEngine {
         self.sync()
     }
 
+    fn merge(&self, _key: &[u8], _operand: &[u8]) -> Result<()> {
+        Err(no_merge())
+    }
+
+    fn delete_range(&self, _start: &[u8], _end: &[u8]) -> Result<()> {
+        Err(CliError::Usage(
+            "--engine=fjall has no range deletion (fjall 3.x): delete_range and deleterange \
+             run on strata and rocksdb"
+                .into(),
+        ))
+    }
+
     fn write_batch(&self, ops: &[BatchOp<'_>]) -> Result<()> {
-        for op in ops {
-            match *op {
-                BatchOp::Put(k, v) => check_kv(k, v)?,
-                BatchOp::Delete(k) => check_kv(k, b"")?,
-            }
-        }
+        check_ops(ops)?;
         let mut batch = self.db.batch();
         if self.plan.sync {
             batch = batch.durability(Some(PersistMode::SyncData));
@@ -232,6 +257,8 @@ impl KvEngine for FjallEngine {
             match *op {
                 BatchOp::Put(k, v) => batch.insert(&self.ks, k, v),
                 BatchOp::Delete(k) => batch.remove(&self.ks, k),
+                // Refused by the check above.
+                BatchOp::Merge(..) => {}
             }
         }
         Ok(batch.commit()?)
@@ -241,12 +268,7 @@ impl KvEngine for FjallEngine {
         let Some(db) = &self.tx else {
             return Err(super::not_transactional("fjall"));
         };
-        for op in ops {
-            match *op {
-                BatchOp::Put(k, v) => check_kv(k, v)?,
-                BatchOp::Delete(k) => check_kv(k, b"")?,
-            }
-        }
+        check_ops(ops)?;
         let mut tx = db.write_tx()?;
         if self.plan.sync {
             tx = tx.durability(Some(PersistMode::SyncData));
@@ -260,6 +282,8 @@ impl KvEngine for FjallEngine {
             match *op {
                 BatchOp::Put(k, v) => tx.insert(&self.ks, k, v),
                 BatchOp::Delete(k) => tx.remove(&self.ks, k),
+                // Refused by `check_ops`.
+                BatchOp::Merge(..) => {}
             }
         }
         Ok(match tx.commit()? {

@@ -88,8 +88,11 @@ pub fn of(flags: &EngineFlags) -> Vec<OptionMapping> {
         .collect();
     let keyspace = format!("one keyspace `{}` holds every key", fj::KEYSPACE);
     let adapter: &[&str] = match flags.engine {
-        EngineKind::Strata => &[],
+        EngineKind::Strata => &["merge operator strata::merge::U64Add (strata.u64_add)"],
         EngineKind::Rocksdb => &[
+            "merge operator: set_merge_operator_associative(\"strata.u64_add\") with \
+             U64Add's semantics (the crate's callback; RocksDB's built-in C++ \
+             UInt64AddOperator is not exposed by the rocksdb crate)",
             "block-based table; statistics enabled",
             "level_compaction_dynamic_level_bytes=false (static level sizes, as Strata)",
             "WAL on (WriteOptions::disable_wal(false))",
@@ -102,6 +105,7 @@ pub fn of(flags: &EngineFlags) -> Vec<OptionMapping> {
              max_journaling_size 512 MiB; filters on every level \
              (expect_point_read_hits=false)",
             "`metrics` feature on, for the block-load and filter counters",
+            "no merge operator (fjall 3.x has none): merge and mergerandom are refused",
         ],
     };
     out.extend(adapter.iter().map(|a| OptionMapping {
@@ -500,10 +504,14 @@ mod tests {
     #[test]
     fn strata_maps_everything_exactly() {
         let m = of(&default_flags());
-        assert!(m.iter().all(|e| e.fidelity == Fidelity::Exact
+        // Every flag exactly, plus the adapter's one setting (the merge operator).
+        let (flags, adapter): (Vec<_>, Vec<_>) = m.iter().partition(|e| e.flag != "-");
+        assert!(flags.iter().all(|e| e.fidelity == Fidelity::Exact
             && (e.engine.starts_with("Options::")
                 || e.flag == "sync"
                 || e.flag == "transaction_db"
                 || (e.flag == "device" && e.engine.starts_with("DbBuilder::file_system")))));
+        assert_eq!(adapter.len(), 1);
+        assert!(adapter.iter().all(|e| e.engine.contains("U64Add")));
     }
 }

@@ -7,7 +7,17 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::RwLock;
 
-fn apply(m: &mut BTreeMap<Vec<u8>, Vec<u8>>, ops: &[BatchOp<'_>]) {
+/// `key += operand` as `strata::merge::U64Add` does it.
+fn add(m: &mut BTreeMap<Vec<u8>, Vec<u8>>, key: &[u8], operand: &[u8]) -> Result<()> {
+    use strata::MergeOperator;
+    let merged = strata::merge::U64Add
+        .full_merge(key, m.get(key).map(Vec::as_slice), &[operand])
+        .map_err(|e| crate::error::CliError::Usage(e.reason))?;
+    m.insert(key.to_vec(), merged);
+    Ok(())
+}
+
+fn apply(m: &mut BTreeMap<Vec<u8>, Vec<u8>>, ops: &[BatchOp<'_>]) -> Result<()> {
     for op in ops {
         match *op {
             BatchOp::Put(k, v) => {
@@ -16,8 +26,10 @@ fn apply(m: &mut BTreeMap<Vec<u8>, Vec<u8>>, ops: &[BatchOp<'_>]) {
             BatchOp::Delete(k) => {
                 m.remove(k);
             }
+            BatchOp::Merge(k, v) => add(m, k, v)?,
         }
     }
+    Ok(())
 }
 
 /// A sorted map behaving like a database.
@@ -57,6 +69,20 @@ impl KvEngine for MemoryEngine {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         Ok(self.map.read().ok().and_then(|m| m.get(key).cloned()))
     }
+    fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()> {
+        if let Ok(mut m) = self.map.write() {
+            add(&mut m, key, operand)?;
+        }
+        Ok(())
+    }
+
+    fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<()> {
+        if let Ok(mut m) = self.map.write() {
+            m.retain(|k, _| !(start <= k.as_slice() && k.as_slice() < end));
+        }
+        Ok(())
+    }
+
     fn delete(&self, key: &[u8]) -> Result<()> {
         if let Ok(mut m) = self.map.write() {
             m.remove(key);
@@ -71,7 +97,7 @@ impl KvEngine for MemoryEngine {
                     .iter()
                     .filter(|k| m.contains_key(**k))
                     .count();
-                apply(&mut m, ops);
+                apply(&mut m, ops)?;
                 found
             }
             Err(_) => 0,
@@ -80,7 +106,7 @@ impl KvEngine for MemoryEngine {
     }
     fn write_batch(&self, ops: &[BatchOp<'_>]) -> Result<()> {
         if let Ok(mut m) = self.map.write() {
-            apply(&mut m, ops);
+            apply(&mut m, ops)?;
         }
         Ok(())
     }

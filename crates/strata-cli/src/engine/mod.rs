@@ -68,6 +68,8 @@ pub enum BatchOp<'a> {
     Put(&'a [u8], &'a [u8]),
     /// Delete `key`.
     Delete(&'a [u8]),
+    /// Merge a counter operand into `key` (see [`KvEngine::merge`]).
+    Merge(&'a [u8], &'a [u8]),
 }
 
 /// How an engine's optimistic transaction ended ([`KvEngine::transaction`]).
@@ -163,6 +165,17 @@ pub trait KvEngine: Send + Sync {
     /// # Errors
     /// The engine's write error.
     fn delete(&self, key: &[u8]) -> Result<()>;
+    /// Merges `operand` into `key` with the harness's merge operator: 64-bit
+    /// little-endian counter addition (`strata.u64_add`; see [`mapping::of`]).
+    ///
+    /// # Errors
+    /// The engine's write error; [`CliError::Usage`] where the engine has no merge.
+    fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()>;
+    /// Deletes every key in `[start, end)` with one range tombstone.
+    ///
+    /// # Errors
+    /// The engine's write error; [`CliError::Usage`] where the engine has none.
+    fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<()>;
     /// Applies `ops` atomically.
     ///
     /// # Errors

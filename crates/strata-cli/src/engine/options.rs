@@ -428,6 +428,8 @@ impl EngineFlags {
                 },
             })
             .with_snapshot_filter(self.snapshot_filter)
+            // The harness's counters (`KvEngine::merge`, `mergerandom`).
+            .with_merge_operator(Some(std::sync::Arc::new(strata::merge::U64Add)))
             .with_paranoid_checks(self.paranoid_checks)
             .with_enable_pipelined_write(self.enable_pipelined_write)
             .with_use_direct_reads(self.use_direct_reads)
@@ -486,7 +488,9 @@ mod tests {
     fn defaults_match_engine_defaults() {
         let e = parse(&[]).expect("parse");
         let o = e.strata_options().expect("valid");
-        let d = strata::Options::default();
+        // The engine's defaults, plus the harness's counter operator.
+        let d = strata::Options::default()
+            .with_merge_operator(Some(std::sync::Arc::new(strata::merge::U64Add)));
         assert_eq!(o.write_buffer_size, d.write_buffer_size);
         assert_eq!(o.block_cache_capacity, d.block_cache_capacity);
         assert_eq!(o, d);

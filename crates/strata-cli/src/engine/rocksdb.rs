@@ -17,6 +17,7 @@ use super::rocks_stats::{parse_compaction_stats, parse_tickers};
 use super::{scan_cursor, BatchOp, Commit, Direction, EngineStats, KvEngine, Visitor};
 use crate::engine::options::{CompactionPriFlag, CompressionFlag, EngineFlags, WalRecoveryFlag};
 use crate::error::{CliError, Result};
+use rocksdb::merge_operator::MergeOperands;
 use rocksdb::statistics::Ticker;
 use rocksdb::{
     BlockBasedOptions, Cache, CompactionPri, DBAccess, DBCompressionType, DBPath,
@@ -24,6 +25,7 @@ use rocksdb::{
     OptimisticTransactionOptions, Options, ReadOptions, WaitForCompactOptions,
     WriteBatchWithTransaction, WriteOptions, DB,
 };
+use strata::merge::U64Add;
 
 fn clamp_i32(v: usize) -> i32 {
     i32::try_from(v).unwrap_or(i32::MAX)
@@ -53,6 +55,7 @@ fn batch<const T: bool>(ops: &[BatchOp<'_>]) -> WriteBatchWithTransaction<T> {
         match *op {
             BatchOp::Put(k, v) => batch.put(k, v),
             BatchOp::Delete(k) => batch.delete(k),
+            BatchOp::Merge(k, v) => batch.merge(k, v),
         }
     }
     batch
@@ -82,6 +85,8 @@ impl RocksEngine {
         o.create_if_missing(flags.create_if_missing);
         o.set_error_if_exists(flags.error_if_exists);
         o.set_paranoid_checks(flags.paranoid_checks);
+        // Strata's `U64Add` under its name, so both engines merge the same counters.
+        o.set_merge_operator_associative("strata.u64_add", u64_add);
         // The counterpart of Strata's concurrent group inserts (see the mapping).
         o.set_allow_concurrent_memtable_write(flags.enable_pipelined_write);
         o.set_write_buffer_size(flags.write_buffer_size);
@@ -184,6 +189,17 @@ impl RocksEngine {
     }
 }
 
+/// `strata::merge::U64Add` as a RocksDB associative merge function (used for both
+/// the full and the partial merge); `None` (a failed merge) for a value that is not 8
+/// bytes, as Strata's operator refuses it.
+fn u64_add(_key: &[u8], existing: Option<&[u8]>, operands: &MergeOperands) -> Option<Vec<u8>> {
+    let mut sum = existing.map_or(Ok(0), U64Add::decode).ok()?;
+    for op in operands {
+        sum = sum.wrapping_add(U64Add::decode(op).ok()?);
+    }
+    Some(sum.to_le_bytes().to_vec())
+}
+
 impl KvEngine for RocksEngine {
     fn name(&self) -> &'static str {
         "rocksdb"
@@ -199,6 +215,26 @@ impl KvEngine for RocksEngine {
 
     fn delete(&self, key: &[u8]) -> Result<()> {
         Ok(with_db!(&self.db, db => db.delete_opt(key, &self.wo))?)
+    }
+
+    fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()> {
+        Ok(with_db!(&self.db, db => db.merge_opt(key, operand, &self.wo))?)
+    }
+
+    fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<()> {
+        match &self.db {
+            Handle::Plain(db) => {
+                let mut batch = WriteBatchWithTransaction::<false>::default();
+                batch.delete_range(start, end);
+                Ok(db.write_opt(batch, &self.wo)?)
+            }
+            Handle::Optimistic(db) => {
+                let cf = db
+                    .cf_handle(rocksdb::DEFAULT_COLUMN_FAMILY_NAME)
+                    .ok_or_else(|| CliError::Usage("rocksdb: no default column family".into()))?;
+                Ok(db.delete_range_cf_opt(cf, start, end, &self.wo)?)
+            }
+        }
     }
 
     fn write_batch(&self, ops: &[BatchOp<'_>]) -> Result<()> {
@@ -218,6 +254,7 @@ impl KvEngine for RocksEngine {
             match *op {
                 BatchOp::Put(k, v) => txn.put(k, v)?,
                 BatchOp::Delete(k) => txn.delete(k)?,
+                BatchOp::Merge(k, v) => txn.merge(k, v)?,
             }
         }
         match txn.commit() {

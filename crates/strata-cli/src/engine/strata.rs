@@ -81,12 +81,21 @@ impl KvEngine for StrataEngine {
         Ok(self.db.delete(&self.wo, key)?)
     }
 
+    fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()> {
+        Ok(self.db.merge(&self.wo, key, operand)?)
+    }
+
+    fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<()> {
+        Ok(self.db.delete_range(&self.wo, start, end)?)
+    }
+
     fn write_batch(&self, ops: &[BatchOp<'_>]) -> Result<()> {
         let mut batch = WriteBatch::new();
         for op in ops {
             match *op {
                 BatchOp::Put(k, v) => batch.put(k, v),
                 BatchOp::Delete(k) => batch.delete(k),
+                BatchOp::Merge(k, v) => batch.merge(k, v),
             }
         }
         Ok(self.db.write(&self.wo, batch)?)
@@ -103,6 +112,11 @@ impl KvEngine for StrataEngine {
             match *op {
                 BatchOp::Put(k, v) => txn.put(k, v)?,
                 BatchOp::Delete(k) => txn.delete(k)?,
+                BatchOp::Merge(..) => {
+                    return Err(CliError::Usage(
+                        "strata: a transaction takes puts and deletes, not merges (yet)".into(),
+                    ))
+                }
             }
         }
         match txn.commit(&self.wo) {

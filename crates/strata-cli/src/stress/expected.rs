@@ -11,7 +11,7 @@
 //! # Format (little-endian, fixed size)
 //!
 //! ```text
-//! offset 0     "STRSTRS1"                      magic and format version
+//! offset 0     "STRSTRS2"                      magic and format version
 //!        8     u64 max_key                     keys are 0..max_key
 //!        16    u64 runs                        stress runs started on this file
 //!        24    u64 verifies                    verification passes completed
@@ -55,7 +55,9 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-const MAGIC: &[u8; 8] = b"STRSTRS1";
+/// Format 2: counter keys hold 8-byte counters (`keyspace`); a format-1 file's
+/// values of those keys would not identify, so it is refused.
+const MAGIC: &[u8; 8] = b"STRSTRS2";
 /// Bytes before the first slot.
 pub const HEADER_LEN: u64 = 4096;
 /// Thread slots in the header (`--threads` at most this).

@@ -71,12 +71,20 @@ pub struct StressArgs {
     #[arg(long = "verify_only", default_value_t = false)]
     pub verify_only: bool,
     /// Percent of operations that are single puts.
-    #[arg(long = "put_pct", default_value_t = 35)]
+    #[arg(long = "put_pct", default_value_t = 25)]
     pub put_pct: u32,
+    /// Percent of operations that are merges into counter keys (`strata.u64_add`).
+    #[arg(long = "merge_pct", default_value_t = 10)]
+    pub merge_pct: u32,
     /// Percent of operations that are single deletes.
-    #[arg(long = "delete_pct", default_value_t = 10)]
+    #[arg(long = "delete_pct", default_value_t = 7)]
     pub delete_pct: u32,
-    /// Percent of operations that are batches of 2-8 puts and deletes.
+    /// Percent of operations that are range deletions: of one owned key's range with
+    /// several threads (keys are interleaved between threads), of up to 16 keys with
+    /// one thread.
+    #[arg(long = "delete_range_pct", default_value_t = 3)]
+    pub delete_range_pct: u32,
+    /// Percent of operations that are batches of 2-8 puts, merges and deletes.
     #[arg(long = "batch_pct", default_value_t = 10)]
     pub batch_pct: u32,
     /// Percent of operations that are optimistic transactions: 1-8 of the thread's keys
@@ -134,7 +142,9 @@ impl StressArgs {
             return usage("one of '--ops_per_thread' and '--duration' must be non-zero");
         }
         let sum = self.put_pct
+            + self.merge_pct
             + self.delete_pct
+            + self.delete_range_pct
             + self.batch_pct
             + self.txn_pct
             + self.get_pct
@@ -142,7 +152,7 @@ impl StressArgs {
             + self.snapshot_pct;
         if sum != 100 {
             return Err(CliError::Usage(format!(
-                "the op percentages (--put_pct ... --snapshot_pct) sum to {sum}, not 100"
+                "the op percentages (--put_pct, --merge_pct ... --snapshot_pct) sum to {sum}, not 100"
             )));
         }
         Ok(())
@@ -301,13 +311,16 @@ pub fn run(args: &StressArgs) -> Result<()> {
     print(&verified_line("verify after run", &after))?;
     print(&format!(
         "stress: ok seed={seed} secs={secs:.1} ops={} ops_per_sec={:.0} writes_acked={} \
-         puts={} deletes={} batches={} transactions={} txn_conflicts={} txn_rollbacks={} \
-         gets={} scans={} snapshot_checks={} flushes={} compactions={}",
+         puts={} merges={} deletes={} range_deletes={} batches={} transactions={} \
+         txn_conflicts={} txn_rollbacks={} gets={} scans={} snapshot_checks={} flushes={} \
+         compactions={}",
         total.ops(),
         total.ops() as f64 / secs.max(1e-9),
         total.writes(),
         total.puts,
+        total.merges,
         total.deletes,
+        total.range_deletes,
         total.batches,
         total.transactions,
         total.txn_conflicts,

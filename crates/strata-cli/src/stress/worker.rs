@@ -35,8 +35,12 @@ const MAX_BATCH: usize = 8;
 pub struct ThreadStats {
     /// Single puts.
     pub puts: u64,
+    /// Single merges (counter keys).
+    pub merges: u64,
     /// Single deletes.
     pub deletes: u64,
+    /// Range deletions.
+    pub range_deletes: u64,
     /// Batches.
     pub batches: u64,
     /// Committed transactions.
@@ -61,7 +65,9 @@ impl ThreadStats {
     /// Sum of two tallies.
     pub fn add(&mut self, o: &ThreadStats) {
         self.puts += o.puts;
+        self.merges += o.merges;
         self.deletes += o.deletes;
+        self.range_deletes += o.range_deletes;
         self.batches += o.batches;
         self.transactions += o.transactions;
         self.txn_conflicts += o.txn_conflicts;
@@ -75,10 +81,7 @@ impl ThreadStats {
 
     /// Every operation counted.
     pub fn ops(&self) -> u64 {
-        self.puts
-            + self.deletes
-            + self.batches
-            + self.transactions
+        self.writes()
             + self.txn_rollbacks
             + self.gets
             + self.scans
@@ -87,9 +90,15 @@ impl ThreadStats {
             + self.compactions
     }
 
-    /// Writes acknowledged (puts, deletes, batches, committed transactions).
+    /// Writes acknowledged (puts, merges, deletes, range deletions, batches, committed
+    /// transactions).
     pub fn writes(&self) -> u64 {
-        self.puts + self.deletes + self.batches + self.transactions
+        self.puts
+            + self.merges
+            + self.deletes
+            + self.range_deletes
+            + self.batches
+            + self.transactions
     }
 }
 
@@ -203,8 +212,12 @@ impl Worker<'_> {
         };
         if pick(a.put_pct) {
             self.put()
+        } else if pick(a.merge_pct) {
+            self.merge()
         } else if pick(a.delete_pct) {
             self.delete()
+        } else if pick(a.delete_range_pct) {
+            self.delete_range()
         } else if pick(a.batch_pct) {
             self.batch()
         } else if pick(a.txn_pct) {
@@ -256,6 +269,49 @@ impl Worker<'_> {
         Ok(())
     }
 
+    /// A merge moving a counter key this thread owns to a new id (a put if the
+    /// thread owns no counter key).
+    fn merge(&mut self) -> Result<()> {
+        let Some(k) = (0..64)
+            .map(|_| self.own_key())
+            .find(|&k| keyspace::is_counter(k))
+        else {
+            return self.put();
+        };
+        let from = self.sh.st.get(k).current;
+        let id = self.new_id(k);
+        self.sh.st.begin(k, Some(id))?;
+        self.sh.db.merge(
+            &self.wo,
+            &keyspace::key(k),
+            &keyspace::counter_operand(from, id),
+        )?;
+        self.acked(&[k])?;
+        self.stats.merges += 1;
+        Ok(())
+    }
+
+    /// A range deletion of keys this thread owns only: `[k, k + 1)` when keys are
+    /// interleaved between threads, up to 16 keys with one thread.
+    fn delete_range(&mut self) -> Result<()> {
+        let k = self.own_key();
+        let end = if self.threads == 1 {
+            (k + self.rng.random_range(1..=16)).min(self.sh.st.max_key())
+        } else {
+            k + 1
+        };
+        let keys: Vec<u64> = (k..end).collect();
+        for &key in &keys {
+            self.sh.st.begin(key, None)?;
+        }
+        self.sh
+            .db
+            .delete_range(&self.wo, &keyspace::key(k), &keyspace::key(end))?;
+        self.acked(&keys)?;
+        self.stats.range_deletes += 1;
+        Ok(())
+    }
+
     fn delete(&mut self) -> Result<()> {
         let k = self.own_key();
         self.sh.st.begin(k, None)?;
@@ -276,9 +332,14 @@ impl Worker<'_> {
                 self.sh.st.begin(k, None)?;
                 b.delete(&keyspace::key(k));
             } else {
+                let from = self.sh.st.get(k).current;
                 let id = self.new_id(k);
                 self.sh.st.begin(k, Some(id))?;
-                b.put(&keyspace::key(k), &keyspace::value(k, id, self.max_len));
+                if keyspace::is_counter(k) && self.rng.random_bool(0.5) {
+                    b.merge(&keyspace::key(k), &keyspace::counter_operand(from, id));
+                } else {
+                    b.put(&keyspace::key(k), &keyspace::value(k, id, self.max_len));
+                }
             }
         }
         self.sh.db.write(&self.wo, b)?;

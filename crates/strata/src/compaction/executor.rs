@@ -5,7 +5,8 @@
 //! - `TrivialMove`: an edit that deletes each input file from its level and adds it,
 //!   unchanged, to the output stream's level. No I/O.
 //! - `Rewrite`: merge the input runs (newest first) into one stream of internal keys,
-//!   keep what some reader can still see ([`VersionGc`]), ask the plan's [`Router`]
+//!   keep what some reader can still see ([`VersionGc`]), fold merge chains within
+//!   their snapshot stripe (`merge_chain`), ask the plan's [`Router`]
 //!   which stream each user key goes to, and write each stream's records into tables
 //!   cut by that stream's [`OutputPartitioner`]. Then fsync the directory of every data
 //!   path written and return the edit that replaces the inputs by the outputs.
@@ -29,13 +30,16 @@
 
 use super::aligned::{CountingIter, OverlapCounter};
 use super::gc::VersionGc;
+use super::merge_chain::{self, Entry};
 use super::partitioner::{self, OutputPartitioner};
 use super::plan::{Action, Input, OutputStream, Plan};
 use crate::cache::TableCache;
 use crate::env::FileSystem;
 use crate::error::{Error, Result};
 use crate::iter::{InternalIterator, MergingIterator};
-use crate::key::{self, SequenceNumber};
+use crate::key::{self, ParsedKey, SequenceNumber, ValueKind};
+use crate::merge::MergeOperator;
+use crate::range_del::{Fragments, RangeTombstone};
 use crate::sst::TableBuilder;
 use crate::version::file_ref::FileRef;
 use crate::version::{FileKind, FileMetaData, VersionEdit, VersionSet};
@@ -52,6 +56,8 @@ pub(crate) struct JobContext<'a> {
     pub table_cache: &'a TableCache,
     /// Live snapshot sequence numbers, ascending: versions GC keeps what they can see.
     pub snapshots: Vec<SequenceNumber>,
+    /// Folds merge chains (`None`: operands are written unchanged).
+    pub merge_operator: Option<&'a dyn MergeOperator>,
 }
 
 /// The result of a plan: the edit to install and what it cost.
@@ -127,51 +133,68 @@ fn trivial_move(plan: &Plan) -> Result<Outcome> {
 fn rewrite(plan: &Plan, ctx: &JobContext<'_>) -> Result<Outcome> {
     let mut out = Outcome::default();
     let counter = Arc::new(OverlapCounter::default());
-    let mut input = open_inputs(plan, ctx, &counter, &mut out)?;
+    let (mut input, input_rd) = open_inputs(plan, ctx, &counter, &mut out)?;
     let bottommost = plan.bottommost;
     let mut gc = VersionGc::new(ctx.snapshots.clone(), bottommost);
-    let mut writers: Vec<StreamWriter<'_>> = plan.outputs.iter().map(StreamWriter::new).collect();
-    let mut last_user_key: Vec<u8> = Vec::new();
-    let mut has_key = false;
-    let mut stream = 0usize;
+    // The tombstones the outputs keep, cut at each output file's key range.
+    let output_rd = Arc::new(gc.range_dels(&input_rd));
+    let mut sink = Sink {
+        plan,
+        versions: ctx.versions,
+        writers: plan
+            .outputs
+            .iter()
+            .map(|o| StreamWriter::new(o, Arc::clone(&output_rd)))
+            .collect(),
+        last_user_key: Vec::new(),
+        has_key: false,
+        stream: 0,
+    };
+    // An entry is deleted for every reader that could see it when a tombstone of its
+    // key is newer and in the same snapshot stripe. (`stripes` answers stripe
+    // questions while `gc` is borrowed mutably by `keep`.)
+    let stripes = VersionGc::new(ctx.snapshots.clone(), bottommost);
+    let covered = |user_key: &[u8], seq: SequenceNumber| {
+        !input_rd.is_empty() && input_rd.covers_within(user_key, seq, stripes.stripe_upper(seq))
+    };
+    let mut folded: Vec<Entry> = Vec::new();
     input.seek_to_first();
     while input.valid() {
-        let ikey = input.key();
-        let Some(parsed) = key::parse_internal_key(ikey) else {
+        let Some(parsed) = key::parse_internal_key(input.key()) else {
             // Table iterators report malformed keys as corruption naming their file,
             // and memtables hold only keys the write path built.
             return Err(Error::Internal(
                 "malformed internal key reached the compaction merge".into(),
             ));
         };
-        if gc.keep(&parsed) {
-            let new_key = !has_key || parsed.user_key != last_user_key.as_slice();
-            if new_key {
-                stream = plan.router.route(&parsed, input.value());
-                let w = writers.get_mut(stream).ok_or_else(|| {
-                    Error::Internal(format!(
-                        "router chose stream {stream} of {}",
-                        plan.outputs.len()
-                    ))
-                })?;
-                w.start_key(parsed.user_key)?;
-                last_user_key.clear();
-                last_user_key.extend_from_slice(parsed.user_key);
-                has_key = true;
-            }
-            if let Some(w) = writers.get_mut(stream) {
-                w.add(ctx.versions, ikey, input.value())?;
-            }
+        if !gc.keep(&parsed) || covered(parsed.user_key, parsed.seq) {
+            input.next();
+            continue;
         }
+        if parsed.kind == ValueKind::Merge {
+            let floor = gc.stripe_floor(parsed.seq);
+            let chain = merge_chain::Chain {
+                operator: ctx.merge_operator,
+                floor,
+                bottommost,
+                covered: &covered,
+            };
+            merge_chain::fold(&mut input, &chain, &mut folded)?;
+            for (ikey, value) in folded.drain(..) {
+                sink.write(&ikey, &value)?;
+            }
+            continue;
+        }
+        sink.write_parsed(&parsed, input.key(), input.value())?;
         input.next();
     }
     input.status()?;
-    for (i, w) in writers.into_iter().enumerate() {
+    for (i, w) in sink.writers.into_iter().enumerate() {
         let stream = plan
             .outputs
             .get(i)
             .ok_or_else(|| Error::Internal("stream index out of range".into()))?;
-        let (files, refs) = w.finish()?;
+        let (files, refs) = w.finish(ctx.versions)?;
         out.stream_bytes.push(files.iter().map(|f| f.size).sum());
         out.edit
             .new_files
@@ -194,6 +217,49 @@ fn rewrite(plan: &Plan, ctx: &JobContext<'_>) -> Result<Outcome> {
     Ok(out)
 }
 
+/// Routes each written entry to its stream: the router decides once per user key.
+struct Sink<'a> {
+    plan: &'a Plan,
+    versions: &'a VersionSet,
+    writers: Vec<StreamWriter<'a>>,
+    last_user_key: Vec<u8>,
+    has_key: bool,
+    stream: usize,
+}
+
+impl Sink<'_> {
+    /// Writes one entry built by the merge fold.
+    fn write(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
+        let parsed = key::parse_internal_key(ikey).ok_or_else(|| {
+            Error::Internal("malformed internal key reached the compaction output".into())
+        })?;
+        self.write_parsed(&parsed, ikey, value)
+    }
+
+    /// Writes one entry; `parsed` is `ikey` parsed. Requires: entries in internal-key
+    /// order.
+    fn write_parsed(&mut self, parsed: &ParsedKey<'_>, ikey: &[u8], value: &[u8]) -> Result<()> {
+        if !self.has_key || parsed.user_key != self.last_user_key.as_slice() {
+            self.stream = self.plan.router.route(parsed, value);
+            let w = self.writers.get_mut(self.stream).ok_or_else(|| {
+                Error::Internal(format!(
+                    "router chose stream {} of {}",
+                    self.stream,
+                    self.plan.outputs.len()
+                ))
+            })?;
+            w.start_key(parsed.user_key)?;
+            self.last_user_key.clear();
+            self.last_user_key.extend_from_slice(parsed.user_key);
+            self.has_key = true;
+        }
+        match self.writers.get_mut(self.stream) {
+            Some(w) => w.add(self.versions, ikey, value),
+            None => Ok(()),
+        }
+    }
+}
+
 /// The merged input of a rewrite, newest run first. Table runs are read without
 /// filling the block cache (a compaction reads each block once). Entry bytes of runs
 /// after the first are counted as false overlap where they fall outside the first
@@ -203,16 +269,26 @@ fn open_inputs(
     ctx: &JobContext<'_>,
     counter: &Arc<OverlapCounter>,
     out: &mut Outcome,
-) -> Result<MergingIterator> {
+) -> Result<(MergingIterator, Fragments)> {
     let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+    let mut tombstones: Vec<RangeTombstone> = Vec::new();
     let mut upper_range: Option<(Vec<u8>, Vec<u8>)> = None;
     for (run, input) in plan.inputs.iter().enumerate() {
         match input {
-            Input::Memtable(mem) => children.push(Box::new(mem.iter())),
+            Input::Memtable(mem) => {
+                children.push(Box::new(mem.iter()));
+                if let Some(rd) = mem.range_dels() {
+                    tombstones.extend(rd.tombstones());
+                }
+            }
             Input::Files { files, .. } => {
                 let range = if run == 0 { None } else { upper_range.clone() };
                 for f in files {
-                    let it = ctx.table_cache.get(f)?.iter_no_fill();
+                    let table = ctx.table_cache.get(f)?;
+                    if let Some(rd) = table.range_dels() {
+                        tombstones.extend(rd.tombstones());
+                    }
+                    let it = table.iter_no_fill();
                     children.push(Box::new(CountingIter::new(
                         it,
                         Arc::clone(counter),
@@ -229,7 +305,7 @@ fn open_inputs(
             }
         }
     }
-    Ok(MergingIterator::new(children))
+    Ok((MergingIterator::new(children), Fragments::new(&tombstones)))
 }
 
 /// The user-key range covered by `files`.
@@ -240,22 +316,34 @@ fn run_range(files: &[Arc<FileMetaData>]) -> Option<(Vec<u8>, Vec<u8>)> {
 }
 
 /// The output files of one stream being written.
+///
+/// Range tombstones: every stream gets the job's output tombstones, cut at its files'
+/// boundaries: a file cut before user key `k` takes the tombstones in `[lo, k)`, where
+/// `lo` is where it began (unbounded for the first file), and the last file takes the
+/// rest. So the files of a level stay disjoint (a file's largest key is then
+/// `(k, MAX_SEQUENCE, RangeDelete)`, which sorts before every entry of `k`), and a
+/// stream with tombstones but no entries writes one file of tombstones only.
 struct StreamWriter<'a> {
     stream: &'a OutputStream,
     partitioner: Box<dyn OutputPartitioner>,
     current: Option<(Arc<FileRef>, TableBuilder)>,
     files: Vec<FileMetaData>,
     refs: Vec<Arc<FileRef>>,
+    range_dels: Arc<Fragments>,
+    /// Where the current (or next) file's share of the tombstones begins.
+    lo: Option<Vec<u8>>,
 }
 
 impl<'a> StreamWriter<'a> {
-    fn new(stream: &'a OutputStream) -> Self {
+    fn new(stream: &'a OutputStream, range_dels: Arc<Fragments>) -> Self {
         StreamWriter {
             stream,
             partitioner: partitioner::for_stream(stream),
             current: None,
             files: Vec::new(),
             refs: Vec::new(),
+            range_dels,
+            lo: None,
         }
     }
 
@@ -264,30 +352,38 @@ impl<'a> StreamWriter<'a> {
     /// file if it says so.
     fn start_key(&mut self, user_key: &[u8]) -> Result<()> {
         let size = self.current.as_ref().map_or(0, |(_, b)| b.estimated_size());
-        if self.partitioner.should_cut(user_key, size) {
-            self.finish_file()?;
+        if self.partitioner.should_cut(user_key, size) && self.current.is_some() {
+            self.finish_file(Some(user_key))?;
+            self.lo = Some(user_key.to_vec());
         }
         Ok(())
     }
 
-    fn add(&mut self, versions: &VersionSet, ikey: &[u8], value: &[u8]) -> Result<()> {
-        let builder = match &mut self.current {
-            Some((_, b)) => b,
-            None => {
-                let (file_ref, file) = versions.new_table(self.stream.path_id)?;
-                let mut table = self.stream.table.clone();
-                table.column_group = self.stream.column_group;
-                let b = TableBuilder::new(file, table);
-                &mut self.current.insert((file_ref, b)).1
-            }
-        };
-        builder.add(ikey, value)
+    fn builder(&mut self, versions: &VersionSet) -> Result<&mut TableBuilder> {
+        if self.current.is_none() {
+            let (file_ref, file) = versions.new_table(self.stream.path_id)?;
+            let mut table = self.stream.table.clone();
+            table.column_group = self.stream.column_group;
+            self.current = Some((file_ref, TableBuilder::new(file, table)));
+        }
+        self.current
+            .as_mut()
+            .map(|(_, b)| b)
+            .ok_or_else(|| Error::Internal("no output file".into()))
     }
 
-    fn finish_file(&mut self) -> Result<()> {
-        let Some((file_ref, builder)) = self.current.take() else {
+    fn add(&mut self, versions: &VersionSet, ikey: &[u8], value: &[u8]) -> Result<()> {
+        self.builder(versions)?.add(ikey, value)
+    }
+
+    /// Finishes the current file, giving it the tombstones in `[lo, hi)`.
+    fn finish_file(&mut self, hi: Option<&[u8]>) -> Result<()> {
+        let Some((file_ref, mut builder)) = self.current.take() else {
             return Ok(());
         };
+        if !self.range_dels.is_empty() {
+            builder.set_range_dels(self.range_dels.clip(self.lo.as_deref(), hi));
+        }
         let p = builder.finish()?;
         self.files.push(FileMetaData {
             number: file_ref.number(),
@@ -301,13 +397,18 @@ impl<'a> StreamWriter<'a> {
             num_deletions: p.num_deletions,
             column_group: self.stream.column_group,
             kind: FileKind::Real,
+            num_range_deletions: p.num_range_deletions,
         });
         self.refs.push(file_ref);
         Ok(())
     }
 
-    fn finish(mut self) -> Result<(Vec<FileMetaData>, Vec<Arc<FileRef>>)> {
-        self.finish_file()?;
+    fn finish(mut self, versions: &VersionSet) -> Result<(Vec<FileMetaData>, Vec<Arc<FileRef>>)> {
+        let tail_has_tombstones = !self.range_dels.clip(self.lo.as_deref(), None).is_empty();
+        if self.current.is_none() && tail_has_tombstones {
+            self.builder(versions)?;
+        }
+        self.finish_file(None)?;
         Ok((self.files, self.refs))
     }
 }

@@ -20,6 +20,7 @@
 //! 2. Sequence numbers are never rewritten (snapshot filters rely on true minima).
 
 use crate::key::{ParsedKey, SequenceNumber, ValueKind};
+use crate::range_del::Fragments;
 
 /// Decides, entry by entry, what a flush or compaction writes.
 #[derive(Debug)]
@@ -52,6 +53,36 @@ impl VersionGc {
 
     fn stripe(&self, seq: SequenceNumber) -> usize {
         self.snapshots.partition_point(|&s| s < seq)
+    }
+
+    /// The snapshot just below the stripe of `seq`: entries at or below it belong to
+    /// an older stripe (`None` for stripe 0). Merge folding stops there.
+    pub fn stripe_floor(&self, seq: SequenceNumber) -> Option<SequenceNumber> {
+        let stripe = self.stripe(seq);
+        stripe
+            .checked_sub(1)
+            .and_then(|i| self.snapshots.get(i).copied())
+    }
+
+    /// The snapshot that closes the stripe of `seq` from above (`None` for the last
+    /// stripe): a tombstone with a sequence number in `(seq, upper]` deletes the entry
+    /// for every reader that could see it.
+    pub fn stripe_upper(&self, seq: SequenceNumber) -> Option<SequenceNumber> {
+        self.snapshots.get(self.stripe(seq)).copied()
+    }
+
+    /// The range tombstones worth writing: per fragment, the newest of each stripe
+    /// (an older one in the same stripe hides nothing the newer does not), and none
+    /// in stripe 0 of a bottommost output (nothing older is left for it to hide).
+    pub fn range_dels(&self, input: &Fragments) -> Fragments {
+        let mut last: Option<(usize, usize)> = None;
+        input.retain_seqs(|fragment, seq| {
+            let stripe = self.stripe(seq);
+            // Sequence numbers arrive newest first within a fragment.
+            let first_in_stripe = last != Some((fragment, stripe));
+            last = Some((fragment, stripe));
+            first_in_stripe && !(self.bottommost && stripe == 0)
+        })
     }
 
     /// True iff the entry must be written. Requires: invariant 1.
@@ -116,5 +147,36 @@ mod tests {
         assert_eq!(run(vec![], true, e), Vec::<u64>::new());
         assert_eq!(run(vec![6], true, e), vec![9, 5]);
         assert_eq!(run(vec![9], true, e), Vec::<u64>::new());
+    }
+
+    #[test]
+    fn range_tombstones_keep_the_newest_per_stripe() {
+        use crate::range_del::RangeTombstone;
+        let t = |seq| RangeTombstone::of("a", "k", seq);
+        let input = Fragments::new(&[t(9), t(7), t(5), t(2)]);
+        let seqs = |gc: &VersionGc| {
+            gc.range_dels(&input)
+                .tombstones()
+                .map(|t| t.seq)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(seqs(&VersionGc::new(vec![], false)), vec![9]);
+        assert_eq!(seqs(&VersionGc::new(vec![6], false)), vec![9, 5]);
+        assert_eq!(seqs(&VersionGc::new(vec![6], true)), vec![9]);
+        assert_eq!(seqs(&VersionGc::new(vec![], true)), Vec::<u64>::new());
+        let gc = VersionGc::new(vec![4, 8], false);
+        assert_eq!(gc.stripe_upper(3), Some(4));
+        assert_eq!(gc.stripe_upper(8), Some(8));
+        assert_eq!(gc.stripe_upper(9), None);
+    }
+
+    #[test]
+    fn stripe_floor_is_the_snapshot_below() {
+        let gc = VersionGc::new(vec![4, 8], false);
+        assert_eq!(gc.stripe_floor(1), None);
+        assert_eq!(gc.stripe_floor(4), None);
+        assert_eq!(gc.stripe_floor(5), Some(4));
+        assert_eq!(gc.stripe_floor(8), Some(4));
+        assert_eq!(gc.stripe_floor(9), Some(8));
     }
 }

@@ -30,6 +30,7 @@
 pub mod aligned;
 pub(crate) mod executor;
 pub mod gc;
+pub(crate) mod merge_chain;
 pub mod partitioner;
 pub mod picker;
 pub mod placement;

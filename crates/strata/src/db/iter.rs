@@ -4,6 +4,8 @@
 //! Adds to the [`InternalIterator`] contract of its input:
 //! - hides entries newer than the read's sequence number, older versions of a key, and
 //!   deleted keys;
+//! - resolves merge chains with the merge operator (a key whose newest visible entry
+//!   is an operand yields `full_merge(base, operands)`);
 //! - applies `lower_bound` (inclusive) and `upper_bound` (exclusive);
 //! - yields user keys, not internal keys.
 //!
@@ -14,11 +16,24 @@
 //! walking backward meets a key's versions oldest first, so the newest visible one is
 //! only known once the walk has passed them all. Switching direction re-positions the
 //! inner iterator accordingly (LevelDB's DBIter scheme).
+//!
+//! # Merges
+//! Forward, a key whose newest visible entry is an operand is resolved by walking on
+//! through its older entries to the base; the result lives in `saved_key` /
+//! `saved_value` (as in reverse) and `merged` is set, with the inner iterator past
+//! the chain. Backward, the walk meets a key's entries oldest first and folds them as
+//! it goes: a `Put` or `Delete` resets the base and drops earlier operands, an operand
+//! is queued, and the newest entry decides (RocksDB's DBIter does the same). An
+//! operand with no operator, or an operator's refusal, stops the iterator with that
+//! error in [`DbIterator::status`].
 
 use super::SuperVersion;
 use crate::error::{Error, Result};
 use crate::iter::{InternalIterator, MergingIterator};
 use crate::key::{self, SequenceNumber, ValueKind, KIND_SEEK, MAX_SEQUENCE};
+use crate::merge::chain::{self, Chain};
+use crate::merge::MergeOperator;
+use crate::range_del::Fragments;
 use crate::snapshot::Snapshot;
 use std::sync::Arc;
 
@@ -41,10 +56,29 @@ pub struct DbIterator {
     valid: bool,
     saved_key: Vec<u8>,
     saved_value: Vec<u8>,
+    /// Forward only: the current entry is a resolved merge held in `saved_key` /
+    /// `saved_value`; the inner iterator is past its chain.
+    merged: bool,
+    /// Merge operands being gathered (forward: newest first; reverse: oldest first).
+    operands: Vec<Vec<u8>>,
+    merge_operator: Option<Arc<dyn MergeOperator>>,
+    /// Every range tombstone of the read's sources visible at `seq`, fragmented;
+    /// `None` when there is none.
+    range_dels: Option<Fragments>,
     seek_buf: Vec<u8>,
     err: Option<Error>,
     _pin: Arc<SuperVersion>,
     _snapshot: Option<Snapshot>,
+}
+
+/// What turns a key's visible entries into its value: the merge operator and the
+/// read's range tombstones.
+pub(crate) struct Resolver {
+    /// Resolves merge chains (`None`: an operand is an error).
+    pub merge_operator: Option<Arc<dyn MergeOperator>>,
+    /// Every range tombstone of the read's sources visible at its sequence number,
+    /// fragmented; `None` when there is none.
+    pub range_dels: Option<Fragments>,
 }
 
 impl DbIterator {
@@ -55,7 +89,12 @@ impl DbIterator {
         upper: Option<Vec<u8>>,
         pin: Arc<SuperVersion>,
         snapshot: Option<Snapshot>,
+        resolver: Resolver,
     ) -> Self {
+        let Resolver {
+            merge_operator,
+            range_dels,
+        } = resolver;
         DbIterator {
             iter,
             seq,
@@ -65,6 +104,10 @@ impl DbIterator {
             valid: false,
             saved_key: Vec::new(),
             saved_value: Vec::new(),
+            merged: false,
+            operands: Vec::new(),
+            merge_operator,
+            range_dels,
             seek_buf: Vec::new(),
             err: None,
             _pin: pin,
@@ -80,16 +123,16 @@ impl DbIterator {
     /// The current key. Requires: `valid()`. Valid until the iterator moves.
     pub fn key(&self) -> &[u8] {
         match self.direction {
-            Direction::Forward => key::user_key(self.iter.key()),
-            Direction::Reverse => &self.saved_key,
+            Direction::Forward if !self.merged => key::user_key(self.iter.key()),
+            _ => &self.saved_key,
         }
     }
 
     /// The current value. Requires: `valid()`. Valid until the iterator moves.
     pub fn value(&self) -> &[u8] {
         match self.direction {
-            Direction::Forward => self.iter.value(),
-            Direction::Reverse => &self.saved_value,
+            Direction::Forward if !self.merged => self.iter.value(),
+            _ => &self.saved_value,
         }
     }
 
@@ -126,6 +169,7 @@ impl DbIterator {
     /// Forward: advances to the newest visible, non-deleted version of the next key.
     /// With `skipping`, versions of keys `<= saved_key` are hidden.
     fn find_next_user_entry(&mut self, mut skipping: bool) {
+        self.merged = false;
         while self.iter.valid() {
             let Some((seq, kind)) = self.parse_current() else {
                 self.valid = false;
@@ -136,18 +180,27 @@ impl DbIterator {
                 if self.over_upper(ukey) {
                     break;
                 }
+                // An older version of a key already passed: hidden, and no tombstone
+                // lookup spent on it.
+                let hidden = skipping && ukey <= self.saved_key.as_slice();
+                let kind = if hidden { ValueKind::Delete } else { self.effective(kind, ukey, seq) };
                 match kind {
-                    ValueKind::Delete => {
+                    _ if hidden => {}
+                    ValueKind::Delete | ValueKind::RangeDelete => {
                         self.saved_key.clear();
                         self.saved_key.extend_from_slice(ukey);
                         skipping = true;
                     }
-                    ValueKind::Put | ValueKind::Merge => {
-                        if !(skipping && ukey <= self.saved_key.as_slice()) {
-                            self.valid = true;
-                            self.saved_key.clear();
-                            return;
-                        }
+                    ValueKind::Put => {
+                        self.valid = true;
+                        self.saved_key.clear();
+                        return;
+                    }
+                    ValueKind::Merge => {
+                        self.saved_key.clear();
+                        self.saved_key.extend_from_slice(ukey);
+                        self.valid = self.merge_forward();
+                        return;
                     }
                 }
             }
@@ -157,10 +210,80 @@ impl DbIterator {
         self.saved_key.clear();
     }
 
+    /// The newest visible range tombstone covering `user_key` (0: none).
+    fn cover(&self, user_key: &[u8]) -> SequenceNumber {
+        self.range_dels
+            .as_ref()
+            .map_or(0, |f| f.max_covering(user_key, self.seq))
+    }
+
+    /// `kind`, or `Delete` for a value or operand under a visible range tombstone.
+    /// Costs nothing without range tombstones, one binary search with them.
+    fn effective(&self, kind: ValueKind, user_key: &[u8], seq: SequenceNumber) -> ValueKind {
+        match kind {
+            ValueKind::Put | ValueKind::Merge if seq < self.cover(user_key) => ValueKind::Delete,
+            k => k,
+        }
+    }
+
+    /// Forward, on the newest visible entry of `saved_key`, an operand: walks its chain
+    /// to the base, leaving the inner iterator past it, and resolves it into
+    /// `saved_value`. False (with `err` set) if it cannot be resolved.
+    fn merge_forward(&mut self) -> bool {
+        self.operands.clear();
+        self.merged = true;
+        let floor = self.cover(&self.saved_key);
+        let base = match chain::collect(&mut self.iter, &self.saved_key, floor, &mut self.operands)
+        {
+            Ok(Chain::Base(base)) => base,
+            Ok(Chain::Open) => None,
+            Err(e) => return self.fail(e),
+        };
+        self.resolve(base.as_deref())
+    }
+
+    /// `saved_value` := `base` with `operands` (newest first) applied; clears the
+    /// operands. False (with `err` set) if they cannot be applied.
+    fn resolve(&mut self, base: Option<&[u8]>) -> bool {
+        let resolved = chain::resolve(
+            self.merge_operator.as_ref(),
+            &self.saved_key,
+            base,
+            &self.operands,
+        );
+        self.operands.clear();
+        match resolved {
+            Ok(v) => {
+                self.saved_value = v.unwrap_or_default();
+                true
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Records `e` (sticky) and returns false: the iterator is invalid from here on.
+    fn fail(&mut self, e: Error) -> bool {
+        self.err = Some(e);
+        self.valid = false;
+        false
+    }
+
+    /// Reverse: the value of `saved_key` once its oldest-first walk ended on an
+    /// operand: `saved_value` (the base, if `has_base`) with `operands` applied.
+    fn merge_reverse(&mut self, has_base: bool) -> bool {
+        self.operands.reverse();
+        let base = std::mem::take(&mut self.saved_value);
+        self.resolve(has_base.then_some(base.as_slice()))
+    }
+
     /// Backward: collects the newest visible version of the key before the inner
     /// iterator's position (see the module docs).
     fn find_prev_user_entry(&mut self) {
+        self.merged = false;
+        self.operands.clear();
         let mut value_kind = ValueKind::Delete;
+        // Whether `saved_value` holds a base `Put` below the queued operands.
+        let mut has_base = false;
         while self.iter.valid() {
             let Some((seq, kind)) = self.parse_current() else {
                 self.valid = false;
@@ -171,24 +294,49 @@ impl DbIterator {
                 if value_kind != ValueKind::Delete && ukey < self.saved_key.as_slice() {
                     break;
                 }
+                let kind = self.effective(kind, ukey, seq);
                 value_kind = kind;
-                if kind == ValueKind::Delete {
-                    self.saved_key.clear();
-                    self.saved_value.clear();
-                } else {
-                    self.saved_key.clear();
-                    self.saved_key.extend_from_slice(ukey);
-                    self.saved_value.clear();
-                    self.saved_value.extend_from_slice(self.iter.value());
+                match kind {
+                    ValueKind::Delete | ValueKind::RangeDelete => {
+                        self.saved_key.clear();
+                        self.saved_value.clear();
+                        self.operands.clear();
+                        has_base = false;
+                    }
+                    ValueKind::Put => {
+                        self.saved_key.clear();
+                        self.saved_key.extend_from_slice(ukey);
+                        self.saved_value.clear();
+                        self.saved_value.extend_from_slice(self.iter.value());
+                        self.operands.clear();
+                        has_base = true;
+                    }
+                    ValueKind::Merge => {
+                        if self.saved_key.as_slice() != ukey {
+                            // The first (oldest) entry of this key: no base below.
+                            self.saved_key.clear();
+                            self.saved_key.extend_from_slice(ukey);
+                            self.saved_value.clear();
+                            has_base = false;
+                        }
+                        self.operands.push(self.iter.value().to_vec());
+                    }
                 }
             }
             self.iter.prev();
+        }
+        if let Err(e) = self.iter.status() {
+            self.fail(e);
+            return;
         }
         if value_kind == ValueKind::Delete || self.under_lower(&self.saved_key) {
             self.valid = false;
             self.saved_key.clear();
             self.saved_value.clear();
+            self.operands.clear();
             self.direction = Direction::Forward;
+        } else if value_kind == ValueKind::Merge {
+            self.valid = self.merge_reverse(has_base);
         } else {
             self.valid = true;
         }
@@ -275,12 +423,14 @@ impl DbIterator {
             } else {
                 self.iter.seek_to_first();
             }
-        } else {
+        } else if !self.merged {
             self.saved_key.clear();
             self.saved_key
                 .extend_from_slice(key::user_key(self.iter.key()));
             self.iter.next();
         }
+        // (A resolved merge: `saved_key` is the current key and the inner iterator is
+        // already past its chain; skipping hides whatever of the key is left.)
         self.find_next_user_entry(true);
     }
 
@@ -290,21 +440,27 @@ impl DbIterator {
             return;
         }
         if self.direction == Direction::Forward {
-            // Step back past every entry of the current key.
-            self.saved_key.clear();
-            self.saved_key
-                .extend_from_slice(key::user_key(self.iter.key()));
-            loop {
-                self.iter.prev();
+            // Step back past every entry of the current key. A resolved merge left the
+            // inner iterator past its chain (possibly exhausted): start from the end.
+            if self.merged {
                 if !self.iter.valid() {
-                    self.valid = false;
-                    self.saved_key.clear();
-                    self.saved_value.clear();
-                    return;
+                    self.iter.seek_to_last();
                 }
-                if key::user_key(self.iter.key()) < self.saved_key.as_slice() {
-                    break;
-                }
+            } else {
+                self.saved_key.clear();
+                self.saved_key
+                    .extend_from_slice(key::user_key(self.iter.key()));
+            }
+            self.merged = false;
+            while self.iter.valid() && key::user_key(self.iter.key()) >= self.saved_key.as_slice()
+            {
+                self.iter.prev();
+            }
+            if !self.iter.valid() {
+                self.valid = false;
+                self.saved_key.clear();
+                self.saved_value.clear();
+                return;
             }
             self.direction = Direction::Reverse;
         }

@@ -43,6 +43,7 @@ pub(crate) fn run(
         versions: &inner.versions,
         table_cache: &inner.table_cache,
         snapshots: inner.snapshots.sequences(),
+        merge_operator: inner.opts.merge_operator.as_deref(),
     };
     let mut outcome = match executor::execute(plan, &ctx) {
         Ok(o) => o,

@@ -162,6 +162,34 @@ impl Db {
         self.write(wo, b)
     }
 
+    /// Deletes every key in `[start, end)` (RocksDB's `DeleteRange`): one range
+    /// tombstone, whatever the number of keys. Reads stop seeing them at once;
+    /// compactions drop them (see [`WriteBatch::delete_range`]).
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `start > end` (`start == end` deletes nothing); otherwise
+    /// as [`Db::put`].
+    pub fn delete_range(&self, wo: &WriteOptions, start: &[u8], end: &[u8]) -> Result<()> {
+        let mut b =
+            WriteBatch::with_capacity(start.len().saturating_add(end.len()).saturating_add(21));
+        b.delete_range(start, end);
+        self.write(wo, b)
+    }
+
+    /// Records a merge `operand` for `key`: the configured
+    /// [`Options::merge_operator`] combines it with the key's older value when the
+    /// key is read (see [`crate::merge`]).
+    ///
+    /// # Errors
+    /// `InvalidArgument` if no merge operator is configured; otherwise as
+    /// [`Db::put`].
+    pub fn merge(&self, wo: &WriteOptions, key: &[u8], operand: &[u8]) -> Result<()> {
+        let mut b =
+            WriteBatch::with_capacity(key.len().saturating_add(operand.len()).saturating_add(21));
+        b.merge(key, operand);
+        self.write(wo, b)
+    }
+
     /// Applies every update of `batch` atomically: readers see all or none of it.
     ///
     /// # Errors
@@ -170,11 +198,18 @@ impl Db {
     ///   over [`crate::MAX_BATCH_LEN`]; see [`WriteBatch::check_limits`]). The check
     ///   runs before the batch is queued: nothing of it reaches the WAL or the
     ///   memtable, and [`Db::latest_sequence`] does not move.
+    /// - `InvalidArgument` if `batch` holds a merge and no
+    ///   [`Options::merge_operator`] is configured (nothing is written).
     /// - Otherwise as [`Db::put`].
     pub fn write(&self, wo: &WriteOptions, batch: WriteBatch) -> Result<()> {
         // Refused here, before group commit: a batch over a limit could be written but
         // not flushed into a readable table, or not replayed (see `crate::limits`).
         batch.check_limits()?;
+        if batch.has_merge() && self.inner.opts.merge_operator.is_none() {
+            return Err(Error::InvalidArgument(
+                "the batch holds a merge but no merge_operator is configured".into(),
+            ));
+        }
         write::write(&self.inner, wo, Some(batch), false)
     }
 

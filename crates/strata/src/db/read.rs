@@ -6,18 +6,25 @@
 //! pointers (file key ranges). Per table the filter chain is: key range → snapshot
 //! filter → the table pinned by the file's reference (the table cache only on its
 //! first open, ARCHITECTURE §5.5) → bloom filter → index → data block. The first
-//! source holding a version of the key visible at the read's sequence number answers.
+//! source holding a version of the key visible at the read's sequence number answers,
+//! unless that version is a merge operand: then the lookup gathers the key's operands
+//! through older entries and older sources down to a base (a `Put`, a `Delete`, or
+//! none) and the merge operator combines them (`merge::chain`). Gets without merges
+//! pay one empty-vector check for this.
 //!
 //! Consistency: the sequence number is loaded *before* the super-version. Every write
 //! at or below that number was in a memtable of a super-version installed before the
 //! number was published, and anything later is at least as new, so the loaded view
 //! holds every visible write (in a memtable or in a table flushed from it).
 
+use super::iter::Resolver;
 use super::{DbInner, DbIterator, SuperVersion};
 use crate::error::Result;
 use crate::iter::{InternalIterator, LevelIterator, MergingIterator};
 use crate::key::{self, LookupKey, SequenceNumber, ValueKind};
 use crate::memtable::MemGet;
+use crate::range_del::{Fragments, RangeTombstone};
+use crate::merge::chain::{self, Chain};
 use crate::options::ReadOptions;
 use crate::snapshot_filter::SnapshotFilter;
 use crate::stats::Statistics;
@@ -38,6 +45,17 @@ fn read_sequence(inner: &DbInner, ro: &ReadOptions) -> SequenceNumber {
     }
 }
 
+/// What a point lookup carries from newer sources to older ones.
+#[derive(Default)]
+struct Pending {
+    /// Merge operands met so far, newest first (empty, unallocated, without merges).
+    operands: Vec<Vec<u8>>,
+    /// The newest visible range tombstone covering the key in the sources seen so far
+    /// (0: none). An entry older than it is deleted; so is every entry in older
+    /// sources, which are older still.
+    floor: SequenceNumber,
+}
+
 /// Point lookup. See the module docs for the order of sources.
 pub(crate) fn get(inner: &DbInner, ro: &ReadOptions, user_key: &[u8]) -> Result<Option<Vec<u8>>> {
     let seq = read_sequence(inner, ro);
@@ -50,24 +68,56 @@ pub(crate) fn get(inner: &DbInner, ro: &ReadOptions, user_key: &[u8]) -> Result<
             enabled: inner.opts.snapshot_filter,
             seq,
         };
+        let mut p = Pending::default();
+        let resolve = |base: Option<&[u8]>, p: &Pending| -> Result<Option<Vec<u8>>> {
+            chain::resolve(inner.opts.merge_operator.as_ref(), user_key, base, &p.operands)
+        };
         for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
             if filter.skips_memtable(mem, &inner.stats) {
                 continue;
             }
+            if let Some(rd) = mem.range_dels() {
+                p.floor = p.floor.max(rd.max_covering(user_key, seq));
+            }
             match mem.get(&lookup) {
-                MemGet::Found(v) => return Ok(Some(v.to_vec())),
-                MemGet::Deleted => return Ok(None),
-                MemGet::NotFound => {}
+                MemGet::Found(s, v) if s > p.floor && p.operands.is_empty() => {
+                    return Ok(Some(v.to_vec()))
+                }
+                MemGet::Found(s, v) if s > p.floor => return resolve(Some(v), &p),
+                MemGet::Merge(s) if s > p.floor => {
+                    let mut it = mem.iter();
+                    it.seek(lookup.internal_key());
+                    let walked = chain::collect(&mut it, user_key, p.floor, &mut p.operands)?;
+                    if let Chain::Base(base) = walked {
+                        return resolve(base.as_deref(), &p);
+                    }
+                }
+                MemGet::NotFound if p.floor == 0 => {}
+                // A delete, or an entry under a range tombstone: so is all that is older.
+                _ => return resolve(None, &p),
             }
         }
-        get_from_version(inner, &sv.version, &lookup, filter)
+        let base = get_from_version(inner, &sv.version, &lookup, filter, &mut p)?;
+        resolve(base.as_deref(), &p)
     })
 }
 
 /// What a table said about a key.
 enum Probe {
+    /// No visible entry of the key, or merge operands only (pushed onto the
+    /// caller's list): older sources continue.
     Absent,
+    /// The chain's base: the value of a `Put`, `None` for a `Delete` or a range
+    /// tombstone.
     Found(Option<Vec<u8>>),
+}
+
+/// The newest visible entry of the key in one table, as the table's `get` callback
+/// sees it.
+enum Hit {
+    Put(SequenceNumber, Vec<u8>),
+    Delete,
+    Merge(SequenceNumber),
 }
 
 fn probe(
@@ -76,21 +126,37 @@ fn probe(
     file: Option<&FileRef>,
     lookup: &LookupKey,
     filter: SnapshotFilter,
+    p: &mut Pending,
 ) -> Result<Probe> {
     if filter.skips(f, &inner.stats) {
         return Ok(Probe::Absent);
     }
     let table = inner.table_cache.get_pinned(f, file)?;
-    let hit = table.get(
-        lookup.internal_key(),
-        |ikey, value| match key::parse_internal_key(ikey).map(|p| p.kind) {
-            Some(ValueKind::Put) | Some(ValueKind::Merge) => Some(value.to_vec()),
-            _ => None,
-        },
-    )?;
+    if let Some(rd) = table.range_dels() {
+        p.floor = p.floor.max(rd.max_covering(lookup.user_key(), lookup.sequence()));
+    }
+    let hit = table.get(lookup.internal_key(), |ikey, value| {
+        match key::parse_internal_key(ikey).map(|k| (k.kind, k.seq)) {
+            Some((ValueKind::Put, s)) => Hit::Put(s, value.to_vec()),
+            Some((ValueKind::Merge, s)) => Hit::Merge(s),
+            _ => Hit::Delete,
+        }
+    })?;
     Ok(match hit {
-        Some(v) => Probe::Found(v),
-        None => Probe::Absent,
+        None if p.floor == 0 => Probe::Absent,
+        Some(Hit::Put(s, v)) if s > p.floor => Probe::Found(Some(v)),
+        // Tables never split a user key, so the chain's rest in this table follows
+        // the first operand; walk it with an iterator (rare: compaction folds chains).
+        Some(Hit::Merge(s)) if s > p.floor => {
+            let mut it = table.iter();
+            it.seek(lookup.internal_key());
+            match chain::collect(&mut it, lookup.user_key(), p.floor, &mut p.operands)? {
+                Chain::Base(base) => Probe::Found(base),
+                Chain::Open => Probe::Absent,
+            }
+        }
+        // A delete, or an entry (or none) under a range tombstone: so is all older.
+        _ => Probe::Found(None),
     })
 }
 
@@ -102,9 +168,10 @@ fn get_from_version(
     version: &Version,
     lookup: &LookupKey,
     filter: SnapshotFilter,
+    p: &mut Pending,
 ) -> Result<Option<Vec<u8>>> {
     let found = probe_tables(version, lookup, |level, i, f| {
-        Ok(match probe(inner, f, version.file_ref(level, i), lookup, filter)? {
+        Ok(match probe(inner, f, version.file_ref(level, i), lookup, filter, p)? {
             Probe::Found(v) => Some(v),
             Probe::Absent => None,
         })
@@ -146,16 +213,18 @@ fn probe_tables<R>(
     Ok(None)
 }
 
-/// The sequence number of the newest version (put, delete or merge) of
-/// `lookup.user_key()` at or below `lookup`'s sequence, if that version is newer than
-/// `floor`; `None` if the key has no version in `(floor, lookup's sequence]`.
+/// The sequence number of the newest version (put, delete, merge, or a range tombstone
+/// covering it) of `lookup.user_key()` at or below `lookup`'s sequence, if that version
+/// is newer than `floor`; `None` if the key has no version in `(floor, lookup's
+/// sequence]`.
 ///
-/// The sources are [`get`]'s, in its order, except that a table whose entries are all
-/// at or below `floor` (`largest_seqno <= floor`) is not opened: it cannot hold a newer
-/// version, and if it holds the key, every source after it holds only older versions
-/// (the first source holding a key holds its newest version). So the answer is exact,
-/// and a key written long before `floor` costs memtable probes and in-memory checks
-/// of file metadata, not table reads.
+/// The sources are [`get`]'s, in its order, except that a table whose entries and
+/// tombstones are all at or below `floor` (`largest_seqno <= floor`) is not opened: it
+/// cannot hold a newer version, and if it holds the key, every source after it holds
+/// only older versions (the first source holding a key, or a tombstone covering it,
+/// holds its newest version). So the answer is exact, and a key written long before
+/// `floor` costs memtable probes and in-memory checks of file metadata, not table
+/// reads.
 ///
 /// # Errors
 /// `Corruption` or `Io` from a table read, as [`get`].
@@ -165,9 +234,15 @@ pub(crate) fn newer_sequence(
     lookup: &LookupKey,
     floor: SequenceNumber,
 ) -> Result<Option<SequenceNumber>> {
+    let (ukey, read_seq) = (lookup.user_key(), lookup.sequence());
+    // A source's newest version of the key: its point entry or a covering tombstone.
+    let newest_of = |point: Option<SequenceNumber>, rd: Option<&Fragments>| {
+        let covering = rd.map_or(0, |rd| rd.max_covering(ukey, read_seq));
+        point.max((covering > 0).then_some(covering))
+    };
     let in_memtables = std::iter::once(&sv.mem)
         .chain(sv.imm.iter())
-        .find_map(|mem| mem.newest_sequence(lookup));
+        .find_map(|mem| newest_of(mem.newest_sequence(lookup), mem.range_dels().as_deref()));
     let newest = match in_memtables {
         Some(seq) => Some(seq),
         None => probe_tables(&sv.version, lookup, |level, i, f| {
@@ -177,7 +252,8 @@ pub(crate) fn newer_sequence(
             let table = inner
                 .table_cache
                 .get_pinned(f, sv.version.file_ref(level, i))?;
-            table.get(lookup.internal_key(), |ikey, _| key::sequence(ikey))
+            let point = table.get(lookup.internal_key(), |ikey, _| key::sequence(ikey))?;
+            Ok(newest_of(point, table.range_dels()))
         })?,
     };
     Ok(newest.filter(|&seq| seq > floor))
@@ -192,22 +268,48 @@ pub(crate) fn iter(inner: &DbInner, ro: &ReadOptions) -> Result<DbIterator> {
         seq,
     };
     let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+    // Range tombstones of every source, visible at `seq` (the iterator hides what they
+    // cover); tables are opened for this only if their metadata counts tombstones.
+    let mut tombstones: Vec<RangeTombstone> = Vec::new();
+    let mut gather = |frags: &Fragments| {
+        tombstones.extend(frags.tombstones().filter(|t| t.seq <= seq));
+    };
     for m in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
         if !filter.skips_memtable(m, &inner.stats) {
             children.push(Box::new(m.iter()));
+            if let Some(rd) = m.range_dels() {
+                gather(&rd);
+            }
         }
     }
     let lower = ro.lower_bound.as_deref();
     let upper = ro.upper_bound.as_deref();
+    let out_of_bounds = |f: &FileMetaData| {
+        lower.is_some_and(|l| f.largest_user_key() < l)
+            || upper.is_some_and(|u| f.smallest_user_key() >= u)
+    };
     for (i, f) in sv.version.files(0).iter().enumerate() {
-        let out_of_bounds = lower.is_some_and(|l| f.largest_user_key() < l)
-            || upper.is_some_and(|u| f.smallest_user_key() >= u);
-        if out_of_bounds || filter.skips(f, &inner.stats) {
+        if out_of_bounds(f) || filter.skips(f, &inner.stats) {
             continue;
         }
         let table = inner.table_cache.get_pinned(f, sv.version.file_ref(0, i))?;
+        if let Some(rd) = table.range_dels() {
+            gather(rd);
+        }
         children.push(Box::new(table.iter()));
     }
+    for level in 1..sv.version.num_levels() {
+        for (i, f) in sv.version.files(level).iter().enumerate() {
+            if f.num_range_deletions == 0 || out_of_bounds(f) || filter.skips(f, &inner.stats) {
+                continue;
+            }
+            let table = inner.table_cache.get_pinned(f, sv.version.file_ref(level, i))?;
+            if let Some(rd) = table.range_dels() {
+                gather(rd);
+            }
+        }
+    }
+    let range_dels = (!tombstones.is_empty()).then(|| Fragments::new(&tombstones));
     for level in 1..sv.version.num_levels() {
         if sv.version.files(level).is_empty() {
             continue;
@@ -227,5 +329,9 @@ pub(crate) fn iter(inner: &DbInner, ro: &ReadOptions) -> Result<DbIterator> {
         ro.upper_bound.clone(),
         sv,
         ro.snapshot.clone(),
+        Resolver {
+            merge_operator: inner.opts.merge_operator.clone(),
+            range_dels,
+        },
     ))
 }

@@ -80,6 +80,7 @@ pub(crate) fn replay_wals(
             // No snapshot exists during recovery: keep only the newest version of each
             // key.
             snapshots: Vec::new(),
+            merge_operator: opts.merge_operator.as_deref(),
         },
         mem: Arc::new(MemTable::new()),
         out: Replayed {

@@ -17,6 +17,10 @@
 //! 1. `(seq, user_key)` pairs are unique, so internal keys are unique (the caller assigns
 //!    distinct sequence numbers within and across batches).
 //! 2. Entries are never removed or modified; a delete is a new [`ValueKind::Delete`] entry.
+//!    A range tombstone ([`ValueKind::RangeDelete`]) is not a skiplist entry: it goes to
+//!    the memtable's range-deletion list. Its fragments ([`MemTable::range_dels`]) are
+//!    rebuilt lazily, by the first read after a tombstone was added, so a burst of
+//!    range deletions costs O(1) each and reads stay a binary search.
 //! 3. Slices handed out by [`MemTable::get`] and [`MemTableIterator`] point into the
 //!    memtable's arena and stay valid while the borrow (respectively the iterator's `Arc`)
 //!    lives.
@@ -46,6 +50,10 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering as MemOrder};
 use std::sync::Arc;
 
 use crate::key::{self, pack_trailer, LookupKey, SequenceNumber, ValueKind};
+use crate::range_del::{Fragments, RangeTombstone};
+use arc_swap::ArcSwap;
+use parking_lot::Mutex;
+use std::sync::atomic::AtomicBool;
 
 pub use iter::MemTableIterator;
 use skiplist::SkipList;
@@ -64,6 +72,16 @@ pub struct MemTable {
     /// Smallest sequence number added, or `NO_SEQ`. Lowered by writers before their
     /// insert becomes visible.
     smallest_seq: AtomicU64,
+    /// Range tombstones added, in arrival order; writers and rebuilding readers
+    /// serialise here.
+    range_list: Mutex<Vec<RangeTombstone>>,
+    /// `range_list` fragmented as of the last rebuild (readers load it lock-free).
+    range_frags: ArcSwap<Fragments>,
+    /// True once a range tombstone was added: the read path's one check when none was.
+    has_range_dels: AtomicBool,
+    /// True while `range_frags` lacks a tombstone of `range_list`. Set by writers
+    /// (under the list's lock, after the push), cleared by the rebuild (under it too).
+    range_stale: AtomicBool,
 }
 
 /// Result of [`MemTable::get`].
@@ -72,12 +90,16 @@ pub enum MemGet<'a> {
     /// The memtable holds no version of the key visible at the lookup's sequence number;
     /// older sources must be consulted.
     NotFound,
-    /// The newest visible version is a tombstone: the key does not exist at that snapshot.
-    Deleted,
-    /// The newest visible version is a `Put` or `Merge` with this value. The slice borrows
-    /// the memtable. For a `Merge` this is only the newest operand: combining it with
-    /// older versions is the caller's job.
-    Found(&'a [u8]),
+    /// The newest visible version is a tombstone (at this sequence number): the key
+    /// does not exist at that snapshot.
+    Deleted(SequenceNumber),
+    /// The newest visible version is a `Put` with this sequence number and value. The
+    /// slice borrows the memtable.
+    Found(SequenceNumber, &'a [u8]),
+    /// The newest visible version is a merge operand (at this sequence number): the
+    /// caller walks the key's chain (`merge::chain::collect` over
+    /// [`MemTable::iter`]).
+    Merge(SequenceNumber),
 }
 
 impl Default for MemTable {
@@ -104,6 +126,10 @@ impl MemTable {
             len: AtomicUsize::new(0),
             memory: AtomicUsize::new(SkipList::head_size()),
             smallest_seq: AtomicU64::new(NO_SEQ),
+            range_list: Mutex::new(Vec::new()),
+            range_frags: ArcSwap::from_pointee(Fragments::default()),
+            has_range_dels: AtomicBool::new(false),
+            range_stale: AtomicBool::new(false),
         }
     }
 
@@ -113,15 +139,55 @@ impl MemTable {
     /// Requires: `(seq, user_key)` was not added before and is not being added by
     /// another thread (debug-asserted); `seq <= key::MAX_SEQUENCE`. Other writers and
     /// readers may run concurrently; readers see the entry once `add` returns.
+    ///
+    /// A [`ValueKind::RangeDelete`] is the tombstone `[user_key, value)`.
     pub fn add(&self, seq: SequenceNumber, kind: ValueKind, user_key: &[u8], value: &[u8]) {
         self.smallest_seq.fetch_min(seq, MemOrder::Relaxed);
+        if kind == ValueKind::RangeDelete {
+            return self.add_range_del(seq, user_key, value);
+        }
         let bytes = self.list.insert(user_key, pack_trailer(seq, kind), value);
         self.memory.fetch_add(bytes, MemOrder::Relaxed);
         self.len.fetch_add(1, MemOrder::Relaxed);
     }
 
+    fn add_range_del(&self, seq: SequenceNumber, start: &[u8], end: &[u8]) {
+        let mut list = self.range_list.lock();
+        list.push(RangeTombstone {
+            start: start.to_vec(),
+            end: end.to_vec(),
+            seq,
+        });
+        // Set before the caller publishes `seq`, so a reader that may see the
+        // tombstone finds them set (the sequence publication orders them) and
+        // rebuilds the fragments before using them.
+        self.range_stale.store(true, MemOrder::Release);
+        self.has_range_dels.store(true, MemOrder::Release);
+        drop(list);
+        let bytes = start.len() + end.len() + std::mem::size_of::<RangeTombstone>();
+        self.memory.fetch_add(bytes, MemOrder::Relaxed);
+        self.len.fetch_add(1, MemOrder::Relaxed);
+    }
+
+    /// The fragmented range tombstones, or `None` if none was added (the cheap check
+    /// every read makes).
+    pub fn range_dels(&self) -> Option<Arc<Fragments>> {
+        if !self.has_range_dels.load(MemOrder::Acquire) {
+            return None;
+        }
+        if self.range_stale.load(MemOrder::Acquire) {
+            let list = self.range_list.lock();
+            if self.range_stale.load(MemOrder::Acquire) {
+                self.range_frags.store(Arc::new(Fragments::new(list.iter())));
+                self.range_stale.store(false, MemOrder::Release);
+            }
+        }
+        Some(self.range_frags.load_full())
+    }
+
     /// Looks up the newest entry for `lookup.user_key()` with sequence number
     /// `<= lookup`'s sequence. Allocates nothing. The returned value borrows `self`.
+    /// Range tombstones are not consulted here (see [`MemTable::range_dels`]).
     pub fn get(&self, lookup: &LookupKey) -> MemGet<'_> {
         let Some((ikey, value)) = self.list.seek_entry(lookup.internal_key()) else {
             return MemGet::NotFound;
@@ -129,11 +195,16 @@ impl MemTable {
         if key::user_key(ikey) != lookup.user_key() {
             return MemGet::NotFound;
         }
-        match key::parse_internal_key(ikey).map(|p| p.kind) {
-            Some(ValueKind::Put | ValueKind::Merge) => MemGet::Found(value),
-            Some(ValueKind::Delete) => MemGet::Deleted,
+        let Some(p) = key::parse_internal_key(ikey) else {
             // Unreachable: `add` only writes valid kinds.
-            None => MemGet::NotFound,
+            return MemGet::NotFound;
+        };
+        match p.kind {
+            ValueKind::Put => MemGet::Found(p.seq, value),
+            ValueKind::Merge => MemGet::Merge(p.seq),
+            ValueKind::Delete => MemGet::Deleted(p.seq),
+            // Unreachable: range tombstones are not skiplist entries.
+            ValueKind::RangeDelete => MemGet::NotFound,
         }
     }
 
@@ -157,7 +228,7 @@ impl MemTable {
         self.memory.load(MemOrder::Relaxed)
     }
 
-    /// Number of entries added.
+    /// Number of entries and range tombstones added.
     pub fn len(&self) -> usize {
         self.len.load(MemOrder::Relaxed)
     }

@@ -142,6 +142,58 @@ fn frozen_fixture_v1_db_paths_decodes_exactly_and_encodes_identically() {
     assert_eq!(&frozen[..cut], older.as_str());
 }
 
+/// The fixture of the v1 writer that added `merge_operator`.
+fn merge_operator_fixture_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src/options_file/fixtures/OPTIONS-v1-merge-operator")
+}
+
+/// The v1 file with a `merge_operator` line: decodes to the built-in operator,
+/// re-encodes byte for byte, and without the line is the `[DbPath]` fixture.
+#[test]
+fn frozen_fixture_v1_merge_operator_decodes_exactly_and_encodes_identically() {
+    let opts = fixture_options()
+        .with_use_direct_reads(true)
+        .with_use_direct_io_for_flush_and_compaction(true)
+        .with_db_paths(vec![
+            DbPath::new("/fast/db", 1 << 30),
+            DbPath::new("relative/slow db", 0),
+        ])
+        .with_merge_operator(Some(std::sync::Arc::new(crate::merge::Append::new(b", "))));
+    let encoded = encode(&opts);
+    if std::env::var_os("STRATA_REGEN_FIXTURES").is_some() {
+        std::fs::write(merge_operator_fixture_path(), &encoded).expect("write fixture");
+    }
+    let frozen = std::fs::read_to_string(merge_operator_fixture_path()).expect("fixture present");
+    let stored = decode(&frozen).expect("fixture decodes");
+    assert_eq!(stored.options, opts);
+    assert_eq!(stored.merge_operator.as_deref(), Some("strata.append:2c20"));
+    assert!(stored.unknown.is_empty(), "{:?}", stored.unknown);
+    assert_eq!(encoded, frozen, "the v1 encoding changed");
+    let older = std::fs::read_to_string(db_paths_fixture_path()).expect("fixture present");
+    assert_eq!(frozen.replace("merge_operator=strata.append:2c20\n", ""), older);
+}
+
+/// An operator that is not a built-in: its name is kept, the options have none.
+#[test]
+fn a_custom_operator_name_is_kept_for_the_check() {
+    let mut text = encode(&Options::default());
+    let at = text.find("\n[LevelOptions").expect("a level section");
+    text.insert_str(at, "\nmerge_operator=my.counter");
+    let stored = decode(&text).expect("decodes");
+    assert_eq!(stored.options.merge_operator, None);
+    assert_eq!(stored.merge_operator.as_deref(), Some("my.counter"));
+    let counter: std::sync::Arc<dyn crate::MergeOperator> = std::sync::Arc::new(crate::merge::U64Add);
+    let e = check_compatible(
+        Some(&stored),
+        &Options::default().with_merge_operator(Some(counter)),
+        None,
+    )
+    .expect_err("another operator");
+    assert!(e.to_string().contains("my.counter"), "{e}");
+    check_compatible(Some(&stored), &Options::default(), None).expect("no operator is fine");
+}
+
 #[test]
 fn default_options_name_every_field_once() {
     let text = encode(&Options::default());
@@ -231,8 +283,16 @@ fn options() -> impl Strategy<Value = Options> {
             .prop_map(|(p, t)| DbPath::new(p.trim_start(), t)),
         0..4,
     );
-    (sizes, triggers, policies, (any::<bool>(), paths)).prop_map(|(s, t, p, (pipelined, paths))| {
+    let merge = prop_oneof![
+        Just(None),
+        Just(Some(std::sync::Arc::new(crate::merge::U64Add) as std::sync::Arc<dyn crate::MergeOperator>)),
+        Just(Some(std::sync::Arc::new(crate::merge::Max) as std::sync::Arc<dyn crate::MergeOperator>)),
+        proptest::collection::vec(any::<u8>(), 0..4)
+            .prop_map(|sep| Some(std::sync::Arc::new(crate::merge::Append::new(&sep)) as std::sync::Arc<dyn crate::MergeOperator>)),
+    ];
+    (sizes, triggers, policies, (any::<bool>(), paths, merge)).prop_map(|(s, t, p, (pipelined, paths, merge))| {
         Options::default()
+            .with_merge_operator(merge)
             .with_create_if_missing(s.0)
             .with_error_if_exists(s.1)
             .with_write_buffer_size(s.2)

@@ -16,12 +16,19 @@
 //! holds a single entry (`crate::limits` invariant 2). The second rule never fires for
 //! entries within the write limits and a `block_size` of at most 16 MiB, so it changes
 //! no table written before it.
+//!
+//! Range tombstones ([`TableBuilder::set_range_dels`]) go to a range-deletion block
+//! after the properties' inputs are known; a table with one is written as format
+//! version 2 and its smallest and largest keys cover the tombstones too (the largest
+//! as `(end, MAX_SEQUENCE, RangeDelete)`, which sorts before every real entry of
+//! `end`, since `end` is exclusive).
 
 use super::block::{max_add_growth, BlockBuilder};
 use super::compression::{seal_block, BLOCK_TRAILER_LEN, MAX_BLOCK_LEN};
 use super::filter::FilterBuilder;
-use super::footer::{BlockHandle, Footer, FORMAT_VERSION};
-use super::{properties, TableOptions, TableProperties};
+use super::footer::{BlockHandle, Footer, FORMAT_VERSION, FORMAT_VERSION_RANGE_DEL};
+use super::{properties, range_del_block, TableOptions, TableProperties};
+use crate::range_del::Fragments;
 use crate::env::WritableFile;
 use crate::error::{Error, Result};
 use crate::key::{self, compare_internal, pack_trailer, ValueKind, KIND_SEEK, MAX_SEQUENCE};
@@ -44,6 +51,8 @@ pub struct TableBuilder {
     scratch: Vec<u8>,
     /// Set once a write failed: the file is unusable and later calls fail.
     failed: bool,
+    /// The table's range tombstones, already cut to its key range by the caller.
+    range_dels: Fragments,
 }
 
 /// The file plus the running offset and a reusable buffer for sealed blocks.
@@ -91,6 +100,7 @@ impl TableBuilder {
             },
             scratch: Vec::new(),
             failed: false,
+            range_dels: Fragments::default(),
             opts,
         }
     }
@@ -157,6 +167,12 @@ impl TableBuilder {
         Ok(())
     }
 
+    /// Gives the table these range tombstones (replacing any given before). They are
+    /// written by [`TableBuilder::finish`].
+    pub fn set_range_dels(&mut self, frags: Fragments) {
+        self.range_dels = frags;
+    }
+
     /// Bytes written so far plus the current (unfinished) data block.
     pub fn estimated_size(&self) -> u64 {
         self.out.offset + self.data_block.size_estimate() as u64
@@ -191,25 +207,60 @@ impl TableBuilder {
             .out
             .write(self.index_block.finish(), Compression::None)?;
         self.props.index_size = n;
-        if self.props.num_entries == 0 {
+        self.props.largest_key = std::mem::take(&mut self.last_key);
+        let format_version = self.write_range_dels()?;
+        if self.props.num_entries == 0 && self.props.num_range_deletions == 0 {
             self.props.smallest_seqno = 0;
         }
-        self.props.largest_key = std::mem::take(&mut self.last_key);
         let props_raw = properties::encode(&self.props, self.opts.compression);
         let (properties, _) = self.out.write(&props_raw, Compression::None)?;
         let footer = Footer {
             filter,
             index,
             properties,
-            format_version: FORMAT_VERSION,
+            format_version,
         };
         let footer = footer.encode();
         self.out.file.append(&footer)?;
         self.out.offset += footer.len() as u64;
         self.out.file.sync()?;
         self.props.file_size = self.out.offset;
-        self.props.format_version = FORMAT_VERSION;
+        self.props.format_version = format_version;
         Ok(self.props)
+    }
+
+    /// Writes the range-deletion block, if there are tombstones, and widens the
+    /// properties to cover them. Returns the table's format version.
+    fn write_range_dels(&mut self) -> Result<u32> {
+        let frags = std::mem::take(&mut self.range_dels);
+        let (Some(first), Some(last)) = (frags.fragments().first(), frags.fragments().last())
+        else {
+            return Ok(FORMAT_VERSION);
+        };
+        let (handle, _) = self
+            .out
+            .write(&range_del_block::encode(&frags)?, Compression::None)?;
+        let p = &mut self.props;
+        p.range_del_block = Some(handle);
+        p.num_range_deletions = frags.len() as u64;
+        for f in frags.fragments() {
+            for &s in &f.seqs {
+                p.smallest_seqno = p.smallest_seqno.min(s);
+                p.largest_seqno = p.largest_seqno.max(s);
+            }
+        }
+        let mut lo = Vec::new();
+        let newest = first.seqs.first().copied().unwrap_or(0);
+        key::append_internal_key(&mut lo, &first.start, newest, ValueKind::RangeDelete);
+        if p.num_entries == 0 || compare_internal(&lo, &p.smallest_key) == Ordering::Less {
+            p.smallest_key = lo;
+        }
+        let mut hi = Vec::new();
+        key::append_internal_key(&mut hi, &last.end, MAX_SEQUENCE, ValueKind::RangeDelete);
+        if p.num_entries == 0 || compare_internal(&hi, &p.largest_key) == Ordering::Greater {
+            p.largest_key = hi;
+        }
+        Ok(FORMAT_VERSION_RANGE_DEL)
     }
 
     /// Adds the index entry `self.scratch -> handle`.

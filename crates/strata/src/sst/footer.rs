@@ -9,7 +9,7 @@
 //!  0  filter handle      offset u64, size u64   (size 0: the table has no filter)
 //! 16  index handle       offset u64, size u64
 //! 32  properties handle  offset u64, size u64
-//! 48  format_version     u32 (= 1)
+//! 48  format_version     u32 (= 1; 2 for a table with a range-deletion block)
 //! 52  footer crc         u32 = mask_crc(crc32c(bytes 0..52))
 //! 56  magic              u64 = TABLE_MAGIC
 //! ```
@@ -31,8 +31,13 @@ pub const FOOTER_LEN: usize = 64;
 /// Magic number ending every table file (ASCII "STRATSST" read big-endian).
 pub const TABLE_MAGIC: u64 = 0x5354_5241_5453_5354;
 
-/// The format version this code writes and reads.
+/// The format version of a table without range tombstones: this code writes it for
+/// those and reads it.
 pub const FORMAT_VERSION: u32 = 1;
+
+/// The format version of a table with a range-deletion block (`sst::range_del_block`),
+/// located by its properties. The newest version this code reads.
+pub const FORMAT_VERSION_RANGE_DEL: u32 = 2;
 
 /// Where a block lives in the file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -74,7 +79,8 @@ pub struct Footer {
     pub index: BlockHandle,
     /// Properties block.
     pub properties: BlockHandle,
-    /// Format version (always [`FORMAT_VERSION`] after a successful decode).
+    /// Format version ([`FORMAT_VERSION`] or [`FORMAT_VERSION_RANGE_DEL`] after a
+    /// successful decode).
     pub format_version: u32,
 }
 
@@ -126,7 +132,7 @@ impl Footer {
         if crc32c::crc32c(covered) != unmask_crc(crc) {
             return Err("footer checksum mismatch");
         }
-        if version != FORMAT_VERSION {
+        if !(FORMAT_VERSION..=FORMAT_VERSION_RANGE_DEL).contains(&version) {
             return Err("unsupported table format version");
         }
         let limit = file_size.saturating_sub(FOOTER_LEN as u64);

@@ -7,7 +7,7 @@
 //! references a table, the database deletes its file; open handles keep working until
 //! dropped.
 //!
-//! # Format (format version 1)
+//! # Format (format version 1; version 2 adds the range-deletion block)
 //! ```text
 //! +--------------------+  offset 0
 //! | data block 0       |  entries with prefix-compressed internal keys  } each block:
@@ -19,6 +19,8 @@
 //! +--------------------+
 //! | index block        |  one entry per data block: separator key -> block handle
 //! +--------------------+
+//! | range-del block    |  format version 2 only: the table's range tombstones
+//! +--------------------+  (`range_del_block`), located by the properties
 //! | properties block   |  tagged table statistics
 //! +--------------------+
 //! | footer (64 bytes)  |  filter/index/properties handles, version, crc, magic
@@ -83,6 +85,7 @@ pub mod compression;
 pub mod filter;
 pub mod footer;
 pub mod properties;
+pub(crate) mod range_del_block;
 mod readahead;
 mod table;
 mod table_iter;
@@ -182,4 +185,9 @@ pub struct TableProperties {
     pub file_size: u64,
     /// Format version (from the footer).
     pub format_version: u32,
+    /// Range tombstones in the range-deletion block (one per fragment and sequence
+    /// number).
+    pub num_range_deletions: u64,
+    /// Where the range-deletion block is (format version 2), if the table has one.
+    pub range_del_block: Option<footer::BlockHandle>,
 }

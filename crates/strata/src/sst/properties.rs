@@ -16,6 +16,7 @@
 //! | 5 | raw_value_size | | 12 | largest_seqno |
 //! | 6 | data_size | | 13 | column_group |
 //! | 7 | index_size | | 14 | compression (block type code, see `compression`) |
+//! | 15 | range-deletion block handle (varint offset, varint size; format v2 only) | | 16 | num_range_deletions (v2 only) |
 //!
 //! # Invariants
 //! 1. Tags are append-only and 0 is never used. Readers skip unknown tags, so adding a
@@ -24,6 +25,7 @@
 //!    and the footer.
 
 use super::compression::{compression_code, compression_from_code};
+use super::footer::BlockHandle;
 use super::TableProperties;
 use crate::coding::{get_varint64, put_length_prefixed, put_varint32, put_varint64, Decoder};
 use crate::Compression;
@@ -53,6 +55,13 @@ pub fn encode(p: &TableProperties, compression: Compression) -> Vec<u8> {
     int(&mut out, 12, p.largest_seqno);
     int(&mut out, 13, u64::from(p.column_group));
     int(&mut out, 14, u64::from(compression_code(compression)));
+    if let Some(h) = p.range_del_block {
+        let mut val = Vec::with_capacity(20);
+        h.encode_to(&mut val);
+        put_varint32(&mut out, 15);
+        put_length_prefixed(&mut out, &val);
+        int(&mut out, 16, p.num_range_deletions);
+    }
     out
 }
 
@@ -98,6 +107,11 @@ pub fn decode(src: &[u8]) -> Result<(TableProperties, Compression), &'static str
                     .and_then(compression_from_code)
                     .ok_or("unknown compression code")?
             }
+            15 => {
+                p.range_del_block =
+                    Some(BlockHandle::decode(val).ok_or("malformed range-deletion handle")?)
+            }
+            16 => p.num_range_deletions = int()?,
             _ => {} // Added by a newer writer: skip (invariant 1).
         }
     }
@@ -126,9 +140,21 @@ mod tests {
             column_group: 7,
             file_size: 0,
             format_version: 0,
+            num_range_deletions: 0,
+            range_del_block: None,
         };
         let bytes = encode(&p, Compression::Zstd);
-        assert_eq!(decode(&bytes), Ok((p, Compression::Zstd)));
+        assert_eq!(decode(&bytes), Ok((p.clone(), Compression::Zstd)));
+        // Format version 2: the range-deletion block and its count.
+        let v2 = TableProperties {
+            num_range_deletions: 4,
+            range_del_block: Some(BlockHandle {
+                offset: 4096,
+                size: 77,
+            }),
+            ..p
+        };
+        assert_eq!(decode(&encode(&v2, Compression::None)), Ok((v2, Compression::None)));
         for cut in 0..bytes.len() {
             // Either a clean prefix of records or an error; never a panic.
             let _ = decode(&bytes[..cut]);

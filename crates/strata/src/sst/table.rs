@@ -16,7 +16,9 @@ use super::block::Block;
 use super::block_iter::BlockIter;
 use super::compression::unseal_block;
 use super::filter::BloomFilter;
-use super::footer::{BlockHandle, Footer, FOOTER_LEN};
+use super::footer::{BlockHandle, Footer, FOOTER_LEN, FORMAT_VERSION_RANGE_DEL};
+use super::range_del_block;
+use crate::range_del::Fragments;
 use super::readahead::Readahead;
 use super::table_iter::TableIterator;
 use super::{properties, TableProperties};
@@ -45,6 +47,8 @@ pub struct Table {
     index: Arc<Block>,
     filter: Option<BloomFilter>,
     props: TableProperties,
+    /// The range tombstones (format version 2), fragmented; `None` without any.
+    range_dels: Option<Fragments>,
     #[cfg_attr(
         not(feature = "internals"),
         allow(dead_code, reason = "read only by `Table::compression`, for `strata sst-dump`")
@@ -98,6 +102,20 @@ impl Table {
             .map_err(|r| Error::corruption(path, footer.properties.offset, r))?;
         props.file_size = size;
         props.format_version = footer.format_version;
+        let range_dels = match (footer.format_version >= FORMAT_VERSION_RANGE_DEL, props.range_del_block) {
+            (false, _) => None,
+            (true, None) => {
+                return Err(Error::corruption(
+                    path,
+                    footer.properties.offset,
+                    "format version 2 table without a range-deletion block",
+                ))
+            }
+            (true, Some(h)) => Some(
+                range_del_block::decode(read(h)?)
+                    .map_err(|r| Error::corruption(path, h.offset, r))?,
+            ),
+        };
         let t = Table {
             file,
             file_number,
@@ -107,6 +125,7 @@ impl Table {
             index: Arc::new(index),
             filter,
             props,
+            range_dels,
             compression,
         };
         if paranoid {
@@ -182,6 +201,11 @@ impl Table {
         out
     }
 
+    /// The table's range tombstones, if it has any.
+    pub fn range_dels(&self) -> Option<&Fragments> {
+        self.range_dels.as_ref()
+    }
+
     /// A two-level iterator over every entry; it keeps this table alive.
     pub fn iter(self: &Arc<Self>) -> TableIterator {
         TableIterator::new(Arc::clone(self), true)
@@ -226,6 +250,7 @@ impl Table {
             .filter
             .iter()
             .chain([&self.footer.index, &self.footer.properties])
+            .chain(self.props.range_del_block.iter())
         {
             self.read_contents(*h)?;
             checked += 1;

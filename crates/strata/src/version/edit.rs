@@ -46,6 +46,7 @@
 //! | 9       | `num_deletions`  | varint64                                   | yes      |
 //! | 10      | `column_group`   | varint32                                   | yes      |
 //! | 11      | virtual parents  | count: varint64, then count × varint64     | no: absent = [`FileKind::Real`] |
+//! | 12      | `num_range_deletions` | varint64, written only when > 0 (not safe to ignore: a reader that skipped it would ignore the file's range tombstones on iteration) | no: absent = 0 |
 //!
 //! Sub-tags with bit 6 (`0x40`, [`SUB_TAG_SAFE_TO_IGNORE`]) set may be skipped by a
 //! reader that does not know them; any other unknown sub-tag is an error. Retired
@@ -104,6 +105,7 @@ mod sub {
     pub const NUM_DELETIONS: u32 = 9;
     pub const COLUMN_GROUP: u32 = 10;
     pub const VIRTUAL_PARENTS: u32 = 11;
+    pub const NUM_RANGE_DELETIONS: u32 = 12;
 }
 
 /// The change from one version to the next.
@@ -264,6 +266,9 @@ fn encode_new_file(dst: &mut Vec<u8>, f: &FileMetaData) {
         }
         put_sub(dst, sub::VIRTUAL_PARENTS, &s);
     }
+    if f.num_range_deletions > 0 {
+        put_sub_u64(dst, &mut s, sub::NUM_RANGE_DELETIONS, f.num_range_deletions);
+    }
 }
 
 /// Decodes a value that must be exactly one varint.
@@ -316,6 +321,7 @@ fn decode_new_file(body: &[u8]) -> Result<FileMetaData, &'static str> {
     let (mut smallest_seqno, mut largest_seqno) = (None, None);
     let (mut num_entries, mut num_deletions, mut column_group) = (None, None, None);
     let mut kind = None;
+    let mut num_range_deletions = None;
     while !d.is_empty() {
         let t = d.varint32().ok_or("truncated new_file sub-tag")?;
         let v = d.length_prefixed().ok_or("truncated new_file sub-field")?;
@@ -336,6 +342,9 @@ fn decode_new_file(body: &[u8]) -> Result<FileMetaData, &'static str> {
                     parents: parents(v)?,
                 },
             )?,
+            sub::NUM_RANGE_DELETIONS => {
+                put_field(&mut num_range_deletions, exact_varint64(v)?)?
+            }
             0 => return Err("invalid new_file sub-tag 0"),
             t if t & SUB_TAG_SAFE_TO_IGNORE != 0 => {}
             _ => return Err("unknown new_file sub-tag"),
@@ -353,6 +362,7 @@ fn decode_new_file(body: &[u8]) -> Result<FileMetaData, &'static str> {
         num_deletions: num_deletions.ok_or("new_file lacks num_deletions")?,
         column_group: column_group.ok_or("new_file lacks column_group")?,
         kind: kind.unwrap_or(FileKind::Real),
+        num_range_deletions: num_range_deletions.unwrap_or(0),
     })
 }
 

@@ -49,6 +49,9 @@ pub struct FileMetaData {
     pub column_group: u32,
     /// Real or virtual.
     pub kind: FileKind,
+    /// Range tombstones in the file's range-deletion block (0: none; readers need
+    /// not open the file to collect them).
+    pub num_range_deletions: u64,
 }
 
 impl FileMetaData {
@@ -87,6 +90,7 @@ impl FileMetaData {
             num_deletions: 0,
             column_group: ALL_COLUMNS,
             kind: FileKind::Real,
+            num_range_deletions: 0,
         }
     }
 }

@@ -10,11 +10,14 @@
 //! 1. L0 is ordered newest first: by `largest_seqno` descending, then file number
 //!    descending. Reads probe L0 in this order, so a newer version of a key is found
 //!    before an older one even though L0 files overlap.
-//! 2. In L1 and below, files are sorted by smallest key and do not overlap *by user
-//!    key*: `largest_user_key(f[i]) < smallest_user_key(f[i+1])`. So at most one file
-//!    per level can hold a user key, and a compaction never has to widen its inputs to
-//!    keep all versions of a user key together. (The compaction job must therefore cut
-//!    output files only between user keys.)
+//! 2. In L1 and below, files are sorted by smallest key and do not overlap:
+//!    `largest(f[i]) < smallest(f[i+1])` in internal-key order, and no user key has
+//!    *entries* in two files. So at most one file per level holds a user key's
+//!    entries, and a compaction never has to widen its inputs to keep all versions of
+//!    a user key together. (The compaction job must therefore cut output files only
+//!    between user keys.) The one shared user key allowed: a file whose range
+//!    tombstones end at `k` has the largest key `(k, MAX_SEQUENCE, RangeDelete)`, a
+//!    bound below every entry of `k`, and the next file may start at `k`.
 //! 3. Every file has `smallest <= largest` (internal-key order).
 //! 4. A file number appears at most once in the whole version.
 //!
@@ -268,7 +271,10 @@ impl Version {
                             a.number, b.number
                         ));
                     }
-                } else if a.largest_user_key() >= b.smallest_user_key() {
+                } else if compare_internal(&a.largest, &b.smallest) != Ordering::Less {
+                    // Internal keys, not user keys: a file whose range tombstones end
+                    // at `k` has the largest key `(k, MAX_SEQUENCE, RangeDelete)`,
+                    // below every entry of `k` that the next file may start with.
                     return Err(format!(
                         "L{level} files {} and {} overlap or are out of order",
                         a.number, b.number

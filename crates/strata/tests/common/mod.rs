@@ -9,14 +9,54 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
 use strata::env::FaultFs;
+use strata::merge::{Append, MergeError};
 use strata::{
-    Db, DbBuilder, ErrorKind, Options, ReadOptions, Snapshot, Transaction, TransactionOptions,
-    WriteBatch, WriteOptions,
+    Db, DbBuilder, ErrorKind, MergeOperator, Options, ReadOptions, Snapshot, Transaction,
+    TransactionOptions, WriteBatch, WriteOptions,
 };
 
-/// Options that make flushes and compactions happen every few operations.
+/// The merge operator of the random workloads: append with `,`. Order-sensitive, so a
+/// chain folded or resolved in the wrong order shows.
+pub fn append_operator() -> Arc<dyn MergeOperator> {
+    Arc::new(Append::new(b","))
+}
+
+/// [`append_operator`]'s meaning without the associative fast path: no partial merge,
+/// so compaction must keep operands it cannot fold into a base.
+#[derive(Debug)]
+pub struct AppendNoPartial;
+
+impl MergeOperator for AppendNoPartial {
+    fn name(&self) -> &str {
+        "test.append-no-partial"
+    }
+
+    fn full_merge(
+        &self,
+        _key: &[u8],
+        existing: Option<&[u8]>,
+        operands: &[&[u8]],
+    ) -> Result<Vec<u8>, MergeError> {
+        let mut parts: Vec<&[u8]> = existing.into_iter().collect();
+        parts.extend_from_slice(operands);
+        Ok(parts.join(&b","[..]))
+    }
+}
+
+/// The model of [`append_operator`]: `key`'s value after a merge of `operand`.
+pub fn model_merge(map: &mut ModelMap, key: &[u8], operand: &[u8]) {
+    let v = match map.get(key) {
+        Some(old) => [old.as_slice(), b",", operand].concat(),
+        None => operand.to_vec(),
+    };
+    map.insert(key.to_vec(), v);
+}
+
+/// Options that make flushes and compactions happen every few operations, with
+/// [`append_operator`] as the merge operator.
 pub fn tiny_options() -> Options {
     Options::default()
+        .with_merge_operator(Some(append_operator()))
         .with_write_buffer_size(4096)
         .with_target_file_size_base(2048)
         .with_max_bytes_for_level_base(8192)
@@ -90,7 +130,11 @@ pub fn on(fs: &FaultFs) -> DbBuilder {
 pub enum Op {
     Put(Vec<u8>, Vec<u8>),
     Delete(Vec<u8>),
-    Batch(Vec<(Vec<u8>, Option<Vec<u8>>)>),
+    /// A merge operand for the key ([`append_operator`]).
+    Merge(Vec<u8>, Vec<u8>),
+    /// Delete every key in `[start, end)`.
+    DeleteRange(Vec<u8>, Vec<u8>),
+    Batch(Vec<Update>),
     TakeSnapshot,
     ReleaseSnapshot(usize),
     Get(Vec<u8>, Option<usize>),
@@ -131,6 +175,29 @@ pub enum TxnStep {
     Flush,
 }
 
+/// One update of a batch.
+#[derive(Clone, Debug)]
+pub enum Update {
+    Put(Vec<u8>, Vec<u8>),
+    Delete(Vec<u8>),
+    Merge(Vec<u8>, Vec<u8>),
+    DeleteRange(Vec<u8>, Vec<u8>),
+}
+
+/// A random range of at most `span` keys out of `keys`, as `[start, end)`.
+fn random_range(rng: &mut StdRng, keys: u32, span: u32) -> (Vec<u8>, Vec<u8>) {
+    let a = rng.random_range(0..keys);
+    let b = (a + rng.random_range(0..=span)).min(keys);
+    (key(a), key(b))
+}
+
+/// The model of a range deletion.
+pub fn model_delete_range(map: &mut ModelMap, start: &[u8], end: &[u8]) {
+    if start < end {
+        map.retain(|k, _| !(start <= k.as_slice() && k.as_slice() < end));
+    }
+}
+
 pub fn key(i: u32) -> Vec<u8> {
     format!("key{i:05}").into_bytes()
 }
@@ -148,19 +215,28 @@ pub fn random_ops(seed: u64, n: usize, keys: u32, allow_reopen: bool) -> Vec<Op>
     for i in 0..n {
         let k = key(rng.random_range(0..keys));
         let op = match rng.random_range(0..100u32) {
-            0..=35 => Op::Put(k, value(&mut rng, i)),
-            36..=39 => random_txn(&mut rng, i, keys, &value),
-            40..=49 => Op::Delete(k),
+            0..=27 => Op::Put(k, value(&mut rng, i)),
+            28..=31 => random_txn(&mut rng, i, keys, &value),
+            32..=40 => Op::Merge(k, format!("m{i}").into_bytes()),
+            41..=46 => Op::Delete(k),
+            47..=49 => {
+                let (a, b) = random_range(&mut rng, keys, 12);
+                Op::DeleteRange(a, b)
+            }
             50..=57 => {
                 let m = rng.random_range(1..8usize);
                 Op::Batch(
                     (0..m)
                         .map(|_| {
                             let k = key(rng.random_range(0..keys));
-                            if rng.random_bool(0.7) {
-                                (k, Some(value(&mut rng, i)))
-                            } else {
-                                (k, None)
+                            match rng.random_range(0..20u32) {
+                                0..=11 => Update::Put(k, value(&mut rng, i)),
+                                12..=15 => Update::Merge(k, format!("b{i}").into_bytes()),
+                                16..=18 => Update::Delete(k),
+                                _ => {
+                                    let (a, b) = random_range(&mut rng, keys, 6);
+                                    Update::DeleteRange(a, b)
+                                }
                             }
                         })
                         .collect(),
@@ -328,6 +404,11 @@ pub fn scan(
     }
 }
 
+/// Bytes of the live tables, all levels.
+pub fn table_bytes(db: &Db) -> u64 {
+    db.stats().levels.iter().map(|l| l.size).sum()
+}
+
 /// Runs a scan on the engine with bounds given as ReadOptions.
 pub fn db_scan(
     db: &strata::Db,
@@ -463,17 +544,35 @@ pub fn run_ops(
                 d.delete(&wo, k).unwrap_or_else(|e| panic!("{}: {e}", at()));
                 model.map.remove(k);
             }
+            Op::Merge(k, v) => {
+                d.merge(&wo, k, v)
+                    .unwrap_or_else(|e| panic!("{}: {e}", at()));
+                model_merge(&mut model.map, k, v);
+            }
+            Op::DeleteRange(a, b) => {
+                d.delete_range(&wo, a, b)
+                    .unwrap_or_else(|e| panic!("{}: {e}", at()));
+                model_delete_range(&mut model.map, a, b);
+            }
             Op::Batch(items) => {
                 let mut b = WriteBatch::new();
-                for (k, v) in items {
-                    match v {
-                        Some(v) => {
+                for item in items {
+                    match item {
+                        Update::Put(k, v) => {
                             b.put(k, v);
                             model.map.insert(k.clone(), v.clone());
                         }
-                        None => {
+                        Update::Delete(k) => {
                             b.delete(k);
                             model.map.remove(k);
+                        }
+                        Update::Merge(k, v) => {
+                            b.merge(k, v);
+                            model_merge(&mut model.map, k, v);
+                        }
+                        Update::DeleteRange(s, e) => {
+                            b.delete_range(s, e);
+                            model_delete_range(&mut model.map, s, e);
                         }
                     }
                 }

@@ -34,6 +34,7 @@ fn context<'a>(vs: &'a VersionSet, cache: &'a TableCache) -> JobContext<'a> {
         versions: vs,
         table_cache: cache,
         snapshots: Vec::new(),
+        merge_operator: None,
     }
 }
 

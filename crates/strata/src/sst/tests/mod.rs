@@ -76,11 +76,21 @@ pub(super) fn build(
     entries: &[(Vec<u8>, Vec<u8>)],
     opts: &TableOptions,
 ) -> (Vec<u8>, TableProperties) {
+    build_with_range_dels(entries, opts, crate::range_del::Fragments::default())
+}
+
+/// [`build`] with range tombstones.
+pub(super) fn build_with_range_dels(
+    entries: &[(Vec<u8>, Vec<u8>)],
+    opts: &TableOptions,
+    range_dels: crate::range_del::Fragments,
+) -> (Vec<u8>, TableProperties) {
     let buf = Arc::new(Mutex::new(Vec::new()));
     let mut b = TableBuilder::new(Box::new(MemWritable(Arc::clone(&buf))), opts.clone());
     for (k, v) in entries {
         b.add(k, v).expect("add");
     }
+    b.set_range_dels(range_dels);
     let props = b.finish().expect("finish");
     assert_eq!(props.num_entries, entries.len() as u64);
     let bytes = std::mem::take(&mut *buf.lock());

@@ -270,6 +270,7 @@ fn cached_table(capacity: usize) -> CachedTable {
         num_deletions: props.num_deletions,
         column_group: 0,
         kind: Default::default(),
+        num_range_deletions: props.num_range_deletions,
     };
     CachedTable {
         dir,

@@ -17,6 +17,7 @@ fn file(number: u64, kind: FileKind) -> FileMetaData {
         num_deletions: 7,
         column_group: 2,
         kind,
+        num_range_deletions: 0,
     }
 }
 
@@ -113,7 +114,7 @@ fn skips_safe_to_ignore_tags_and_sub_tags() {
 
     // A future new-file sub-field marked safe to ignore, and one that is not.
     let f = file(44, FileKind::Real);
-    for (sub_tag, ok) in [(SUB_TAG_SAFE_TO_IGNORE | 1, true), (12, false)] {
+    for (sub_tag, ok) in [(SUB_TAG_SAFE_TO_IGNORE | 1, true), (13, false)] {
         let mut body = Vec::new();
         encode_new_file(&mut body, &f);
         put_varint32(&mut body, sub_tag);
@@ -214,6 +215,8 @@ fn arb_file() -> impl Strategy<Value = FileMetaData> {
                         Some(parents) => FileKind::Virtual { parents },
                         None => FileKind::Real,
                     },
+                    // Exercised: the new sub-tag (absent when 0) round-trips.
+                    num_range_deletions: nd % 3,
                 }
             },
         )

@@ -22,6 +22,7 @@ fn meta(number: u64, lo: &str, hi: &str) -> FileMetaData {
         num_deletions: 1,
         column_group: 0,
         kind: FileKind::Real,
+        num_range_deletions: 0,
     }
 }
 

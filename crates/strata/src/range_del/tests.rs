@@ -1,0 +1,115 @@
+//! Fragments against a naive model: every query answered by scanning all tombstones.
+
+use super::*;
+use proptest::prelude::*;
+
+use RangeTombstone as R;
+
+fn t(start: &str, end: &str, seq: u64) -> RangeTombstone {
+    R::of(start, end, seq)
+}
+
+#[test]
+fn overlapping_tombstones_fragment_at_every_boundary() {
+    let f = Fragments::new(&[t("a", "m", 5), t("f", "z", 9), t("q", "r", 2)]);
+    let got: Vec<(String, String, Vec<u64>)> = f
+        .fragments()
+        .iter()
+        .map(|f| {
+            (
+                String::from_utf8(f.start.clone()).unwrap(),
+                String::from_utf8(f.end.clone()).unwrap(),
+                f.seqs.clone(),
+            )
+        })
+        .collect();
+    let s = |a: &str, b: &str, v: &[u64]| (a.to_string(), b.to_string(), v.to_vec());
+    assert_eq!(
+        got,
+        vec![
+            s("a", "f", &[5]),
+            s("f", "m", &[9, 5]),
+            s("m", "q", &[9]),
+            s("q", "r", &[9, 2]),
+            s("r", "z", &[9]),
+        ]
+    );
+    assert_eq!(f.max_covering(b"g", 100), 9);
+    assert_eq!(f.max_covering(b"g", 8), 5);
+    assert_eq!(f.max_covering(b"g", 4), 0);
+    assert_eq!(f.max_covering(b"z", 100), 0, "end is exclusive");
+    assert_eq!(f.max_covering(b"a", 100), 5, "start is inclusive");
+    assert!(f.covers_within(b"g", 4, Some(5)));
+    assert!(!f.covers_within(b"g", 5, Some(8)));
+    assert!(f.covers_within(b"g", 5, None));
+    assert_eq!(f.len(), 7);
+    assert!(Fragments::new(&[t("b", "b", 3), t("c", "a", 4)]).is_empty());
+}
+
+fn model_max(ts: &[RangeTombstone], key: &[u8], read: u64) -> u64 {
+    ts.iter()
+        .filter(|t| t.start.as_slice() <= key && key < t.end.as_slice() && t.seq <= read)
+        .map(|t| t.seq)
+        .max()
+        .unwrap_or(0)
+}
+
+fn key() -> impl Strategy<Value = Vec<u8>> {
+    proptest::collection::vec(b'a'..=b'e', 0..3)
+}
+
+proptest! {
+    #[test]
+    fn fragments_answer_as_the_tombstones_do(
+        raw in proptest::collection::vec((key(), key(), 1u64..40), 0..12),
+        probes in proptest::collection::vec((key(), 0u64..45, proptest::option::of(0u64..45)), 1..30),
+    ) {
+        // Unique sequence numbers, as the engine assigns them.
+        let ts: Vec<RangeTombstone> = raw
+            .into_iter()
+            .enumerate()
+            .map(|(i, (a, b, s))| RangeTombstone { start: a, end: b, seq: s * 16 + i as u64 })
+            .collect();
+        let f = Fragments::new(&ts);
+        for w in f.fragments().windows(2) {
+            prop_assert!(w[0].end <= w[1].start, "disjoint and sorted");
+        }
+        for fr in f.fragments() {
+            prop_assert!(fr.start < fr.end);
+            prop_assert!(fr.seqs.windows(2).all(|w| w[0] > w[1]));
+        }
+        for (k, read, upper) in probes {
+            let read = read * 16;
+            prop_assert_eq!(f.max_covering(&k, read), model_max(&ts, &k, read));
+            let upper = upper.map(|u| u * 16);
+            let want = ts.iter().any(|t| {
+                t.start.as_slice() <= k.as_slice() && k.as_slice() < t.end.as_slice()
+                    && t.seq > read && upper.is_none_or(|u| t.seq <= u)
+            });
+            prop_assert_eq!(f.covers_within(&k, read, upper), want);
+        }
+        // Re-fragmenting the stored tombstones changes nothing.
+        let again = Fragments::new(&f.tombstones().collect::<Vec<_>>());
+        prop_assert_eq!(again, f);
+    }
+}
+
+#[test]
+fn clipping_keeps_the_part_inside() {
+    let f = Fragments::new(&[t("b", "m", 5), t("f", "z", 9)]);
+    let c = f.clip(Some(b"d"), Some(b"g"));
+    assert_eq!(
+        c.tombstones().collect::<Vec<_>>(),
+        vec![t("d", "f", 5), t("f", "g", 9), t("f", "g", 5)]
+    );
+    assert!(f.clip(Some(b"z"), None).is_empty());
+    assert!(f.clip(None, Some(b"b")).is_empty());
+    assert_eq!(f.clip(None, None), f);
+    // Adjacent pieces left with the same sequence numbers are not re-merged: the
+    // same coverage, in two fragments.
+    let newest = f.retain_seqs(|_, s| s == 9);
+    assert_eq!(
+        newest.tombstones().collect::<Vec<_>>(),
+        vec![t("f", "m", 9), t("m", "z", 9)]
+    );
+}
