@@ -88,6 +88,7 @@ pub fn run(
             let (r, el) = run_parallel(label, threads, writes, |tid, p| ctx.write(b, tid, p))?;
             let note = ctx
                 .conflicts()
+                .filter(|_| in_transactions(b))
                 .map(|c| format!("(transactions: {c} conflicts retried)"));
             merged(r, el.as_secs_f64(), note)
         }
@@ -145,6 +146,16 @@ pub fn run(
         Benchmark::Stats => return Ok(None),
     };
     Ok(Some(outcome))
+}
+
+/// True iff `--transaction_db` runs `b`'s writes as transactions (the fills; also
+/// readrandomwriterandom, in its own loop): puts, the kind every engine's transaction
+/// takes.
+fn in_transactions(b: Benchmark) -> bool {
+    matches!(
+        b,
+        Benchmark::Fillseq | Benchmark::Fillrandom | Benchmark::Overwrite
+    )
 }
 
 fn merged(parts: Vec<OpStats>, seconds: f64, note: Option<String>) -> Outcome {
@@ -256,7 +267,7 @@ impl Ctx<'_> {
         let fmt = a.key_format();
         let batch = a.batch_size;
         // With --transaction_db each write (one batch) is a transaction.
-        let txn = a.engine.transaction_db && b != Benchmark::Deleterandom;
+        let txn = a.engine.transaction_db && in_transactions(b);
         let mut keys: Vec<Vec<u8>> = vec![Vec::with_capacity(a.key_size); batch];
         let mut vals: Vec<Vec<u8>> = vec![Vec::new(); if batch > 1 || txn { batch } else { 0 }];
         let mut stats = OpStats::default();

@@ -20,10 +20,10 @@ use crate::error::{CliError, Result};
 use rocksdb::merge_operator::MergeOperands;
 use rocksdb::statistics::Ticker;
 use rocksdb::{
-    BlockBasedOptions, Cache, CompactionPri, DBAccess, DBCompressionType, DBPath,
-    DBRawIteratorWithThreadMode, DBRecoveryMode, OptimisticTransactionDB,
+    BlockBasedOptions, Cache, ColumnFamilyDescriptor, CompactionPri, DBAccess, DBCompressionType,
+    DBPath, DBRawIteratorWithThreadMode, DBRecoveryMode, OptimisticTransactionDB,
     OptimisticTransactionOptions, Options, ReadOptions, WaitForCompactOptions,
-    WriteBatchWithTransaction, WriteOptions, DB,
+    WriteBatchWithTransaction, WriteOptions, DB, DEFAULT_COLUMN_FAMILY_NAME,
 };
 use strata::merge::U64Add;
 
@@ -170,7 +170,14 @@ impl RocksEngine {
         o.set_block_based_table_factory(&t);
 
         let db = if flags.transaction_db {
-            Handle::Optimistic(OptimisticTransactionDB::open(&o, &flags.db)?)
+            // With the default family named, so that `delete_range` can address it
+            // (the transactional handle has no family-less range deletion).
+            let default = ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, o.clone());
+            Handle::Optimistic(OptimisticTransactionDB::open_cf_descriptors(
+                &o,
+                &flags.db,
+                [default],
+            )?)
         } else {
             Handle::Plain(DB::open(&o, &flags.db)?)
         };
@@ -230,7 +237,7 @@ impl KvEngine for RocksEngine {
             }
             Handle::Optimistic(db) => {
                 let cf = db
-                    .cf_handle(rocksdb::DEFAULT_COLUMN_FAMILY_NAME)
+                    .cf_handle(DEFAULT_COLUMN_FAMILY_NAME)
                     .ok_or_else(|| CliError::Usage("rocksdb: no default column family".into()))?;
                 Ok(db.delete_range_cf_opt(cf, start, end, &self.wo)?)
             }
