@@ -268,7 +268,71 @@ fn failed_current_rename_poisons() {
 /// One attempted write: its updates (value `None` = delete) and whether it synced.
 #[derive(Clone, Debug)]
 struct Attempt {
-    items: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    items: Vec<Item>,
+}
+
+/// One update of an attempted write.
+#[derive(Clone, Debug)]
+enum Item {
+    /// `Some(v)`: put; `None`: delete.
+    Set(Vec<u8>, Option<Vec<u8>>),
+    /// A merge operand ([`common::append_operator`]).
+    Merge(Vec<u8>, Vec<u8>),
+    /// Delete `[start, end)`.
+    DeleteRange(Vec<u8>, Vec<u8>),
+}
+
+impl Item {
+    fn put(k: Vec<u8>, v: Vec<u8>) -> Item {
+        Item::Set(k, Some(v))
+    }
+
+    fn delete(k: Vec<u8>) -> Item {
+        Item::Set(k, None)
+    }
+
+    fn add_to(&self, b: &mut WriteBatch) {
+        match self {
+            Item::Set(k, Some(v)) => b.put(k, v),
+            Item::Set(k, None) => b.delete(k),
+            Item::Merge(k, v) => b.merge(k, v),
+            Item::DeleteRange(a, e) => b.delete_range(a, e),
+        }
+    }
+
+    /// Applies the item to `model`; returns the keys whose value may have changed.
+    fn apply(&self, model: &mut BTreeMap<Vec<u8>, Vec<u8>>) -> Vec<Vec<u8>> {
+        match self {
+            Item::Set(k, Some(v)) => {
+                model.insert(k.clone(), v.clone());
+                vec![k.clone()]
+            }
+            Item::Set(k, None) => {
+                model.remove(k);
+                vec![k.clone()]
+            }
+            Item::Merge(k, v) => {
+                common::model_merge(model, k, v);
+                vec![k.clone()]
+            }
+            Item::DeleteRange(a, e) => {
+                let gone: Vec<Vec<u8>> = model
+                    .range::<Vec<u8>, _>(a..e)
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                common::model_delete_range(model, a, e);
+                gone
+            }
+        }
+    }
+
+    /// The key a point read should check, if the item names one.
+    fn point_key(&self) -> Option<&Vec<u8>> {
+        match self {
+            Item::Set(k, _) | Item::Merge(k, _) => Some(k),
+            Item::DeleteRange(..) => None,
+        }
+    }
 }
 
 /// Writes in the order they were issued, and how far they are known durable.
@@ -337,19 +401,11 @@ impl Recorder {
         Stop
     }
 
-    fn write(
-        &mut self,
-        db: &Db,
-        items: Vec<(Vec<u8>, Option<Vec<u8>>)>,
-        sync: bool,
-    ) -> Result<(), Stop> {
+    fn write(&mut self, db: &Db, items: Vec<Item>, sync: bool) -> Result<(), Stop> {
         self.maybe_cut()?;
         let mut b = WriteBatch::new();
-        for (k, v) in &items {
-            match v {
-                Some(v) => b.put(k, v),
-                None => b.delete(k),
-            }
+        for item in &items {
+            item.add_to(&mut b);
         }
         self.attempts.push(Attempt { items });
         match db.write(&WriteOptions::default().with_sync(sync), b) {
@@ -365,7 +421,7 @@ impl Recorder {
     }
 
     fn put(&mut self, db: &Db, k: Vec<u8>, v: Vec<u8>, sync: bool) -> Result<(), Stop> {
-        self.write(db, vec![(k, Some(v))], sync)
+        self.write(db, vec![Item::put(k, v)], sync)
     }
 
     fn flush(&mut self, db: &Db) -> Result<(), Stop> {
@@ -412,10 +468,10 @@ fn run_sync_flush(db: &Db, r: &mut Recorder) -> Result<(), Stop> {
     for n in 0..90usize {
         let i = (n * 7 % 37) as u32;
         if n % 11 == 5 {
-            r.write(db, vec![(key(i), None)], n % 2 == 0)?;
+            r.write(db, vec![Item::delete(key(i))], n % 2 == 0)?;
         } else if n % 9 == 4 {
             let items = (0..4u32)
-                .map(|j| (key(i + j), Some(value("b", n, i + j, 20))))
+                .map(|j| Item::put(key(i + j), value("b", n, i + j, 20)))
                 .collect();
             r.write(db, items, true)?;
         } else {
@@ -433,7 +489,7 @@ fn run_compactions(db: &Db, r: &mut Recorder) -> Result<(), Stop> {
     for n in 0..420usize {
         let i = (n * 13 % 150) as u32;
         if n % 17 == 3 {
-            r.write(db, vec![(key(i), None)], false)?;
+            r.write(db, vec![Item::delete(key(i))], false)?;
         } else {
             r.put(db, key(i), value("c", n, i, 90), n % 10 == 0)?;
         }
@@ -476,6 +532,34 @@ fn run_after_recovery(db: &Db, r: &mut Recorder) -> Result<(), Stop> {
     Ok(())
 }
 
+/// (f) Merges and range deletions (single and in batches) through tiny memtables:
+/// operands folded by flushes and compactions, tombstones in the WAL, in L0 and cut at
+/// compaction outputs, tables of tombstones only.
+fn run_merges_and_ranges(db: &Db, r: &mut Recorder) -> Result<(), Stop> {
+    for n in 0..300usize {
+        let i = (n * 11 % 120) as u32;
+        let item = match n % 10 {
+            0..=3 => Item::Merge(key(i), format!("m{n}").into_bytes()),
+            4 => Item::DeleteRange(key(i), key(i + (n % 7) as u32)),
+            5 => {
+                let items = vec![
+                    Item::Merge(key(i), format!("b{n}").into_bytes()),
+                    Item::DeleteRange(key(i + 1), key(i + 4)),
+                    Item::put(key(i + 2), value("r", n, i, 10)),
+                ];
+                r.write(db, items, n % 4 == 1)?;
+                continue;
+            }
+            _ => Item::put(key(i), value("p", n, i, 60)),
+        };
+        r.write(db, vec![item], n % 6 == 0)?;
+        if n % 100 == 99 {
+            r.flush(db)?;
+        }
+    }
+    r.compact(db)
+}
+
 fn scenarios() -> Vec<Scenario> {
     vec![
         Scenario {
@@ -507,6 +591,12 @@ fn scenarios() -> Vec<Scenario> {
             opts: three_data_paths,
             setup: None,
             run: run_compactions,
+        },
+        Scenario {
+            name: "merges_and_ranges",
+            opts: tiny_options,
+            setup: None,
+            run: run_merges_and_ranges,
         },
     ]
 }
@@ -541,7 +631,7 @@ fn check_recovered(ctx: &str, db: &Db, base: &BTreeMap<Vec<u8>, Vec<u8>>, r: &Re
     let touched: BTreeSet<&Vec<u8>> = r
         .attempts
         .iter()
-        .flat_map(|a| a.items.iter().map(|(k, _)| k))
+        .flat_map(|a| a.items.iter().filter_map(Item::point_key))
         .collect();
     for k in &touched {
         let v = db
@@ -568,15 +658,13 @@ fn check_recovered(ctx: &str, db: &Db, base: &BTreeMap<Vec<u8>, Vec<u8>>, r: &Re
             best = best.min((diff.len(), p));
         }
         if let Some(a) = r.attempts.get(p) {
-            for (k, v) in &a.items {
-                match v {
-                    Some(v) => model.insert(k.clone(), v.clone()),
-                    None => model.remove(k),
-                };
-                if model.get(k) == got.get(k) {
-                    diff.remove(k);
-                } else {
-                    diff.insert(k.clone());
+            for item in &a.items {
+                for k in item.apply(&mut model) {
+                    if model.get(&k) == got.get(&k) {
+                        diff.remove(&k);
+                    } else {
+                        diff.insert(k);
+                    }
                 }
             }
         }
@@ -585,11 +673,8 @@ fn check_recovered(ctx: &str, db: &Db, base: &BTreeMap<Vec<u8>, Vec<u8>>, r: &Re
         // Describe the closest prefix for the report.
         let mut model = base.clone();
         for a in r.attempts.iter().take(best.1) {
-            for (k, v) in &a.items {
-                match v {
-                    Some(v) => model.insert(k.clone(), v.clone()),
-                    None => model.remove(k),
-                };
+            for item in &a.items {
+                item.apply(&mut model);
             }
         }
         let show = |m: Option<&Vec<u8>>| m.map(|v| String::from_utf8_lossy(v).into_owned());
@@ -646,11 +731,8 @@ fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tal
     }
     let mut base = BTreeMap::new();
     for a in &r.attempts {
-        for (k, v) in &a.items {
-            match v {
-                Some(v) => base.insert(k.clone(), v.clone()),
-                None => base.remove(k),
-            };
+        for item in &a.items {
+            item.apply(&mut base);
         }
     }
     // The base state is durable: the check only considers the faulted phase's writes.
@@ -914,4 +996,10 @@ fn crash_loop_during_recovery() {
 #[test]
 fn crash_loop_three_data_paths() {
     crash_loop("three_paths");
+}
+
+/// Merge operands and range tombstones in every place a crash can leave them.
+#[test]
+fn crash_loop_merges_and_range_deletions() {
+    crash_loop("merges_and_ranges");
 }

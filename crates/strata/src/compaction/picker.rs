@@ -183,12 +183,17 @@ pub fn pick(
     })
 }
 
-/// Plans a manual compaction of every file of `level` overlapping the user-key range
-/// `[begin, end]` (inclusive; `None` = unbounded) into `level + 1`.
+/// Plans the next step of a manual compaction of the user-key range `[begin, end]`
+/// (inclusive; `None` = unbounded) from `level` into `level + 1`; the caller repeats
+/// until no file of `level` overlaps the range.
 ///
-/// For L0 the range is widened until no L0 file outside the plan overlaps it
-/// (LevelDB's `GetOverlappingInputs` rule; invariant 4), so the plan may take more L0
-/// files than those overlapping `[begin, end]`.
+/// For L0, the first file in range that no job holds, with its range widened until no
+/// L0 file outside the plan overlaps it (LevelDB's `GetOverlappingInputs` rule;
+/// invariant 4): one group of mutually overlapping L0 files per plan. For L1 and
+/// deeper, one file: the first in range that no job holds. So a file (or L0 group)
+/// that overlaps nothing below moves by metadata, and a rewrite takes only the files
+/// below that it overlaps (RocksDB splits manual compactions too, by
+/// `max_compaction_bytes`), instead of rewriting the whole next level at once.
 ///
 /// Returns `None` if `level` is the last level (it never compacts further), if no file
 /// overlaps, or if the plan would conflict with `busy` (the caller retries later).
@@ -204,10 +209,18 @@ pub fn pick_manual(
     if level + 1 >= version.num_levels() {
         return None;
     }
+    let free = version
+        .overlapping_files(level, begin, end)
+        .into_iter()
+        .find(|f| !busy.any_busy(std::iter::once(f)))?;
     let inputs = if level == 0 {
-        l0_closure(version, begin, end)
+        l0_closure(
+            version,
+            Some(free.smallest_user_key()),
+            Some(free.largest_user_key()),
+        )
     } else {
-        version.overlapping_files(level, begin, end)
+        vec![free]
     };
     if inputs.is_empty() {
         return None;

@@ -201,7 +201,9 @@ pub(crate) fn wait_idle(inner: &DbInner) -> Result<()> {
 }
 
 /// Manual compaction of `[begin, end]` down to the deepest level holding data, one
-/// level at a time, in the caller's thread.
+/// level at a time, in the caller's thread. Each level takes as many plans as
+/// `pick_manual` needs (one per file below L0), at most one more than the files in
+/// range when the level began, so writers adding files meanwhile cannot keep it going.
 pub(crate) fn compact_range(
     inner: &DbInner,
     begin: Option<&[u8]>,
@@ -218,7 +220,13 @@ pub(crate) fn compact_range(
     inner.state.lock().manual_waiting += 1;
     let result = (|| {
         for level in 0..deepest {
-            loop {
+            let mut budget = inner
+                .versions
+                .current()
+                .overlapping_files(level, begin, end)
+                .len()
+                + 1;
+            while budget > 0 {
                 let plan = {
                     let mut st = inner.state.lock();
                     st.check_bg_error()?;
@@ -249,7 +257,7 @@ pub(crate) fn compact_range(
                 let r = jobs::run(inner, &plan, |_| {});
                 finish_plan(inner, &plan);
                 r?;
-                break;
+                budget -= 1;
             }
         }
         Ok(())

@@ -262,9 +262,10 @@ fn manual_compaction() {
         describe(&v, &o, pick_manual(&v, &o, &ByLevel, 0, Some(b"a"), Some(b"a"), &none)),
         "L0->L1 in=[21,20] out=[10,11] gp=[5] bottom=false Manual score=0.75"
     );
+    // Below L0, one file at a time: the first in range, with what it overlaps below.
     assert_eq!(
         describe(&v, &o, pick_manual(&v, &o, &ByLevel, 1, Some(b"c"), Some(b"m"), &none)),
-        "L1->L2 in=[11,12] out=[5] gp=[] bottom=true Manual score=0.30"
+        "L1->L2 in=[11] out=[5] gp=[] bottom=true Manual score=0.30"
     );
     assert_eq!(
         describe(&v, &o, pick_manual(&v, &o, &ByLevel, 1, Some(b"c"), Some(b"d"), &none)),
@@ -274,7 +275,13 @@ fn manual_compaction() {
         files: [5].into(),
         ..Busy::default()
     };
-    assert_eq!(describe(&v, &o, pick_manual(&v, &o, &ByLevel, 1, None, None, &busy)), "none");
+    // File 11 overlaps the busy 5 below; 10 is free and overlaps nothing: it moves.
+    assert_eq!(describe(&v, &o, pick_manual(&v, &o, &ByLevel, 1, None, None, &busy)), "L1->L2 in=[10] out=[] gp=[] bottom=true Manual score=0.30 move");
+    let held = Busy {
+        files: [10].into(),
+        ..Busy::default()
+    };
+    assert_eq!(describe(&v, &o, pick_manual(&v, &o, &ByLevel, 1, None, None, &held)), "L1->L2 in=[11] out=[5] gp=[] bottom=true Manual score=0.30");
 }
 
 #[test]
