@@ -491,6 +491,13 @@ mod tests {
             }
             self.inner.write_batch(ops)
         }
+        fn transaction(
+            &self,
+            read_for_update: &[&[u8]],
+            ops: &[BatchOp<'_>],
+        ) -> Result<crate::engine::Commit> {
+            self.inner.transaction(read_for_update, ops)
+        }
         fn scan(
             &self,
             start: Option<&[u8]>,

@@ -29,7 +29,7 @@ fn fillrandom_then_readrandom_finds_about_63_percent() {
     let records = std::fs::read_to_string(&json).expect("json");
     assert_eq!(
         records.lines().count(),
-        12,
+        13,
         "one record per measured benchmark"
     );
     for line in records.lines() {
@@ -51,6 +51,46 @@ fn fillrandom_then_readrandom_finds_about_63_percent() {
         None,
     );
     common::assert_readrandom_found_63_percent(&out);
+}
+
+/// `--transaction_db`: fillrandom and readrandomwriterandom run every write as an
+/// optimistic transaction (two threads, so commits race), the data is all there
+/// afterwards, and the JSON records the flag and what Strata made of it.
+#[test]
+fn transaction_db_runs_writes_as_transactions_and_is_recorded() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let flags = [
+        "--num=20000",
+        "--threads=2",
+        "--benchmarks=fillrandom,readrandomwriterandom,readrandom",
+        "--readwritepercent=50",
+        "--transaction_db",
+        "--write_buffer_size=65536",
+    ];
+    let (out, records) = common::bench_with_json(tmp.path(), &flags);
+    assert!(out.contains("(transactions: "), "{out}");
+    assert!(out.contains("reads: 10000, writes: 10000"), "{out}");
+    // readrandomwriterandom wrote 10000 more random keys: more than 63% are found now.
+    let found = out
+        .lines()
+        .find(|l| l.starts_with("readrandom   :"))
+        .and_then(|l| l.split("(found ").nth(1))
+        .and_then(|l| l.split(' ').next())
+        .and_then(|n| n.parse::<u64>().ok())
+        .expect("readrandom line");
+    assert!(found > 15_000, "{out}");
+    for line in records.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("json line");
+        assert_eq!(v["options"]["engine"]["transaction_db"], true, "{line}");
+        let mapping = v["option_mapping"].as_array().expect("mapping");
+        assert!(
+            mapping.iter().any(|m| m["flag"] == "transaction_db"
+                && m["engine"]
+                    .as_str()
+                    .is_some_and(|e| e.contains("Db::transaction"))),
+            "{line}"
+        );
+    }
 }
 
 #[test]

@@ -33,7 +33,7 @@ fn bench_runs_every_benchmark_on_fjall() {
     assert!(out.contains("fillrandom   :"), "{out}");
     assert!(out.contains("write_amplification: unavailable"), "{out}");
     let records = std::fs::read_to_string(&json).expect("json");
-    assert_eq!(records.lines().count(), 12);
+    assert_eq!(records.lines().count(), 13);
     for line in records.lines() {
         let v: serde_json::Value = serde_json::from_str(line).expect("json line");
         assert_eq!(v["engine"], "fjall", "{line}");

@@ -244,6 +244,30 @@ impl WriteBatch {
         }
     }
 
+    /// `Ok` iff adding `key` (with `value`; `None` for a delete) would keep the batch
+    /// within every limit. Adds nothing. For callers that must refuse one update and
+    /// keep the batch usable (`txn::WriteBatchWithIndex`).
+    ///
+    /// # Errors
+    /// As [`Self::check_limits`], for the batch as it would be.
+    pub(crate) fn check_update(&self, key: &[u8], value: Option<&[u8]>) -> Result<()> {
+        self.check_limits()?;
+        let record = self.count();
+        let len = self.rep.len().saturating_add(record_len(key, value));
+        let over = LimitExceeded::check(record, key, value).or_else(|| {
+            (len > MAX_BATCH_LEN).then_some(LimitExceeded {
+                what: "batch",
+                record,
+                len,
+                max: MAX_BATCH_LEN,
+            })
+        });
+        match over {
+            Some(over) => Err(Error::InvalidArgument(over.to_string())),
+            None => Ok(()),
+        }
+    }
+
     /// Number of updates in the batch.
     pub fn len(&self) -> usize {
         self.count() as usize

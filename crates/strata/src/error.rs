@@ -57,6 +57,21 @@ pub enum Error {
     /// for example an edit naming a file its version does not hold.
     #[error("internal error: {0}")]
     Internal(String),
+    /// An optimistic transaction could not commit: a key it wrote or read with
+    /// [`crate::Transaction::get_for_update`] has a version committed after the
+    /// transaction's snapshot (docs/ARCHITECTURE.md §16). Nothing was written.
+    #[error(
+        "transaction conflict: key=`{}` snapshot=`{snapshot}` committed=`{committed}`",
+        key.escape_ascii()
+    )]
+    Conflict {
+        /// The first conflicting key found (keys are checked in ascending order).
+        key: Vec<u8>,
+        /// The transaction's snapshot sequence number.
+        snapshot: crate::key::SequenceNumber,
+        /// The sequence number of the newer version found.
+        committed: crate::key::SequenceNumber,
+    },
     /// The configured merge operator refused a key's merge operands.
     #[error("merge failed: operator=`{operator}` key=`{}`: {reason}", key.escape_ascii())]
     MergeFailed {
@@ -88,6 +103,10 @@ pub enum ErrorKind {
     MergeFailed,
     /// A bug in the engine: report it with the message; reopening may recover.
     Internal,
+    /// A transaction lost a race with a concurrent write to one of its keys and wrote
+    /// nothing: run the whole transaction again (begin, read, write, commit), since its
+    /// reads may now give other answers. The database is healthy.
+    Conflict,
 }
 
 impl Error {
@@ -100,6 +119,7 @@ impl Error {
             Error::Poisoned(_) => ErrorKind::Poisoned,
             Error::Locked(_) => ErrorKind::Locked,
             Error::Internal(_) => ErrorKind::Internal,
+            Error::Conflict { .. } => ErrorKind::Conflict,
             Error::MergeFailed { .. } => ErrorKind::MergeFailed,
         }
     }
@@ -179,6 +199,15 @@ impl Error {
             Error::Poisoned(c) => Error::Poisoned(Arc::clone(c)),
             Error::Locked(p) => Error::Locked(p.clone()),
             Error::Internal(s) => Error::Internal(s.clone()),
+            Error::Conflict {
+                key,
+                snapshot,
+                committed,
+            } => Error::Conflict {
+                key: key.clone(),
+                snapshot: *snapshot,
+                committed: *committed,
+            },
             Error::MergeFailed {
                 operator,
                 key,

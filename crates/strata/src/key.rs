@@ -137,10 +137,6 @@ pub fn trailer(ikey: &[u8]) -> u64 {
 }
 
 /// Sequence number of an internal key.
-#[cfg_attr(
-    not(feature = "internals"),
-    allow(dead_code, reason = "tests and the `sst` fuzz check; the engine parses whole keys")
-)]
 pub fn sequence(ikey: &[u8]) -> SequenceNumber {
     trailer(ikey) >> 8
 }

@@ -11,8 +11,11 @@
 //!
 //! # The public surface
 //! What a user calls is exported at the crate root: [`Db`], [`DbBuilder`] and
-//! [`DbIterator`]; [`WriteBatch`]; [`Options`], [`LevelOptions`], [`ReadOptions`],
-//! [`WriteOptions`] and their enums; [`MergeOperator`] and [`AssociativeMergeOperator`]; [`Snapshot`] and [`SequenceNumber`]; [`DbStats`],
+//! [`DbIterator`]; [`WriteBatch`]; optimistic transactions ([`Transaction`],
+//! [`TransactionOptions`]) and the indexed batch they read their own writes from
+//! ([`WriteBatchWithIndex`], [`BatchValue`], [`BaseDeltaIterator`]); [`Options`],
+//! [`LevelOptions`], [`ReadOptions`], [`WriteOptions`] and their enums; [`MergeOperator`]
+//! and [`AssociativeMergeOperator`]; [`Snapshot`] and [`SequenceNumber`]; [`DbStats`],
 //! [`LevelStats`] and [`StatisticsSnapshot`]; [`BlockCache`] (shared through
 //! [`DbBuilder::block_cache`]); [`Error`], [`ErrorKind`] and [`Result`]; the size limits
 //! ([`MAX_KEY_LEN`], [`MAX_VALUE_LEN`], [`MAX_BATCH_LEN`], [`MAX_LEVELS`]). One module is
@@ -38,7 +41,8 @@
 //! (picker policies, the compaction job, output partitioners), `iter` (the iterator
 //! contract and adapters), `cache` (block cache and table cache), `env` (the file-system
 //! seam), `limits` (the size limits and why), `options` and `options_file` (database-wide
-//! and per-level options; the persisted `OPTIONS` file and its compatibility check).
+//! and per-level options; the persisted `OPTIONS` file and its compatibility check),
+//! `txn` (optimistic transactions and the indexed write batch).
 //! Components (file system, shared block cache) are injected through [`DbBuilder`].
 
 #![deny(missing_docs)]
@@ -90,6 +94,7 @@ internal_modules!(
     snapshot_filter,
     sst,
     stats,
+    txn,
     version,
     wal,
 );
@@ -110,6 +115,9 @@ pub use options::{
 };
 pub use snapshot::Snapshot;
 pub use stats::{DbStats, LatencyHistogram, LevelStats, PathStatsSnapshot, StatisticsSnapshot};
+pub use txn::{
+    BaseDeltaIterator, BatchValue, Transaction, TransactionOptions, WriteBatchWithIndex,
+};
 
 /// The README's examples, compiled as doc-tests so they stay true.
 #[cfg(doctest)]

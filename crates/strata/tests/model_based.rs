@@ -1,6 +1,8 @@
 //! Model-based test: random puts, deletes, batches, snapshots, gets, scans in both
-//! directions, flushes, manual compactions and reopens against an in-memory model with
-//! history, with tiny memtables and files so flushes and compactions run constantly.
+//! directions, flushes, manual compactions, reopens and optimistic transactions (reads
+//! of their own writes, scans, `get_for_update`, outside writes and flushes while they
+//! are open, commit or rollback) against an in-memory model with history, with tiny
+//! memtables and files so flushes and compactions run constantly.
 //! Every read is compared. The seed of a failure is printed; rerun one seed with
 //! `STRATA_SEED=<n> cargo test --test model_based`.
 

@@ -33,6 +33,10 @@ pub enum Benchmark {
     Seekrandom,
     /// `--threads` readers doing readrandom while one writer overwrites random keys.
     Readwhilewriting,
+    /// Each thread mixes random reads and writes, `--readwritepercent` reads in every
+    /// hundred operations (db_bench's). With `--transaction_db` each write is a
+    /// transaction that reads its key with get_for_update, then writes it.
+    Readrandomwriterandom,
     /// Delete `--num` random keys.
     Deleterandom,
     /// Delete keys `[0, --deletes)` one by one, in order.
@@ -65,6 +69,7 @@ impl Benchmark {
             Benchmark::Readreverse => "readreverse",
             Benchmark::Seekrandom => "seekrandom",
             Benchmark::Readwhilewriting => "readwhilewriting",
+            Benchmark::Readrandomwriterandom => "readrandomwriterandom",
             Benchmark::Deleterandom => "deleterandom",
             Benchmark::Mergerandom => "mergerandom",
             Benchmark::Deleteseq => "deleteseq",
@@ -129,6 +134,9 @@ pub struct BenchArgs {
           default_missing_value = "true", action = clap::ArgAction::Set,
           value_parser = clap::builder::BoolishValueParser::new())]
     pub reverse_iterator: bool,
+    /// readrandomwriterandom: reads per hundred operations (the rest are writes).
+    #[arg(long = "readwritepercent", default_value_t = 90)]
+    pub readwritepercent: u32,
     /// Engine options.
     #[command(flatten)]
     pub engine: EngineFlags,
@@ -191,6 +199,9 @@ impl BenchArgs {
         }
         if self.value_size > 64 << 20 {
             return usage("invalid value for '--value_size': must be <= 64 MiB".into());
+        }
+        if self.readwritepercent > 100 {
+            return usage("invalid value for '--readwritepercent': must be in 0..=100".into());
         }
         if self.reads < -1 {
             return usage("invalid value for '--reads': must be >= -1".into());

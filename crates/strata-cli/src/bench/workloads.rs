@@ -7,13 +7,13 @@
 //! why readrandom after fillrandom finds only ~63% of keys: fillrandom repeats keys).
 
 use super::flags::{BenchArgs, Benchmark};
-use crate::engine::{BatchOp, Direction, KvEngine};
+use crate::engine::{BatchOp, Commit, Direction, KvEngine};
 use crate::error::Result;
 use crate::runner::{run_parallel, Budget, OpStats, Progress, PROGRESS_CHUNK};
 use crate::values::ValueGenerator;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// What one benchmark measured.
@@ -46,6 +46,11 @@ struct Ctx<'a> {
     engine: &'a dyn KvEngine,
     args: &'a BenchArgs,
     index: usize,
+    /// Transactions that lost a conflict and ran again (`--transaction_db`).
+    conflicts: AtomicU64,
+    /// readrandomwriterandom: reads and writes done.
+    reads: AtomicU64,
+    writes: AtomicU64,
 }
 
 /// Runs benchmark `b` (at position `index` of `--benchmarks`). `None` for `stats`,
@@ -66,6 +71,9 @@ pub fn run(
         engine,
         args,
         index,
+        conflicts: AtomicU64::new(0),
+        reads: AtomicU64::new(0),
+        writes: AtomicU64::new(0),
     };
     let threads = args.threads;
     let label = b.name();
@@ -78,7 +86,25 @@ pub fn run(
         | Benchmark::Deleterandom
         | Benchmark::Mergerandom => {
             let (r, el) = run_parallel(label, threads, writes, |tid, p| ctx.write(b, tid, p))?;
-            merged(r, el.as_secs_f64(), None)
+            let note = ctx
+                .conflicts()
+                .filter(|_| in_transactions(b))
+                .map(|c| format!("(transactions: {c} conflicts retried)"));
+            merged(r, el.as_secs_f64(), note)
+        }
+        Benchmark::Readrandomwriterandom => {
+            let (r, el) = run_parallel(label, threads, reads, |tid, p| {
+                ctx.read_write_random(tid, p)
+            })?;
+            let mut o = merged(r, el.as_secs_f64(), None);
+            let reads = ctx.reads.load(Ordering::Relaxed);
+            let writes = ctx.writes.load(Ordering::Relaxed);
+            o.found = Some((o.stats.found, reads));
+            let txn = ctx.conflicts().map_or(String::new(), |c| {
+                format!(", transactions: {c} conflicts retried")
+            });
+            o.note = Some(format!("(reads: {reads}, writes: {writes}{txn})"));
+            o
         }
         Benchmark::Deleteseq | Benchmark::Deleterange => {
             let width = if b == Benchmark::Deleterange {
@@ -122,6 +148,16 @@ pub fn run(
     Ok(Some(outcome))
 }
 
+/// True iff `--transaction_db` runs `b`'s writes as transactions (the fills; also
+/// readrandomwriterandom, in its own loop): puts, the kind every engine's transaction
+/// takes.
+fn in_transactions(b: Benchmark) -> bool {
+    matches!(
+        b,
+        Benchmark::Fillseq | Benchmark::Fillrandom | Benchmark::Overwrite
+    )
+}
+
 fn merged(parts: Vec<OpStats>, seconds: f64, note: Option<String>) -> Outcome {
     let mut stats = OpStats::default();
     for p in &parts {
@@ -149,6 +185,34 @@ fn single(op: impl FnOnce() -> Result<()>) -> Result<Outcome> {
 }
 
 impl Ctx<'_> {
+    /// With `--transaction_db`, how many transactions ran again after a conflict.
+    fn conflicts(&self) -> Option<u64> {
+        (self.args.engine.transaction_db).then(|| self.conflicts.load(Ordering::Relaxed))
+    }
+
+    /// Runs one transaction until it commits; returns how many of `read_for_update`
+    /// were found.
+    fn commit(&self, read_for_update: &[&[u8]], ops: &[BatchOp<'_>]) -> Result<usize> {
+        loop {
+            match self.engine.transaction(read_for_update, ops)? {
+                Commit::Done { found } => return Ok(found),
+                Commit::Conflict => {
+                    self.conflicts.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+
+    /// The value stream of thread `tid` (the same on every engine).
+    fn values(&self, tid: usize) -> ValueGenerator {
+        let a = self.args;
+        ValueGenerator::new(
+            thread_seed(a.seed, usize::MAX, tid),
+            a.compression_ratio,
+            a.value_size,
+        )
+    }
+
     fn rng(&self, tid: usize) -> SmallRng {
         SmallRng::seed_from_u64(thread_seed(self.args.seed, self.index, tid))
     }
@@ -199,15 +263,13 @@ impl Ctx<'_> {
         let seq_start =
             (a.num / threads as u64) * tid as u64 + (tid as u64).min(a.num % threads as u64);
         let mut rng = self.rng(tid);
-        let mut values = ValueGenerator::new(
-            thread_seed(a.seed, usize::MAX, tid),
-            a.compression_ratio,
-            a.value_size,
-        );
+        let mut values = self.values(tid);
         let fmt = a.key_format();
         let batch = a.batch_size;
+        // With --transaction_db each write (one batch) is a transaction.
+        let txn = a.engine.transaction_db && in_transactions(b);
         let mut keys: Vec<Vec<u8>> = vec![Vec::with_capacity(a.key_size); batch];
-        let mut vals: Vec<Vec<u8>> = vec![Vec::new(); if batch > 1 { batch } else { 0 }];
+        let mut vals: Vec<Vec<u8>> = vec![Vec::new(); if batch > 1 || txn { batch } else { 0 }];
         let mut stats = OpStats::default();
         let mut i = 0u64;
         let mut since_progress = 0u64;
@@ -227,7 +289,7 @@ impl Ctx<'_> {
             let merge = b == Benchmark::Mergerandom;
             let start;
             let mut bytes = n * a.key_size;
-            if n == 1 {
+            if n == 1 && !txn {
                 let key = keys.first().map(Vec::as_slice).unwrap_or_default();
                 if delete {
                     start = Instant::now();
@@ -264,7 +326,11 @@ impl Ctx<'_> {
                         .collect()
                 };
                 start = Instant::now();
-                self.engine.write_batch(&ops)?;
+                if txn {
+                    self.commit(&[], &ops)?;
+                } else {
+                    self.engine.write_batch(&ops)?;
+                }
             }
             stats.record_n(start, n as u64, bytes);
             i += n as u64;
@@ -381,6 +447,52 @@ impl Ctx<'_> {
         Ok(stats)
     }
 
+    /// readrandomwriterandom: db_bench's cycle of `--readwritepercent` random reads,
+    /// then the rest of a hundred random writes. With `--transaction_db` a write is a
+    /// transaction reading its key with get_for_update, then writing it.
+    fn read_write_random(&self, tid: usize, progress: &Progress) -> Result<OpStats> {
+        let a = self.args;
+        let budget = self.budget(a.read_count(), a.threads, tid);
+        let mut rng = self.rng(tid);
+        let mut values = self.values(tid);
+        let fmt = a.key_format();
+        let mut key = Vec::with_capacity(a.key_size);
+        let mut stats = OpStats::default();
+        let (mut reads, mut writes) = (0u64, 0u64);
+        let mut i = 0u64;
+        while budget.allows(i) {
+            fmt.write(rng.random_range(0..a.num), &mut key);
+            let bytes;
+            let start;
+            if i % 100 < u64::from(a.readwritepercent) {
+                start = Instant::now();
+                let v = self.engine.get(&key)?;
+                bytes = v.as_ref().map_or(0, |v| key.len() + v.len());
+                stats.found += u64::from(v.is_some());
+                reads += 1;
+            } else {
+                let v = values.next(a.value_size);
+                bytes = key.len() + v.len();
+                start = Instant::now();
+                if a.engine.transaction_db {
+                    self.commit(&[key.as_slice()], &[BatchOp::Put(&key, v)])?;
+                } else {
+                    self.engine.put(&key, v)?;
+                }
+                writes += 1;
+            }
+            stats.record(start, bytes);
+            i += 1;
+            if i.is_multiple_of(PROGRESS_CHUNK) {
+                progress.add(PROGRESS_CHUNK);
+            }
+        }
+        progress.add(i % PROGRESS_CHUNK);
+        self.reads.fetch_add(reads, Ordering::Relaxed);
+        self.writes.fetch_add(writes, Ordering::Relaxed);
+        Ok(stats)
+    }
+
     /// `--threads` readers plus one writer that overwrites random keys until the last
     /// reader finishes. Only the readers are reported; the writer's count is a note.
     fn read_while_writing(&self) -> Result<Outcome> {
@@ -417,11 +529,7 @@ impl Ctx<'_> {
     fn writer(&self, readers_left: &AtomicUsize) -> Result<OpStats> {
         let a = self.args;
         let mut rng = self.rng(usize::MAX - 1);
-        let mut values = ValueGenerator::new(
-            thread_seed(a.seed, usize::MAX, usize::MAX),
-            a.compression_ratio,
-            a.value_size,
-        );
+        let mut values = self.values(usize::MAX);
         let fmt = a.key_format();
         let mut key = Vec::with_capacity(a.key_size);
         let mut stats = OpStats::default();
@@ -504,6 +612,23 @@ mod tests {
         let o = go(&e, &a, Benchmark::Seekrandom, 3);
         assert_eq!(o.found, Some((100, 100)));
         assert_eq!(o.stats.bytes, 100 * 4 * (16 + 50));
+        let a = args(&["--threads=2", "--readwritepercent=60"]);
+        let o = go(&e, &a, Benchmark::Readrandomwriterandom, 5);
+        assert_eq!(o.stats.ops, 20_000);
+        assert_eq!(o.found.map(|(_, reads)| reads), Some(12_000));
+        assert_eq!(o.note.as_deref(), Some("(reads: 12000, writes: 8000)"));
+        let a = args(&["--threads=2", "--transaction_db", "--batch_size=3"]);
+        let o = go(&e, &a, Benchmark::Fillrandom, 6);
+        assert_eq!(o.stats.ops, 20_000);
+        assert_eq!(
+            o.note.as_deref(),
+            Some("(transactions: 0 conflicts retried)")
+        );
+        let o = go(&e, &a, Benchmark::Readrandomwriterandom, 7);
+        assert_eq!(o.stats.ops, 20_000);
+        assert!(o
+            .note
+            .is_some_and(|n| n.ends_with("transactions: 0 conflicts retried)")));
         let a = args(&["--duration=1", "--threads=2"]);
         let o = go(&e, &a, Benchmark::Overwrite, 4);
         assert!(o.seconds >= 1.0 && o.stats.ops > 0);

@@ -9,7 +9,7 @@
 //! dir)` would run it).
 
 use super::options::{EngineFlags, EngineKind};
-use super::{BatchOp, Direction, KvEngine};
+use super::{BatchOp, Commit, Direction, KvEngine};
 use clap::Parser;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -285,6 +285,37 @@ pub fn check_engine(kind: EngineKind, dir: &Path) {
     // The reopened database is kept (keep = true) but deleted on a fresh open.
     let e = super::open(&flags, false).expect("fresh open");
     assert_matches(e.as_ref(), &Model::new());
+    // Without --transaction_db only Strata runs transactions (it needs no special open).
+    let t = e.transaction(&[], &[BatchOp::Put(b"t", b"1")]);
+    assert_eq!(t.is_ok(), kind == EngineKind::Strata, "{kind:?}: {t:?}");
+    e.close().expect("close");
+    check_transactions(kind, dir);
+}
+
+/// A transaction on a database opened with `--transaction_db`: reads for update count
+/// what they found, its writes land together, plain reads and scans see them.
+pub fn check_transactions(kind: EngineKind, dir: &Path) {
+    let flags = EngineFlags {
+        transaction_db: true,
+        ..small_flags(kind, &dir.join("txn-db"))
+    };
+    let e = super::open(&flags, false).expect("open");
+    let mut model = Model::new();
+    e.put(&key(1), &value(1, 0)).expect("put");
+    model.insert(key(1), value(1, 0));
+    let ops = [
+        BatchOp::Put(&key(2), &value(2, 1)),
+        BatchOp::Delete(&key(1)),
+        BatchOp::Put(&key(3), &value(3, 1)),
+    ];
+    let done = e
+        .transaction(&[&key(1), &key(9)], &ops)
+        .expect("transaction");
+    assert_eq!(done, Commit::Done { found: 1 }, "{kind:?}");
+    model.remove(&key(1));
+    model.insert(key(2), value(2, 1));
+    model.insert(key(3), value(3, 1));
+    assert_matches(e.as_ref(), &model);
     e.close().expect("close");
 }
 

@@ -28,9 +28,13 @@
 //! - Keyspace options (block size, filter, compression, compaction strategy) are stored
 //!   when the keyspace is created; reopening with `--use_existing_db` keeps the stored
 //!   ones, whatever the flags say now.
+//! - `--transaction_db` opens an `OptimisticTxDatabase` (the same files); transactions
+//!   are its `WriteTransaction`s, whose reads are all conflict-checked (fjall's
+//!   serializable snapshot isolation), and every other operation goes to the plain
+//!   `Database` and `Keyspace` inside it, outside fjall's conflict tracking.
 
 use super::fjall_options::{self as fj, FjallCodec, FjallPlan};
-use super::{stat, BatchOp, Direction, EngineStats, KvEngine, LevelReport, Visitor};
+use super::{stat, BatchOp, Commit, Direction, EngineStats, KvEngine, LevelReport, Visitor};
 use crate::engine::options::EngineFlags;
 use crate::error::{CliError, Result};
 use fjall::config::{
@@ -38,7 +42,8 @@ use fjall::config::{
     RestartIntervalPolicy,
 };
 use fjall::{
-    AbstractTree, CompressionType, Database, Guard, Keyspace, KeyspaceCreateOptions, PersistMode,
+    AbstractTree, CompressionType, Database, Guard, Keyspace, KeyspaceCreateOptions,
+    OptimisticTxDatabase, PersistMode, Readable,
 };
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -49,6 +54,8 @@ pub struct FjallEngine {
     /// Declared before `db`, so it is dropped first.
     ks: Keyspace,
     db: Database,
+    /// With `--transaction_db`: the transactional handle over `db`.
+    tx: Option<OptimisticTxDatabase>,
     plan: FjallPlan,
 }
 
@@ -82,6 +89,18 @@ fn keyspace_options(p: &FjallPlan) -> KeyspaceCreateOptions {
         ))
 }
 
+/// The database-wide settings of a plan, on the builder of a plain or a transactional
+/// database (a macro: fjall does not export the builder's `Openable` bound).
+macro_rules! configure {
+    ($builder:expr, $plan:expr) => {
+        $builder
+            .cache_size($plan.cache_bytes)
+            .worker_threads($plan.worker_threads)
+            .max_cached_files(Some($plan.max_cached_files))
+            .journal_compression(CompressionType::None)
+    };
+}
+
 impl FjallEngine {
     /// Opens (or creates) `flags.db` with the mapped options.
     ///
@@ -104,14 +123,24 @@ impl FjallEngine {
                 flags.db.display()
             )));
         }
-        let db = Database::builder(&flags.db)
-            .cache_size(plan.cache_bytes)
-            .worker_threads(plan.worker_threads)
-            .max_cached_files(Some(plan.max_cached_files))
-            .journal_compression(CompressionType::None)
-            .open()?;
+        if flags.transaction_db {
+            let tx = configure!(OptimisticTxDatabase::builder(&flags.db), plan).open()?;
+            let ks = tx.keyspace(fj::KEYSPACE, || keyspace_options(&plan))?;
+            return Ok(FjallEngine {
+                ks: ks.inner().clone(),
+                db: tx.inner().clone(),
+                tx: Some(tx),
+                plan,
+            });
+        }
+        let db = configure!(Database::builder(&flags.db), plan).open()?;
         let ks = db.keyspace(fj::KEYSPACE, || keyspace_options(&plan))?;
-        Ok(FjallEngine { ks, db, plan })
+        Ok(FjallEngine {
+            ks,
+            db,
+            tx: None,
+            plan,
+        })
     }
 
     /// fdatasync the journal after a write when `--sync`.
@@ -128,6 +157,18 @@ impl FjallEngine {
             std::thread::sleep(Duration::from_millis(5));
         }
     }
+}
+
+/// Refuses a batch (or a transaction's writes) fjall would panic on or cannot do.
+fn check_ops(ops: &[BatchOp<'_>]) -> Result<()> {
+    for op in ops {
+        match *op {
+            BatchOp::Put(k, v) => check_kv(k, v)?,
+            BatchOp::Delete(k) => check_kv(k, b"")?,
+            BatchOp::Merge(..) => return Err(no_merge()),
+        }
+    }
+    Ok(())
 }
 
 /// Refuses a key or value fjall would panic on.
@@ -207,13 +248,7 @@ impl KvEngine for FjallEngine {
     }
 
     fn write_batch(&self, ops: &[BatchOp<'_>]) -> Result<()> {
-        for op in ops {
-            match *op {
-                BatchOp::Put(k, v) => check_kv(k, v)?,
-                BatchOp::Delete(k) => check_kv(k, b"")?,
-                BatchOp::Merge(..) => return Err(no_merge()),
-            }
-        }
+        check_ops(ops)?;
         let mut batch = self.db.batch();
         if self.plan.sync {
             batch = batch.durability(Some(PersistMode::SyncData));
@@ -227,6 +262,34 @@ impl KvEngine for FjallEngine {
             }
         }
         Ok(batch.commit()?)
+    }
+
+    fn transaction(&self, read_for_update: &[&[u8]], ops: &[BatchOp<'_>]) -> Result<Commit> {
+        let Some(db) = &self.tx else {
+            return Err(super::not_transactional("fjall"));
+        };
+        check_ops(ops)?;
+        let mut tx = db.write_tx()?;
+        if self.plan.sync {
+            tx = tx.durability(Some(PersistMode::SyncData));
+        }
+        let mut found = 0;
+        for key in read_for_update {
+            // Every read of a fjall write transaction is conflict-checked.
+            found += usize::from(tx.get(&self.ks, key)?.is_some());
+        }
+        for op in ops {
+            match *op {
+                BatchOp::Put(k, v) => tx.insert(&self.ks, k, v),
+                BatchOp::Delete(k) => tx.remove(&self.ks, k),
+                // Refused by `check_ops`.
+                BatchOp::Merge(..) => {}
+            }
+        }
+        Ok(match tx.commit()? {
+            Ok(()) => Commit::Done { found },
+            Err(fjall::Conflict) => Commit::Conflict,
+        })
     }
 
     fn scan(

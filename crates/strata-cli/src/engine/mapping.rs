@@ -135,6 +135,13 @@ fn strata(flag: &str) -> (Fidelity, String) {
     if flag == "device" {
         return exact("DbBuilder::file_system(DeviceFs over PosixFs, one model per path)");
     }
+    if flag == "transaction_db" {
+        return exact(
+            "when true, each write of the fills and readrandomwriterandom is a \
+             Db::transaction (snapshot at begin; get_for_update where the benchmark reads; \
+             commit retried on ErrorKind::Conflict); no special open",
+        );
+    }
     let field = match flag {
         "bloom_bits" => "levels[*].bloom_bits_per_key",
         "cache_size" => "block_cache_capacity",
@@ -175,6 +182,13 @@ fn rocksdb(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
             unmapped("not passed by the adapter; RocksDB's default applies")
         }
         "sync" => exact("WriteOptions::set_sync"),
+        "transaction_db" if !flags.transaction_db => exact("not set: DB::open, plain writes"),
+        "transaction_db" => exact(
+            "OptimisticTransactionDB::open; each write a transaction_opt with \
+             OptimisticTransactionOptions::set_snapshot(true) (get_for_update(key, true) where \
+             the benchmark reads; commit retried on Busy or TryAgain); other operations on \
+             its base DB",
+        ),
         "enable_pipelined_write" => approx(
             "allow_concurrent_memtable_write (RocksDB's default, true): a group's members \
              insert in parallel; RocksDB's enable_pipelined_write stays at its default, false",
@@ -370,6 +384,13 @@ fn fjall(flag: &str, flags: &EngineFlags, p: &FjallPlan) -> (Fidelity, String) {
              batches commit with durability SyncData",
         ),
         "sync" => exact("PersistMode::Buffer: each write is handed to the OS, no fsync"),
+        "transaction_db" if !flags.transaction_db => exact("not set: Database, plain writes"),
+        "transaction_db" => approx(
+            "OptimisticTxDatabase; each write a WriteTransaction (a get where the benchmark \
+             reads: fjall checks every read, serializable snapshot isolation, stricter than \
+             get_for_update; commit retried on Conflict); other operations on the plain \
+             Database inside, outside fjall's conflict tracking",
+        ),
         other => unmapped(format!("unknown flag `{other}`: not described")),
     }
 }
@@ -488,6 +509,7 @@ mod tests {
         assert!(flags.iter().all(|e| e.fidelity == Fidelity::Exact
             && (e.engine.starts_with("Options::")
                 || e.flag == "sync"
+                || e.flag == "transaction_db"
                 || (e.flag == "device" && e.engine.starts_with("DbBuilder::file_system")))));
         assert_eq!(adapter.len(), 1);
         assert!(adapter.iter().all(|e| e.engine.contains("U64Add")));

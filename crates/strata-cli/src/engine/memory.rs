@@ -1,7 +1,7 @@
 //! An in-memory [`KvEngine`] (a `BTreeMap` behind a lock) so workloads, YCSB phases and
 //! `ldb` can be tested before the real engine exists. Test builds only.
 
-use super::{BatchOp, Direction, EngineStats, KvEngine, Visitor};
+use super::{BatchOp, Commit, Direction, EngineStats, KvEngine, Visitor};
 use crate::error::Result;
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -14,6 +14,21 @@ fn add(m: &mut BTreeMap<Vec<u8>, Vec<u8>>, key: &[u8], operand: &[u8]) -> Result
         .full_merge(key, m.get(key).map(Vec::as_slice), &[operand])
         .map_err(|e| crate::error::CliError::Usage(e.reason))?;
     m.insert(key.to_vec(), merged);
+    Ok(())
+}
+
+fn apply(m: &mut BTreeMap<Vec<u8>, Vec<u8>>, ops: &[BatchOp<'_>]) -> Result<()> {
+    for op in ops {
+        match *op {
+            BatchOp::Put(k, v) => {
+                m.insert(k.to_vec(), v.to_vec());
+            }
+            BatchOp::Delete(k) => {
+                m.remove(k);
+            }
+            BatchOp::Merge(k, v) => add(m, k, v)?,
+        }
+    }
     Ok(())
 }
 
@@ -74,19 +89,24 @@ impl KvEngine for MemoryEngine {
         }
         Ok(())
     }
+    fn transaction(&self, read_for_update: &[&[u8]], ops: &[BatchOp<'_>]) -> Result<Commit> {
+        // Under the write lock nothing can interleave: every transaction commits.
+        let found = match self.map.write() {
+            Ok(mut m) => {
+                let found = read_for_update
+                    .iter()
+                    .filter(|k| m.contains_key(**k))
+                    .count();
+                apply(&mut m, ops)?;
+                found
+            }
+            Err(_) => 0,
+        };
+        Ok(Commit::Done { found })
+    }
     fn write_batch(&self, ops: &[BatchOp<'_>]) -> Result<()> {
         if let Ok(mut m) = self.map.write() {
-            for op in ops {
-                match *op {
-                    BatchOp::Put(k, v) => {
-                        m.insert(k.to_vec(), v.to_vec());
-                    }
-                    BatchOp::Delete(k) => {
-                        m.remove(k);
-                    }
-                    BatchOp::Merge(k, v) => add(&mut m, k, v)?,
-                }
-            }
+            apply(&mut m, ops)?;
         }
         Ok(())
     }

@@ -11,6 +11,37 @@
 //! (and reported as `null`, never as a made-up number). How each engine applies the
 //! shared flags is described by [`mapping::of`], printed into every JSON result.
 
+/// Implements [`Cursor`] for an iterator type whose inherent methods have the trait's
+/// names and meanings; `entry` is `$entry` with the iterator bound to `$it`.
+macro_rules! cursor_by_inherent_methods {
+    ([$($generics:tt)*] $ty:ty, |$it:ident| $entry:expr) => {
+        impl<$($generics)*> $crate::engine::Cursor for $ty {
+            fn seek(&mut self, key: &[u8]) {
+                <$ty>::seek(self, key)
+            }
+            fn seek_for_prev(&mut self, key: &[u8]) {
+                <$ty>::seek_for_prev(self, key)
+            }
+            fn seek_to_first(&mut self) {
+                <$ty>::seek_to_first(self)
+            }
+            fn seek_to_last(&mut self) {
+                <$ty>::seek_to_last(self)
+            }
+            fn next(&mut self) {
+                <$ty>::next(self)
+            }
+            fn prev(&mut self) {
+                <$ty>::prev(self)
+            }
+            fn entry(&self) -> Option<(&[u8], &[u8])> {
+                let $it = self;
+                $entry
+            }
+        }
+    };
+}
+
 #[cfg(test)]
 pub mod conformance;
 #[cfg(feature = "fjall")]
@@ -41,6 +72,18 @@ pub enum BatchOp<'a> {
     Merge(&'a [u8], &'a [u8]),
 }
 
+/// How an engine's optimistic transaction ended ([`KvEngine::transaction`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Commit {
+    /// Committed; `found` of the keys read for update existed.
+    Done {
+        /// Keys read for update that held a value.
+        found: usize,
+    },
+    /// Lost a conflict and wrote nothing; the caller runs it again.
+    Conflict,
+}
+
 /// Scan direction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Direction {
@@ -48,6 +91,56 @@ pub enum Direction {
     Forward,
     /// Descending from the last key `<= start` (or the last key).
     Reverse,
+}
+
+/// The calls a scan makes on an engine's positioned iterator (Strata's `DbIterator`,
+/// RocksDB's raw iterator), so that [`scan_cursor`] serves both.
+pub trait Cursor {
+    /// Positions at the first key `>= key`.
+    fn seek(&mut self, key: &[u8]);
+    /// Positions at the last key `<= key`.
+    fn seek_for_prev(&mut self, key: &[u8]);
+    /// Positions at the first key.
+    fn seek_to_first(&mut self);
+    /// Positions at the last key.
+    fn seek_to_last(&mut self);
+    /// Moves to the next key.
+    fn next(&mut self);
+    /// Moves to the previous key.
+    fn prev(&mut self);
+    /// The current entry, or `None` when not positioned.
+    fn entry(&self) -> Option<(&[u8], &[u8])>;
+}
+
+/// Visits up to `limit` entries of `c` from `start` (or an end) in `direction`, until
+/// `visit` returns false; returns how many were visited. The caller checks the
+/// iterator's error status afterwards.
+pub fn scan_cursor(
+    c: &mut impl Cursor,
+    start: Option<&[u8]>,
+    direction: Direction,
+    limit: usize,
+    visit: &mut Visitor<'_>,
+) -> usize {
+    match (direction, start) {
+        (Direction::Forward, Some(k)) => c.seek(k),
+        (Direction::Forward, None) => c.seek_to_first(),
+        (Direction::Reverse, Some(k)) => c.seek_for_prev(k),
+        (Direction::Reverse, None) => c.seek_to_last(),
+    }
+    let mut n = 0;
+    while n < limit {
+        let Some((k, v)) = c.entry() else { break };
+        n += 1;
+        if !visit(k, v) {
+            break;
+        }
+        match direction {
+            Direction::Forward => c.next(),
+            Direction::Reverse => c.prev(),
+        }
+    }
+    n
 }
 
 /// Called for each `(key, value)` of a scan; returns false to stop.
@@ -88,6 +181,15 @@ pub trait KvEngine: Send + Sync {
     /// # Errors
     /// The engine's write error.
     fn write_batch(&self, ops: &[BatchOp<'_>]) -> Result<()>;
+    /// Runs one optimistic transaction: reads each of `read_for_update` so that a
+    /// concurrent write to it fails the commit, applies `ops`, and commits. A database
+    /// opened with `--transaction_db` (RocksDB's `OptimisticTransactionDB`, fjall's
+    /// `OptimisticTxDatabase`; Strata needs no special open).
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] if the engine was not opened for transactions; the engine's
+    /// read or write error. A conflict is not an error: [`Commit::Conflict`].
+    fn transaction(&self, read_for_update: &[&[u8]], ops: &[BatchOp<'_>]) -> Result<Commit>;
     /// Visits up to `limit` entries from `start` in `direction` until `visit` returns
     /// false. Returns the number of entries visited.
     ///
@@ -229,6 +331,14 @@ impl EngineStats {
                 / self.flush_bytes_written as f64
         }
     }
+}
+
+/// The error of a transaction on an engine opened without `--transaction_db`.
+#[cfg_attr(not(any(feature = "rocksdb", feature = "fjall")), allow(dead_code))]
+pub fn not_transactional(engine: &str) -> CliError {
+    CliError::Usage(format!(
+        "{engine}: transactions need the database opened with --transaction_db"
+    ))
 }
 
 /// Opens the engine `flags` select, first deleting the database unless

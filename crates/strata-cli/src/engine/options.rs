@@ -248,6 +248,15 @@ pub struct EngineFlags {
     #[arg(long = "wal_recovery_mode", value_enum,
           default_value_t = WalRecoveryFlag::TolerateCorruptedTailRecords)]
     pub wal_recovery_mode: WalRecoveryFlag,
+    /// Open the database for optimistic transactions (RocksDB's
+    /// `OptimisticTransactionDB`, fjall's `OptimisticTxDatabase`) and run each write of
+    /// fillseq, fillrandom, overwrite and readrandomwriterandom as a transaction, retried
+    /// on conflict (db_bench's `--transaction_db` / `--optimistic_transaction_db`).
+    #[arg(long = "transaction_db", alias = "optimistic_transaction_db",
+          default_value_t = false, num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub transaction_db: bool,
     /// fsync the WAL on every write.
     #[arg(long = "sync", default_value_t = false, num_args = 0..=1,
           default_missing_value = "true", action = clap::ArgAction::Set,

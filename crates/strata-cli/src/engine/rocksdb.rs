@@ -9,17 +9,21 @@
 //! `--use_direct_io_for_flush_and_compaction`. Statistics come from RocksDB's tickers
 //! (`FLUSH_WRITE_BYTES`, `COMPACT_WRITE_BYTES`, ...) so write amplification is computed
 //! exactly as for Strata. Strata-only options (output partitioning, snapshot filter)
-//! have no RocksDB equivalent and are ignored.
+//! have no RocksDB equivalent and are ignored. `--transaction_db` opens an
+//! `OptimisticTransactionDB` (same options); transactions take a snapshot at begin
+//! (`set_snapshot`), as Strata's do, and every other operation goes to its base DB.
 
 use super::rocks_stats::{parse_compaction_stats, parse_tickers};
-use super::{BatchOp, Direction, EngineStats, KvEngine, Visitor};
+use super::{scan_cursor, BatchOp, Commit, Direction, EngineStats, KvEngine, Visitor};
 use crate::engine::options::{CompactionPriFlag, CompressionFlag, EngineFlags, WalRecoveryFlag};
 use crate::error::{CliError, Result};
 use rocksdb::merge_operator::MergeOperands;
 use rocksdb::statistics::Ticker;
 use rocksdb::{
-    BlockBasedOptions, Cache, CompactionPri, DBCompressionType, DBPath, DBRecoveryMode, Options,
-    ReadOptions, WaitForCompactOptions, WriteBatch, WriteOptions, DB,
+    BlockBasedOptions, Cache, ColumnFamilyDescriptor, CompactionPri, DBAccess, DBCompressionType,
+    DBPath, DBRawIteratorWithThreadMode, DBRecoveryMode, OptimisticTransactionDB,
+    OptimisticTransactionOptions, Options, ReadOptions, WaitForCompactOptions,
+    WriteBatchWithTransaction, WriteOptions, DB, DEFAULT_COLUMN_FAMILY_NAME,
 };
 use strata::merge::U64Add;
 
@@ -27,9 +31,43 @@ fn clamp_i32(v: usize) -> i32 {
     i32::try_from(v).unwrap_or(i32::MAX)
 }
 
+/// The database: plain, or opened for optimistic transactions (`--transaction_db`).
+/// Two types with the same methods; [`with_db`] runs one expression on either.
+enum Handle {
+    Plain(DB),
+    Optimistic(OptimisticTransactionDB),
+}
+
+/// Evaluates `$body` with `$db` bound to the handle's database, whichever kind it is.
+macro_rules! with_db {
+    ($handle:expr, $db:ident => $body:expr) => {
+        match $handle {
+            Handle::Plain($db) => $body,
+            Handle::Optimistic($db) => $body,
+        }
+    };
+}
+
+/// `ops` as a RocksDB batch (of a plain or a transactional database).
+fn batch<const T: bool>(ops: &[BatchOp<'_>]) -> WriteBatchWithTransaction<T> {
+    let mut batch = WriteBatchWithTransaction::<T>::default();
+    for op in ops {
+        match *op {
+            BatchOp::Put(k, v) => batch.put(k, v),
+            BatchOp::Delete(k) => batch.delete(k),
+            BatchOp::Merge(k, v) => batch.merge(k, v),
+        }
+    }
+    batch
+}
+
+cursor_by_inherent_methods!(['a, D: DBAccess] DBRawIteratorWithThreadMode<'a, D>, |it| it.item());
+
 /// An open RocksDB database.
 pub struct RocksEngine {
-    db: DB,
+    db: Handle,
+    /// Transactions snapshot at begin (`set_snapshot(true)`), as Strata's do.
+    txn_options: OptimisticTransactionOptions,
     /// Kept for its statistics object (tickers are read through it).
     options: Options,
     wo: WriteOptions,
@@ -131,12 +169,26 @@ impl RocksEngine {
         };
         o.set_block_based_table_factory(&t);
 
-        let db = DB::open(&o, &flags.db)?;
+        let db = if flags.transaction_db {
+            // With the default family named, so that `delete_range` can address it
+            // (the transactional handle has no family-less range deletion).
+            let default = ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, o.clone());
+            Handle::Optimistic(OptimisticTransactionDB::open_cf_descriptors(
+                &o,
+                &flags.db,
+                [default],
+            )?)
+        } else {
+            Handle::Plain(DB::open(&o, &flags.db)?)
+        };
+        let mut txn_options = OptimisticTransactionOptions::default();
+        txn_options.set_snapshot(true);
         let mut wo = WriteOptions::default();
         wo.set_sync(flags.sync);
         wo.disable_wal(false);
         Ok(RocksEngine {
             db,
+            txn_options,
             options: o,
             wo,
             _cache: cache,
@@ -161,37 +213,71 @@ impl KvEngine for RocksEngine {
     }
 
     fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
-        Ok(self.db.put_opt(key, value, &self.wo)?)
+        Ok(with_db!(&self.db, db => db.put_opt(key, value, &self.wo))?)
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.db.get(key)?)
+        Ok(with_db!(&self.db, db => db.get(key))?)
     }
 
     fn delete(&self, key: &[u8]) -> Result<()> {
-        Ok(self.db.delete_opt(key, &self.wo)?)
+        Ok(with_db!(&self.db, db => db.delete_opt(key, &self.wo))?)
     }
 
     fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()> {
-        Ok(self.db.merge_opt(key, operand, &self.wo)?)
+        Ok(with_db!(&self.db, db => db.merge_opt(key, operand, &self.wo))?)
     }
 
     fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<()> {
-        let mut batch = WriteBatch::default();
-        batch.delete_range(start, end);
-        Ok(self.db.write_opt(batch, &self.wo)?)
+        match &self.db {
+            Handle::Plain(db) => {
+                let mut batch = WriteBatchWithTransaction::<false>::default();
+                batch.delete_range(start, end);
+                Ok(db.write_opt(batch, &self.wo)?)
+            }
+            Handle::Optimistic(db) => {
+                let cf = db
+                    .cf_handle(DEFAULT_COLUMN_FAMILY_NAME)
+                    .ok_or_else(|| CliError::Usage("rocksdb: no default column family".into()))?;
+                Ok(db.delete_range_cf_opt(cf, start, end, &self.wo)?)
+            }
+        }
     }
 
     fn write_batch(&self, ops: &[BatchOp<'_>]) -> Result<()> {
-        let mut batch = WriteBatch::default();
+        Ok(with_db!(&self.db, db => db.write_opt(batch(ops), &self.wo))?)
+    }
+
+    fn transaction(&self, read_for_update: &[&[u8]], ops: &[BatchOp<'_>]) -> Result<Commit> {
+        let Handle::Optimistic(db) = &self.db else {
+            return Err(super::not_transactional("rocksdb"));
+        };
+        let txn = db.transaction_opt(&self.wo, &self.txn_options);
+        let mut found = 0;
+        for key in read_for_update {
+            found += usize::from(txn.get_for_update(key, true)?.is_some());
+        }
         for op in ops {
             match *op {
-                BatchOp::Put(k, v) => batch.put(k, v),
-                BatchOp::Delete(k) => batch.delete(k),
-                BatchOp::Merge(k, v) => batch.merge(k, v),
+                BatchOp::Put(k, v) => txn.put(k, v)?,
+                BatchOp::Delete(k) => txn.delete(k)?,
+                BatchOp::Merge(k, v) => txn.merge(k, v)?,
             }
         }
-        Ok(self.db.write_opt(batch, &self.wo)?)
+        match txn.commit() {
+            Ok(()) => Ok(Commit::Done { found }),
+            // Busy: a conflict; TryAgain: the memtable history no longer reaches the
+            // snapshot (RocksDB cannot tell). Both mean: run it again.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    rocksdb::ErrorKind::Busy | rocksdb::ErrorKind::TryAgain
+                ) =>
+            {
+                Ok(Commit::Conflict)
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 
     fn scan(
@@ -201,50 +287,32 @@ impl KvEngine for RocksEngine {
         limit: usize,
         visit: &mut Visitor<'_>,
     ) -> Result<usize> {
-        let mut it = self.db.raw_iterator_opt(ReadOptions::default());
-        match (direction, start) {
-            (Direction::Forward, Some(k)) => it.seek(k),
-            (Direction::Forward, None) => it.seek_to_first(),
-            (Direction::Reverse, Some(k)) => it.seek_for_prev(k),
-            (Direction::Reverse, None) => it.seek_to_last(),
-        }
-        let mut n = 0;
-        while n < limit && it.valid() {
-            let (Some(k), Some(v)) = (it.key(), it.value()) else {
-                break;
-            };
-            n += 1;
-            if !visit(k, v) {
-                break;
-            }
-            match direction {
-                Direction::Forward => it.next(),
-                Direction::Reverse => it.prev(),
-            }
-        }
-        it.status()?;
-        Ok(n)
+        with_db!(&self.db, db => {
+            let mut it = db.raw_iterator_opt(ReadOptions::default());
+            let n = scan_cursor(&mut it, start, direction, limit, visit);
+            it.status()?;
+            Ok(n)
+        })
     }
 
     fn flush(&self) -> Result<()> {
-        Ok(self.db.flush()?)
+        Ok(with_db!(&self.db, db => db.flush())?)
     }
 
     fn compact(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
-        self.db.compact_range(begin, end);
+        with_db!(&self.db, db => db.compact_range(begin, end));
         Ok(())
     }
 
     fn wait_for_compactions(&self) -> Result<()> {
         let mut w = WaitForCompactOptions::default();
         w.set_flush(false);
-        Ok(self.db.wait_for_compact(&w)?)
+        Ok(with_db!(&self.db, db => db.wait_for_compact(&w))?)
     }
 
     fn stats(&self) -> EngineStats {
         let prop = |name: &str| {
-            self.db
-                .property_value(name)
+            with_db!(&self.db, db => db.property_value(name))
                 .ok()
                 .flatten()
                 .unwrap_or_default()
@@ -268,7 +336,7 @@ impl KvEngine for RocksEngine {
     }
 
     fn close(self: Box<Self>) -> Result<()> {
-        self.db.cancel_all_background_work(true);
+        with_db!(&self.db, db => db.cancel_all_background_work(true));
         Ok(())
     }
 }

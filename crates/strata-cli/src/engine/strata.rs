@@ -1,12 +1,17 @@
 //! The Strata engine behind [`KvEngine`].
 
-use super::{BatchOp, Direction, EngineStats, KvEngine, LevelReport, PathReport, Visitor};
+use super::{
+    scan_cursor, BatchOp, Commit, Direction, EngineStats, KvEngine, LevelReport, PathReport,
+    Visitor,
+};
 use crate::engine::options::EngineFlags;
 use crate::error::{CliError, Result};
 use std::path::Path;
 use std::sync::Arc;
 use strata::env::{DeviceFs, PosixFs};
-use strata::{Db, DbBuilder, ReadOptions, WriteBatch, WriteOptions};
+use strata::{
+    Db, DbBuilder, DbIterator, ErrorKind, ReadOptions, TransactionOptions, WriteBatch, WriteOptions,
+};
 
 /// An open Strata database.
 pub struct StrataEngine {
@@ -57,6 +62,8 @@ pub fn db_builder(flags: &EngineFlags, db_dir: &Path) -> Result<DbBuilder> {
     Ok(Db::builder().file_system(Arc::new(fs)))
 }
 
+cursor_by_inherent_methods!([] DbIterator, |it| it.valid().then(|| (it.key(), it.value())));
+
 impl KvEngine for StrataEngine {
     fn name(&self) -> &'static str {
         "strata"
@@ -94,6 +101,31 @@ impl KvEngine for StrataEngine {
         Ok(self.db.write(&self.wo, batch)?)
     }
 
+    fn transaction(&self, read_for_update: &[&[u8]], ops: &[BatchOp<'_>]) -> Result<Commit> {
+        let ro = ReadOptions::default();
+        let mut txn = self.db.transaction(&TransactionOptions::default());
+        let mut found = 0;
+        for key in read_for_update {
+            found += usize::from(txn.get_for_update(&ro, key)?.is_some());
+        }
+        for op in ops {
+            match *op {
+                BatchOp::Put(k, v) => txn.put(k, v)?,
+                BatchOp::Delete(k) => txn.delete(k)?,
+                BatchOp::Merge(..) => {
+                    return Err(CliError::Usage(
+                        "strata: a transaction takes puts and deletes, not merges (yet)".into(),
+                    ))
+                }
+            }
+        }
+        match txn.commit(&self.wo) {
+            Ok(()) => Ok(Commit::Done { found }),
+            Err(e) if e.kind() == ErrorKind::Conflict => Ok(Commit::Conflict),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     fn scan(
         &self,
         start: Option<&[u8]>,
@@ -102,23 +134,7 @@ impl KvEngine for StrataEngine {
         visit: &mut Visitor<'_>,
     ) -> Result<usize> {
         let mut it = self.db.iter(&ReadOptions::default())?;
-        match (direction, start) {
-            (Direction::Forward, Some(k)) => it.seek(k),
-            (Direction::Forward, None) => it.seek_to_first(),
-            (Direction::Reverse, Some(k)) => it.seek_for_prev(k),
-            (Direction::Reverse, None) => it.seek_to_last(),
-        }
-        let mut n = 0;
-        while n < limit && it.valid() {
-            n += 1;
-            if !visit(it.key(), it.value()) {
-                break;
-            }
-            match direction {
-                Direction::Forward => it.next(),
-                Direction::Reverse => it.prev(),
-            }
-        }
+        let n = scan_cursor(&mut it, start, direction, limit, visit);
         it.status()?;
         Ok(n)
     }

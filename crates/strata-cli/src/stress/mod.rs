@@ -4,8 +4,8 @@
 //! ```text
 //! strata stress --db=DIR [--max_key=N] [--threads=N] [--ops_per_thread=N | --duration=S]
 //!               [--seed=N] [--value_size=N] [--expected_state=PATH] [--use_existing_db]
-//!               [op mix: --put_pct --delete_pct --batch_pct --get_pct --scan_pct
-//!                --snapshot_pct] [--flush_one_in=N] [--compact_range_one_in=N]
+//!               [op mix: --put_pct --delete_pct --batch_pct --txn_pct --get_pct
+//!                --scan_pct --snapshot_pct] [--flush_one_in=N] [--compact_range_one_in=N]
 //!               [every engine flag: --compression_type, --write_buffer_size, ...]
 //! strata stress --db=DIR --verify_only [--expected_state=PATH]
 //! ```
@@ -71,7 +71,7 @@ pub struct StressArgs {
     #[arg(long = "verify_only", default_value_t = false)]
     pub verify_only: bool,
     /// Percent of operations that are single puts.
-    #[arg(long = "put_pct", default_value_t = 30)]
+    #[arg(long = "put_pct", default_value_t = 25)]
     pub put_pct: u32,
     /// Percent of operations that are merges into counter keys (`strata.u64_add`).
     #[arg(long = "merge_pct", default_value_t = 10)]
@@ -87,6 +87,12 @@ pub struct StressArgs {
     /// Percent of operations that are batches of 2-8 puts, merges and deletes.
     #[arg(long = "batch_pct", default_value_t = 10)]
     pub batch_pct: u32,
+    /// Percent of operations that are optimistic transactions: 1-8 of the thread's keys
+    /// read with get_for_update (and checked), rewritten, read back, then committed
+    /// (retried on a conflict, which only a read of another thread's key may cause) or
+    /// rolled back.
+    #[arg(long = "txn_pct", default_value_t = 5)]
+    pub txn_pct: u32,
     /// Percent of operations that are point reads.
     #[arg(long = "get_pct", default_value_t = 25)]
     pub get_pct: u32,
@@ -140,6 +146,7 @@ impl StressArgs {
             + self.delete_pct
             + self.delete_range_pct
             + self.batch_pct
+            + self.txn_pct
             + self.get_pct
             + self.scan_pct
             + self.snapshot_pct;
@@ -304,8 +311,9 @@ pub fn run(args: &StressArgs) -> Result<()> {
     print(&verified_line("verify after run", &after))?;
     print(&format!(
         "stress: ok seed={seed} secs={secs:.1} ops={} ops_per_sec={:.0} writes_acked={} \
-         puts={} merges={} deletes={} range_deletes={} batches={} gets={} scans={} \
-         snapshot_checks={} flushes={} compactions={}",
+         puts={} merges={} deletes={} range_deletes={} batches={} transactions={} \
+         txn_conflicts={} txn_rollbacks={} gets={} scans={} snapshot_checks={} flushes={} \
+         compactions={}",
         total.ops(),
         total.ops() as f64 / secs.max(1e-9),
         total.writes(),
@@ -314,6 +322,9 @@ pub fn run(args: &StressArgs) -> Result<()> {
         total.deletes,
         total.range_deletes,
         total.batches,
+        total.transactions,
+        total.txn_conflicts,
+        total.txn_rollbacks,
         total.gets,
         total.scans,
         total.snapshot_checks,

@@ -11,7 +11,9 @@
 //! Every write follows the same protocol: [`ExpectedState::begin`] for each key, the
 //! database write, [`ExpectedState::commit`] for each key, then the acknowledged-write
 //! counter. A kill anywhere leaves each key settled or in flight (see
-//! [`super::expected`]).
+//! [`super::expected`]). A transaction begins its keys just before its commit; a commit
+//! that lost a conflict wrote nothing, so its keys are settled back on their current
+//! values ([`ExpectedState::resolve`]).
 
 use super::expected::{ExpectedState, MAX_VALUE_ID};
 use super::keyspace;
@@ -21,7 +23,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
-use strata::{Db, ReadOptions, Snapshot, WriteBatch, WriteOptions};
+use strata::{Db, ErrorKind, ReadOptions, Snapshot, TransactionOptions, WriteBatch, WriteOptions};
 
 /// Longest key range of a scan or a snapshot check.
 const MAX_RANGE: u64 = 64;
@@ -41,6 +43,12 @@ pub struct ThreadStats {
     pub range_deletes: u64,
     /// Batches.
     pub batches: u64,
+    /// Committed transactions.
+    pub transactions: u64,
+    /// Commits that lost a conflict (and were run again).
+    pub txn_conflicts: u64,
+    /// Transactions rolled back on purpose.
+    pub txn_rollbacks: u64,
     /// Point reads.
     pub gets: u64,
     /// Range scans.
@@ -61,6 +69,9 @@ impl ThreadStats {
         self.deletes += o.deletes;
         self.range_deletes += o.range_deletes;
         self.batches += o.batches;
+        self.transactions += o.transactions;
+        self.txn_conflicts += o.txn_conflicts;
+        self.txn_rollbacks += o.txn_rollbacks;
         self.gets += o.gets;
         self.scans += o.scans;
         self.snapshot_checks += o.snapshot_checks;
@@ -70,11 +81,8 @@ impl ThreadStats {
 
     /// Every operation counted.
     pub fn ops(&self) -> u64 {
-        self.puts
-            + self.merges
-            + self.deletes
-            + self.range_deletes
-            + self.batches
+        self.writes()
+            + self.txn_rollbacks
             + self.gets
             + self.scans
             + self.snapshot_checks
@@ -82,9 +90,15 @@ impl ThreadStats {
             + self.compactions
     }
 
-    /// Writes acknowledged (puts, merges, deletes, batches).
+    /// Writes acknowledged (puts, merges, deletes, range deletions, batches, committed
+    /// transactions).
     pub fn writes(&self) -> u64 {
-        self.puts + self.merges + self.deletes + self.range_deletes + self.batches
+        self.puts
+            + self.merges
+            + self.deletes
+            + self.range_deletes
+            + self.batches
+            + self.transactions
     }
 }
 
@@ -206,6 +220,8 @@ impl Worker<'_> {
             self.delete_range()
         } else if pick(a.batch_pct) {
             self.batch()
+        } else if pick(a.txn_pct) {
+            self.transaction()
         } else if pick(a.get_pct) {
             self.get()
         } else if pick(a.scan_pct) {
@@ -330,6 +346,82 @@ impl Worker<'_> {
         self.acked(&keys)?;
         self.stats.batches += 1;
         Ok(())
+    }
+
+    /// A transaction over 1-8 of this thread's keys, run until it commits or is rolled
+    /// back on purpose. Its reads of its own keys are exact (no one else writes them),
+    /// so only the read of another thread's key, made half of the time, may make the
+    /// commit conflict; a conflict without one is a false conflict, a mismatch.
+    fn transaction(&mut self) -> Result<()> {
+        let n = self.rng.random_range(1..=MAX_BATCH);
+        let mut keys: Vec<u64> = (0..n).map(|_| self.own_key()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let foreign = self
+            .rng
+            .random_bool(0.5)
+            .then(|| self.rng.random_range(0..self.sh.st.max_key()));
+        let ro = ReadOptions::default();
+        loop {
+            let mut txn = self.sh.db.transaction(&TransactionOptions::default());
+            for &k in &keys {
+                let v = txn.get_for_update(&ro, &keyspace::key(k))?;
+                let found = self.identify("transaction get_for_update", k, v)?;
+                self.expect(
+                    "transaction get_for_update",
+                    k,
+                    found,
+                    self.sh.st.get(k).current,
+                )?;
+            }
+            if let Some(f) = foreign {
+                let v = txn.get_for_update(&ro, &keyspace::key(f))?;
+                self.identify("transaction get_for_update", f, v)?;
+            }
+            let mut writes = Vec::with_capacity(keys.len());
+            for &k in &keys {
+                let id = (self.rng.random_range(0..5) != 0).then(|| self.new_id(k));
+                match id {
+                    Some(id) => {
+                        txn.put(&keyspace::key(k), &keyspace::value(k, id, self.max_len))?
+                    }
+                    None => txn.delete(&keyspace::key(k))?,
+                }
+                writes.push((k, id));
+            }
+            for &(k, id) in &writes {
+                let v = txn.get(&ro, &keyspace::key(k))?;
+                let found = self.identify("transaction get of its own write", k, v)?;
+                self.expect("transaction get of its own write", k, found, id)?;
+            }
+            if self.rng.random_range(0..10) == 0 {
+                txn.rollback();
+                self.stats.txn_rollbacks += 1;
+                return Ok(());
+            }
+            for &(k, id) in &writes {
+                self.sh.st.begin(k, id)?;
+            }
+            match txn.commit(&self.wo) {
+                Ok(()) => {
+                    self.acked(&keys)?;
+                    self.stats.transactions += 1;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == ErrorKind::Conflict => {
+                    for &k in &keys {
+                        self.sh.st.resolve(k, self.sh.st.get(k).current)?;
+                    }
+                    if foreign.is_none() {
+                        return Err(self.mismatch(format!(
+                            "a transaction over its own keys only conflicted: {e}"
+                        )));
+                    }
+                    self.stats.txn_conflicts += 1;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
 
     /// The value id `v` (a read of key `k`) stands for, or a mismatch.

@@ -50,6 +50,20 @@ pub fn ok(args: &[&str], input: Option<&str>) -> String {
     String::from_utf8(out.stdout).expect("utf-8 stdout")
 }
 
+/// Runs `strata bench` with `flags` on the database `dir/db`, appending JSON records to
+/// `dir/bench.jsonl`; returns stdout and the records.
+pub fn bench_with_json(dir: &Path, flags: &[&str]) -> (String, String) {
+    let json = dir.join("bench.jsonl");
+    let mut args = vec![
+        "bench".to_string(),
+        db_flag(&dir.join("db")),
+        format!("--json={}", json.display()),
+    ];
+    args.extend(flags.iter().map(|f| f.to_string()));
+    let out = ok(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
+    (out, std::fs::read_to_string(&json).expect("json records"))
+}
+
 /// `--db=DIR` for a path.
 pub fn db_flag(dir: &Path) -> String {
     format!("--db={}", dir.display())
@@ -75,7 +89,7 @@ pub fn assert_readrandom_found_63_percent(out: &str) {
 /// 20,000 keys flush and compact: the flags after `--engine`/`--db`.
 pub const EVERY_BENCHMARK_SMALL_TREE: &[&str] = &[
     "--num=20000",
-    "--benchmarks=fillseq,fillrandom,overwrite,readrandom,readseq,readreverse,seekrandom,readwhilewriting,deleterandom,flush,compact,waitforcompaction,stats",
+    "--benchmarks=fillseq,fillrandom,overwrite,readrandom,readseq,readreverse,seekrandom,readwhilewriting,readrandomwriterandom,deleterandom,flush,compact,waitforcompaction,stats",
     "--write_buffer_size=65536",
     "--target_file_size_base=65536",
     "--max_bytes_for_level_base=262144",

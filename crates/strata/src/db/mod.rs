@@ -5,6 +5,8 @@
 //! - `put` / `delete` / `write` → `write` (group commit: WAL append, memtable insert).
 //! - `get` → `read` (memtables, then L0 newest first, then one file per level).
 //! - `iter` → `read` builds a merging iterator wrapped in a [`DbIterator`].
+//! - `transaction` → `crate::txn`; its commit → `conflict` (the conflict check, run by
+//!   the write leader through `write`).
 //! - flushes and compactions → `background` threads; each job is a
 //!   `compaction::Plan` that `jobs` runs through the one executor and installs
 //!   through the `VersionSet`; `obsolete` deletes what no version references.
@@ -18,6 +20,7 @@
 
 mod background;
 mod builder;
+mod conflict;
 mod flush;
 mod iter;
 mod jobs;
@@ -42,6 +45,7 @@ use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::snapshot::{Snapshot, SnapshotList};
 use crate::stats::path::PathStats;
 use crate::stats::{DbStats, LevelStats, Statistics};
+use crate::txn::{Transaction, TransactionOptions};
 use crate::version::VersionSet;
 use crate::WriteBatch;
 use arc_swap::ArcSwap;
@@ -207,6 +211,43 @@ impl Db {
             ));
         }
         write::write(&self.inner, wo, Some(batch), false)
+    }
+
+    /// Begins an optimistic transaction: it reads a snapshot taken now (and its own
+    /// writes), buffers its writes, and commits them only if no key it wrote or read
+    /// with [`Transaction::get_for_update`] was written by anyone after the snapshot
+    /// (snapshot isolation; docs/ARCHITECTURE.md §16).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, ErrorKind, Options, ReadOptions, TransactionOptions, WriteOptions};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// loop {
+    ///     let mut txn = db.transaction(&TransactionOptions::default());
+    ///     let n = txn.get_for_update(&ReadOptions::default(), b"counter")?
+    ///         .map_or(0, |v| u64::from_le_bytes(v.try_into().unwrap_or_default()));
+    ///     txn.put(b"counter", &(n + 1).to_le_bytes())?;
+    ///     match txn.commit(&WriteOptions::default()) {
+    ///         Err(e) if e.kind() == ErrorKind::Conflict => continue, // run it again
+    ///         r => break r?,
+    ///     }
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn transaction(&self, options: &TransactionOptions) -> Transaction<'_> {
+        Transaction::begin(self, options)
+    }
+
+    /// Commits `batch` iff no key of `keys` has a version newer than `snapshot`,
+    /// validated atomically with the write (`conflict`). For [`Transaction::commit`].
+    pub(crate) fn write_unless_changed<'k>(
+        &self,
+        wo: &WriteOptions,
+        batch: WriteBatch,
+        snapshot: SequenceNumber,
+        keys: impl IntoIterator<Item = &'k [u8]>,
+    ) -> Result<()> {
+        conflict::write_unless_changed(&self.inner, wo, batch, snapshot, keys)
     }
 
     /// The value of `key`, as of `ro.snapshot` (or now).

@@ -18,7 +18,7 @@
 //! holds every visible write (in a memtable or in a table flushed from it).
 
 use super::iter::Resolver;
-use super::{DbInner, DbIterator};
+use super::{DbInner, DbIterator, SuperVersion};
 use crate::error::Result;
 use crate::iter::{InternalIterator, LevelIterator, MergingIterator};
 use crate::key::{self, LookupKey, SequenceNumber, ValueKind};
@@ -170,13 +170,33 @@ fn get_from_version(
     filter: SnapshotFilter,
     p: &mut Pending,
 ) -> Result<Option<Vec<u8>>> {
+    let found = probe_tables(version, lookup, |level, i, f| {
+        Ok(match probe(inner, f, version.file_ref(level, i), lookup, filter, p)? {
+            Probe::Found(v) => Some(v),
+            Probe::Absent => None,
+        })
+    })?;
+    Ok(found.flatten())
+}
+
+/// Calls `probe(level, index, file)` on every table that may hold `lookup`'s user key,
+/// newest first, until one returns `Some` (the answer): each L0 file whose key range
+/// holds the key (L0 is ordered newest first), then on each deeper level the one file
+/// whose fence pointers can hold it. The read path's one definition of where a key
+/// can be; the conflict check of transactions ([`newer_sequence`]) walks it too.
+#[inline]
+fn probe_tables<R>(
+    version: &Version,
+    lookup: &LookupKey,
+    mut probe: impl FnMut(usize, usize, &FileMetaData) -> Result<Option<R>>,
+) -> Result<Option<R>> {
     let ukey = lookup.user_key();
     for (i, f) in version.files(0).iter().enumerate() {
         if ukey < f.smallest_user_key() || ukey > f.largest_user_key() {
             continue;
         }
-        if let Probe::Found(v) = probe(inner, f, version.file_ref(0, i), lookup, filter, p)? {
-            return Ok(v);
+        if let Some(r) = probe(0, i, f)? {
+            return Ok(Some(r));
         }
     }
     for level in 1..version.num_levels() {
@@ -186,11 +206,57 @@ fn get_from_version(
         if ukey < f.smallest_user_key() {
             continue;
         }
-        if let Probe::Found(v) = probe(inner, f, version.file_ref(level, i), lookup, filter, p)? {
-            return Ok(v);
+        if let Some(r) = probe(level, i, f)? {
+            return Ok(Some(r));
         }
     }
     Ok(None)
+}
+
+/// The sequence number of the newest version (put, delete, merge, or a range tombstone
+/// covering it) of `lookup.user_key()` at or below `lookup`'s sequence, if that version
+/// is newer than `floor`; `None` if the key has no version in `(floor, lookup's
+/// sequence]`.
+///
+/// The sources are [`get`]'s, in its order, except that a table whose entries and
+/// tombstones are all at or below `floor` (`largest_seqno <= floor`) is not opened: it
+/// cannot hold a newer version, and if it holds the key, every source after it holds
+/// only older versions (the first source holding a key, or a tombstone covering it,
+/// holds its newest version). So the answer is exact, and a key written long before
+/// `floor` costs memtable probes and in-memory checks of file metadata, not table
+/// reads.
+///
+/// # Errors
+/// `Corruption` or `Io` from a table read, as [`get`].
+pub(crate) fn newer_sequence(
+    inner: &DbInner,
+    sv: &SuperVersion,
+    lookup: &LookupKey,
+    floor: SequenceNumber,
+) -> Result<Option<SequenceNumber>> {
+    let (ukey, read_seq) = (lookup.user_key(), lookup.sequence());
+    // A source's newest version of the key: its point entry or a covering tombstone.
+    let newest_of = |point: Option<SequenceNumber>, rd: Option<&Fragments>| {
+        let covering = rd.map_or(0, |rd| rd.max_covering(ukey, read_seq));
+        point.max((covering > 0).then_some(covering))
+    };
+    let in_memtables = std::iter::once(&sv.mem)
+        .chain(sv.imm.iter())
+        .find_map(|mem| newest_of(mem.newest_sequence(lookup), mem.range_dels().as_deref()));
+    let newest = match in_memtables {
+        Some(seq) => Some(seq),
+        None => probe_tables(&sv.version, lookup, |level, i, f| {
+            if f.largest_seqno <= floor {
+                return Ok(None);
+            }
+            let table = inner
+                .table_cache
+                .get_pinned(f, sv.version.file_ref(level, i))?;
+            let point = table.get(lookup.internal_key(), |ikey, _| key::sequence(ikey))?;
+            Ok(newest_of(point, table.range_dels()))
+        })?,
+    };
+    Ok(newest.filter(|&seq| seq > floor))
 }
 
 /// Builds the user iterator: a merge of every source, pinned until dropped.

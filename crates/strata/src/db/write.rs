@@ -41,9 +41,17 @@
 //!    the error and no later write is accepted (the WAL may hold a partial record).
 //! 6. A writer is acknowledged only after its group is published, so it reads its own
 //!    write.
+//! 7. A *validated* write ([`write_validated`], an optimistic transaction's commit)
+//!    forms a group of its own. Its leader drains (every group staged before it is
+//!    published, so visible) and then runs the validation, before it assigns sequence
+//!    numbers; it holds leadership from the validation through its WAL append. So the
+//!    validation sees every write sequenced before the batch, and no write is sequenced
+//!    between the validation and the batch. A failed validation writes nothing and
+//!    consumes no sequence number (docs/ARCHITECTURE.md §16).
 //!
 //! Outline: [`write`] enqueues → waits until done or front → leader: [`make_room`]
-//! (stall, slowdown, drain and memtable switch) → assign sequences, append/sync →
+//! (stall, slowdown, drain and memtable switch) → (validated: drain, validate) →
+//! assign sequences, append/sync →
 //! (pipelined: hand leadership on) → insert → publish in order → wake the group.
 
 use super::state::MemWithLog;
@@ -74,6 +82,9 @@ struct Slot {
     batch: Option<WriteBatch>,
     sync: bool,
     force_switch: bool,
+    /// A validated write (a transaction's commit): it leads a group of its own, so no
+    /// leader takes it as a follower and it takes none (invariant 7).
+    solo: bool,
 }
 
 #[derive(Default)]
@@ -146,6 +157,10 @@ fn spin_until_changed(epoch: &AtomicU64, seen: u64) {
     }
 }
 
+/// The check a validated write runs in its leader, after the drain and before
+/// sequence numbers are assigned (invariant 7). Called at most once.
+pub(crate) type Validation<'a> = &'a mut dyn FnMut(&DbInner) -> Result<()>;
+
 /// Commits `batch` (or, with `force_switch`, switches the memtable so it can be
 /// flushed) through the group-commit queue.
 pub(crate) fn write(
@@ -153,6 +168,32 @@ pub(crate) fn write(
     wo: &WriteOptions,
     batch: Option<WriteBatch>,
     force_switch: bool,
+) -> Result<()> {
+    enqueue(inner, wo, batch, force_switch, None)
+}
+
+/// Commits `batch` iff `validate` returns `Ok` when run at the batch's place in the
+/// commit order: after every write sequenced before it is visible, and before any
+/// write sequenced after it (invariant 7). `batch` must not be empty.
+///
+/// # Errors
+/// `validate`'s error, with nothing written; otherwise as [`write`].
+pub(crate) fn write_validated(
+    inner: &DbInner,
+    wo: &WriteOptions,
+    batch: WriteBatch,
+    validate: Validation<'_>,
+) -> Result<()> {
+    debug_assert!(!batch.is_empty(), "a validated write needs a batch");
+    enqueue(inner, wo, Some(batch), false, Some(validate))
+}
+
+fn enqueue(
+    inner: &DbInner,
+    wo: &WriteOptions,
+    batch: Option<WriteBatch>,
+    force_switch: bool,
+    validate: Option<Validation<'_>>,
 ) -> Result<()> {
     if let Some(b) = &batch {
         if b.is_empty() {
@@ -168,6 +209,7 @@ pub(crate) fn write(
         batch,
         sync: wo.sync,
         force_switch,
+        solo: validate.is_some(),
     });
     // Wait until a leader completed this write, or no leader is active and this
     // writer's slot is at the front: then it takes the slot and leads. Spin a little
@@ -201,7 +243,7 @@ pub(crate) fn write(
     let mut follower_ids = Vec::new();
     let mut group = first.batch.unwrap_or_default();
     let sync = first.sync;
-    if !first.force_switch {
+    if !first.force_switch && !first.solo {
         let first_size = group.approximate_size();
         let limit = if first_size <= (128 << 10) {
             first_size + (128 << 10)
@@ -211,6 +253,7 @@ pub(crate) fn write(
         while let Some(next) = qs.waiting.front() {
             let Some(b) = next.batch.as_ref() else { break };
             if next.force_switch
+                || next.solo
                 || (next.sync && !sync)
                 || group.approximate_size() + b.approximate_size() > limit
             {
@@ -228,7 +271,7 @@ pub(crate) fn write(
     debug_assert!(group.check_limits().is_ok(), "group over a limit");
 
     let pipelined = inner.opts.enable_pipelined_write;
-    let staged = stage_group(inner, group, sync, first.force_switch);
+    let staged = stage_group(inner, group, sync, first.force_switch, validate);
     if pipelined {
         // The WAL record is appended (or the group failed): the next leader may start.
         q.queue.lock().leader_active = false;
@@ -262,17 +305,23 @@ struct Staged {
     first_seq: u64,
 }
 
-/// Leader only: makes room, assigns the group's sequence numbers and appends it to the
-/// WAL. `None` if there is nothing to insert (a forced switch or an empty group).
+/// Leader only: makes room, runs a validated write's check (after a drain, invariant
+/// 7), assigns the group's sequence numbers and appends it to the WAL. `None` if there
+/// is nothing to insert (a forced switch or an empty group).
 fn stage_group(
     inner: &DbInner,
     mut group: WriteBatch,
     sync: bool,
     force: bool,
+    validate: Option<Validation<'_>>,
 ) -> Result<Option<Staged>> {
     let mem = make_room(inner, force)?;
     if force || group.is_empty() {
         return Ok(None);
+    }
+    if let Some(validate) = validate {
+        drain(inner);
+        validate(inner)?;
     }
     let q = &inner.writes;
     let first_seq = q.allocated.load(Ordering::Relaxed) + 1;
@@ -345,23 +394,29 @@ fn insert_and_publish(inner: &DbInner, staged: Staged) -> Result<()> {
 /// usually ends within a microsecond or two, far less than a sleep and wake-up.
 const PUBLISH_SPINS: u32 = 256;
 
+/// Waits until `ready()`, which only a rise of `last_sequence` can make true: spins
+/// [`PUBLISH_SPINS`] times, then sleeps on `published` (every rise notifies it).
+fn wait_published(q: &WriteQueue, ready: impl Fn() -> bool) {
+    if ready() {
+        return;
+    }
+    let mut spins = 0;
+    while !ready() && spins < PUBLISH_SPINS {
+        std::hint::spin_loop();
+        spins += 1;
+    }
+    if !ready() {
+        let mut waiting = q.publish.lock();
+        while !ready() {
+            q.published.wait(&mut waiting);
+        }
+    }
+}
+
 /// Waits until `last_sequence == first - 1`, then publishes `last`.
 fn publish(inner: &DbInner, first: u64, last: u64) {
     let q = &inner.writes;
-    let ready = || inner.versions.last_sequence() + 1 == first;
-    if !ready() {
-        let mut spins = 0;
-        while !ready() && spins < PUBLISH_SPINS {
-            std::hint::spin_loop();
-            spins += 1;
-        }
-        if !ready() {
-            let mut waiting = q.publish.lock();
-            while !ready() {
-                q.published.wait(&mut waiting);
-            }
-        }
-    }
+    wait_published(q, || inner.versions.last_sequence() + 1 == first);
     inner.versions.set_last_sequence(last);
     // Taking the lock orders this wake-up after any waiter's check (no lost wake-up).
     let _guard = q.publish.lock();
@@ -371,12 +426,8 @@ fn publish(inner: &DbInner, first: u64, last: u64) {
 /// Leader only: waits until every group with an assigned sequence is published, so no
 /// insert into the current memtable is in flight (invariant 3).
 fn drain(inner: &DbInner) {
-    let q = &inner.writes;
-    let allocated = q.allocated.load(Ordering::Relaxed);
-    let mut waiting = q.publish.lock();
-    while inner.versions.last_sequence() < allocated {
-        q.published.wait(&mut waiting);
-    }
+    let allocated = inner.writes.allocated.load(Ordering::Relaxed);
+    wait_published(&inner.writes, || inner.versions.last_sequence() >= allocated);
 }
 
 /// Leader only: applies write slowdown and stops, switches a full memtable (or, with

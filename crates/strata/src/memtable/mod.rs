@@ -208,6 +208,15 @@ impl MemTable {
         }
     }
 
+    /// The sequence number of the newest entry (of any kind) for `lookup.user_key()`
+    /// with sequence number `<= lookup`'s sequence, or `None` if there is none. For the
+    /// commit-time conflict check of transactions (`db/conflict.rs`).
+    pub fn newest_sequence(&self, lookup: &LookupKey) -> Option<SequenceNumber> {
+        let (ikey, _) = self.list.seek_entry(lookup.internal_key())?;
+        let entry = key::parse_internal_key(ikey)?;
+        (entry.user_key == lookup.user_key()).then_some(entry.seq)
+    }
+
     /// An unpositioned iterator over all entries; it keeps the memtable alive.
     pub fn iter(self: &Arc<Self>) -> MemTableIterator {
         MemTableIterator::new(Arc::clone(self))

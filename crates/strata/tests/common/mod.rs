@@ -5,13 +5,14 @@
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
 use strata::env::FaultFs;
 use strata::merge::{Append, MergeError};
 use strata::{
-    Db, DbBuilder, MergeOperator, Options, ReadOptions, Snapshot, WriteBatch, WriteOptions,
+    Db, DbBuilder, ErrorKind, MergeOperator, Options, ReadOptions, Snapshot, Transaction,
+    TransactionOptions, WriteBatch, WriteOptions,
 };
 
 /// The merge operator of the random workloads: append with `,`. Order-sensitive, so a
@@ -147,6 +148,31 @@ pub enum Op {
     Flush,
     CompactRange(Option<Vec<u8>>, Option<Vec<u8>>),
     Reopen,
+    /// An optimistic transaction: its steps, then a commit (or a rollback).
+    Txn {
+        steps: Vec<TxnStep>,
+        commit: bool,
+    },
+}
+
+/// One step while a transaction is open.
+#[derive(Clone, Debug)]
+pub enum TxnStep {
+    Put(Vec<u8>, Vec<u8>),
+    Delete(Vec<u8>),
+    Get(Vec<u8>),
+    GetForUpdate(Vec<u8>),
+    Scan {
+        forward: bool,
+        from: Option<Vec<u8>>,
+        to: Option<Vec<u8>>,
+        limit: usize,
+    },
+    /// A plain write to the database (not the transaction) while it is open: the
+    /// commit must fail iff the transaction wrote the key or read it for update.
+    OutsidePut(Vec<u8>, Vec<u8>),
+    /// A flush while it is open, so that outside writes are in a table at the commit.
+    Flush,
 }
 
 /// One update of a batch.
@@ -189,7 +215,8 @@ pub fn random_ops(seed: u64, n: usize, keys: u32, allow_reopen: bool) -> Vec<Op>
     for i in 0..n {
         let k = key(rng.random_range(0..keys));
         let op = match rng.random_range(0..100u32) {
-            0..=31 => Op::Put(k, value(&mut rng, i)),
+            0..=27 => Op::Put(k, value(&mut rng, i)),
+            28..=31 => random_txn(&mut rng, i, keys, &value),
             32..=40 => Op::Merge(k, format!("m{i}").into_bytes()),
             41..=46 => Op::Delete(k),
             47..=49 => {
@@ -242,6 +269,47 @@ pub fn random_ops(seed: u64, n: usize, keys: u32, allow_reopen: bool) -> Vec<Op>
     ops
 }
 
+/// A transaction of one to eight steps; an outside write hits a key the transaction
+/// touched half of the time, so conflicts are common.
+fn random_txn(
+    rng: &mut StdRng,
+    i: usize,
+    keys: u32,
+    value: &impl Fn(&mut StdRng, usize) -> Vec<u8>,
+) -> Op {
+    let mut touched: Vec<Vec<u8>> = Vec::new();
+    let mut steps = Vec::new();
+    for _ in 0..rng.random_range(1..=8) {
+        let k = key(rng.random_range(0..keys));
+        let step = match rng.random_range(0..100u32) {
+            0..=29 => TxnStep::Put(k.clone(), value(rng, i)),
+            30..=39 => TxnStep::Delete(k.clone()),
+            40..=54 => TxnStep::Get(k.clone()),
+            55..=69 => TxnStep::GetForUpdate(k.clone()),
+            70..=79 => TxnStep::Scan {
+                forward: rng.random_bool(0.5),
+                from: rng.random_bool(0.5).then(|| key(rng.random_range(0..keys))),
+                to: rng.random_bool(0.5).then(|| key(rng.random_range(0..keys))),
+                limit: rng.random_range(1..30),
+            },
+            80..=91 => {
+                let k = match touched.is_empty() || rng.random_bool(0.5) {
+                    true => k.clone(),
+                    false => touched[rng.random_range(0..touched.len())].clone(),
+                };
+                TxnStep::OutsidePut(k, value(rng, i))
+            }
+            _ => TxnStep::Flush,
+        };
+        touched.push(k);
+        steps.push(step);
+    }
+    Op::Txn {
+        steps,
+        commit: rng.random_bool(0.8),
+    }
+}
+
 /// The model's state: user key to value.
 pub type ModelMap = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -257,6 +325,8 @@ pub struct Model {
 pub enum Observed {
     Get(Option<Vec<u8>>),
     Scan(Vec<(Vec<u8>, Vec<u8>)>),
+    /// Whether a transaction committed (`false`: a conflict).
+    Commit(bool),
 }
 
 /// Reads the expected answer of a scan from a map.
@@ -283,6 +353,57 @@ pub fn model_scan(
     v
 }
 
+/// Reads up to `limit` entries from a user iterator (a `DbIterator` or a
+/// `BaseDeltaIterator`: they share no trait) from one end, then checks its status.
+macro_rules! collect_scan {
+    ($it:ident, $forward:expr, $limit:expr) => {{
+        if $forward {
+            $it.seek_to_first();
+        } else {
+            $it.seek_to_last();
+        }
+        let mut out = Vec::new();
+        while $it.valid() && out.len() < $limit {
+            out.push(($it.key().to_vec(), $it.value().to_vec()));
+            if $forward {
+                $it.next();
+            } else {
+                $it.prev();
+            }
+        }
+        $it.status().map(|()| out)
+    }};
+}
+
+/// What a scan reads: the database (at a snapshot, or now) or a transaction's view.
+pub enum Source<'a> {
+    Db(&'a Db, Option<Snapshot>),
+    Txn(&'a Transaction<'a>),
+}
+
+/// Runs a scan of `source` with bounds given as ReadOptions.
+pub fn scan(
+    source: Source<'_>,
+    forward: bool,
+    from: &Option<Vec<u8>>,
+    to: &Option<Vec<u8>>,
+    limit: usize,
+) -> strata::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let ro = ReadOptions::default()
+        .with_lower_bound(from.clone())
+        .with_upper_bound(to.clone());
+    match source {
+        Source::Db(db, snapshot) => {
+            let mut it = db.iter(&ro.with_snapshot(snapshot))?;
+            collect_scan!(it, forward, limit)
+        }
+        Source::Txn(txn) => {
+            let mut it = txn.iter(&ro)?;
+            collect_scan!(it, forward, limit)
+        }
+    }
+}
+
 /// Bytes of the live tables, all levels.
 pub fn table_bytes(db: &Db) -> u64 {
     db.stats().levels.iter().map(|l| l.size).sum()
@@ -297,27 +418,100 @@ pub fn db_scan(
     to: &Option<Vec<u8>>,
     limit: usize,
 ) -> strata::Result<Vec<(Vec<u8>, Vec<u8>)>> {
-    let ro = ReadOptions::default()
-        .with_snapshot(snapshot)
-        .with_lower_bound(from.clone())
-        .with_upper_bound(to.clone());
-    let mut it = db.iter(&ro)?;
-    if forward {
-        it.seek_to_first();
-    } else {
-        it.seek_to_last();
-    }
-    let mut out = Vec::new();
-    while it.valid() && out.len() < limit {
-        out.push((it.key().to_vec(), it.value().to_vec()));
-        if forward {
-            it.next();
-        } else {
-            it.prev();
+    scan(Source::Db(db, snapshot), forward, from, to, limit)
+}
+
+/// Runs one [`Op::Txn`] on `db`, keeping `model` in step: the transaction sees the
+/// model as of its begin plus its own writes; the commit must fail exactly when an
+/// outside write hit a key it wrote or read for update, and then changes nothing.
+fn run_txn(
+    db: &Db,
+    model: &mut Model,
+    steps: &[TxnStep],
+    commit: bool,
+    check_model: bool,
+    seen: &mut Vec<Observed>,
+    at: &dyn Fn() -> String,
+) {
+    let wo = WriteOptions::default();
+    let ro = ReadOptions::default();
+    let mut txn = db.transaction(&TransactionOptions::default());
+    let mut view = model.map.clone();
+    let mut own: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::new();
+    let (mut checked, mut outside) = (BTreeSet::new(), BTreeSet::new());
+    for (i, step) in steps.iter().enumerate() {
+        let at = || format!("{} txn step {i} {step:?}", at());
+        match step {
+            TxnStep::Put(k, v) => {
+                txn.put(k, v).unwrap_or_else(|e| panic!("{}: {e}", at()));
+                view.insert(k.clone(), v.clone());
+                own.push((k.clone(), Some(v.clone())));
+                checked.insert(k.clone());
+            }
+            TxnStep::Delete(k) => {
+                txn.delete(k).unwrap_or_else(|e| panic!("{}: {e}", at()));
+                view.remove(k);
+                own.push((k.clone(), None));
+                checked.insert(k.clone());
+            }
+            TxnStep::Get(k) | TxnStep::GetForUpdate(k) => {
+                let got = if let TxnStep::GetForUpdate(_) = step {
+                    checked.insert(k.clone());
+                    txn.get_for_update(&ro, k)
+                } else {
+                    txn.get(&ro, k)
+                };
+                let got = got.unwrap_or_else(|e| panic!("{}: {e}", at()));
+                if check_model {
+                    assert_eq!(got.as_ref(), view.get(k), "{}: model", at());
+                }
+                seen.push(Observed::Get(got));
+            }
+            TxnStep::Scan {
+                forward,
+                from,
+                to,
+                limit,
+            } => {
+                let got = scan(Source::Txn(&txn), *forward, from, to, *limit)
+                    .unwrap_or_else(|e| panic!("{}: {e}", at()));
+                if check_model {
+                    let want = model_scan(&view, *forward, from, to, *limit);
+                    assert_eq!(got, want, "{}: model", at());
+                }
+                seen.push(Observed::Scan(got));
+            }
+            TxnStep::OutsidePut(k, v) => {
+                db.put(&wo, k, v)
+                    .unwrap_or_else(|e| panic!("{}: {e}", at()));
+                model.map.insert(k.clone(), v.clone());
+                outside.insert(k.clone());
+            }
+            TxnStep::Flush => db.flush().unwrap_or_else(|e| panic!("{}: {e}", at())),
         }
     }
-    it.status()?;
-    Ok(out)
+    if !commit {
+        txn.rollback();
+        return;
+    }
+    let conflict = checked.intersection(&outside).next().is_some();
+    let result = txn.commit(&wo);
+    seen.push(Observed::Commit(result.is_ok()));
+    match result {
+        Ok(()) => {
+            assert!(!conflict, "{}: a conflict was missed", at());
+            for (k, v) in own {
+                match v {
+                    Some(v) => model.map.insert(k, v),
+                    None => model.map.remove(&k),
+                };
+            }
+        }
+        Err(e) if e.kind() == ErrorKind::Conflict => {
+            assert!(conflict, "{}: a false conflict: {e}", at());
+        }
+        Err(e) => panic!("{}: {e}", at()),
+    }
 }
 
 /// Runs `ops` against a database opened by `builder` in `dir` with `opts`, keeping
@@ -445,6 +639,9 @@ pub fn run_ops(
                     .close()
                     .unwrap_or_else(|e| panic!("{}: {e}", at()));
                 db = Some(open().unwrap_or_else(|e| panic!("{}: {e}", at())));
+            }
+            Op::Txn { steps, commit } => {
+                run_txn(d, &mut model, steps, *commit, check_model, &mut seen, &at);
             }
         }
     }
