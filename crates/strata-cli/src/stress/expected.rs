@@ -40,7 +40,8 @@
 //!
 //! # Invariants
 //!
-//! 1. Only the thread that owns a key (key % threads) writes its slot during a run, so
+//! 1. Only the thread that owns a key (`keyspace::owner`: blocks of 16 keys dealt
+//!    round-robin) writes its slot during a run, so
 //!    `current` is exact for every key without a pending write.
 //! 2. Value ids are never 0 and fit in 31 bits; `PENDING` is the top bit.
 //!

@@ -35,6 +35,15 @@ pub fn parse_key(key: &[u8]) -> Option<u64> {
     std::str::from_utf8(digits).ok()?.parse().ok()
 }
 
+/// Keys per ownership block: thread `t` of `n` owns the keys of blocks `b` with
+/// `b % n == t`, so a range deletion inside one block touches one thread's keys only.
+pub const BLOCK: u64 = 16;
+
+/// The thread (of `threads`) that owns key `k`.
+pub fn owner(k: u64, threads: u64) -> u64 {
+    (k / BLOCK) % threads
+}
+
 /// True iff key `k` is a counter key (see the module docs).
 pub fn is_counter(k: u64) -> bool {
     mix(k ^ 0xC0DE).is_multiple_of(4)

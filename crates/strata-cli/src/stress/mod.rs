@@ -47,7 +47,7 @@ pub struct StressArgs {
     /// Keys are 0..max_key (default 10000; an existing expected state fixes it).
     #[arg(long = "max_key")]
     pub max_key: Option<u64>,
-    /// Worker threads; thread t writes the keys k with k % threads == t.
+    /// Worker threads; thread t writes the keys k with (k / 16) % threads == t.
     #[arg(long = "threads", default_value_t = 4)]
     pub threads: usize,
     /// Operations per thread (0 = no limit; then --duration must be set).
@@ -79,9 +79,8 @@ pub struct StressArgs {
     /// Percent of operations that are single deletes.
     #[arg(long = "delete_pct", default_value_t = 7)]
     pub delete_pct: u32,
-    /// Percent of operations that are range deletions: of one owned key's range with
-    /// several threads (keys are interleaved between threads), of up to 16 keys with
-    /// one thread.
+    /// Percent of operations that are range deletions of 1-16 keys inside one block of
+    /// 16 keys, all owned by the deleting thread.
     #[arg(long = "delete_range_pct", default_value_t = 3)]
     pub delete_range_pct: u32,
     /// Percent of operations that are batches of 2-8 puts, merges and deletes.
@@ -247,10 +246,12 @@ pub fn run(args: &StressArgs) -> Result<()> {
             args.value_size.unwrap_or(DEFAULT_VALUE_SIZE),
         )?
     };
-    if st.max_key() < args.threads as u64 {
-        return Err(CliError::Usage(
-            "'--threads' must not exceed --max_key".to_string(),
-        ));
+    // Every thread must own a block of keys (keyspace::owner).
+    if st.max_key() < args.threads as u64 * keyspace::BLOCK {
+        return Err(CliError::Usage(format!(
+            "'--max_key' must be at least {} x --threads (every thread owns blocks of keys)",
+            keyspace::BLOCK
+        )));
     }
     st.count_run()?;
     let seed = args.seed.unwrap_or_else(|| {

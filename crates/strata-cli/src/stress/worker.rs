@@ -138,6 +138,17 @@ struct Worker<'a> {
     held: Option<HeldSnapshot>,
 }
 
+/// Keys below `max_key` that thread `t` of `threads` owns (whole blocks, and the part
+/// of the last one below `max_key`).
+fn owned_count(t: u64, threads: u64, max_key: u64) -> u64 {
+    (t..)
+        .step_by(threads as usize)
+        .map(|b| b * keyspace::BLOCK)
+        .take_while(|&first| first < max_key)
+        .map(|first| keyspace::BLOCK.min(max_key - first))
+        .sum()
+}
+
 /// Runs thread `t` until its operation budget or the deadline, or until another thread
 /// fails.
 ///
@@ -151,7 +162,7 @@ pub fn run(sh: &Shared<'_>, t: usize, seed: u64) -> Result<ThreadStats> {
         sh,
         t,
         threads,
-        owned: (max_key - t).div_ceil(threads),
+        owned: owned_count(t, threads, max_key),
         max_len: sh.st.value_size() as usize,
         wo: WriteOptions::default().with_sync(sh.args.engine.sync),
         rng: StdRng::seed_from_u64(seed ^ (t.wrapping_add(1)).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
@@ -234,7 +245,9 @@ impl Worker<'_> {
 
     /// A random key this thread owns.
     fn own_key(&mut self) -> u64 {
-        self.t + self.threads * self.rng.random_range(0..self.owned)
+        let i = self.rng.random_range(0..self.owned);
+        let block = self.t + self.threads * (i / keyspace::BLOCK);
+        block * keyspace::BLOCK + i % keyspace::BLOCK
     }
 
     /// A value id different from the key's current one.
@@ -291,15 +304,14 @@ impl Worker<'_> {
         Ok(())
     }
 
-    /// A range deletion of keys this thread owns only: `[k, k + 1)` when keys are
-    /// interleaved between threads, up to 16 keys with one thread.
+    /// A range deletion of 1-16 keys this thread owns: from an owned key to at most
+    /// the end of its block (`keyspace::BLOCK`).
     fn delete_range(&mut self) -> Result<()> {
         let k = self.own_key();
-        let end = if self.threads == 1 {
-            (k + self.rng.random_range(1..=16)).min(self.sh.st.max_key())
-        } else {
-            k + 1
-        };
+        let block_end = (k / keyspace::BLOCK + 1) * keyspace::BLOCK;
+        let end = (k + self.rng.random_range(1..=keyspace::BLOCK))
+            .min(block_end)
+            .min(self.sh.st.max_key());
         let keys: Vec<u64> = (k..end).collect();
         for &key in &keys {
             self.sh.st.begin(key, None)?;
@@ -526,7 +538,7 @@ impl Worker<'_> {
     /// The owned keys of `[start, end)`.
     fn owned_in(&self, start: u64, end: u64) -> impl Iterator<Item = u64> + use<> {
         let (t, n) = (self.t, self.threads);
-        (start..end).filter(move |k| k % n == t)
+        (start..end).filter(move |&k| keyspace::owner(k, n) == t)
     }
 
     /// Checks that `got` (a scan) holds exactly `want` for the owned keys.
@@ -538,7 +550,7 @@ impl Worker<'_> {
     ) -> Result<()> {
         let mut got_owned = got
             .iter()
-            .filter(|(k, _)| k % self.threads == self.t)
+            .filter(|&&(k, _)| keyspace::owner(k, self.threads) == self.t)
             .peekable();
         for &(k, w) in want {
             let found = match got_owned.peek() {
@@ -598,5 +610,28 @@ impl Worker<'_> {
         self.expect_owned("snapshot scan", &got, &h.expected)?;
         self.stats.snapshot_checks += 1;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Blocks of 16 keys dealt round-robin: the counts add up to the key space and
+    /// every key has exactly one owner.
+    #[test]
+    fn every_key_has_one_owner_and_the_counts_add_up() {
+        for (threads, max_key) in [(1, 5), (3, 48), (3, 100), (4, 2000), (7, 113)] {
+            let counts: Vec<u64> = (0..threads)
+                .map(|t| owned_count(t, threads, max_key))
+                .collect();
+            assert_eq!(counts.iter().sum::<u64>(), max_key, "{threads} {max_key}");
+            for (t, &c) in counts.iter().enumerate() {
+                let owned = (0..max_key)
+                    .filter(|&k| keyspace::owner(k, threads) == t as u64)
+                    .count();
+                assert_eq!(owned as u64, c, "{threads} {max_key} thread {t}");
+            }
+        }
     }
 }
