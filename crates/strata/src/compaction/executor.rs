@@ -32,7 +32,7 @@ use super::aligned::{CountingIter, OverlapCounter};
 use super::gc::VersionGc;
 use super::merge_chain::{self, Entry};
 use super::partitioner::{self, OutputPartitioner};
-use super::plan::{Action, Input, OutputStream, Plan};
+use super::plan::{Action, Input, OutputStream, Partitioning, Plan};
 use crate::cache::TableCache;
 use crate::env::FileSystem;
 use crate::error::{Error, Result};
@@ -248,7 +248,7 @@ impl Sink<'_> {
                     self.plan.outputs.len()
                 ))
             })?;
-            w.start_key(parsed.user_key)?;
+            w.start_key(self.versions, parsed.user_key)?;
             self.last_user_key.clear();
             self.last_user_key.extend_from_slice(parsed.user_key);
             self.has_key = true;
@@ -323,6 +323,12 @@ fn run_range(files: &[Arc<FileMetaData>]) -> Option<(Vec<u8>, Vec<u8>)> {
 /// rest. So the files of a level stay disjoint (a file's largest key is then
 /// `(k, MAX_SEQUENCE, RangeDelete)`, which sorts before every entry of `k`), and a
 /// stream with tombstones but no entries writes one file of tombstones only.
+///
+/// A file also ends where its tombstones end when the next key lies beyond
+/// grandparent files of more than a target file size (RocksDB cuts on grandparent
+/// overlap too): otherwise a file holding tombstones over one end of the key space and
+/// entries at the other would overlap the whole next level, and the compaction that
+/// moves it down would rewrite all of it.
 struct StreamWriter<'a> {
     stream: &'a OutputStream,
     partitioner: Box<dyn OutputPartitioner>,
@@ -350,13 +356,43 @@ impl<'a> StreamWriter<'a> {
     /// Shows the partitioner the next user key of this stream (size 0 when no file is
     /// open, so stateful policies can track their position) and finishes the current
     /// file if it says so.
-    fn start_key(&mut self, user_key: &[u8]) -> Result<()> {
+    fn start_key(&mut self, versions: &VersionSet, user_key: &[u8]) -> Result<()> {
         let size = self.current.as_ref().map_or(0, |(_, b)| b.estimated_size());
         if self.partitioner.should_cut(user_key, size) && self.current.is_some() {
             self.finish_file(Some(user_key))?;
             self.lo = Some(user_key.to_vec());
+        } else if let Some(end) = self.tombstones_end_far_before(user_key) {
+            self.builder(versions)?;
+            self.finish_file(Some(&end))?;
+            self.lo = Some(end);
         }
         Ok(())
+    }
+
+    /// Where the tombstones waiting for the current file end, if the grandparent
+    /// files lying entirely between there and `next_user_key` hold more than a target
+    /// file size (the plan names no grandparents for L0 outputs: never then).
+    fn tombstones_end_far_before(&self, next_user_key: &[u8]) -> Option<Vec<u8>> {
+        if self.range_dels.is_empty() {
+            return None;
+        }
+        let Partitioning::Aligned {
+            grandparents,
+            target,
+            ..
+        } = &self.stream.partitioning
+        else {
+            return None;
+        };
+        let pending = self.range_dels.clip(self.lo.as_deref(), Some(next_user_key));
+        let end = pending.fragments().last()?.end.clone();
+        let between: u64 = grandparents
+            .iter()
+            .filter(|g| g.smallest_user_key() >= end.as_slice())
+            .filter(|g| g.largest_user_key() < next_user_key)
+            .map(|g| g.size)
+            .sum();
+        (between > *target).then_some(end)
     }
 
     fn builder(&mut self, versions: &VersionSet) -> Result<&mut TableBuilder> {

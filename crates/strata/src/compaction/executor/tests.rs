@@ -172,3 +172,52 @@ fn a_trivial_move_re_levels_files_without_io() {
     assert!(out.refs.is_empty());
     assert_eq!(out.bytes_written(), 0);
 }
+
+/// Tombstones at one end of the key space and entries at the other go to two files
+/// when grandparent files of more than a target size lie between them, and to one
+/// file when they do not.
+#[test]
+fn tombstones_far_from_the_next_key_end_their_file() {
+    let run = |grandparent_size: u64| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let vs = versions(dir.path());
+        let cache = table_cache(&vs);
+        let mem = Arc::new(MemTable::new());
+        mem.add(1, ValueKind::RangeDelete, b"a", b"c");
+        mem.add(2, ValueKind::Put, b"x", b"v");
+        mem.add(3, ValueKind::Put, b"y", b"v");
+        let opts = Options::default();
+        let mut plan = Plan::flush(&opts, Arc::clone(&mem), 0, None, Reason::Flush);
+        let mut gp = FileMetaData::for_test(50, "m", "n", 1, 1, grandparent_size);
+        gp.path_id = 0;
+        plan.outputs[0].partitioning = Partitioning::Aligned {
+            grandparents: vec![Arc::new(gp)],
+            target: 1000,
+            variance: 2.0,
+        };
+        let out = execute(&plan, &context(&vs, &cache)).expect("execute");
+        let files: Vec<&FileMetaData> = out.edit.new_files.iter().map(|(_, f)| f).collect();
+        let ranges: Vec<(Vec<u8>, Vec<u8>, u64)> = files
+            .iter()
+            .map(|f| {
+                (
+                    f.smallest_user_key().to_vec(),
+                    f.largest_user_key().to_vec(),
+                    f.num_range_deletions,
+                )
+            })
+            .collect();
+        (ranges, keys(&cache, &files))
+    };
+    let (split, points) = run(10_000);
+    assert_eq!(
+        split,
+        vec![
+            (b"a".to_vec(), b"c".to_vec(), 1),
+            (b"x".to_vec(), b"y".to_vec(), 0)
+        ]
+    );
+    assert_eq!(points, b"xy");
+    let (one, _) = run(10);
+    assert_eq!(one, vec![(b"a".to_vec(), b"y".to_vec(), 1)]);
+}
