@@ -338,6 +338,8 @@ struct StreamWriter<'a> {
     range_dels: Arc<Fragments>,
     /// Where the current (or next) file's share of the tombstones begins.
     lo: Option<Vec<u8>>,
+    /// The previous user key of this stream (empty before the first).
+    prev_key: Vec<u8>,
 }
 
 impl<'a> StreamWriter<'a> {
@@ -350,6 +352,7 @@ impl<'a> StreamWriter<'a> {
             refs: Vec::new(),
             range_dels,
             lo: None,
+            prev_key: Vec::new(),
         }
     }
 
@@ -366,6 +369,8 @@ impl<'a> StreamWriter<'a> {
             self.finish_file(Some(&end))?;
             self.lo = Some(end);
         }
+        self.prev_key.clear();
+        self.prev_key.extend_from_slice(user_key);
         Ok(())
     }
 
@@ -373,9 +378,6 @@ impl<'a> StreamWriter<'a> {
     /// files lying entirely between there and `next_user_key` hold more than a target
     /// file size (the plan names no grandparents for L0 outputs: never then).
     fn tombstones_end_far_before(&self, next_user_key: &[u8]) -> Option<Vec<u8>> {
-        if self.range_dels.is_empty() {
-            return None;
-        }
         let Partitioning::Aligned {
             grandparents,
             target,
@@ -384,15 +386,23 @@ impl<'a> StreamWriter<'a> {
         else {
             return None;
         };
-        let pending = self.range_dels.clip(self.lo.as_deref(), Some(next_user_key));
-        let end = pending.fragments().last()?.end.clone();
+        // Per key: one flag and at most one binary search. Only tombstones that end
+        // after the previous key make a gap worth measuring.
+        if self.range_dels.is_empty() {
+            return None;
+        }
+        let end = self
+            .range_dels
+            .end_within(self.lo.as_deref(), next_user_key)?;
+        if !self.prev_key.is_empty() && end <= self.prev_key.as_slice() {
+            return None;
+        }
         let between: u64 = grandparents
             .iter()
-            .filter(|g| g.smallest_user_key() >= end.as_slice())
-            .filter(|g| g.largest_user_key() < next_user_key)
+            .filter(|g| g.smallest_user_key() >= end && g.largest_user_key() < next_user_key)
             .map(|g| g.size)
             .sum();
-        (between > *target).then_some(end)
+        (between > *target).then(|| end.to_vec())
     }
 
     fn builder(&mut self, versions: &VersionSet) -> Result<&mut TableBuilder> {

@@ -176,6 +176,17 @@ impl Fragments {
         Fragments { frags }
     }
 
+    /// Where the tombstones inside `[lo, hi)` end (at most `hi`), or `None` if there
+    /// are none. A binary search; allocates nothing.
+    pub fn end_within<'a>(&'a self, lo: Option<&[u8]>, hi: &'a [u8]) -> Option<&'a [u8]> {
+        let i = self.frags.partition_point(|f| f.start.as_slice() < hi);
+        let f = self.frags.get(i.checked_sub(1)?)?;
+        if lo.is_some_and(|l| f.end.as_slice() <= l) {
+            return None;
+        }
+        Some(f.end.as_slice().min(hi))
+    }
+
     /// Keeps, per fragment, only the sequence numbers `keep(fragment index, seq)`
     /// accepts, asked newest first within a fragment (fragments left with none
     /// disappear).

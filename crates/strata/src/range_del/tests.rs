@@ -88,6 +88,12 @@ proptest! {
             });
             prop_assert_eq!(f.covers_within(&k, read, upper), want);
         }
+        // `end_within` agrees with clipping.
+        for (lo, hi) in [(None, b"c".as_slice()), (Some(b"b".as_slice()), b"dd".as_slice())] {
+            let clipped = f.clip(lo, Some(hi));
+            let want = clipped.fragments().last().map(|fr| fr.end.clone());
+            prop_assert_eq!(f.end_within(lo, hi).map(<[u8]>::to_vec), want);
+        }
         // Re-fragmenting the stored tombstones changes nothing.
         let again = Fragments::new(&f.tombstones().collect::<Vec<_>>());
         prop_assert_eq!(again, f);
