@@ -175,6 +175,17 @@ impl WriteBatch {
         if start > end && self.inverted_range.is_none() && self.over_limit.is_none() {
             self.inverted_range = Some(self.count());
         }
+        // `end` becomes a key too (a fragment bound, a table's largest key in the
+        // MANIFEST), so it is held to the key limit, not the value limit.
+        if self.over_limit.is_none() && end.len() > MAX_KEY_LEN {
+            self.over_limit = Some(LimitExceeded {
+                what: "key",
+                record: self.count(),
+                len: end.len(),
+                max: MAX_KEY_LEN,
+            });
+            return;
+        }
         self.record(ValueKind::RangeDelete, start, Some(end));
     }
 
@@ -501,6 +512,18 @@ mod tests {
         0x02, 0x01, b'a', 0x01, b'x', // Merge, key len, key, operand len, operand
         0x01, 0x01, b'b', 0x01, b'y', // Put
     ];
+
+    #[test]
+    fn a_range_end_is_held_to_the_key_limit() {
+        let mut b = WriteBatch::new();
+        b.delete_range(b"a", &vec![b'z'; MAX_KEY_LEN + 1]);
+        let e = b.check_limits().unwrap_err().to_string();
+        assert!(e.contains("key too large"), "{e}");
+        assert!(b.is_empty());
+        let mut ok = WriteBatch::new();
+        ok.delete_range(b"a", &vec![b'z'; MAX_KEY_LEN]);
+        assert!(ok.check_limits().is_ok());
+    }
 
     #[test]
     fn frozen_fixture_v1_merge() {
