@@ -18,8 +18,10 @@
 //!
 //! [`Busy`]: crate::compaction::picker::Busy
 
+use super::family::Family;
 use super::flush::flush_oldest;
 use super::obsolete::delete_obsolete;
+use super::state::DbState;
 use super::{jobs, DbInner};
 use crate::compaction::Plan;
 use crate::error::{Error, Result};
@@ -49,7 +51,7 @@ fn flush_loop(inner: &DbInner) {
     loop {
         {
             let mut st = inner.state.lock();
-            while !st.shutting_down && (st.imm.is_empty() || st.bg_error.is_some()) {
+            while !st.shutting_down && (!st.has_imm() || st.bg_error.is_some()) {
                 inner.bg_cv.wait(&mut st);
             }
             if st.shutting_down {
@@ -106,40 +108,64 @@ impl Backoff {
 
 fn compaction_loop(inner: &DbInner) {
     let mut backoff = Backoff::default();
+    // Families take turns: the search for work starts after the family of the last
+    // job, so a family that always has work cannot starve the others.
+    let mut after = 0u32;
     loop {
-        let plan = {
+        let (family, plan) = {
             let mut st = inner.state.lock();
             loop {
                 if st.shutting_down {
                     return;
                 }
                 if st.bg_error.is_none() && st.manual_waiting == 0 {
-                    let version = inner.versions.current();
-                    let placement = inner.placement.as_ref();
-                    if let Some(plan) = inner.policy.pick(&version, &inner.opts, placement, &st.busy)
-                    {
-                        mark_busy(&mut st, &plan);
-                        break plan;
+                    if let Some(picked) = pick_any(inner, &mut st, after) {
+                        break picked;
                     }
                 }
                 inner.bg_cv.wait(&mut st);
             }
         };
-        let result = jobs::run(inner, &plan, |_| {});
-        finish_plan(inner, &plan);
+        after = family.id();
+        let result = jobs::run(inner, &family, &plan, |_| {});
+        finish_plan(inner, &family, &plan);
         delete_obsolete(inner);
         backoff.after(inner, &result, |f| f.compactions += 1);
     }
 }
 
-fn mark_busy(st: &mut super::state::DbState, plan: &Plan) {
-    st.busy.add_plan(plan);
+/// The next automatic compaction of any family, searched from the family after
+/// `after` round the ids, registered as running. Requires: `st` is the `state` lock.
+fn pick_any(inner: &DbInner, st: &mut DbState, after: u32) -> Option<(Arc<Family>, Plan)> {
+    let ids: Vec<u32> = st.families.keys().copied().collect();
+    let start = ids.iter().position(|&id| id > after).unwrap_or(0);
+    for &id in ids[start..].iter().chain(&ids[..start]) {
+        let Some(f) = st.families.get(&id) else {
+            continue;
+        };
+        let family = Arc::clone(&f.family);
+        let version = family.versions.current();
+        let placement = inner.placement.as_ref();
+        if let Some(plan) = inner.policy.pick(&version, &family.opts, placement, &f.busy) {
+            mark_busy(st, id, &plan);
+            return Some((family, plan));
+        }
+    }
+    None
+}
+
+fn mark_busy(st: &mut DbState, family: u32, plan: &Plan) {
+    if let Some(f) = st.families.get_mut(&family) {
+        f.busy.add_plan(plan);
+    }
     st.compactions_running += 1;
 }
 
-fn finish_plan(inner: &DbInner, plan: &Plan) {
+fn finish_plan(inner: &DbInner, family: &Family, plan: &Plan) {
     let mut st = inner.state.lock();
-    st.busy.remove_plan(plan);
+    if let Some(f) = st.families.get_mut(&family.id()) {
+        f.busy.remove_plan(plan);
+    }
     st.compactions_running -= 1;
     drop(st);
     inner.done_cv.notify_all();
@@ -158,7 +184,7 @@ pub(crate) fn wait_for_flushes(inner: &DbInner) -> Result<()> {
     loop {
         st.check_bg_error()?;
         st.retryable_since(failures, u64::MAX)?;
-        if st.imm.is_empty() && !st.flush_running {
+        if !st.has_imm() && !st.flush_running {
             return Ok(());
         }
         inner.bg_cv.notify_all();
@@ -180,18 +206,20 @@ pub(crate) fn wait_idle(inner: &DbInner) -> Result<()> {
     loop {
         st.check_bg_error()?;
         st.retryable_since(flushes, compactions)?;
-        let idle = st.imm.is_empty()
+        let idle = !st.has_imm()
             && !st.flush_running
             && st.compactions_running == 0
-            && inner
-                .policy
-                .pick(
-                    &inner.versions.current(),
-                    &inner.opts,
-                    inner.placement.as_ref(),
-                    &st.busy,
-                )
-                .is_none();
+            && st.families.values().all(|f| {
+                inner
+                    .policy
+                    .pick(
+                        &f.family.versions.current(),
+                        &f.family.opts,
+                        inner.placement.as_ref(),
+                        &f.busy,
+                    )
+                    .is_none()
+            });
         if idle {
             return Ok(());
         }
@@ -200,17 +228,18 @@ pub(crate) fn wait_idle(inner: &DbInner) -> Result<()> {
     }
 }
 
-/// Manual compaction of `[begin, end]` down to the deepest level holding data, one
-/// level at a time, in the caller's thread. Each level takes as many plans as
+/// Manual compaction of `[begin, end]` of `family` down to the deepest level holding
+/// data, one level at a time, in the caller's thread. Each level takes as many plans as
 /// `pick_manual` needs (one per file below L0), at most one more than the files in
 /// range when the level began, so writers adding files meanwhile cannot keep it going.
 pub(crate) fn compact_range(
     inner: &DbInner,
+    family: &Arc<Family>,
     begin: Option<&[u8]>,
     end: Option<&[u8]>,
 ) -> Result<()> {
     let deepest = {
-        let version = inner.versions.current();
+        let version = family.versions.current();
         (0..version.num_levels())
             .rev()
             .find(|&l| !version.files(l).is_empty())
@@ -220,7 +249,7 @@ pub(crate) fn compact_range(
     inner.state.lock().manual_waiting += 1;
     let result = (|| {
         for level in 0..deepest {
-            let mut budget = inner
+            let mut budget = family
                 .versions
                 .current()
                 .overlapping_files(level, begin, end)
@@ -230,19 +259,23 @@ pub(crate) fn compact_range(
                 let plan = {
                     let mut st = inner.state.lock();
                     st.check_bg_error()?;
-                    let version = inner.versions.current();
+                    let version = family.versions.current();
+                    let Some(busy) = st.families.get(&family.id()).map(|f| &f.busy) else {
+                        // Dropped: nothing left to compact.
+                        return Ok(());
+                    };
                     let picked = inner.policy.pick_manual(
                         &version,
-                        &inner.opts,
+                        &family.opts,
                         inner.placement.as_ref(),
                         level,
                         begin,
                         end,
-                        &st.busy,
+                        busy,
                     );
                     match picked {
                         Some(p) => {
-                            mark_busy(&mut st, &p);
+                            mark_busy(&mut st, family.id(), &p);
                             Some(p)
                         }
                         None if version.overlapping_files(level, begin, end).is_empty() => None,
@@ -254,8 +287,8 @@ pub(crate) fn compact_range(
                     }
                 };
                 let Some(plan) = plan else { break };
-                let r = jobs::run(inner, &plan, |_| {});
-                finish_plan(inner, &plan);
+                let r = jobs::run(inner, family, &plan, |_| {});
+                finish_plan(inner, family, &plan);
                 r?;
                 budget -= 1;
             }
