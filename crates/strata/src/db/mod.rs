@@ -407,6 +407,9 @@ impl Db {
             st.check_bg_error()?;
             st.current_wal()
         };
+        // Every write acknowledged before the family exists is durable before it does:
+        // a crash never keeps the family and loses an earlier write.
+        write::sync_wal(inner)?;
         let versions = match inner.versions.create_family(name, opts.num_levels, log_number) {
             Ok(v) => v,
             Err(e @ Error::InvalidArgument(_)) => return Err(e),
@@ -429,6 +432,8 @@ impl Db {
     pub fn drop_cf(&self, cf: &CfHandle) -> Result<()> {
         let inner = &self.inner;
         inner.state.lock().check_bg_error()?;
+        // As in `create_cf`: the drop is durable only with every earlier write.
+        write::sync_wal(inner)?;
         match inner.versions.drop_family(&cf.family.versions) {
             Ok(()) => {}
             Err(e @ Error::InvalidArgument(_)) => return Err(e),
