@@ -11,15 +11,16 @@
 #   CRASH_SEED=<n>         seed of the option/sleep choices (default: from the clock;
 #                          printed, so a run can be replayed)
 #   CRASH_MIN_SLEEP=1 CRASH_MAX_SLEEP=8   seconds each stress run lives
-#   CRASH_MAX_KEY=20000 CRASH_THREADS=4   key space and writer threads
+#   CRASH_MAX_KEY=20000 CRASH_THREADS=4   key space (per family) and writer threads
+#   CRASH_FAMILIES=3       column families (writes in all, batches spanning them)
 #   CRASH_DIR=<dir>        where the database lives (default: a new temp dir)
 #   CRASH_KEEP=1           keep the directory after a successful run
 #   STRATA_BIN=<path>      use this binary instead of building target/release/strata
 #
 # What is checked: after each kill, `strata stress --verify_only` reopens the database
-# and every key must hold its last acknowledged value (or, for the write that was in
-# flight, the old or the new one); the scan must agree with the point reads; every
-# block checksum of every live table must hold. A kill is a process crash, so the OS
+# and every key of every column family must hold its last acknowledged value (or, for
+# the write that was in flight, the old or the new one); each family's scan must agree
+# with its point reads; every block checksum of every live table must hold. A kill is a process crash, so the OS
 # keeps written pages: with --sync on or off, nothing acknowledged may be lost.
 # Exit status: 0 if every cycle verified, 1 at the first failure (its logs are kept
 # and printed), 2 for a setup problem.
@@ -32,6 +33,7 @@ min_sleep=${CRASH_MIN_SLEEP:-1}
 max_sleep=${CRASH_MAX_SLEEP:-8}
 max_key=${CRASH_MAX_KEY:-20000}
 threads=${CRASH_THREADS:-4}
+families=${CRASH_FAMILIES:-3}
 RANDOM=$seed
 
 if [ -n "${STRATA_BIN:-}" ]; then
@@ -76,7 +78,8 @@ field() { # field NAME LINE
     echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"
 }
 
-echo "== crash test: $cycles cycles, seed $seed, dir $dir, max_key $max_key, threads $threads"
+echo "== crash test: $cycles cycles, seed $seed, dir $dir, max_key $max_key, threads $threads," \
+    "column families $families"
 start=$(date +%s)
 acked=0
 verified=0
@@ -90,7 +93,8 @@ for i in $(seq 1 "$cycles"); do
     stress_seed=$(( seed * 1000 + i ))
     # shellcheck disable=SC2086
     "$bin" stress --db="$db" $existing --seed=$stress_seed --max_key="$max_key" \
-        --threads="$threads" --duration=3600 --ops_per_thread=0 $opts \
+        --threads="$threads" --column_families="$families" --duration=3600 \
+        --ops_per_thread=0 $opts \
         >"$dir/stress.$i.log" 2>&1 &
     pid=$!
     sleep "$sleep_s"

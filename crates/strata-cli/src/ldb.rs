@@ -1,11 +1,17 @@
 //! `strata ldb`: inspect and edit a database by hand, like RocksDB's `ldb`.
 //!
 //! ```text
-//! strata ldb --db=DIR [--hex] put K V | get K | delete K | merge K OPERAND
+//! strata ldb --db=DIR [--hex] [--cf=NAME] put K V | get K | delete K | merge K OPERAND
 //!            | delete_range FROM TO
 //!            | scan [--from=K] [--to=K] [--max_keys=N] | dump | load | compact [--from=K] [--to=K]
-//!            | verify
+//!            | verify | list_cfs | create_cf NAME | drop_cf NAME
 //! ```
+//! `--cf=NAME` selects the column family the reads and writes go to (default: the
+//! default family); a family the database lacks is an error naming the ones it has.
+//! `list_cfs` prints the family names, one a line, the default first, without opening
+//! the database where the engine can (Strata, RocksDB). `create_cf` creates a family
+//! with the per-tree options the flags describe, `drop_cf` drops one and its data (not
+//! `default`). `verify` checks the tables of every family.
 //! With `--hex`, keys and values on the command line and in `load` input are hex
 //! (`0x` prefix optional) and output is `0x`-prefixed upper-case hex. `scan` prints
 //! `key : value`, `dump` prints `key ==> value`, and `load` reads `key ==> value` lines
@@ -18,7 +24,7 @@
 //! 8-byte little-endian counter increment, e.g. `--hex merge 6b 0x0500000000000000`
 //! adds 5 to key `k`.
 
-use crate::engine::{self, options::EngineFlags, BatchOp, Direction, KvEngine};
+use crate::engine::{self, options::EngineFlags, BatchOp, Direction, Families, KvEngine};
 use crate::error::{CliError, Result};
 use clap::{Args, Subcommand};
 use std::io::{BufRead, Write};
@@ -26,13 +32,18 @@ use std::io::{BufRead, Write};
 /// `strata ldb`.
 ///
 /// `--use_existing_db` (shared with `bench`, where it keeps the database from being
-/// deleted) is hidden here: `ldb` never deletes a database.
+/// deleted) is hidden here: `ldb` never deletes a database. So is
+/// `--num_column_families`: `ldb` names one family with `--cf`.
 #[derive(Args, Clone, Debug)]
 #[command(mut_arg("use_existing_db", |a| a.hide(true)))]
+#[command(mut_arg("num_column_families", |a| a.hide(true)))]
 pub struct LdbArgs {
     /// Keys and values are hex (input may start with 0x; output does).
     #[arg(long = "hex", global = true, default_value_t = false)]
     pub hex: bool,
+    /// The column family reads and writes go to (default: `default`).
+    #[arg(long = "cf", global = true)]
+    pub cf: Option<String>,
     /// Engine options (`--db` names the database).
     #[command(flatten)]
     pub engine: EngineFlags,
@@ -102,6 +113,21 @@ pub enum LdbCommand {
         /// Last key.
         #[arg(long = "to")]
         to: Option<String>,
+    },
+    /// Print the names of the column families, one a line, the default first.
+    #[command(name = "list_cfs")]
+    ListCfs,
+    /// Create column family NAME with the options the flags describe.
+    #[command(name = "create_cf")]
+    CreateCf {
+        /// The family's name.
+        name: String,
+    },
+    /// Drop column family NAME and its data (not `default`).
+    #[command(name = "drop_cf")]
+    DropCf {
+        /// The family's name.
+        name: String,
     },
 }
 
@@ -192,22 +218,51 @@ pub fn parse_load_line(line: &str, lineno: usize, hex: bool) -> Result<(Vec<u8>,
 pub fn run(args: &LdbArgs) -> Result<()> {
     let hex = args.hex;
     let dec = |s: &Option<String>| s.as_deref().map(|s| decode(s, hex)).transpose();
+    if args.engine.num_column_families != 1 {
+        return Err(CliError::Usage(
+            "ldb: name one column family with --cf=NAME (--num_column_families is for \
+             bench and ycsb)"
+                .into(),
+        ));
+    }
     // Only `put` and `load` may create the database.
     let mut existing = args.engine.clone();
     existing.create_if_missing = false;
     let existing = &existing;
+    // Reads and writes go to `--cf` alone; a missing family fails the open.
+    let family = Families::One(
+        args.cf
+            .clone()
+            .unwrap_or_else(|| engine::DEFAULT_FAMILY.to_string()),
+    );
+    let open = |flags: &EngineFlags| engine::open_families(flags, true, &family);
     // Validate command-line input before opening the database.
     let engine = match &args.command {
         LdbCommand::Verify => return verify(existing),
+        LdbCommand::ListCfs => {
+            let names = engine::list_cfs(existing)?;
+            let text: String = names.iter().map(|n| format!("{n}\n")).collect();
+            return write_stdout(text.as_bytes());
+        }
+        LdbCommand::CreateCf { name } => {
+            let mut e = engine::open(existing, true)?;
+            e.create_cf(name)?;
+            e
+        }
+        LdbCommand::DropCf { name } => {
+            let mut e = engine::open(existing, true)?;
+            e.drop_cf(name)?;
+            e
+        }
         LdbCommand::Put { key, value } => {
             let (k, v) = (decode(key, hex)?, decode(value, hex)?);
-            let e = engine::open(&args.engine, true)?;
+            let e = open(&args.engine)?;
             e.put(&k, &v)?;
             e
         }
         LdbCommand::Get { key } => {
             let k = decode(key, hex)?;
-            let e = engine::open(existing, true)?;
+            let e = open(existing)?;
             match e.get(&k)? {
                 Some(v) => {
                     let mut line = encode(&v, hex);
@@ -223,25 +278,25 @@ pub fn run(args: &LdbArgs) -> Result<()> {
         }
         LdbCommand::Delete { key } => {
             let k = decode(key, hex)?;
-            let e = engine::open(existing, true)?;
+            let e = open(existing)?;
             e.delete(&k)?;
             e
         }
         LdbCommand::DeleteRange { from, to } => {
             let (a, b) = (decode(from, hex)?, decode(to, hex)?);
-            let e = engine::open(existing, true)?;
+            let e = open(existing)?;
             e.delete_range(&a, &b)?;
             e
         }
         LdbCommand::Merge { key, operand } => {
             let (k, v) = (decode(key, hex)?, decode(operand, hex)?);
-            let e = engine::open(&args.engine, true)?;
+            let e = open(&args.engine)?;
             e.merge(&k, &v)?;
             e
         }
         LdbCommand::Scan { from, to, max_keys } => {
             let (from, to) = (dec(from)?, dec(to)?);
-            let e = engine::open(existing, true)?;
+            let e = open(existing)?;
             print_range(
                 e.as_ref(),
                 from.as_deref(),
@@ -253,19 +308,19 @@ pub fn run(args: &LdbArgs) -> Result<()> {
             e
         }
         LdbCommand::Dump => {
-            let e = engine::open(existing, true)?;
+            let e = open(existing)?;
             print_range(e.as_ref(), None, None, None, b" ==> ", hex)?;
             e
         }
         LdbCommand::Load => {
-            let e = engine::open(&args.engine, true)?;
+            let e = open(&args.engine)?;
             let n = load(e.as_ref(), std::io::stdin().lock(), hex)?;
             eprintln!("loaded {n} keys");
             e
         }
         LdbCommand::Compact { from, to } => {
             let (from, to) = (dec(from)?, dec(to)?);
-            let e = engine::open(existing, true)?;
+            let e = open(existing)?;
             e.compact(from.as_deref(), to.as_deref())?;
             e
         }
@@ -282,7 +337,19 @@ fn verify(flags: &EngineFlags) -> Result<()> {
     }
     let db =
         engine::strata::db_builder(flags, &flags.db)?.open(&flags.db, flags.strata_options()?)?;
-    let tables: usize = db.stats().levels.iter().map(|l| l.files).sum();
+    // `verify_checksums` checks every family's tables, so every family is counted.
+    let tables: usize = db
+        .cf_names()
+        .iter()
+        .filter_map(|name| db.cf(name))
+        .map(|cf| {
+            db.cf_stats(&cf)
+                .levels
+                .iter()
+                .map(|l| l.files)
+                .sum::<usize>()
+        })
+        .sum();
     let blocks = db.verify_checksums()?;
     db.close()?;
     write_stdout(format!("verify: ok blocks={blocks} tables={tables}\n").as_bytes())

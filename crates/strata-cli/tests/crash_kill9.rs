@@ -5,8 +5,9 @@
 //! flushes and compactions run during the short window), waits until its workers run,
 //! lets it work for a few hundred milliseconds, kills it with SIGKILL
 //! (`Child::kill`), then runs `strata stress --verify_only`, which must report every key
-//! right and settle the writes left in flight. A short version of
-//! `scripts/crash-test.sh`.
+//! right and settle the writes left in flight. The database has three column families
+//! (`--column_families=3`): writes land in all of them, batches span them, and every
+//! family is verified. A short version of `scripts/crash-test.sh`.
 
 mod common;
 
@@ -55,6 +56,7 @@ fn kill9_loses_no_acknowledged_write() {
             db.clone(),
             format!("--seed={}", 1000 + cycle),
             "--max_key=2000".into(),
+            "--column_families=3".into(),
             "--threads=4".into(),
             "--duration=60".into(),
             "--ops_per_thread=0".into(),
@@ -95,7 +97,11 @@ fn kill9_loses_no_acknowledged_write() {
 
         let out = ok(&["stress", &db, "--verify_only"], None);
         let line = out.lines().last().expect("a line");
-        assert!(line.starts_with("verify: ok keys=2000 "), "{line}");
+        // 2000 keys in each of 3 families.
+        assert!(
+            line.starts_with("verify: ok keys=6000 families=3 "),
+            "{line}"
+        );
         let acked = field(line, "acked_writes_total");
         println!(
             "cycle {cycle}: acked writes {} (total {acked}), present {}, in flight new {}, old {}",

@@ -206,6 +206,28 @@ impl BenchArgs {
         if self.reads < -1 {
             return usage("invalid value for '--reads': must be >= -1".into());
         }
+        let families = self.engine.num_column_families;
+        if families == 0 {
+            return usage("invalid value for '--num_column_families': must be > 0".into());
+        }
+        let scans = [
+            Benchmark::Readseq,
+            Benchmark::Readreverse,
+            Benchmark::Seekrandom,
+        ];
+        if let Some(b) = self.benchmarks.iter().find(|b| scans.contains(b)) {
+            if families > 1 {
+                // Keys are spread over the families by a hash: no family holds a key
+                // range, and scanning one would read a fraction of the data.
+                return usage(format!(
+                    "{} scans, and scans are not meaningful over --num_column_families={} \
+                     (keys are spread by hash over the families); run it with \
+                     --num_column_families=1",
+                    b.name(),
+                    families
+                ));
+            }
+        }
         Ok(())
     }
 }

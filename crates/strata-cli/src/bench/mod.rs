@@ -26,6 +26,10 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let mapping = engine::mapping::of(&args.engine);
     let engine = engine::open(&args.engine, false)?;
     print_header(args, engine.name(), &mapping);
+    if args.engine.num_column_families > 1 {
+        // The database's families (an existing database may have more than are used).
+        println!("Families:   {}", engine.cf_names()?.join(", "));
+    }
     for (index, &b) in args.benchmarks.iter().enumerate() {
         results::reset_peak_rss();
         let Some(out) = workloads::run(engine.as_ref(), args, b, index)? else {

@@ -319,6 +319,99 @@ pub fn check_transactions(kind: EngineKind, dir: &Path) {
     e.close().expect("close");
 }
 
+/// `--num_column_families=4` on the engine `kind`: puts, overwrites, deletes and
+/// batches spanning families read back by `get` (before and after a flush, a
+/// compaction and a reopen), scans refused, and each family opened alone holds exactly
+/// the model's keys that [`super::family_of`] routes to it: the families really hold
+/// the data, split by the shared routing function.
+pub fn check_families(kind: EngineKind, dir: &Path) {
+    const N: usize = 4;
+    let flags = EngineFlags {
+        num_column_families: N,
+        ..small_flags(kind, &dir.join("cf-db"))
+    };
+    let e = super::open(&flags, false).expect("open");
+    let mut model = Model::new();
+    for i in 0..3000 {
+        e.put(&key(i), &value(i, 0)).expect("put");
+        model.insert(key(i), value(i, 0));
+    }
+    for i in (0..3000).step_by(4) {
+        e.delete(&key(i)).expect("delete");
+        model.remove(&key(i));
+    }
+    // Batches whose updates land in different families, applied together.
+    for b in 0..50u32 {
+        let keys: Vec<Vec<u8>> = (0..8).map(|j| key(5000 + b * 8 + j)).collect();
+        let vals: Vec<Vec<u8>> = (0..8).map(|j| value(b * 8 + j, 1)).collect();
+        let mut ops: Vec<BatchOp<'_>> = keys
+            .iter()
+            .zip(&vals)
+            .map(|(k, v)| BatchOp::Put(k, v))
+            .collect();
+        let gone = key(b * 8 + 1);
+        ops.push(BatchOp::Delete(&gone));
+        e.write_batch(&ops).expect("batch");
+        for (k, v) in keys.iter().zip(&vals) {
+            model.insert(k.clone(), v.clone());
+        }
+        model.remove(&gone);
+    }
+    let check_gets = |e: &dyn KvEngine, model: &Model| {
+        for (k, v) in model {
+            assert_eq!(e.get(k).expect("get").as_ref(), Some(v), "{kind:?}: get");
+        }
+        for i in (0..3000).step_by(4) {
+            assert_eq!(e.get(&key(i)).expect("get"), None, "{kind:?}: deleted");
+        }
+    };
+    check_gets(e.as_ref(), &model);
+    let scan = e.scan(None, Direction::Forward, 10, &mut |_, _| true);
+    assert!(
+        matches!(&scan, Err(crate::error::CliError::Usage(m)) if m.contains("column families")),
+        "{kind:?}: a scan over {N} families must be refused: {scan:?}"
+    );
+    e.flush().expect("flush");
+    e.compact(None, None).expect("compact");
+    check_gets(e.as_ref(), &model);
+    let names: Vec<String> = (0..N).map(super::family_name).collect();
+    assert_eq!(e.cf_names().expect("names"), names, "{kind:?}");
+    let stats = e.stats();
+    assert!(
+        stats.levels.iter().map(|l| l.files).sum::<u64>() >= N as u64,
+        "{kind:?}"
+    );
+    e.close().expect("close");
+
+    let e = super::open(&flags, true).expect("reopen");
+    check_gets(e.as_ref(), &model);
+    e.close().expect("close");
+
+    // Each family alone: exactly its share of the model.
+    for (f, name) in names.iter().enumerate() {
+        let one = super::Families::One(name.clone());
+        let e = super::open_families(&flags, true, &one).expect("open one family");
+        let got = scan_all(e.as_ref(), None, Direction::Forward, usize::MAX);
+        let want: Model = model
+            .iter()
+            .filter(|(k, _)| super::family_of(k, N) == f)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        assert!(
+            want.len() > model.len() / (2 * N),
+            "{kind:?}: skewed routing"
+        );
+        assert_eq!(got, want, "{kind:?}: family {name}");
+        e.close().expect("close");
+    }
+    let missing = super::Families::One("nope".into());
+    let err = super::open_families(&flags, true, &missing).map(|_| ());
+    assert!(
+        matches!(&err, Err(crate::error::CliError::Usage(m)) if m.contains("`nope`") && m.contains("cf3")),
+        "{kind:?}: {err:?}"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -336,10 +429,49 @@ mod tests {
         check_engine(EngineKind::Strata, tmp.path());
     }
 
+    #[test]
+    fn strata_engine_spreads_keys_over_column_families() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        check_families(EngineKind::Strata, tmp.path());
+    }
+
     #[cfg(feature = "fjall")]
     #[test]
     fn fjall_engine_conforms() {
         let tmp = tempfile::tempdir().expect("tempdir");
         check_engine(EngineKind::Fjall, tmp.path());
+    }
+
+    #[cfg(feature = "fjall")]
+    #[test]
+    fn fjall_engine_spreads_keys_over_keyspaces() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        check_families(EngineKind::Fjall, tmp.path());
+    }
+
+    /// The routing function: no hashing for one family, FNV-1a 64 otherwise (pinned
+    /// values, so every engine and every version routes a key to the same family),
+    /// and an even spread.
+    #[test]
+    fn family_of_is_fnv1a_modulo_n() {
+        use super::super::family_of;
+        assert_eq!(family_of(b"anything", 1), 0);
+        assert_eq!(family_of(b"anything", 0), 0);
+        // FNV-1a 64 of "" is the offset basis 0xcbf29ce484222325; of "a" 0xaf63dc4c8601ec8c.
+        assert_eq!(family_of(b"", 7), (0xcbf2_9ce4_8422_2325u64 % 7) as usize);
+        assert_eq!(
+            family_of(b"a", 1000),
+            (0xaf63_dc4c_8601_ec8cu64 % 1000) as usize
+        );
+        let mut counts = [0usize; 4];
+        for i in 0..4000 {
+            counts[family_of(&key(i), 4)] += 1;
+        }
+        assert!(
+            counts.iter().all(|&c| (800..1200).contains(&c)),
+            "{counts:?}"
+        );
+        assert_eq!(super::super::family_name(0), "default");
+        assert_eq!(super::super::family_name(3), "cf3");
     }
 }

@@ -1,7 +1,11 @@
 //! fjall 3 behind [`KvEngine`], configured from the same flags as Strata (feature
 //! `fjall`).
 //!
-//! One fjall `Database` with one keyspace (`default`). The flags are turned into a
+//! One fjall `Database` with one keyspace (`default`), or with
+//! `--num_column_families=N` the keyspaces `default`, `cf1` .. `cf{N-1}` (fjall's
+//! column families), each created with the same options, each key in the one
+//! [`super::family_of`] picks; a batch or a transaction spans keyspaces atomically.
+//! The flags are turned into a
 //! [`FjallPlan`] (`fjall_options.rs`, tested in every build) and applied here; how each
 //! flag maps is in `mapping.rs` and in every JSON result (`option_mapping`).
 //!
@@ -34,7 +38,10 @@
 //!   `Database` and `Keyspace` inside it, outside fjall's conflict tracking.
 
 use super::fjall_options::{self as fj, FjallCodec, FjallPlan};
-use super::{stat, BatchOp, Commit, Direction, EngineStats, KvEngine, LevelReport, Visitor};
+use super::{
+    family_of, missing_family, scan_refused, stat, BatchOp, Commit, Direction, EngineStats,
+    Families, KvEngine, LevelReport, Visitor, DEFAULT_FAMILY,
+};
 use crate::engine::options::EngineFlags;
 use crate::error::{CliError, Result};
 use fjall::config::{
@@ -49,10 +56,11 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// An open fjall database and its one keyspace.
+/// An open fjall database and the keyspaces key operations go to.
 pub struct FjallEngine {
-    /// Declared before `db`, so it is dropped first.
-    ks: Keyspace,
+    /// The keyspaces key operations go to, in routing order (`family_of` indexes it);
+    /// never empty. Declared before `db`, so they are dropped first.
+    ks: Vec<Keyspace>,
     db: Database,
     /// With `--transaction_db`: the transactional handle over `db`.
     tx: Option<OptimisticTxDatabase>,
@@ -105,10 +113,10 @@ impl FjallEngine {
     /// Opens (or creates) `flags.db` with the mapped options.
     ///
     /// # Errors
-    /// [`CliError::Usage`] for flags fjall cannot honour or a missing (existing)
-    /// database with `--create_if_missing=false` (`--error_if_exists`); fjall's open
-    /// error.
-    pub fn open(flags: &EngineFlags) -> Result<FjallEngine> {
+    /// [`CliError::Usage`] for flags fjall cannot honour, a missing (existing)
+    /// database with `--create_if_missing=false` (`--error_if_exists`), a missing
+    /// [`Families::One`] or a keyspace name fjall refuses; fjall's open error.
+    pub fn open(flags: &EngineFlags, families: &Families) -> Result<FjallEngine> {
         let plan = FjallPlan::from_flags(flags)?;
         let exists = flags.db.join(fj::VERSION_MARKER).is_file();
         if !exists && !plan.create_if_missing {
@@ -123,24 +131,31 @@ impl FjallEngine {
                 flags.db.display()
             )));
         }
-        if flags.transaction_db {
+        let (db, tx) = if flags.transaction_db {
             let tx = configure!(OptimisticTxDatabase::builder(&flags.db), plan).open()?;
-            let ks = tx.keyspace(fj::KEYSPACE, || keyspace_options(&plan))?;
-            return Ok(FjallEngine {
-                ks: ks.inner().clone(),
-                db: tx.inner().clone(),
-                tx: Some(tx),
-                plan,
-            });
+            (tx.inner().clone(), Some(tx))
+        } else {
+            (configure!(Database::builder(&flags.db), plan).open()?, None)
+        };
+        let mut ks = Vec::new();
+        for name in families.names() {
+            check_name(&name)?;
+            // The adapter's `default` keyspace always exists (it is created on first
+            // open), as the default family of Strata and RocksDB does.
+            if let Families::One(_) = families {
+                if name != DEFAULT_FAMILY && !db.keyspace_exists(&name) {
+                    return Err(missing_family(&name, &flags.db, &names_of(&db)));
+                }
+            }
+            ks.push(db.keyspace(&name, || keyspace_options(&plan))?);
         }
-        let db = configure!(Database::builder(&flags.db), plan).open()?;
-        let ks = db.keyspace(fj::KEYSPACE, || keyspace_options(&plan))?;
-        Ok(FjallEngine {
-            ks,
-            db,
-            tx: None,
-            plan,
-        })
+        Ok(FjallEngine { ks, db, tx, plan })
+    }
+
+    /// The keyspace `key` belongs to.
+    fn ks(&self, key: &[u8]) -> &Keyspace {
+        // `family_of` is below `ks.len()`, and `ks` is never empty (`open`).
+        &self.ks[family_of(key, self.ks.len())]
     }
 
     /// fdatasync the journal after a write when `--sync`.
@@ -153,10 +168,38 @@ impl FjallEngine {
 
     /// Waits until no sealed memtable is waiting for (or in) a flush.
     fn wait_for_flushes(&self) {
-        while self.ks.sealed_memtable_count() > 0 || self.db.outstanding_flushes() > 0 {
+        while self.sealed_memtables() > 0 || self.db.outstanding_flushes() > 0 {
             std::thread::sleep(Duration::from_millis(5));
         }
     }
+
+    /// Sealed memtables of every routed keyspace.
+    fn sealed_memtables(&self) -> usize {
+        self.ks.iter().map(Keyspace::sealed_memtable_count).sum()
+    }
+}
+
+/// The database's keyspace names, `default` first, the rest sorted (fjall keeps them
+/// in a hash map).
+fn names_of(db: &Database) -> Vec<String> {
+    let mut names: Vec<String> = db
+        .list_keyspace_names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    names.sort_by(|a, b| (a != DEFAULT_FAMILY, a).cmp(&(b != DEFAULT_FAMILY, b)));
+    names
+}
+
+/// Refuses a keyspace name fjall would panic on (it asserts 1..=255 bytes).
+fn check_name(name: &str) -> Result<()> {
+    if name.is_empty() || name.len() > 255 {
+        return Err(CliError::Usage(format!(
+            "fjall keyspace names must be 1..=255 bytes, got {}",
+            name.len()
+        )));
+    }
+    Ok(())
 }
 
 /// Refuses a batch (or a transaction's writes) fjall would panic on or cannot do.
@@ -221,17 +264,17 @@ impl KvEngine for FjallEngine {
 
     fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         check_kv(key, value)?;
-        self.ks.insert(key, value)?;
+        self.ks(key).insert(key, value)?;
         self.sync()
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.ks.get(key)?.map(|v| v.to_vec()))
+        Ok(self.ks(key).get(key)?.map(|v| v.to_vec()))
     }
 
     fn delete(&self, key: &[u8]) -> Result<()> {
         check_kv(key, b"")?;
-        self.ks.remove(key)?;
+        self.ks(key).remove(key)?;
         self.sync()
     }
 
@@ -255,8 +298,8 @@ impl KvEngine for FjallEngine {
         }
         for op in ops {
             match *op {
-                BatchOp::Put(k, v) => batch.insert(&self.ks, k, v),
-                BatchOp::Delete(k) => batch.remove(&self.ks, k),
+                BatchOp::Put(k, v) => batch.insert(self.ks(k), k, v),
+                BatchOp::Delete(k) => batch.remove(self.ks(k), k),
                 // Refused by the check above.
                 BatchOp::Merge(..) => {}
             }
@@ -276,12 +319,12 @@ impl KvEngine for FjallEngine {
         let mut found = 0;
         for key in read_for_update {
             // Every read of a fjall write transaction is conflict-checked.
-            found += usize::from(tx.get(&self.ks, key)?.is_some());
+            found += usize::from(tx.get(self.ks(key), key)?.is_some());
         }
         for op in ops {
             match *op {
-                BatchOp::Put(k, v) => tx.insert(&self.ks, k, v),
-                BatchOp::Delete(k) => tx.remove(&self.ks, k),
+                BatchOp::Put(k, v) => tx.insert(self.ks(k), k, v),
+                BatchOp::Delete(k) => tx.remove(self.ks(k), k),
                 // Refused by `check_ops`.
                 BatchOp::Merge(..) => {}
             }
@@ -299,26 +342,34 @@ impl KvEngine for FjallEngine {
         limit: usize,
         visit: &mut Visitor<'_>,
     ) -> Result<usize> {
+        let [ks] = self.ks.as_slice() else {
+            return Err(scan_refused("fjall", self.ks.len()));
+        };
         if limit == 0 {
             return Ok(0);
         }
         match (direction, start) {
-            (Direction::Forward, Some(k)) => visit_all(self.ks.range(k..), limit, visit),
-            (Direction::Forward, None) => visit_all(self.ks.iter(), limit, visit),
-            (Direction::Reverse, Some(k)) => visit_all(self.ks.range(..=k).rev(), limit, visit),
-            (Direction::Reverse, None) => visit_all(self.ks.iter().rev(), limit, visit),
+            (Direction::Forward, Some(k)) => visit_all(ks.range(k..), limit, visit),
+            (Direction::Forward, None) => visit_all(ks.iter(), limit, visit),
+            (Direction::Reverse, Some(k)) => visit_all(ks.range(..=k).rev(), limit, visit),
+            (Direction::Reverse, None) => visit_all(ks.iter().rev(), limit, visit),
         }
     }
 
     fn flush(&self) -> Result<()> {
-        self.ks.rotate_memtable_and_wait()?;
+        for ks in &self.ks {
+            ks.rotate_memtable_and_wait()?;
+        }
         self.wait_for_flushes();
         Ok(())
     }
 
     fn compact(&self, _begin: Option<&[u8]>, _end: Option<&[u8]>) -> Result<()> {
         self.flush()?;
-        Ok(self.ks.major_compact()?)
+        for ks in &self.ks {
+            ks.major_compact()?;
+        }
+        Ok(())
     }
 
     fn wait_for_compactions(&self) -> Result<()> {
@@ -328,7 +379,7 @@ impl KvEngine for FjallEngine {
             std::thread::sleep(Duration::from_millis(20));
             let now = self.db.compactions_completed();
             let idle = self.db.outstanding_flushes() == 0
-                && self.ks.sealed_memtable_count() == 0
+                && self.sealed_memtables() == 0
                 && self.db.active_compactions() == 0
                 && now == completed;
             quiet = if idle { quiet + 1 } else { 0 };
@@ -337,21 +388,39 @@ impl KvEngine for FjallEngine {
         Ok(())
     }
 
+    /// Database figures once; per-keyspace counters and per-level files and bytes
+    /// summed over the routed keyspaces; the text table lists each keyspace's own.
     fn stats(&self) -> EngineStats {
-        let version = self.ks.tree.current_version();
-        let levels: Vec<LevelReport> = (0..fj::LEVELS)
-            .map(|level| {
-                let l = version.level(level);
-                LevelReport {
-                    level,
-                    files: l.map_or(0, |l| l.table_count() as u64),
-                    size_bytes: l.map_or(0, |l| l.size()),
-                    ..LevelReport::default()
-                }
+        let mut levels: Vec<LevelReport> = (0..fj::LEVELS)
+            .map(|level| LevelReport {
+                level,
+                ..LevelReport::default()
             })
             .collect();
-        let m = self.ks.metrics();
+        let mut table = String::new();
+        for ks in &self.ks {
+            let version = ks.tree.current_version();
+            if self.ks.len() > 1 {
+                let _ = writeln!(table, "** keyspace {} **", ks.name());
+            }
+            table.push_str("Level  Files  Size(MiB)\n");
+            for r in &mut levels {
+                let l = version.level(r.level);
+                let (files, size) = l.map_or((0, 0), |l| (l.table_count() as u64, l.size()));
+                r.files += files;
+                r.size_bytes += size;
+                let _ = writeln!(
+                    table,
+                    "L{:<5} {:>5} {:>10.2}",
+                    r.level,
+                    files,
+                    size as f64 / f64::from(1u32 << 20)
+                );
+            }
+        }
         let as_u64 = |v: usize| v as u64;
+        // Sums a per-keyspace figure over the routed keyspaces.
+        let sum = |f: &dyn Fn(&Keyspace) -> u64| self.ks.iter().map(f).sum::<u64>();
         let counters: Vec<(String, u64)> = [
             (
                 "compactions_completed",
@@ -363,50 +432,55 @@ impl KvEngine for FjallEngine {
                 u64::try_from(self.db.time_compacting().as_micros()).unwrap_or(u64::MAX),
             ),
             ("outstanding_flushes", as_u64(self.db.outstanding_flushes())),
-            ("sealed_memtables", as_u64(self.ks.sealed_memtable_count())),
+            ("sealed_memtables", as_u64(self.sealed_memtables())),
             ("write_buffer_bytes", self.db.write_buffer_size()),
             ("journal_count", as_u64(self.db.journal_count())),
             (
                 "journal_disk_bytes",
                 self.db.journal_disk_space().unwrap_or(0),
             ),
-            ("keyspace_disk_bytes", self.ks.disk_space()),
-            ("table_count", as_u64(self.ks.table_count())),
-            ("approximate_len", as_u64(self.ks.approximate_len())),
+            ("keyspace_disk_bytes", sum(&|k| k.disk_space())),
+            ("table_count", sum(&|k| as_u64(k.table_count()))),
+            ("approximate_len", sum(&|k| as_u64(k.approximate_len()))),
             ("cache_bytes", self.db.cache_size()),
             ("cache_capacity_bytes", self.db.cache_capacity()),
-            ("block.data.loads", as_u64(m.data_block_load_count())),
+            (
+                "block.data.loads",
+                sum(&|k| as_u64(k.metrics().data_block_load_count())),
+            ),
             (
                 "block.data.cache_hits",
-                as_u64(m.data_block_load_cached_count()),
+                sum(&|k| as_u64(k.metrics().data_block_load_cached_count())),
             ),
-            ("block.index.loads", as_u64(m.index_block_load_count())),
+            (
+                "block.index.loads",
+                sum(&|k| as_u64(k.metrics().index_block_load_count())),
+            ),
             (
                 "block.index.cache_hits",
-                as_u64(m.index_block_load_cached_count()),
+                sum(&|k| as_u64(k.metrics().index_block_load_cached_count())),
             ),
-            ("block.filter.loads", as_u64(m.filter_block_load_count())),
+            (
+                "block.filter.loads",
+                sum(&|k| as_u64(k.metrics().filter_block_load_count())),
+            ),
             (
                 "block.filter.cache_hits",
-                as_u64(m.filter_block_load_cached_count()),
+                sum(&|k| as_u64(k.metrics().filter_block_load_cached_count())),
             ),
-            ("block.io_bytes", m.block_io()),
-            ("filter.queries", as_u64(m.filter_queries())),
-            ("filter.io_skipped", as_u64(m.io_skipped_by_filter())),
+            ("block.io_bytes", sum(&|k| k.metrics().block_io())),
+            (
+                "filter.queries",
+                sum(&|k| as_u64(k.metrics().filter_queries())),
+            ),
+            (
+                "filter.io_skipped",
+                sum(&|k| as_u64(k.metrics().io_skipped_by_filter())),
+            ),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
-        let mut table = String::from("Level  Files  Size(MiB)\n");
-        for l in &levels {
-            let _ = writeln!(
-                table,
-                "L{:<5} {:>5} {:>10.2}",
-                l.level,
-                l.files,
-                l.size_bytes as f64 / f64::from(1u32 << 20)
-            );
-        }
         let _ = writeln!(
             table,
             "(fjall: no per-level read/write bytes or compaction counts; \
@@ -431,6 +505,39 @@ impl KvEngine for FjallEngine {
             stat::LEVEL_COUNT,
             stat::WRITE_AMPLIFICATION,
         ]
+    }
+
+    fn create_cf(&mut self, name: &str) -> Result<()> {
+        check_name(name)?;
+        if self.db.keyspace_exists(name) {
+            return Err(CliError::Usage(format!("keyspace `{name}` exists")));
+        }
+        let plan = &self.plan;
+        self.db.keyspace(name, || keyspace_options(plan))?;
+        Ok(())
+    }
+
+    fn drop_cf(&mut self, name: &str) -> Result<()> {
+        if name == DEFAULT_FAMILY {
+            return Err(CliError::Usage(
+                "the default column family cannot be dropped".into(),
+            ));
+        }
+        check_name(name)?;
+        if !self.db.keyspace_exists(name) {
+            return Err(CliError::Usage(format!(
+                "no keyspace `{name}` (it has: {})",
+                names_of(&self.db).join(", ")
+            )));
+        }
+        // `keyspace` opens the existing one (its options are stored; these are unused).
+        let plan = &self.plan;
+        let ks = self.db.keyspace(name, || keyspace_options(plan))?;
+        Ok(self.db.delete_keyspace(ks)?)
+    }
+
+    fn cf_names(&self) -> Result<Vec<String>> {
+        Ok(names_of(&self.db))
     }
 
     fn close(self: Box<Self>) -> Result<()> {

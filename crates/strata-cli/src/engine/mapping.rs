@@ -73,7 +73,7 @@ pub fn of(flags: &EngineFlags) -> Vec<OptionMapping> {
         .filter(|(name, _)| !HARNESS_FLAGS.contains(&name.as_str()))
         .map(|(name, value)| {
             let (fidelity, engine) = match (&flags.engine, &fjall_plan) {
-                (EngineKind::Strata, _) => strata(name),
+                (EngineKind::Strata, _) => strata(name, flags),
                 (EngineKind::Rocksdb, _) => rocksdb(name, flags),
                 (EngineKind::Fjall, Some(p)) => fjall(name, flags, p),
                 (EngineKind::Fjall, None) => (Fidelity::Unmapped, String::new()),
@@ -86,7 +86,15 @@ pub fn of(flags: &EngineFlags) -> Vec<OptionMapping> {
             }
         })
         .collect();
-    let keyspace = format!("one keyspace `{}` holds every key", fj::KEYSPACE);
+    let keyspace = if flags.num_column_families > 1 {
+        format!(
+            "keyspaces `{}`, `cf1` .. `cf{}` (--num_column_families)",
+            fj::KEYSPACE,
+            flags.num_column_families - 1
+        )
+    } else {
+        format!("one keyspace `{}` holds every key", fj::KEYSPACE)
+    };
     let adapter: &[&str] = match flags.engine {
         EngineKind::Strata => &["merge operator strata::merge::U64Add (strata.u64_add)"],
         EngineKind::Rocksdb => &[
@@ -131,9 +139,27 @@ fn unmapped(s: impl Into<String>) -> (Fidelity, String) {
 
 /// Strata reads every flag into `strata::Options` (`EngineFlags::strata_options`), but
 /// `--device`, which becomes the file system it opens with.
-fn strata(flag: &str) -> (Fidelity, String) {
+fn strata(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
     if flag == "device" {
         return exact("DbBuilder::file_system(DeviceFs over PosixFs, one model per path)");
+    }
+    if flag == "num_column_families" {
+        return exact(families_text(
+            flags.num_column_families,
+            "Db::create_cf(name, Options::cf_options()) where missing (Db::open reopens \
+             every family with the same per-tree options); put_cf/get_cf/delete_cf/merge_cf; \
+             a batch is one WriteBatch of _cf records, atomic across families; delete_range \
+             is one tombstone per family in one batch; flush is Db::flush (every family), \
+             compact is compact_range_cf per family",
+            "counters database-wide (Db::stats); per-level figures summed over the \
+             families (Db::cf_stats), the text table lists each family's own",
+        ));
+    }
+    if flag == "transaction_db" && flags.transaction_db && flags.num_column_families > 1 {
+        return unmapped(
+            "refused with --num_column_families > 1: a Strata transaction has no column \
+             families yet",
+        );
     }
     if flag == "transaction_db" {
         return exact(
@@ -158,9 +184,33 @@ fn strata(flag: &str) -> (Fidelity, String) {
     exact(format!("Options::{field}"))
 }
 
+/// What `--num_column_families` makes of the database: `ops` says how families are
+/// created and written, `stats` how the statistics treat them. One family: nothing.
+fn families_text(n: usize, ops: &str, stats: &str) -> String {
+    if n <= 1 {
+        return "1: every key in the default family (no hashing)".into();
+    }
+    format!(
+        "{n} families `default`, `cf1` .. `cf{}`, each configured by these flags; each key \
+         in family FNV-1a-64(key) mod {n}; {ops}; stats: {stats}; scans are refused",
+        n - 1
+    )
+}
+
 /// What `rocksdb.rs` does with each flag.
 fn rocksdb(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
     match flag {
+        "num_column_families" => exact(families_text(
+            flags.num_column_families,
+            "ColumnFamilyDescriptor per family with the database's Options, \
+             create_missing_column_families(true), every existing family opened too; \
+             put_cf_opt/get_cf/delete_cf_opt/merge_cf_opt; a batch is one WriteBatch of \
+             put_cf/delete_cf/merge_cf, atomic across families; transactions use \
+             get_for_update_cf/put_cf/delete_cf/merge_cf; delete_range is one \
+             delete_range_cf per family in one batch; flush and compact_range_cf per family",
+            "tickers database-wide; per-level figures summed over the families' \
+             rocksdb.cfstats-no-file-histogram, the text table lists each family's own",
+        )),
         "bloom_bits" if flags.bloom_bits == 0 => exact("no filter"),
         "bloom_bits" => exact(format!(
             "BlockBasedOptions::set_bloom_filter({}, false) (full filter), whole-key filtering",
@@ -251,6 +301,15 @@ fn fjall(flag: &str, flags: &EngineFlags, p: &FjallPlan) -> (Fidelity, String) {
             .join(", ")
     };
     match flag {
+        "num_column_families" => exact(families_text(
+            flags.num_column_families,
+            "one keyspace per family (Database::keyspace with the same \
+             KeyspaceCreateOptions); a batch is one Database::batch over the keyspaces, \
+             atomic across them; transactions are one WriteTransaction over them; flush \
+             and major_compact per keyspace",
+            "database figures once; per-keyspace counters and per-level files and bytes \
+             summed over the keyspaces, the text table lists each keyspace's own",
+        )),
         "create_if_missing" => approx(
             "emulated: fjall always creates; with false the adapter refuses a directory \
              without fjall's version marker",
@@ -510,8 +569,51 @@ mod tests {
             && (e.engine.starts_with("Options::")
                 || e.flag == "sync"
                 || e.flag == "transaction_db"
+                || e.flag == "num_column_families"
                 || (e.flag == "device" && e.engine.starts_with("DbBuilder::file_system")))));
         assert_eq!(adapter.len(), 1);
         assert!(adapter.iter().all(|e| e.engine.contains("U64Add")));
+    }
+
+    #[test]
+    fn num_column_families_is_described_for_every_engine() {
+        for engine in [EngineKind::Strata, EngineKind::Rocksdb, EngineKind::Fjall] {
+            let get = |n: usize| {
+                of(&EngineFlags {
+                    engine,
+                    num_column_families: n,
+                    ..default_flags()
+                })
+                .into_iter()
+                .find(|e| e.flag == "num_column_families")
+                .expect("num_column_families entry")
+            };
+            let one = get(1);
+            assert_eq!(one.value, "1", "{engine:?}");
+            assert!(one.engine.contains("no hashing"), "{engine:?} {one:?}");
+            let four = get(4);
+            assert_eq!(four.value, "4", "{engine:?}");
+            assert_eq!(four.fidelity, Fidelity::Exact, "{engine:?}");
+            for part in [
+                "4 families",
+                "`cf3`",
+                "FNV-1a-64(key) mod 4",
+                "stats:",
+                "atomic",
+            ] {
+                assert!(four.engine.contains(part), "{engine:?}: {part}: {four:?}");
+            }
+        }
+        // Strata's transactions have no families: the combination is refused.
+        let m = of(&EngineFlags {
+            num_column_families: 2,
+            transaction_db: true,
+            ..default_flags()
+        });
+        let t = m
+            .iter()
+            .find(|e| e.flag == "transaction_db")
+            .expect("entry");
+        assert_eq!(t.fidelity, Fidelity::Unmapped, "{t:?}");
     }
 }

@@ -146,6 +146,78 @@ pub fn scan_cursor(
 /// Called for each `(key, value)` of a scan; returns false to stop.
 pub type Visitor<'a> = dyn FnMut(&[u8], &[u8]) -> bool + 'a;
 
+/// The name every engine gives its first column family (RocksDB's
+/// `kDefaultColumnFamilyName`, Strata's default family, the fjall adapter's keyspace).
+pub const DEFAULT_FAMILY: &str = "default";
+
+/// The name of column family `i` of `--num_column_families`: `default`, then `cf1`,
+/// `cf2`, ... (the same on every engine, so a database is comparable across engines).
+pub fn family_name(i: usize) -> String {
+    if i == 0 {
+        DEFAULT_FAMILY.to_string()
+    } else {
+        format!("cf{i}")
+    }
+}
+
+/// The family (index into `n` families) that holds `key`: FNV-1a 64 of the key bytes
+/// modulo `n`. Shared by every engine, so the same key lands in the same family
+/// everywhere. With `n <= 1` nothing is hashed: a single-family run does exactly what
+/// it did before column families existed.
+pub fn family_of(key: &[u8], n: usize) -> usize {
+    if n <= 1 {
+        return 0;
+    }
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in key {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    // `n` fits in u64 and the remainder is below `n`, so both conversions are exact.
+    (h % n as u64) as usize
+}
+
+/// Which column families an opened engine's key operations go to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Families {
+    /// `n` families named by [`family_name`], created where missing, each key in the
+    /// family [`family_of`] picks (`bench --num_column_families`).
+    Spread(usize),
+    /// Every operation in the existing family of this name (`ldb --cf`); a missing
+    /// family is an error at open.
+    One(String),
+}
+
+impl Families {
+    /// The names of the families operations go to, in routing order.
+    pub fn names(&self) -> Vec<String> {
+        match self {
+            Families::Spread(n) => (0..(*n).max(1)).map(family_name).collect(),
+            Families::One(name) => vec![name.clone()],
+        }
+    }
+}
+
+/// The error of a scan over several column families: keys are spread over them by a
+/// hash, so no one family holds a range, and a merged scan is not what the benchmark
+/// measures.
+pub fn scan_refused(engine: &str, n: usize) -> CliError {
+    CliError::Usage(format!(
+        "{engine}: scans are not meaningful over {n} column families (keys are spread by \
+         hash); run readseq, readreverse, seekrandom and scans with \
+         --num_column_families=1"
+    ))
+}
+
+/// The error for a column family the database does not have.
+pub fn missing_family(name: &str, db: &Path, have: &[String]) -> CliError {
+    CliError::Usage(format!(
+        "no column family `{name}` in '{}' (it has: {})",
+        db.display(),
+        have.join(", ")
+    ))
+}
+
 /// A key-value engine as the workloads see it. Object-safe; `Send + Sync`.
 pub trait KvEngine: Send + Sync {
     /// `strata`, `rocksdb` or `fjall`.
@@ -223,6 +295,39 @@ pub trait KvEngine: Send + Sync {
     /// they read 0 in [`KvEngine::stats`] and are reported as unavailable, not as 0.
     fn unavailable_stats(&self) -> &'static [&'static str] {
         &[]
+    }
+    /// Creates column family `name` with the per-tree options the database was opened
+    /// with (`ldb create_cf`). The default refuses: an engine without families (the
+    /// test engines).
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] if the family exists or the engine has no families; the
+    /// engine's error.
+    fn create_cf(&mut self, name: &str) -> Result<()> {
+        let _ = name;
+        Err(CliError::Usage(format!(
+            "{}: no column families",
+            self.name()
+        )))
+    }
+    /// Drops column family `name` and its data (`ldb drop_cf`); `default` cannot be
+    /// dropped. The default refuses, as [`KvEngine::create_cf`].
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] for a missing family or `default`; the engine's error.
+    fn drop_cf(&mut self, name: &str) -> Result<()> {
+        let _ = name;
+        Err(CliError::Usage(format!(
+            "{}: no column families",
+            self.name()
+        )))
+    }
+    /// The names of the database's column families, `default` first.
+    ///
+    /// # Errors
+    /// The engine's error.
+    fn cf_names(&self) -> Result<Vec<String>> {
+        Ok(vec![DEFAULT_FAMILY.to_string()])
     }
     /// Stops background work and closes the database.
     ///
@@ -342,31 +447,93 @@ pub fn not_transactional(engine: &str) -> CliError {
 }
 
 /// Opens the engine `flags` select, first deleting the database unless
-/// `--use_existing_db` (or `keep` is set, as for `ldb` and `ycsb --phase=run`).
+/// `--use_existing_db` (or `keep` is set, as for `ldb` and `ycsb --phase=run`), with
+/// `--num_column_families` families ([`Families::Spread`]).
 ///
 /// # Errors
 /// Bad options ([`CliError::Usage`]), a refused deletion, or the engine's open error.
 pub fn open(flags: &EngineFlags, keep: bool) -> Result<Box<dyn KvEngine>> {
+    open_families(flags, keep, &Families::Spread(flags.num_column_families))
+}
+
+/// [`open`] with the column families `families` instead of `--num_column_families`.
+/// Every family the database has is opened (RocksDB insists); key operations go to
+/// `families` only.
+///
+/// # Errors
+/// As [`open`]; [`CliError::Usage`] for a [`Families::One`] the database lacks, for
+/// no families, and for several families with `--transaction_db` on Strata (whose
+/// transactions have no column families).
+pub fn open_families(
+    flags: &EngineFlags,
+    keep: bool,
+    families: &Families,
+) -> Result<Box<dyn KvEngine>> {
+    if *families == Families::Spread(0) {
+        return Err(CliError::Usage(
+            "invalid value for '--num_column_families': must be > 0".into(),
+        ));
+    }
     let options = flags.strata_options()?;
     if !keep && !flags.use_existing_db {
         destroy(&flags.db)?;
     }
     match flags.engine {
-        EngineKind::Strata => Ok(Box::new(strata::StrataEngine::open(flags, options)?)),
+        EngineKind::Strata => Ok(Box::new(strata::StrataEngine::open(
+            flags, options, families,
+        )?)),
         #[cfg(feature = "rocksdb")]
-        EngineKind::Rocksdb => Ok(Box::new(rocksdb::RocksEngine::open(flags)?)),
+        EngineKind::Rocksdb => Ok(Box::new(rocksdb::RocksEngine::open(flags, families)?)),
         #[cfg(not(feature = "rocksdb"))]
         EngineKind::Rocksdb => Err(CliError::Usage(
             "'--engine=rocksdb' needs a build with `--features rocksdb`".into(),
         )),
         #[cfg(feature = "fjall")]
-        EngineKind::Fjall => Ok(Box::new(fjall::FjallEngine::open(flags)?)),
+        EngineKind::Fjall => Ok(Box::new(fjall::FjallEngine::open(flags, families)?)),
         #[cfg(not(feature = "fjall"))]
-        EngineKind::Fjall => Err(CliError::Usage(
-            "'--engine=fjall' needs a build with `--features fjall` \
-             (cargo build --release -p strata-cli --features fjall)"
-                .into(),
+        EngineKind::Fjall => Err(fjall_not_built()),
+    }
+}
+
+#[cfg(not(feature = "fjall"))]
+fn fjall_not_built() -> CliError {
+    CliError::Usage(
+        "'--engine=fjall' needs a build with `--features fjall` \
+         (cargo build --release -p strata-cli --features fjall)"
+            .into(),
+    )
+}
+
+/// The column families of the database in `flags.db`, `default` first, read without
+/// opening it where the engine can (Strata's `Db::list_cfs`, RocksDB's
+/// `DB::list_cf`); fjall has no such call, so its database is opened and closed.
+///
+/// # Errors
+/// [`CliError::Usage`] if there is no database; the engine's error.
+pub fn list_cfs(flags: &EngineFlags) -> Result<Vec<String>> {
+    if !is_database_dir(&flags.db) {
+        return Err(CliError::Usage(format!(
+            "no database in '{}'",
+            flags.db.display()
+        )));
+    }
+    match flags.engine {
+        EngineKind::Strata => Ok(::strata::Db::list_cfs(&flags.db)?),
+        #[cfg(feature = "rocksdb")]
+        EngineKind::Rocksdb => rocksdb::list_cfs(&flags.db),
+        #[cfg(not(feature = "rocksdb"))]
+        EngineKind::Rocksdb => Err(CliError::Usage(
+            "'--engine=rocksdb' needs a build with `--features rocksdb`".into(),
         )),
+        #[cfg(feature = "fjall")]
+        EngineKind::Fjall => {
+            let e = open_families(flags, true, &Families::Spread(1))?;
+            let names = e.cf_names()?;
+            e.close()?;
+            Ok(names)
+        }
+        #[cfg(not(feature = "fjall"))]
+        EngineKind::Fjall => Err(fjall_not_built()),
     }
 }
 

@@ -257,6 +257,13 @@ pub struct EngineFlags {
           default_missing_value = "true", action = clap::ArgAction::Set,
           value_parser = clap::builder::BoolishValueParser::new())]
     pub transaction_db: bool,
+    /// Column families (db_bench's `--num_column_families`): `default` plus `cf1` ..
+    /// `cf{N-1}`, each configured by these flags, created where missing. Every key
+    /// lives in one family, picked by a hash of the key (FNV-1a 64 modulo N), and a
+    /// batch spanning families is atomic. Scans (readseq, readreverse, seekrandom, YCSB
+    /// E) are refused with N > 1: no one family holds a key range. 1 hashes nothing.
+    #[arg(long = "num_column_families", default_value_t = 1)]
+    pub num_column_families: usize,
     /// fsync the WAL on every write.
     #[arg(long = "sync", default_value_t = false, num_args = 0..=1,
           default_missing_value = "true", action = clap::ArgAction::Set,

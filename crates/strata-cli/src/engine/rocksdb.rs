@@ -12,9 +12,18 @@
 //! have no RocksDB equivalent and are ignored. `--transaction_db` opens an
 //! `OptimisticTransactionDB` (same options); transactions take a snapshot at begin
 //! (`set_snapshot`), as Strata's do, and every other operation goes to its base DB.
+//!
+//! Column families: every family the database has is opened (RocksDB refuses an open
+//! that leaves one out), each with the same options, and the ones `--num_column_families`
+//! asks for are created (`create_missing_column_families`). Key operations go to the
+//! family [`super::family_of`] picks through the `_cf` calls, looked up by name per
+//! operation (a handle borrows the database, so it cannot be kept beside it).
 
 use super::rocks_stats::{parse_compaction_stats, parse_tickers};
-use super::{scan_cursor, BatchOp, Commit, Direction, EngineStats, KvEngine, Visitor};
+use super::{
+    family_of, missing_family, scan_cursor, scan_refused, BatchOp, Commit, Direction, EngineStats,
+    Families, KvEngine, LevelReport, Visitor,
+};
 use crate::engine::options::{CompactionPriFlag, CompressionFlag, EngineFlags, WalRecoveryFlag};
 use crate::error::{CliError, Result};
 use rocksdb::merge_operator::MergeOperands;
@@ -25,6 +34,7 @@ use rocksdb::{
     OptimisticTransactionOptions, Options, ReadOptions, WaitForCompactOptions,
     WriteBatchWithTransaction, WriteOptions, DB, DEFAULT_COLUMN_FAMILY_NAME,
 };
+use std::path::Path;
 use strata::merge::U64Add;
 
 fn clamp_i32(v: usize) -> i32 {
@@ -48,17 +58,28 @@ macro_rules! with_db {
     };
 }
 
-/// `ops` as a RocksDB batch (of a plain or a transactional database).
-fn batch<const T: bool>(ops: &[BatchOp<'_>]) -> WriteBatchWithTransaction<T> {
-    let mut batch = WriteBatchWithTransaction::<T>::default();
-    for op in ops {
-        match *op {
-            BatchOp::Put(k, v) => batch.put(k, v),
-            BatchOp::Delete(k) => batch.delete(k),
-            BatchOp::Merge(k, v) => batch.merge(k, v),
+/// The handle of family `$name` of `$db`, or an error (a family this engine opened
+/// cannot vanish, but a missing handle must not panic a run).
+macro_rules! cf {
+    ($db:expr, $name:expr) => {
+        $db.cf_handle($name).ok_or_else(|| {
+            CliError::Usage(format!("rocksdb: column family `{}` is not open", $name))
+        })?
+    };
+}
+
+/// Appends `ops` to `batch`, each in its family (of a plain or a transactional
+/// database: a macro, because the two handle types share no trait with `cf_handle`).
+macro_rules! fill_batch {
+    ($self:expr, $db:expr, $batch:expr, $ops:expr) => {
+        for op in $ops {
+            match *op {
+                BatchOp::Put(k, v) => $batch.put_cf(cf!($db, $self.family(k)), k, v),
+                BatchOp::Delete(k) => $batch.delete_cf(cf!($db, $self.family(k)), k),
+                BatchOp::Merge(k, v) => $batch.merge_cf(cf!($db, $self.family(k)), k, v),
+            }
         }
-    }
-    batch
+    };
 }
 
 cursor_by_inherent_methods!(['a, D: DBAccess] DBRawIteratorWithThreadMode<'a, D>, |it| it.item());
@@ -66,6 +87,9 @@ cursor_by_inherent_methods!(['a, D: DBAccess] DBRawIteratorWithThreadMode<'a, D>
 /// An open RocksDB database.
 pub struct RocksEngine {
     db: Handle,
+    /// The families key operations go to, in routing order (`family_of` indexes it);
+    /// never empty.
+    families: Vec<String>,
     /// Transactions snapshot at begin (`set_snapshot(true)`), as Strata's do.
     txn_options: OptimisticTransactionOptions,
     /// Kept for its statistics object (tickers are read through it).
@@ -76,13 +100,15 @@ pub struct RocksEngine {
 }
 
 impl RocksEngine {
-    /// Opens `flags.db` with the mapped options.
+    /// Opens `flags.db` with the mapped options, every existing family and the ones
+    /// `families` routes to.
     ///
     /// # Errors
-    /// RocksDB's open error.
-    pub fn open(flags: &EngineFlags) -> Result<RocksEngine> {
+    /// RocksDB's open error; [`CliError::Usage`] for a missing [`Families::One`].
+    pub fn open(flags: &EngineFlags, families: &Families) -> Result<RocksEngine> {
         let mut o = Options::default();
         o.create_if_missing(flags.create_if_missing);
+        o.create_missing_column_families(true);
         o.set_error_if_exists(flags.error_if_exists);
         o.set_paranoid_checks(flags.paranoid_checks);
         // Strata's `U64Add` under its name, so both engines merge the same counters.
@@ -169,17 +195,37 @@ impl RocksEngine {
         };
         o.set_block_based_table_factory(&t);
 
+        let wanted = families.names();
+        // RocksDB opens a database only with every family it has named.
+        let existing = if flags.db.join("CURRENT").is_file() {
+            DB::list_cf(&o, &flags.db)?
+        } else {
+            vec![DEFAULT_COLUMN_FAMILY_NAME.to_string()]
+        };
+        if let Families::One(name) = families {
+            if !existing.contains(name) {
+                return Err(missing_family(name, &flags.db, &existing));
+            }
+        }
+        let mut all = existing;
+        for name in &wanted {
+            if !all.contains(name) {
+                all.push(name.clone());
+            }
+        }
+        // Every family with the database's options, as Strata's and fjall's are.
+        let descriptors = all
+            .iter()
+            .map(|name| ColumnFamilyDescriptor::new(name, o.clone()))
+            .collect::<Vec<_>>();
         let db = if flags.transaction_db {
-            // With the default family named, so that `delete_range` can address it
-            // (the transactional handle has no family-less range deletion).
-            let default = ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, o.clone());
             Handle::Optimistic(OptimisticTransactionDB::open_cf_descriptors(
                 &o,
                 &flags.db,
-                [default],
+                descriptors,
             )?)
         } else {
-            Handle::Plain(DB::open(&o, &flags.db)?)
+            Handle::Plain(DB::open_cf_descriptors(&o, &flags.db, descriptors)?)
         };
         let mut txn_options = OptimisticTransactionOptions::default();
         txn_options.set_snapshot(true);
@@ -188,12 +234,29 @@ impl RocksEngine {
         wo.disable_wal(false);
         Ok(RocksEngine {
             db,
+            families: wanted,
             txn_options,
             options: o,
             wo,
             _cache: cache,
         })
     }
+}
+
+impl RocksEngine {
+    /// The family `key` belongs to.
+    fn family(&self, key: &[u8]) -> &str {
+        // `family_of` is below `families.len()`, and `families` is never empty.
+        &self.families[family_of(key, self.families.len())]
+    }
+}
+
+/// The column families of the RocksDB database in `db` (`DB::list_cf`), unopened.
+///
+/// # Errors
+/// RocksDB's error (no database, a damaged MANIFEST).
+pub fn list_cfs(db: &Path) -> Result<Vec<String>> {
+    Ok(DB::list_cf(&Options::default(), db)?)
 }
 
 /// `strata::merge::U64Add` as a RocksDB associative merge function (used for both
@@ -213,39 +276,60 @@ impl KvEngine for RocksEngine {
     }
 
     fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
-        Ok(with_db!(&self.db, db => db.put_opt(key, value, &self.wo))?)
+        with_db!(&self.db, db => db.put_cf_opt(cf!(db, self.family(key)), key, value, &self.wo))?;
+        Ok(())
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(with_db!(&self.db, db => db.get(key))?)
+        Ok(with_db!(&self.db, db => db.get_cf(cf!(db, self.family(key)), key))?)
     }
 
     fn delete(&self, key: &[u8]) -> Result<()> {
-        Ok(with_db!(&self.db, db => db.delete_opt(key, &self.wo))?)
+        with_db!(&self.db, db => db.delete_cf_opt(cf!(db, self.family(key)), key, &self.wo))?;
+        Ok(())
     }
 
     fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()> {
-        Ok(with_db!(&self.db, db => db.merge_opt(key, operand, &self.wo))?)
+        with_db!(&self.db, db => {
+            db.merge_cf_opt(cf!(db, self.family(key)), key, operand, &self.wo)
+        })?;
+        Ok(())
     }
 
+    /// One range deletion in every family: the keys of the range are spread over them.
+    /// On a plain database they are one atomic batch; the transactional handle has no
+    /// batch range deletion, so there they are one write per family.
     fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<()> {
         match &self.db {
             Handle::Plain(db) => {
                 let mut batch = WriteBatchWithTransaction::<false>::default();
-                batch.delete_range(start, end);
+                for name in &self.families {
+                    batch.delete_range_cf(cf!(db, name.as_str()), start, end);
+                }
                 Ok(db.write_opt(batch, &self.wo)?)
             }
             Handle::Optimistic(db) => {
-                let cf = db
-                    .cf_handle(DEFAULT_COLUMN_FAMILY_NAME)
-                    .ok_or_else(|| CliError::Usage("rocksdb: no default column family".into()))?;
-                Ok(db.delete_range_cf_opt(cf, start, end, &self.wo)?)
+                for name in &self.families {
+                    db.delete_range_cf_opt(cf!(db, name.as_str()), start, end, &self.wo)?;
+                }
+                Ok(())
             }
         }
     }
 
     fn write_batch(&self, ops: &[BatchOp<'_>]) -> Result<()> {
-        Ok(with_db!(&self.db, db => db.write_opt(batch(ops), &self.wo))?)
+        match &self.db {
+            Handle::Plain(db) => {
+                let mut batch = WriteBatchWithTransaction::<false>::default();
+                fill_batch!(self, db, batch, ops);
+                Ok(db.write_opt(batch, &self.wo)?)
+            }
+            Handle::Optimistic(db) => {
+                let mut batch = WriteBatchWithTransaction::<true>::default();
+                fill_batch!(self, db, batch, ops);
+                Ok(db.write_opt(batch, &self.wo)?)
+            }
+        }
     }
 
     fn transaction(&self, read_for_update: &[&[u8]], ops: &[BatchOp<'_>]) -> Result<Commit> {
@@ -255,13 +339,14 @@ impl KvEngine for RocksEngine {
         let txn = db.transaction_opt(&self.wo, &self.txn_options);
         let mut found = 0;
         for key in read_for_update {
-            found += usize::from(txn.get_for_update(key, true)?.is_some());
+            let cf = cf!(db, self.family(key));
+            found += usize::from(txn.get_for_update_cf(cf, key, true)?.is_some());
         }
         for op in ops {
             match *op {
-                BatchOp::Put(k, v) => txn.put(k, v)?,
-                BatchOp::Delete(k) => txn.delete(k)?,
-                BatchOp::Merge(k, v) => txn.merge(k, v)?,
+                BatchOp::Put(k, v) => txn.put_cf(cf!(db, self.family(k)), k, v)?,
+                BatchOp::Delete(k) => txn.delete_cf(cf!(db, self.family(k)), k)?,
+                BatchOp::Merge(k, v) => txn.merge_cf(cf!(db, self.family(k)), k, v)?,
             }
         }
         match txn.commit() {
@@ -287,8 +372,11 @@ impl KvEngine for RocksEngine {
         limit: usize,
         visit: &mut Visitor<'_>,
     ) -> Result<usize> {
+        let [family] = self.families.as_slice() else {
+            return Err(scan_refused("rocksdb", self.families.len()));
+        };
         with_db!(&self.db, db => {
-            let mut it = db.raw_iterator_opt(ReadOptions::default());
+            let mut it = db.raw_iterator_cf_opt(cf!(db, family.as_str()), ReadOptions::default());
             let n = scan_cursor(&mut it, start, direction, limit, visit);
             it.status()?;
             Ok(n)
@@ -296,11 +384,16 @@ impl KvEngine for RocksEngine {
     }
 
     fn flush(&self) -> Result<()> {
-        Ok(with_db!(&self.db, db => db.flush())?)
+        for name in &self.families {
+            with_db!(&self.db, db => db.flush_cf(cf!(db, name.as_str())))?;
+        }
+        Ok(())
     }
 
     fn compact(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
-        with_db!(&self.db, db => db.compact_range(begin, end));
+        for name in &self.families {
+            with_db!(&self.db, db => db.compact_range_cf(cf!(db, name.as_str()), begin, end));
+        }
         Ok(())
     }
 
@@ -310,18 +403,42 @@ impl KvEngine for RocksEngine {
         Ok(with_db!(&self.db, db => db.wait_for_compact(&w))?)
     }
 
+    /// Tickers are database-wide; the level figures are summed over the routed
+    /// families, level by level, and the text table lists each family's own.
     fn stats(&self) -> EngineStats {
-        let prop = |name: &str| {
-            with_db!(&self.db, db => db.property_value(name))
-                .ok()
-                .flatten()
-                .unwrap_or_default()
+        let cfstats = |family: &str| -> String {
+            let value = with_db!(&self.db, db => match db.cf_handle(family) {
+                Some(cf) => db.property_value_cf(cf, "rocksdb.cfstats-no-file-histogram"),
+                None => Ok(None),
+            });
+            value.ok().flatten().unwrap_or_default()
         };
         let t = |ticker| self.options.get_ticker_count(ticker);
-        let cfstats = prop("rocksdb.cfstats-no-file-histogram");
+        let mut level_table = String::new();
+        let mut levels: Vec<LevelReport> = Vec::new();
+        for family in &self.families {
+            let text = cfstats(family);
+            for l in parse_compaction_stats(&text) {
+                match levels.iter_mut().find(|r| r.level == l.level) {
+                    Some(r) => {
+                        r.files += l.files;
+                        r.size_bytes += l.size_bytes;
+                        r.read_bytes += l.read_bytes;
+                        r.write_bytes += l.write_bytes;
+                        r.count += l.count;
+                    }
+                    None => levels.push(l),
+                }
+            }
+            if self.families.len() > 1 {
+                level_table.push_str(&format!("** column family {family} **\n"));
+            }
+            level_table.push_str(&text);
+        }
+        levels.sort_by_key(|l| l.level);
         EngineStats {
-            level_table: cfstats.clone(),
-            levels: parse_compaction_stats(&cfstats),
+            level_table,
+            levels,
             counters: self
                 .options
                 .get_statistics()
@@ -333,6 +450,45 @@ impl KvEngine for RocksEngine {
             compaction_bytes_read: t(Ticker::CompactReadBytes),
             paths: Vec::new(),
         }
+    }
+
+    fn create_cf(&mut self, name: &str) -> Result<()> {
+        let exists = with_db!(&self.db, db => db.cf_handle(name).is_some());
+        if exists {
+            return Err(CliError::Usage(format!("column family `{name}` exists")));
+        }
+        // The database's options, as every family opened here has them.
+        let options = &self.options;
+        match &mut self.db {
+            Handle::Plain(db) => db.create_cf(name, options)?,
+            Handle::Optimistic(db) => db.create_cf(name, options)?,
+        }
+        Ok(())
+    }
+
+    fn drop_cf(&mut self, name: &str) -> Result<()> {
+        if name == DEFAULT_COLUMN_FAMILY_NAME {
+            return Err(CliError::Usage(
+                "the default column family cannot be dropped".into(),
+            ));
+        }
+        let names = self.cf_names()?;
+        if !names.iter().any(|n| n == name) {
+            return Err(CliError::Usage(format!(
+                "no column family `{name}` (it has: {})",
+                names.join(", ")
+            )));
+        }
+        match &mut self.db {
+            Handle::Plain(db) => db.drop_cf(name)?,
+            Handle::Optimistic(db) => db.drop_cf(name)?,
+        }
+        Ok(())
+    }
+
+    fn cf_names(&self) -> Result<Vec<String>> {
+        let path = with_db!(&self.db, db => db.path().to_path_buf());
+        list_cfs(&path)
     }
 
     fn close(self: Box<Self>) -> Result<()> {

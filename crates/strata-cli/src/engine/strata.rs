@@ -1,8 +1,15 @@
 //! The Strata engine behind [`KvEngine`].
+//!
+//! Column families: the engine holds the handles of the families key operations go to
+//! ([`Families`]); every key is routed by [`super::family_of`], a batch spanning
+//! families is one atomic `WriteBatch` with `_cf` records. Families are created with
+//! `Options::cf_options()` of the database's options, so every family is configured as
+//! the flags say; a reopen needs no per-family options (`Db::open` gives a family it
+//! is not told about the per-tree fields of the same `Options`).
 
 use super::{
-    scan_cursor, BatchOp, Commit, Direction, EngineStats, KvEngine, LevelReport, PathReport,
-    Visitor,
+    family_of, missing_family, scan_cursor, scan_refused, BatchOp, Commit, Direction, EngineStats,
+    Families, KvEngine, LevelReport, PathReport, Visitor, DEFAULT_FAMILY,
 };
 use crate::engine::options::EngineFlags;
 use crate::error::{CliError, Result};
@@ -10,26 +17,69 @@ use std::path::Path;
 use std::sync::Arc;
 use strata::env::{DeviceFs, PosixFs};
 use strata::{
-    Db, DbBuilder, DbIterator, ErrorKind, ReadOptions, TransactionOptions, WriteBatch, WriteOptions,
+    CfHandle, CfOptions, Db, DbBuilder, DbIterator, ErrorKind, ReadOptions, TransactionOptions,
+    WriteBatch, WriteOptions,
 };
 
 /// An open Strata database.
 pub struct StrataEngine {
     db: Db,
     wo: WriteOptions,
+    /// The families key operations go to, in routing order (`family_of` indexes it);
+    /// never empty.
+    cfs: Vec<CfHandle>,
+    /// The per-tree options of the database, for families created by `create_cf`.
+    cf_options: CfOptions,
 }
 
 impl StrataEngine {
-    /// Opens `flags.db` with already-validated `options`.
+    /// Opens `flags.db` with already-validated `options`, routing key operations to
+    /// `families` (created with `options`' per-tree fields where missing, for
+    /// [`Families::Spread`]).
     ///
     /// # Errors
-    /// The engine's open error.
-    pub fn open(flags: &EngineFlags, options: strata::Options) -> Result<StrataEngine> {
+    /// The engine's open or create error; [`CliError::Usage`] for a missing
+    /// [`Families::One`], or for families other than `default` with
+    /// `--transaction_db` (Strata's transactions write the default family only).
+    pub fn open(
+        flags: &EngineFlags,
+        options: strata::Options,
+        families: &Families,
+    ) -> Result<StrataEngine> {
+        let names = families.names();
+        if flags.transaction_db && names.iter().any(|n| n != DEFAULT_FAMILY) {
+            return Err(CliError::Usage(
+                "strata: --transaction_db needs --num_column_families=1 (a strata \
+                 transaction has no column families yet)"
+                    .into(),
+            ));
+        }
+        let cf_options = options.cf_options();
         let db = db_builder(flags, &flags.db)?.open(&flags.db, options)?;
+        let mut cfs = Vec::with_capacity(names.len());
+        for name in &names {
+            let cf = match (db.cf(name), families) {
+                (Some(cf), _) => cf,
+                (None, Families::Spread(_)) => db.create_cf(name, cf_options.clone())?,
+                (None, Families::One(_)) => {
+                    return Err(missing_family(name, &flags.db, &db.cf_names()))
+                }
+            };
+            cfs.push(cf);
+        }
         Ok(StrataEngine {
             db,
             wo: WriteOptions::default().with_sync(flags.sync),
+            cfs,
+            cf_options,
         })
+    }
+
+    /// The family `key` belongs to.
+    fn cf(&self, key: &[u8]) -> &CfHandle {
+        let i = family_of(key, self.cfs.len());
+        // `family_of` is below `cfs.len()`, and `cfs` is never empty (`open`).
+        &self.cfs[i]
     }
 }
 
@@ -70,38 +120,51 @@ impl KvEngine for StrataEngine {
     }
 
     fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
-        Ok(self.db.put(&self.wo, key, value)?)
+        Ok(self.db.put_cf(&self.wo, self.cf(key), key, value)?)
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.db.get(&ReadOptions::default(), key)?)
+        Ok(self.db.get_cf(&ReadOptions::default(), self.cf(key), key)?)
     }
 
     fn delete(&self, key: &[u8]) -> Result<()> {
-        Ok(self.db.delete(&self.wo, key)?)
+        Ok(self.db.delete_cf(&self.wo, self.cf(key), key)?)
     }
 
     fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()> {
-        Ok(self.db.merge(&self.wo, key, operand)?)
+        Ok(self.db.merge_cf(&self.wo, self.cf(key), key, operand)?)
     }
 
+    /// One range tombstone in every family, in one atomic batch: the keys of the range
+    /// are spread over all of them.
     fn delete_range(&self, start: &[u8], end: &[u8]) -> Result<()> {
-        Ok(self.db.delete_range(&self.wo, start, end)?)
+        let mut batch = WriteBatch::new();
+        for cf in &self.cfs {
+            batch.delete_range_cf(cf, start, end);
+        }
+        Ok(self.db.write(&self.wo, batch)?)
     }
 
     fn write_batch(&self, ops: &[BatchOp<'_>]) -> Result<()> {
         let mut batch = WriteBatch::new();
         for op in ops {
             match *op {
-                BatchOp::Put(k, v) => batch.put(k, v),
-                BatchOp::Delete(k) => batch.delete(k),
-                BatchOp::Merge(k, v) => batch.merge(k, v),
+                BatchOp::Put(k, v) => batch.put_cf(self.cf(k), k, v),
+                BatchOp::Delete(k) => batch.delete_cf(self.cf(k), k),
+                BatchOp::Merge(k, v) => batch.merge_cf(self.cf(k), k, v),
             }
         }
         Ok(self.db.write(&self.wo, batch)?)
     }
 
     fn transaction(&self, read_for_update: &[&[u8]], ops: &[BatchOp<'_>]) -> Result<Commit> {
+        // `open` refuses --transaction_db with other families, but ldb opens one named
+        // family without it: a transaction must not silently write `default` instead.
+        if self.cfs.iter().any(|cf| cf.id() != 0) {
+            return Err(CliError::Usage(
+                "strata: transactions write the default column family only".into(),
+            ));
+        }
         let ro = ReadOptions::default();
         let mut txn = self.db.transaction(&TransactionOptions::default());
         let mut found = 0;
@@ -133,7 +196,10 @@ impl KvEngine for StrataEngine {
         limit: usize,
         visit: &mut Visitor<'_>,
     ) -> Result<usize> {
-        let mut it = self.db.iter(&ReadOptions::default())?;
+        let [cf] = self.cfs.as_slice() else {
+            return Err(scan_refused("strata", self.cfs.len()));
+        };
+        let mut it = self.db.iter_cf(&ReadOptions::default(), cf)?;
         let n = scan_cursor(&mut it, start, direction, limit, visit);
         it.status()?;
         Ok(n)
@@ -144,31 +210,49 @@ impl KvEngine for StrataEngine {
     }
 
     fn compact(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
-        Ok(self.db.compact_range(begin, end)?)
+        for cf in &self.cfs {
+            self.db.compact_range_cf(cf, begin, end)?;
+        }
+        Ok(())
     }
 
     fn wait_for_compactions(&self) -> Result<()> {
         Ok(self.db.wait_for_compactions()?)
     }
 
+    /// The counters are database-wide (`Db::stats`); the level figures are summed
+    /// over the routed families, level by level, and the text table lists each family's
+    /// own table.
     fn stats(&self) -> EngineStats {
+        let per_family: Vec<strata::DbStats> =
+            self.cfs.iter().map(|cf| self.db.cf_stats(cf)).collect();
         let s = self.db.stats();
         let c = &s.counters;
+        let mut levels: Vec<LevelReport> = Vec::new();
+        let mut level_table = String::new();
+        for (cf, fs) in self.cfs.iter().zip(&per_family) {
+            if self.cfs.len() > 1 {
+                level_table.push_str(&format!("** column family {} **\n", cf.name()));
+            }
+            level_table.push_str(&fs.level_table());
+            for (level, l) in fs.levels.iter().enumerate() {
+                if levels.len() <= level {
+                    levels.resize_with(level + 1, LevelReport::default);
+                }
+                if let Some(r) = levels.get_mut(level) {
+                    r.level = level;
+                    r.files += l.files as u64;
+                    r.size_bytes += l.size;
+                    r.read_bytes += l.read_bytes;
+                    r.write_bytes += l.write_bytes;
+                    r.count += l.count;
+                }
+            }
+        }
+        level_table.push_str(&s.path_table());
         EngineStats {
-            level_table: format!("{}{}", s.level_table(), s.path_table()),
-            levels: s
-                .levels
-                .iter()
-                .enumerate()
-                .map(|(level, l)| LevelReport {
-                    level,
-                    files: l.files as u64,
-                    size_bytes: l.size,
-                    read_bytes: l.read_bytes,
-                    write_bytes: l.write_bytes,
-                    count: l.count,
-                })
-                .collect(),
+            level_table,
+            levels,
             counters: c
                 .pairs()
                 .into_iter()
@@ -196,6 +280,36 @@ impl KvEngine for StrataEngine {
                 })
                 .collect(),
         }
+    }
+
+    fn create_cf(&mut self, name: &str) -> Result<()> {
+        if self.db.cf(name).is_some() {
+            return Err(CliError::Usage(format!(
+                "column family `{name}` exists in '{}'",
+                self.db.path().display()
+            )));
+        }
+        self.db.create_cf(name, self.cf_options.clone())?;
+        Ok(())
+    }
+
+    fn drop_cf(&mut self, name: &str) -> Result<()> {
+        if name == DEFAULT_FAMILY {
+            return Err(CliError::Usage(
+                "the default column family cannot be dropped".into(),
+            ));
+        }
+        let cf = self
+            .db
+            .cf(name)
+            .ok_or_else(|| missing_family(name, self.db.path(), &self.db.cf_names()))?;
+        // A family this engine routes to is dropped under it: later writes to it fail
+        // (the engine refuses writes to a dropped family), which is what ldb wants.
+        Ok(self.db.drop_cf(&cf)?)
+    }
+
+    fn cf_names(&self) -> Result<Vec<String>> {
+        Ok(self.db.cf_names())
     }
 
     fn close(self: Box<Self>) -> Result<()> {

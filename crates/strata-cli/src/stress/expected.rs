@@ -11,18 +11,25 @@
 //! # Format (little-endian, fixed size)
 //!
 //! ```text
-//! offset 0     "STRSTRS2"                      magic and format version
+//! offset 0     "STRSTRS3"                      magic and format version
 //!        8     u64 max_key                     keys are 0..max_key
 //!        16    u64 runs                        stress runs started on this file
 //!        24    u64 verifies                    verification passes completed
 //!        32    u64 value_size                  longest value, bytes (see keyspace)
-//!        40    u64 acked[MAX_THREADS]          writes acknowledged, per thread slot
+//!        40    u64 families                    column families (1..=MAX_FAMILIES)
+//!        48    u64 acked[MAX_THREADS]          writes acknowledged, per thread slot
 //!        HEADER_LEN (4096)
-//!              slot[max_key], 8 bytes each:
+//!              slot[families][max_key], 8 bytes each (family f's key k at index
+//!              f * max_key + k):
 //!                u32 current                   0 = absent, else the value id
 //!                u32 pending                   0 = nothing in flight; PENDING|id = a
 //!                                              put of value id `id` (id 0 = a delete)
 //! ```
+//!
+//! Format 2 (`STRSTRS2`, before column families) is still read and written in its own
+//! layout: it is format 3 without the `families` field (one family; `acked` at offset
+//! 40), so a crash loop started by an older binary can be verified and continued.
+//! Format 1 is refused (see [`MAGIC`]).
 //!
 //! A slot is written with one 8-byte `pwrite` at an 8-byte-aligned offset, so it never
 //! straddles a page and is never half-written by a killed process.
@@ -41,7 +48,7 @@
 //! # Invariants
 //!
 //! 1. Only the thread that owns a key (`keyspace::owner`: blocks of 16 keys dealt
-//!    round-robin) writes its slot during a run, so
+//!    round-robin) writes its slots (one per family) during a run, so
 //!    `current` is exact for every key without a pending write.
 //! 2. Value ids are never 0 and fit in 31 bits; `PENDING` is the top bit.
 //!
@@ -56,9 +63,14 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Format 2: counter keys hold 8-byte counters (`keyspace`); a format-1 file's
-/// values of those keys would not identify, so it is refused.
-const MAGIC: &[u8; 8] = b"STRSTRS2";
+/// Format 3: a slot per key of every column family (`families` in the header).
+const MAGIC: &[u8; 8] = b"STRSTRS3";
+/// Format 2: one family (the default), `acked` at offset 40. Read and written in its
+/// own layout. Format 1 (before counter keys held 8-byte counters, `keyspace`) is
+/// refused: its values of those keys would not identify.
+const MAGIC_V2: &[u8; 8] = b"STRSTRS2";
+/// Most column families a stress run keeps state for.
+pub const MAX_FAMILIES: usize = 64;
 /// Bytes before the first slot.
 pub const HEADER_LEN: u64 = 4096;
 /// Thread slots in the header (`--threads` at most this).
@@ -72,7 +84,12 @@ const OFF_MAX_KEY: u64 = 8;
 const OFF_RUNS: u64 = 16;
 const OFF_VERIFIES: u64 = 24;
 const OFF_VALUE_SIZE: u64 = 32;
-const OFF_ACKED: u64 = 40;
+const OFF_FAMILIES: u64 = 40;
+/// Where `acked` starts in format 3, and in format 2 (which has no `families`).
+const OFF_ACKED: u64 = 48;
+const OFF_ACKED_V2: u64 = 40;
+// The header holds every field.
+const _: () = assert!(OFF_ACKED + 8 * MAX_THREADS as u64 <= HEADER_LEN);
 
 /// The state of one key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -114,6 +131,13 @@ impl Slot {
 pub struct ExpectedState {
     path: PathBuf,
     file: File,
+    /// Keys per family (`max_key`).
+    max_key: u64,
+    /// Column families; `slots` holds `families * max_key` entries.
+    families: usize,
+    /// Where the `acked` counters start: [`OFF_ACKED`], or [`OFF_ACKED_V2`] in a
+    /// format-2 file.
+    acked_offset: u64,
     slots: Vec<AtomicU64>,
     acked: Vec<AtomicU64>,
     value_size: u64,
@@ -143,12 +167,24 @@ impl ExpectedState {
         db.with_file_name(format!("{name}.expected"))
     }
 
-    /// Creates (or truncates) the file at `path` for `max_key` keys, all absent, whose
-    /// values are at most `value_size` bytes.
+    /// Creates (or truncates) the file at `path` for `max_key` keys in each of
+    /// `families` column families, all absent, whose values are at most `value_size`
+    /// bytes.
     ///
     /// # Errors
-    /// [`CliError::Io`] if the file cannot be written.
-    pub fn create(path: &Path, max_key: u64, value_size: u64) -> Result<ExpectedState> {
+    /// [`CliError::Usage`] for `families` outside `1..=MAX_FAMILIES`; [`CliError::Io`]
+    /// if the file cannot be written.
+    pub fn create(
+        path: &Path,
+        max_key: u64,
+        value_size: u64,
+        families: usize,
+    ) -> Result<ExpectedState> {
+        if !(1..=MAX_FAMILIES).contains(&families) {
+            return Err(CliError::Usage(format!(
+                "invalid value for '--column_families': must be in 1..={MAX_FAMILIES}"
+            )));
+        }
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -157,17 +193,28 @@ impl ExpectedState {
             .open(path)
             .map_err(io("create", path))?;
         let mut header = vec![0u8; HEADER_LEN as usize];
-        header[..8].copy_from_slice(MAGIC);
-        header[8..16].copy_from_slice(&max_key.to_le_bytes());
-        header[32..40].copy_from_slice(&value_size.to_le_bytes());
+        let mut put = |off: u64, bytes: &[u8]| {
+            let off = off as usize;
+            if let Some(dst) = header.get_mut(off..off + bytes.len()) {
+                dst.copy_from_slice(bytes);
+            }
+        };
+        put(0, MAGIC);
+        put(OFF_MAX_KEY, &max_key.to_le_bytes());
+        put(OFF_VALUE_SIZE, &value_size.to_le_bytes());
+        put(OFF_FAMILIES, &(families as u64).to_le_bytes());
         file.write_all_at(&header, 0).map_err(io("write", path))?;
-        file.set_len(HEADER_LEN + max_key * SLOT_LEN)
+        let slots = max_key * families as u64;
+        file.set_len(HEADER_LEN + slots * SLOT_LEN)
             .map_err(io("set_len", path))?;
         file.sync_all().map_err(io("fsync", path))?;
         Ok(ExpectedState {
             path: path.to_path_buf(),
             file,
-            slots: (0..max_key).map(|_| AtomicU64::new(0)).collect(),
+            max_key,
+            families,
+            acked_offset: OFF_ACKED,
+            slots: (0..slots).map(|_| AtomicU64::new(0)).collect(),
             acked: (0..MAX_THREADS).map(|_| AtomicU64::new(0)).collect(),
             value_size,
             runs: 0,
@@ -175,11 +222,12 @@ impl ExpectedState {
         })
     }
 
-    /// Opens an existing file and loads it.
+    /// Opens an existing file (format 3, or format 2 as one family) and loads it.
     ///
     /// # Errors
     /// [`CliError::Io`] if it cannot be read; [`CliError::BadInput`] if it is not an
-    /// expected-state file or its size does not match its key count.
+    /// expected-state file of format 2 or 3, or its size does not match its key and
+    /// family counts.
     pub fn open(path: &Path) -> Result<ExpectedState> {
         let file = OpenOptions::new()
             .read(true)
@@ -187,25 +235,43 @@ impl ExpectedState {
             .open(path)
             .map_err(io("open", path))?;
         let mut header = vec![0u8; HEADER_LEN as usize];
-        file.read_exact_at(&mut header, 0).map_err(|_| {
-            CliError::BadInput(format!("not an expected-state file: `{}`", path.display()))
-        })?;
-        if header.get(..8) != Some(&MAGIC[..]) {
+        let not_ours =
+            || CliError::BadInput(format!("not an expected-state file: `{}`", path.display()));
+        file.read_exact_at(&mut header, 0).map_err(|_| not_ours())?;
+        let (families, acked_offset) = match header.get(..8) {
+            Some(m) if m == &MAGIC[..] => (u64_at(&header, OFF_FAMILIES), OFF_ACKED),
+            Some(m) if m == &MAGIC_V2[..] => (1, OFF_ACKED_V2),
+            Some(m) if m.starts_with(b"STRSTRS") => {
+                return Err(CliError::BadInput(format!(
+                    "expected-state file `{}` has format `{}`, which this strata cannot \
+                     read (it reads STRSTRS2 and STRSTRS3); start a fresh run",
+                    path.display(),
+                    String::from_utf8_lossy(m)
+                )))
+            }
+            _ => return Err(not_ours()),
+        };
+        if !(1..=MAX_FAMILIES as u64).contains(&families) {
             return Err(CliError::BadInput(format!(
-                "not an expected-state file: `{}`",
+                "expected-state file `{}` has families={families}, not in 1..={MAX_FAMILIES}",
                 path.display()
             )));
         }
         let max_key = u64_at(&header, OFF_MAX_KEY);
+        let slots = max_key.checked_mul(families).ok_or_else(not_ours)?;
+        let want = slots
+            .checked_mul(SLOT_LEN)
+            .and_then(|b| b.checked_add(HEADER_LEN))
+            .ok_or_else(not_ours)?;
         let len = file.metadata().map_err(io("stat", path))?.len();
-        if len != HEADER_LEN + max_key * SLOT_LEN {
+        if len != want {
             return Err(CliError::BadInput(format!(
-                "expected-state file `{}` has {len} bytes, expected {} for max_key={max_key}",
-                path.display(),
-                HEADER_LEN + max_key * SLOT_LEN
+                "expected-state file `{}` has {len} bytes, expected {want} for \
+                 max_key={max_key} families={families}",
+                path.display()
             )));
         }
-        let mut body = vec![0u8; (max_key * SLOT_LEN) as usize];
+        let mut body = vec![0u8; (slots * SLOT_LEN) as usize];
         file.read_exact_at(&mut body, HEADER_LEN)
             .map_err(io("read", path))?;
         let slots = body
@@ -213,11 +279,14 @@ impl ExpectedState {
             .map(|c| AtomicU64::new(u64_at(c, 0)))
             .collect();
         let acked = (0..MAX_THREADS as u64)
-            .map(|t| AtomicU64::new(u64_at(&header, OFF_ACKED + 8 * t)))
+            .map(|t| AtomicU64::new(u64_at(&header, acked_offset + 8 * t)))
             .collect();
         Ok(ExpectedState {
             path: path.to_path_buf(),
             file,
+            max_key,
+            families: families as usize,
+            acked_offset,
             slots,
             acked,
             value_size: u64_at(&header, OFF_VALUE_SIZE),
@@ -231,9 +300,14 @@ impl ExpectedState {
         &self.path
     }
 
-    /// Number of keys (keys are `0..max_key`).
+    /// Number of keys per family (keys are `0..max_key`).
     pub fn max_key(&self) -> u64 {
-        self.slots.len() as u64
+        self.max_key
+    }
+
+    /// Number of column families (families are `0..families`).
+    pub fn families(&self) -> usize {
+        self.families
     }
 
     /// Longest value, bytes (fixed when the file is created).
@@ -241,32 +315,46 @@ impl ExpectedState {
         self.value_size
     }
 
-    /// The state of `key`. Requires: `key < max_key` (else an absent, settled slot).
-    pub fn get(&self, key: u64) -> Slot {
-        self.slots
-            .get(key as usize)
+    /// The index of family `f`'s key `key` in `slots`, if both are in range.
+    fn index(&self, f: usize, key: u64) -> Option<u64> {
+        (f < self.families && key < self.max_key).then(|| f as u64 * self.max_key + key)
+    }
+
+    /// The state of family `f`'s `key`. Requires: `f < families`, `key < max_key`
+    /// (else an absent, settled slot).
+    pub fn get(&self, f: usize, key: u64) -> Slot {
+        self.index(f, key)
+            .and_then(|i| self.slots.get(i as usize))
             .map(|s| Slot::decode(s.load(Ordering::Acquire)))
             .unwrap_or_default()
     }
 
-    fn store(&self, key: u64, slot: Slot) -> Result<()> {
+    fn store(&self, f: usize, key: u64, slot: Slot) -> Result<()> {
+        let Some(i) = self.index(f, key) else {
+            return Err(CliError::Usage(format!(
+                "expected state: family {f} key {key} is outside families={} max_key={}",
+                self.families, self.max_key
+            )));
+        };
         let x = slot.encode();
-        if let Some(s) = self.slots.get(key as usize) {
+        if let Some(s) = self.slots.get(i as usize) {
             s.store(x, Ordering::Release);
         }
         self.file
-            .write_all_at(&x.to_le_bytes(), HEADER_LEN + key * SLOT_LEN)
+            .write_all_at(&x.to_le_bytes(), HEADER_LEN + i * SLOT_LEN)
             .map_err(io("pwrite", &self.path))
     }
 
-    /// Records that a write of `value` (`None` = delete) to `key` is about to be issued.
-    /// Call before the database write. Requires: the caller owns `key`.
+    /// Records that a write of `value` (`None` = delete) to family `f`'s `key` is
+    /// about to be issued. Call before the database write. Requires: the caller owns
+    /// `key`.
     ///
     /// # Errors
     /// [`CliError::Io`] if the slot cannot be written.
-    pub fn begin(&self, key: u64, value: Option<u32>) -> Result<()> {
-        let cur = self.get(key);
+    pub fn begin(&self, f: usize, key: u64, value: Option<u32>) -> Result<()> {
+        let cur = self.get(f, key);
         self.store(
+            f,
             key,
             Slot {
                 current: cur.current,
@@ -275,17 +363,18 @@ impl ExpectedState {
         )
     }
 
-    /// Records that the pending write of `key` was acknowledged.
+    /// Records that the pending write of family `f`'s `key` was acknowledged.
     ///
     /// # Errors
     /// [`CliError::Io`] if the slot cannot be written.
-    pub fn commit(&self, key: u64) -> Result<()> {
-        let cur = self.get(key);
+    pub fn commit(&self, f: usize, key: u64) -> Result<()> {
+        let cur = self.get(f, key);
         let current = match cur.pending {
             Some(v) => v,
             None => cur.current,
         };
         self.store(
+            f,
             key,
             Slot {
                 current,
@@ -294,13 +383,14 @@ impl ExpectedState {
         )
     }
 
-    /// Settles `key` on what the database was found to hold (`found` must be accepted
-    /// by the slot).
+    /// Settles family `f`'s `key` on what the database was found to hold (`found`
+    /// must be accepted by the slot).
     ///
     /// # Errors
     /// [`CliError::Io`] if the slot cannot be written.
-    pub fn resolve(&self, key: u64, found: Option<u32>) -> Result<()> {
+    pub fn resolve(&self, f: usize, key: u64, found: Option<u32>) -> Result<()> {
         self.store(
+            f,
             key,
             Slot {
                 current: found,
@@ -319,7 +409,7 @@ impl ExpectedState {
         };
         let n = c.fetch_add(1, Ordering::Relaxed) + 1;
         self.file
-            .write_all_at(&n.to_le_bytes(), OFF_ACKED + 8 * thread as u64)
+            .write_all_at(&n.to_le_bytes(), self.acked_offset + 8 * thread as u64)
             .map_err(io("pwrite", &self.path))
     }
 
@@ -365,28 +455,90 @@ mod tests {
     fn slots_round_trip_and_survive_reopen() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let p = tmp.path().join("x.expected");
-        let st = ExpectedState::create(&p, 10, 64).expect("create");
-        assert_eq!(st.get(3), Slot::default());
-        st.begin(3, Some(7)).expect("begin");
-        st.begin(4, Some(9)).expect("begin");
-        st.commit(4).expect("commit");
-        st.begin(4, None).expect("begin delete");
+        let st = ExpectedState::create(&p, 10, 64, 3).expect("create");
+        assert_eq!(st.get(0, 3), Slot::default());
+        st.begin(0, 3, Some(7)).expect("begin");
+        st.begin(0, 4, Some(9)).expect("begin");
+        st.commit(0, 4).expect("commit");
+        st.begin(0, 4, None).expect("begin delete");
+        // The same key in another family is another slot.
+        st.begin(2, 4, Some(5)).expect("begin");
+        st.commit(2, 4).expect("commit");
         st.count_acked(1).expect("count");
+        assert!(st.begin(3, 0, Some(1)).is_err(), "family out of range");
         drop(st);
         let st = ExpectedState::open(&p).expect("open");
         assert_eq!(st.max_key(), 10);
+        assert_eq!(st.families(), 3);
         assert_eq!(st.value_size(), 64);
-        let s3 = st.get(3);
+        let s3 = st.get(0, 3);
         assert_eq!(s3.current, None);
         assert_eq!(s3.pending, Some(Some(7)));
         assert!(s3.accepts(None) && s3.accepts(Some(7)) && !s3.accepts(Some(8)));
-        let s4 = st.get(4);
+        let s4 = st.get(0, 4);
         assert_eq!(s4.current, Some(9));
         assert_eq!(s4.pending, Some(None));
         assert!(s4.accepts(None) && s4.accepts(Some(9)));
-        st.resolve(4, None).expect("resolve");
-        assert_eq!(st.get(4), Slot::default());
+        assert_eq!(st.get(2, 4).current, Some(5));
+        assert_eq!(st.get(1, 4), Slot::default());
+        st.resolve(0, 4, None).expect("resolve");
+        assert_eq!(st.get(0, 4), Slot::default());
         assert_eq!(st.total_acked(), 1);
+    }
+
+    /// A format-2 file (one family, `acked` at offset 40), as the stress tool wrote
+    /// before column families: read as one family and updated in its own layout.
+    #[test]
+    fn format_2_files_are_read_and_written_as_one_family() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let p = tmp.path().join("v2.expected");
+        let mut file = vec![0u8; HEADER_LEN as usize + 5 * 8];
+        file[..8].copy_from_slice(b"STRSTRS2");
+        file[8..16].copy_from_slice(&5u64.to_le_bytes());
+        file[16..24].copy_from_slice(&2u64.to_le_bytes());
+        file[32..40].copy_from_slice(&100u64.to_le_bytes());
+        file[40 + 8 * 3..48 + 8 * 3].copy_from_slice(&11u64.to_le_bytes());
+        let slot = HEADER_LEN as usize + 2 * 8;
+        file[slot..slot + 8].copy_from_slice(
+            &Slot {
+                current: Some(42),
+                pending: None,
+            }
+            .encode()
+            .to_le_bytes(),
+        );
+        std::fs::write(&p, &file).expect("write");
+        let mut st = ExpectedState::open(&p).expect("open v2");
+        assert_eq!((st.max_key(), st.families(), st.value_size()), (5, 1, 100));
+        assert_eq!(st.get(0, 2).current, Some(42));
+        assert_eq!(st.total_acked(), 11);
+        assert_eq!(st.runs_and_verifies(), (2, 0));
+        st.count_acked(3).expect("count");
+        st.count_run().expect("run");
+        st.begin(0, 1, Some(6)).expect("begin");
+        st.commit(0, 1).expect("commit");
+        drop(st);
+        let bytes = std::fs::read(&p).expect("read");
+        assert_eq!(&bytes[..8], b"STRSTRS2", "the format is kept");
+        assert_eq!(bytes.len(), file.len());
+        assert_eq!(u64_at(&bytes, 40 + 8 * 3), 12, "acked at the v2 offset");
+        let st = ExpectedState::open(&p).expect("reopen");
+        assert_eq!(st.get(0, 1).current, Some(6));
+        assert_eq!(st.get(0, 2).current, Some(42));
+        assert_eq!(st.runs_and_verifies(), (3, 0));
+    }
+
+    #[test]
+    fn unknown_formats_are_refused_by_name() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let p = tmp.path().join("v1.expected");
+        let mut file = vec![0u8; HEADER_LEN as usize];
+        file[..8].copy_from_slice(b"STRSTRS1");
+        std::fs::write(&p, &file).expect("write");
+        let err = ExpectedState::open(&p).expect_err("format 1");
+        assert!(err.to_string().contains("STRSTRS1"), "{err}");
+        assert!(ExpectedState::create(&p, 10, 64, 0).is_err());
+        assert!(ExpectedState::create(&p, 10, 64, MAX_FAMILIES + 1).is_err());
     }
 
     #[test]

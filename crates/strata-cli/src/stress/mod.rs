@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! strata stress --db=DIR [--max_key=N] [--threads=N] [--ops_per_thread=N | --duration=S]
-//!               [--seed=N] [--value_size=N] [--expected_state=PATH] [--use_existing_db]
+//!               [--seed=N] [--value_size=N] [--column_families=N]
+//!               [--expected_state=PATH] [--use_existing_db]
 //!               [op mix: --put_pct --delete_pct --batch_pct --txn_pct --get_pct
 //!                --scan_pct --snapshot_pct] [--flush_one_in=N] [--compact_range_one_in=N]
 //!               [every engine flag: --compression_type, --write_buffer_size, ...]
@@ -23,6 +24,11 @@
 //! reaches the operating system before it is acknowledged. A mismatch exits non-zero with
 //! one line naming the key, what was found and what was expected.
 //!
+//! Column families: the database has `--column_families` families (`default`, `cf1`,
+//! ...; created at the start of a run where missing). Each operation works in one
+//! family picked at random, batches span families, and the expected state and the
+//! verification cover every key of every family (see [`worker`], [`verify`]).
+//!
 //! Files: [`expected`] (the expected-state file), [`keyspace`] (keys and self-checking
 //! values), [`worker`] (one thread), [`verify`] (the whole-database check).
 
@@ -31,18 +37,23 @@ pub mod keyspace;
 pub mod verify;
 pub mod worker;
 
+use crate::engine::family_name;
 use crate::engine::options::{EngineFlags, EngineKind};
 use crate::engine::strata::db_builder;
 use crate::error::{CliError, Result};
 use clap::Args;
-use expected::{ExpectedState, MAX_THREADS};
+use expected::{ExpectedState, MAX_FAMILIES, MAX_THREADS};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// `strata stress`.
+///
+/// `--num_column_families` (shared with `bench`) is hidden here: the families of a
+/// stress run are `--column_families` (db_stress's name), fixed by the expected state.
 #[derive(Args, Clone, Debug)]
+#[command(mut_arg("num_column_families", |a| a.hide(true)))]
 pub struct StressArgs {
     /// Keys are 0..max_key (default 10000; an existing expected state fixes it).
     #[arg(long = "max_key")]
@@ -63,6 +74,10 @@ pub struct StressArgs {
     /// fixes it).
     #[arg(long = "value_size")]
     pub value_size: Option<u64>,
+    /// Column families, 1..=64: `default`, `cf1`, ... Each operation works in one at
+    /// random; batches span them (default 2; an existing expected state fixes it).
+    #[arg(long = "column_families")]
+    pub column_families: Option<usize>,
     /// The expected-state file (default: <db>/../<db-name>.expected).
     #[arg(long = "expected_state")]
     pub expected_state: Option<PathBuf>,
@@ -114,6 +129,7 @@ pub struct StressArgs {
 
 const DEFAULT_MAX_KEY: u64 = 10_000;
 const DEFAULT_VALUE_SIZE: u64 = 100;
+const DEFAULT_COLUMN_FAMILIES: usize = 2;
 
 impl StressArgs {
     /// Rejects impossible combinations.
@@ -130,6 +146,18 @@ impl StressArgs {
         }
         if self.max_key == Some(0) {
             return usage("invalid value for '--max_key': must be > 0");
+        }
+        if self
+            .column_families
+            .is_some_and(|n| !(1..=MAX_FAMILIES).contains(&n))
+        {
+            return usage("invalid value for '--column_families': must be in 1..=64");
+        }
+        if self.engine.num_column_families != 1 {
+            return usage(
+                "'--num_column_families' is for bench and ycsb; stress takes \
+                 '--column_families'",
+            );
         }
         if self
             .value_size
@@ -187,6 +215,12 @@ fn open_expected(args: &StressArgs) -> Result<ExpectedState> {
             st.value_size()
         )));
     }
+    if args.column_families.is_some_and(|n| n != st.families()) {
+        return Err(CliError::Usage(format!(
+            "'--column_families' differs from the expected state's families={}",
+            st.families()
+        )));
+    }
     Ok(st)
 }
 
@@ -199,9 +233,26 @@ fn print(line: &str) -> Result<()> {
 
 fn verified_line(what: &str, v: &verify::Verified) -> String {
     format!(
-        "{what}: ok keys={} present={} in_flight_new={} in_flight_old={} scanned={}",
-        v.keys, v.present, v.in_flight_new, v.in_flight_old, v.scanned
+        "{what}: ok keys={} families={} present={} in_flight_new={} in_flight_old={} \
+         scanned={}",
+        v.keys, v.families, v.present, v.in_flight_new, v.in_flight_old, v.scanned
     )
+}
+
+/// The handles of families `0..n` of `db`, creating the missing ones with `options`'
+/// per-tree fields (the families of a stress run are configured alike). Creation is
+/// durable when it returns; a kill before it leaves the family missing, which the
+/// verifier reads as empty.
+fn families(db: &strata::Db, n: usize, options: &strata::Options) -> Result<Vec<strata::CfHandle>> {
+    (0..n)
+        .map(|f| {
+            let name = family_name(f);
+            match db.cf(&name) {
+                Some(cf) => Ok(cf),
+                None => Ok(db.create_cf(&name, options.cf_options())?),
+            }
+        })
+        .collect()
 }
 
 /// Runs `strata stress`.
@@ -244,6 +295,7 @@ pub fn run(args: &StressArgs) -> Result<()> {
             &path,
             args.max_key.unwrap_or(DEFAULT_MAX_KEY),
             args.value_size.unwrap_or(DEFAULT_VALUE_SIZE),
+            args.column_families.unwrap_or(DEFAULT_COLUMN_FAMILIES),
         )?
     };
     // Every thread must own a block of keys (keyspace::owner).
@@ -261,21 +313,25 @@ pub fn run(args: &StressArgs) -> Result<()> {
             .unwrap_or(0)
     });
     print(&format!(
-        "stress: seed={seed} threads={} max_key={} value_size={} db={} expected_state={}",
+        "stress: seed={seed} threads={} max_key={} value_size={} column_families={} db={} \
+         expected_state={}",
         args.threads,
         st.max_key(),
         st.value_size(),
+        st.families(),
         args.engine.db.display(),
         st.path().display()
     ))?;
-    let db = db_builder(&args.engine, &args.engine.db)?.open(&args.engine.db, options)?;
+    let db = db_builder(&args.engine, &args.engine.db)?.open(&args.engine.db, options.clone())?;
     let before = verify::verify(&db, &st, true)?.into_result()?;
     print(&verified_line("verify before run", &before))?;
+    let cfs = families(&db, st.families(), &options)?;
 
     let start = Instant::now();
     let stop = AtomicBool::new(false);
     let shared = worker::Shared {
         db: &db,
+        cfs: &cfs,
         st: &st,
         args,
         deadline: (args.duration > 0).then(|| start + Duration::from_secs(args.duration)),
@@ -312,9 +368,9 @@ pub fn run(args: &StressArgs) -> Result<()> {
     print(&verified_line("verify after run", &after))?;
     print(&format!(
         "stress: ok seed={seed} secs={secs:.1} ops={} ops_per_sec={:.0} writes_acked={} \
-         puts={} merges={} deletes={} range_deletes={} batches={} transactions={} \
-         txn_conflicts={} txn_rollbacks={} gets={} scans={} snapshot_checks={} flushes={} \
-         compactions={}",
+         puts={} merges={} deletes={} range_deletes={} batches={} cross_family_batches={} \
+         transactions={} txn_conflicts={} txn_rollbacks={} gets={} scans={} \
+         snapshot_checks={} flushes={} compactions={}",
         total.ops(),
         total.ops() as f64 / secs.max(1e-9),
         total.writes(),
@@ -323,6 +379,7 @@ pub fn run(args: &StressArgs) -> Result<()> {
         total.deletes,
         total.range_deletes,
         total.batches,
+        total.cross_family_batches,
         total.transactions,
         total.txn_conflicts,
         total.txn_rollbacks,
@@ -370,6 +427,10 @@ mod tests {
         assert!(parse(&["--put_pct=50"]).validate().is_err());
         assert!(parse(&["--ops_per_thread=0"]).validate().is_err());
         assert!(parse(&["--value_size=4"]).validate().is_err());
+        assert!(parse(&["--column_families=0"]).validate().is_err());
+        assert!(parse(&["--column_families=65"]).validate().is_err());
+        parse(&["--column_families=64"]).validate().expect("valid");
+        assert!(parse(&["--num_column_families=2"]).validate().is_err());
     }
 
     #[test]
@@ -386,8 +447,13 @@ mod tests {
             "--target_file_size_base=4096",
             "--flush_one_in=100",
             "--compact_range_one_in=200",
+            "--column_families=3",
         ]);
         run(&a).expect("stress run");
+        // The expected state fixes the families: a different count is refused.
+        let err = run(&parse(&[&db, "--use_existing_db", "--column_families=2"]))
+            .expect_err("families differ");
+        assert!(err.to_string().contains("families=3"), "{err}");
         let again = parse(&[
             &db,
             "--use_existing_db",
@@ -397,22 +463,64 @@ mod tests {
         run(&again).expect("second run on the same db");
         run(&parse(&[&db, "--verify_only"])).expect("verify");
 
-        // A lost write is reported: rewrite one key behind the stress tool's back.
+        // Every family holds data the expected state accounts for.
         let st = ExpectedState::open(&tmp.path().join("db.expected")).expect("expected");
-        let k = (0..st.max_key())
-            .find(|&k| st.get(k).current.is_some())
-            .expect("a present key");
-        drop(st);
+        assert_eq!(st.families(), 3);
+        let st = &st;
+        let present = |f: usize| (0..st.max_key()).filter(move |&k| st.get(f, k).current.is_some());
+        for f in 0..3 {
+            assert!(present(f).count() > 10, "family {f} holds almost nothing");
+        }
+        // A lost write is reported, naming the family: delete one key of `cf2` behind
+        // the stress tool's back (its twin in `default` stays).
+        let k = present(2).next().expect("a present key");
         let opts = parse(&[&db]).engine.strata_options().expect("options");
         let d = strata::Db::open(tmp.path().join("db"), opts).expect("open");
-        d.delete(&strata::WriteOptions::default(), &keyspace::key(k))
+        assert_eq!(d.cf_names(), ["default", "cf1", "cf2"]);
+        let cf2 = d.cf("cf2").expect("cf2");
+        d.delete_cf(&strata::WriteOptions::default(), &cf2, &keyspace::key(k))
             .expect("delete");
         d.close().expect("close");
         let err = run(&parse(&[&db, "--verify_only"])).expect_err("mismatch");
         let msg = err.to_string();
         assert!(
-            matches!(err, CliError::Mismatch(_)) && msg.contains(&format!("key {k}: absent")),
+            matches!(err, CliError::Mismatch(_))
+                && msg.contains(&format!("family cf2 key {k}: absent")),
             "{msg}"
         );
+    }
+
+    /// A family the database lacks (a kill between creating the expected state and
+    /// creating the family) reads as empty: fine while the expected state holds nothing
+    /// in it, a mismatch naming the family once it does.
+    #[test]
+    fn a_missing_family_reads_as_empty() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = tmp.path().join("db");
+        let db = format!("--db={}", path.display());
+        let opts = parse(&[&db]).engine.strata_options().expect("options");
+        strata::Db::open(&path, opts)
+            .expect("create")
+            .close()
+            .expect("close");
+        let st =
+            ExpectedState::create(&tmp.path().join("db.expected"), 64, 100, 2).expect("expected");
+        drop(st);
+        let out = verify_only_line(&db);
+        assert!(out.is_ok(), "{out:?}");
+        let st = ExpectedState::open(&tmp.path().join("db.expected")).expect("expected");
+        st.begin(1, 5, Some(9)).expect("begin");
+        st.commit(1, 5).expect("commit");
+        drop(st);
+        let err = verify_only_line(&db).expect_err("mismatch");
+        assert!(
+            err.to_string().contains("family cf1 key 5: absent")
+                && err.to_string().contains("no such family"),
+            "{err}"
+        );
+    }
+
+    fn verify_only_line(db: &str) -> Result<()> {
+        run(&parse(&[db, "--verify_only"]))
     }
 }

@@ -8,6 +8,12 @@
 //! their own key. A snapshot records the expected state of a range of its own keys and
 //! is read again (by `get` and by a scan) after more writes.
 //!
+//! Column families: each operation picks one family at random and works in it (its
+//! keys, its expected slots); a batch picks a family per update, so most batches span
+//! families and must land in all of them or in none. Transactions stay in the default
+//! family: a Strata transaction has no column families yet. Ownership is by key number,
+//! the same in every family.
+//!
 //! Every write follows the same protocol: [`ExpectedState::begin`] for each key, the
 //! database write, [`ExpectedState::commit`] for each key, then the acknowledged-write
 //! counter. A kill anywhere leaves each key settled or in flight (see
@@ -23,7 +29,9 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
-use strata::{Db, ErrorKind, ReadOptions, Snapshot, TransactionOptions, WriteBatch, WriteOptions};
+use strata::{
+    CfHandle, Db, ErrorKind, ReadOptions, Snapshot, TransactionOptions, WriteBatch, WriteOptions,
+};
 
 /// Longest key range of a scan or a snapshot check.
 const MAX_RANGE: u64 = 64;
@@ -43,6 +51,8 @@ pub struct ThreadStats {
     pub range_deletes: u64,
     /// Batches.
     pub batches: u64,
+    /// Batches whose updates spanned more than one column family.
+    pub cross_family_batches: u64,
     /// Committed transactions.
     pub transactions: u64,
     /// Commits that lost a conflict (and were run again).
@@ -69,6 +79,7 @@ impl ThreadStats {
         self.deletes += o.deletes;
         self.range_deletes += o.range_deletes;
         self.batches += o.batches;
+        self.cross_family_batches += o.cross_family_batches;
         self.transactions += o.transactions;
         self.txn_conflicts += o.txn_conflicts;
         self.txn_rollbacks += o.txn_rollbacks;
@@ -106,6 +117,8 @@ impl ThreadStats {
 pub struct Shared<'a> {
     /// The database.
     pub db: &'a Db,
+    /// Its column families, family `f` of the expected state at index `f`.
+    pub cfs: &'a [CfHandle],
     /// The expected state.
     pub st: &'a ExpectedState,
     /// The command line.
@@ -119,6 +132,8 @@ pub struct Shared<'a> {
 /// A snapshot taken earlier, with what it must show.
 struct HeldSnapshot {
     snap: Snapshot,
+    /// The family it reads.
+    f: usize,
     /// `(key, value id)` of the owned keys in the range at snapshot time.
     expected: Vec<(u64, Option<u32>)>,
     start: u64,
@@ -176,7 +191,7 @@ pub fn run(sh: &Shared<'_>, t: usize, seed: u64) -> Result<ThreadStats> {
     result.map(|()| w.stats)
 }
 
-impl Worker<'_> {
+impl<'a> Worker<'a> {
     fn run_ops(&mut self) -> Result<()> {
         let a = self.sh.args;
         let mut n = 0u64;
@@ -193,19 +208,41 @@ impl Worker<'_> {
         Ok(())
     }
 
+    /// A random column family.
+    fn family(&mut self) -> usize {
+        self.rng.random_range(0..self.sh.cfs.len())
+    }
+
+    /// The handle of family `f`. Requires: `f < cfs.len()` (every `f` comes from
+    /// [`Self::family`] or a loop over the families).
+    fn cf(&self, f: usize) -> &'a CfHandle {
+        let cfs: &'a [CfHandle] = self.sh.cfs;
+        &cfs[f]
+    }
+
     fn one_op(&mut self, n: u64) -> Result<()> {
         let a = self.sh.args;
         if a.flush_one_in > 0 && self.rng.random_range(0..a.flush_one_in) == 0 {
-            self.sh.db.flush()?;
+            // Half of the flushes are of one family, so families flush apart and their
+            // WALs are released at different times.
+            if self.rng.random_bool(0.5) {
+                self.sh.db.flush()?;
+            } else {
+                let f = self.family();
+                self.sh.db.flush_cf(self.cf(f))?;
+            }
             self.stats.flushes += 1;
             return Ok(());
         }
         if a.compact_range_one_in > 0 && self.rng.random_range(0..a.compact_range_one_in) == 0 {
+            let f = self.family();
             let s = self.rng.random_range(0..self.sh.st.max_key());
             let e = (s + self.rng.random_range(1..=MAX_RANGE * 4)).min(self.sh.st.max_key() - 1);
-            self.sh
-                .db
-                .compact_range(Some(&keyspace::key(s)), Some(&keyspace::key(e)))?;
+            self.sh.db.compact_range_cf(
+                self.cf(f),
+                Some(&keyspace::key(s)),
+                Some(&keyspace::key(e)),
+            )?;
             self.stats.compactions += 1;
             return Ok(());
         }
@@ -250,9 +287,9 @@ impl Worker<'_> {
         block * keyspace::BLOCK + i % keyspace::BLOCK
     }
 
-    /// A value id different from the key's current one.
-    fn new_id(&mut self, k: u64) -> u32 {
-        let cur = self.sh.st.get(k).current;
+    /// A value id different from the current one of family `f`'s key `k`.
+    fn new_id(&mut self, f: usize, k: u64) -> u32 {
+        let cur = self.sh.st.get(f, k).current;
         loop {
             let id = self.rng.random_range(1..=MAX_VALUE_ID);
             if Some(id) != cur {
@@ -261,23 +298,26 @@ impl Worker<'_> {
         }
     }
 
-    fn acked(&mut self, keys: &[u64]) -> Result<()> {
-        for &k in keys {
-            self.sh.st.commit(k)?;
+    /// Commits the `(family, key)` pairs of an acknowledged write.
+    fn acked(&mut self, keys: &[(usize, u64)]) -> Result<()> {
+        for &(f, k) in keys {
+            self.sh.st.commit(f, k)?;
         }
         self.sh.st.count_acked(self.t as usize)
     }
 
     fn put(&mut self) -> Result<()> {
+        let f = self.family();
         let k = self.own_key();
-        let id = self.new_id(k);
-        self.sh.st.begin(k, Some(id))?;
-        self.sh.db.put(
+        let id = self.new_id(f, k);
+        self.sh.st.begin(f, k, Some(id))?;
+        self.sh.db.put_cf(
             &self.wo,
+            self.cf(f),
             &keyspace::key(k),
             &keyspace::value(k, id, self.max_len),
         )?;
-        self.acked(&[k])?;
+        self.acked(&[(f, k)])?;
         self.stats.puts += 1;
         Ok(())
     }
@@ -291,15 +331,17 @@ impl Worker<'_> {
         else {
             return self.put();
         };
-        let from = self.sh.st.get(k).current;
-        let id = self.new_id(k);
-        self.sh.st.begin(k, Some(id))?;
-        self.sh.db.merge(
+        let f = self.family();
+        let from = self.sh.st.get(f, k).current;
+        let id = self.new_id(f, k);
+        self.sh.st.begin(f, k, Some(id))?;
+        self.sh.db.merge_cf(
             &self.wo,
+            self.cf(f),
             &keyspace::key(k),
             &keyspace::counter_operand(from, id),
         )?;
-        self.acked(&[k])?;
+        self.acked(&[(f, k)])?;
         self.stats.merges += 1;
         Ok(())
     }
@@ -312,51 +354,70 @@ impl Worker<'_> {
         let end = (k + self.rng.random_range(1..=keyspace::BLOCK))
             .min(block_end)
             .min(self.sh.st.max_key());
-        let keys: Vec<u64> = (k..end).collect();
-        for &key in &keys {
-            self.sh.st.begin(key, None)?;
+        let f = self.family();
+        let keys: Vec<(usize, u64)> = (k..end).map(|key| (f, key)).collect();
+        for &(f, key) in &keys {
+            self.sh.st.begin(f, key, None)?;
         }
         self.sh
             .db
-            .delete_range(&self.wo, &keyspace::key(k), &keyspace::key(end))?;
+            .delete_range_cf(&self.wo, self.cf(f), &keyspace::key(k), &keyspace::key(end))?;
         self.acked(&keys)?;
         self.stats.range_deletes += 1;
         Ok(())
     }
 
     fn delete(&mut self) -> Result<()> {
+        let f = self.family();
         let k = self.own_key();
-        self.sh.st.begin(k, None)?;
-        self.sh.db.delete(&self.wo, &keyspace::key(k))?;
-        self.acked(&[k])?;
+        self.sh.st.begin(f, k, None)?;
+        self.sh
+            .db
+            .delete_cf(&self.wo, self.cf(f), &keyspace::key(k))?;
+        self.acked(&[(f, k)])?;
         self.stats.deletes += 1;
         Ok(())
     }
 
+    /// A batch of 2-8 updates, each in a family of its own choosing, so that most
+    /// batches span families: a kill must leave all of a batch or none of it, in
+    /// every family.
     fn batch(&mut self) -> Result<()> {
         let n = self.rng.random_range(2..=MAX_BATCH);
-        let mut keys: Vec<u64> = (0..n).map(|_| self.own_key()).collect();
+        let mut keys: Vec<(usize, u64)> = (0..n)
+            .map(|_| {
+                let f = self.family();
+                (f, self.own_key())
+            })
+            .collect();
         keys.sort_unstable();
         keys.dedup();
         let mut b = WriteBatch::new();
-        for &k in &keys {
+        for &(f, k) in &keys {
+            let cf = self.cf(f);
             if self.rng.random_range(0..5) == 0 {
-                self.sh.st.begin(k, None)?;
-                b.delete(&keyspace::key(k));
+                self.sh.st.begin(f, k, None)?;
+                b.delete_cf(cf, &keyspace::key(k));
             } else {
-                let from = self.sh.st.get(k).current;
-                let id = self.new_id(k);
-                self.sh.st.begin(k, Some(id))?;
+                let from = self.sh.st.get(f, k).current;
+                let id = self.new_id(f, k);
+                self.sh.st.begin(f, k, Some(id))?;
                 if keyspace::is_counter(k) && self.rng.random_bool(0.5) {
-                    b.merge(&keyspace::key(k), &keyspace::counter_operand(from, id));
+                    b.merge_cf(cf, &keyspace::key(k), &keyspace::counter_operand(from, id));
                 } else {
-                    b.put(&keyspace::key(k), &keyspace::value(k, id, self.max_len));
+                    b.put_cf(cf, &keyspace::key(k), &keyspace::value(k, id, self.max_len));
                 }
             }
         }
         self.sh.db.write(&self.wo, b)?;
         self.acked(&keys)?;
         self.stats.batches += 1;
+        if keys
+            .iter()
+            .any(|&(f, _)| Some(f) != keys.first().map(|&(f0, _)| f0))
+        {
+            self.stats.cross_family_batches += 1;
+        }
         Ok(())
     }
 
@@ -365,6 +426,8 @@ impl Worker<'_> {
     /// so only the read of another thread's key, made half of the time, may make the
     /// commit conflict; a conflict without one is a false conflict, a mismatch.
     fn transaction(&mut self) -> Result<()> {
+        // The default family: Strata's transactions have no column families yet.
+        const F: usize = 0;
         let n = self.rng.random_range(1..=MAX_BATCH);
         let mut keys: Vec<u64> = (0..n).map(|_| self.own_key()).collect();
         keys.sort_unstable();
@@ -383,7 +446,7 @@ impl Worker<'_> {
                     "transaction get_for_update",
                     k,
                     found,
-                    self.sh.st.get(k).current,
+                    self.sh.st.get(F, k).current,
                 )?;
             }
             if let Some(f) = foreign {
@@ -392,7 +455,7 @@ impl Worker<'_> {
             }
             let mut writes = Vec::with_capacity(keys.len());
             for &k in &keys {
-                let id = (self.rng.random_range(0..5) != 0).then(|| self.new_id(k));
+                let id = (self.rng.random_range(0..5) != 0).then(|| self.new_id(F, k));
                 match id {
                     Some(id) => {
                         txn.put(&keyspace::key(k), &keyspace::value(k, id, self.max_len))?
@@ -412,17 +475,18 @@ impl Worker<'_> {
                 return Ok(());
             }
             for &(k, id) in &writes {
-                self.sh.st.begin(k, id)?;
+                self.sh.st.begin(F, k, id)?;
             }
             match txn.commit(&self.wo) {
                 Ok(()) => {
+                    let keys: Vec<(usize, u64)> = keys.iter().map(|&k| (F, k)).collect();
                     self.acked(&keys)?;
                     self.stats.transactions += 1;
                     return Ok(());
                 }
                 Err(e) if e.kind() == ErrorKind::Conflict => {
                     for &k in &keys {
-                        self.sh.st.resolve(k, self.sh.st.get(k).current)?;
+                        self.sh.st.resolve(F, k, self.sh.st.get(F, k).current)?;
                     }
                     if foreign.is_none() {
                         return Err(self.mismatch(format!(
@@ -466,10 +530,15 @@ impl Worker<'_> {
     }
 
     fn get(&mut self) -> Result<()> {
+        let f = self.family();
         let k = self.own_key();
-        let v = self.sh.db.get(&ReadOptions::default(), &keyspace::key(k))?;
-        let found = self.identify("get", k, v)?;
-        self.expect("get", k, found, self.sh.st.get(k).current)?;
+        let v = self
+            .sh
+            .db
+            .get_cf(&ReadOptions::default(), self.cf(f), &keyspace::key(k))?;
+        let what = format!("get in family {}", self.cf(f).name());
+        let found = self.identify(&what, k, v)?;
+        self.expect(&what, k, found, self.sh.st.get(f, k).current)?;
         self.stats.gets += 1;
         Ok(())
     }
@@ -481,11 +550,13 @@ impl Worker<'_> {
         (s, (s + self.rng.random_range(1..=MAX_RANGE)).min(max))
     }
 
-    /// Reads `[start, end)` by an iterator (forward or reverse, chosen at random) as of
-    /// `snap` (or now); returns `(key, value id)` in ascending order. Every key must be
-    /// in the range, in order, and carry a well-formed value of its own.
+    /// Reads `[start, end)` of family `f` by an iterator (forward or reverse, chosen at
+    /// random) as of `snap` (or now); returns `(key, value id)` in ascending order.
+    /// Every key must be in the range, in order, and carry a well-formed value of its
+    /// own.
     fn read_range(
         &mut self,
+        f: usize,
         start: u64,
         end: u64,
         snap: Option<&Snapshot>,
@@ -495,7 +566,7 @@ impl Worker<'_> {
             .with_lower_bound(keyspace::key(start))
             .with_upper_bound(keyspace::key(end));
         let reverse = self.rng.random_bool(0.5);
-        let mut it = self.sh.db.iter(&ro)?;
+        let mut it = self.sh.db.iter_cf(&ro, self.cf(f))?;
         if reverse {
             it.seek_to_last();
         } else {
@@ -571,27 +642,34 @@ impl Worker<'_> {
     }
 
     fn scan(&mut self) -> Result<()> {
+        let f = self.family();
         let (s, e) = self.range();
-        let got = self.read_range(s, e, None)?;
+        let got = self.read_range(f, s, e, None)?;
         let want: Vec<(u64, Option<u32>)> = self
             .owned_in(s, e)
-            .map(|k| (k, self.sh.st.get(k).current))
+            .map(|k| (k, self.sh.st.get(f, k).current))
             .collect();
-        self.expect_owned("scan", &got, &want)?;
+        self.expect_owned(
+            &format!("scan of family {}", self.cf(f).name()),
+            &got,
+            &want,
+        )?;
         self.stats.scans += 1;
         Ok(())
     }
 
     fn take_snapshot(&mut self, n: u64) {
+        let f = self.family();
         let (start, end) = self.range();
         let snap = self.sh.db.snapshot();
         let expected = self
             .owned_in(start, end)
-            .map(|k| (k, self.sh.st.get(k).current))
+            .map(|k| (k, self.sh.st.get(f, k).current))
             .collect();
         let check_at = n + self.rng.random_range(10..200);
         self.held = Some(HeldSnapshot {
             snap,
+            f,
             expected,
             start,
             end,
@@ -602,12 +680,14 @@ impl Worker<'_> {
     fn check_snapshot(&mut self, h: HeldSnapshot) -> Result<()> {
         let ro = ReadOptions::default().with_snapshot(h.snap.clone());
         for &(k, want) in &h.expected {
-            let v = self.sh.db.get(&ro, &keyspace::key(k))?;
-            let found = self.identify("snapshot get", k, v)?;
-            self.expect("snapshot get", k, found, want)?;
+            let v = self.sh.db.get_cf(&ro, self.cf(h.f), &keyspace::key(k))?;
+            let what = format!("snapshot get in family {}", self.cf(h.f).name());
+            let found = self.identify(&what, k, v)?;
+            self.expect(&what, k, found, want)?;
         }
-        let got = self.read_range(h.start, h.end, Some(&h.snap))?;
-        self.expect_owned("snapshot scan", &got, &h.expected)?;
+        let got = self.read_range(h.f, h.start, h.end, Some(&h.snap))?;
+        let what = format!("snapshot scan of family {}", self.cf(h.f).name());
+        self.expect_owned(&what, &got, &h.expected)?;
         self.stats.snapshot_checks += 1;
         Ok(())
     }

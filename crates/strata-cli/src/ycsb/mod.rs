@@ -147,6 +147,16 @@ impl YcsbArgs {
         if self.max_scan_length == 0 {
             return bad("max_scan_length", "must be > 0");
         }
+        if self.engine.num_column_families == 0 {
+            return bad("num_column_families", "must be > 0");
+        }
+        if self.engine.num_column_families > 1 && self.workload == WorkloadName::E {
+            return bad(
+                "num_column_families",
+                "workload E scans, and scans are not meaningful over several column \
+                 families (keys are spread by hash); use --num_column_families=1",
+            );
+        }
         if !(0.0..=1.0).contains(&self.compression_ratio) {
             return bad("compression_ratio", "must be in [0, 1]");
         }

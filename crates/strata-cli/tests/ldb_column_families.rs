@@ -1,0 +1,115 @@
+//! Protects: `strata ldb` over column families on the real engine: `create_cf`,
+//! `list_cfs` (closed database), `--cf=NAME` for put/get/delete/merge/delete_range/
+//! scan/dump/load/compact, families kept apart, `drop_cf`, and one-line errors for a
+//! missing family, a family that exists, dropping `default` and listing no database.
+
+mod common;
+
+use common::{db_flag, ok, strata};
+
+/// Stderr of a run that must fail with one `error: ` line.
+fn fails(args: &[&str]) -> String {
+    let out = strata(args, None);
+    assert!(!out.status.success(), "strata {args:?} succeeded");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        err.starts_with("error: ") && err.lines().count() == 1,
+        "{args:?}: {err}"
+    );
+    err
+}
+
+#[test]
+fn families_are_created_listed_written_apart_and_dropped() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = db_flag(&tmp.path().join("db"));
+    let err = fails(&["ldb", &db, "list_cfs"]);
+    assert!(err.contains("no database"), "{err}");
+
+    ok(&["ldb", &db, "put", "k", "in-default"], None);
+    assert_eq!(ok(&["ldb", &db, "list_cfs"], None), "default\n");
+    ok(&["ldb", &db, "create_cf", "users"], None);
+    ok(&["ldb", &db, "create_cf", "counters"], None);
+    assert_eq!(
+        ok(&["ldb", &db, "list_cfs"], None),
+        "default\nusers\ncounters\n"
+    );
+    let err = fails(&["ldb", &db, "create_cf", "users"]);
+    assert!(err.contains("`users` exists"), "{err}");
+
+    // The same key in two families holds two values.
+    ok(&["ldb", &db, "--cf=users", "put", "k", "in-users"], None);
+    ok(&["ldb", &db, "--cf=users", "put", "a", "1"], None);
+    ok(&["ldb", &db, "--cf=users", "put", "b", "2"], None);
+    ok(&["ldb", &db, "--cf=users", "put", "c", "3"], None);
+    assert_eq!(ok(&["ldb", &db, "get", "k"], None), "in-default\n");
+    assert_eq!(
+        ok(&["ldb", &db, "--cf=users", "get", "k"], None),
+        "in-users\n"
+    );
+    assert!(!strata(&["ldb", &db, "get", "a"], None).status.success());
+    assert_eq!(
+        ok(&["ldb", &db, "--cf=users", "scan", "--from=b"], None),
+        "b : 2\nc : 3\nk : in-users\n"
+    );
+    ok(&["ldb", &db, "--cf=users", "delete", "c"], None);
+    ok(&["ldb", &db, "--cf=users", "delete_range", "a", "b"], None);
+    ok(&["ldb", &db, "--cf=users", "compact"], None);
+    assert_eq!(
+        ok(&["ldb", &db, "--cf=users", "dump"], None),
+        "b ==> 2\nk ==> in-users\n"
+    );
+    assert_eq!(ok(&["ldb", &db, "dump"], None), "k ==> in-default\n");
+
+    // Counters merge in their family only; load writes into the named family.
+    for _ in 0..2 {
+        ok(
+            &[
+                "ldb",
+                &db,
+                "--hex",
+                "--cf=counters",
+                "merge",
+                "0x68",
+                "0x0300000000000000",
+            ],
+            None,
+        );
+    }
+    assert_eq!(
+        ok(&["ldb", &db, "--hex", "--cf=counters", "get", "0x68"], None),
+        "0x0600000000000000\n"
+    );
+    ok(
+        &["ldb", &db, "--cf=counters", "load"],
+        Some("x ==> 1\ny ==> 2\n"),
+    );
+    assert_eq!(
+        ok(&["ldb", &db, "--cf=counters", "scan", "--from=x"], None),
+        "x : 1\ny : 2\n"
+    );
+    assert!(ok(&["ldb", &db, "verify"], None).starts_with("verify: ok"));
+
+    // A missing family is named, with the ones the database has.
+    let err = fails(&["ldb", &db, "--cf=nope", "get", "k"]);
+    assert!(
+        err.contains("no column family `nope`") && err.contains("users"),
+        "{err}"
+    );
+    let err = fails(&["ldb", &db, "--cf=nope", "put", "k", "v"]);
+    assert!(err.contains("`nope`"), "{err}");
+    let err = fails(&["ldb", &db, "drop_cf", "default"]);
+    assert!(err.contains("cannot be dropped"), "{err}");
+    let err = fails(&["ldb", &db, "drop_cf", "nope"]);
+    assert!(err.contains("`nope`"), "{err}");
+
+    ok(&["ldb", &db, "drop_cf", "users"], None);
+    assert_eq!(ok(&["ldb", &db, "list_cfs"], None), "default\ncounters\n");
+    let err = fails(&["ldb", &db, "--cf=users", "get", "k"]);
+    assert!(err.contains("no column family `users`"), "{err}");
+    assert_eq!(ok(&["ldb", &db, "get", "k"], None), "in-default\n");
+    assert_eq!(
+        ok(&["ldb", &db, "--cf=counters", "scan", "--from=x"], None),
+        "x : 1\ny : 2\n"
+    );
+}
