@@ -107,7 +107,10 @@ fn four_families_find_every_key_and_each_holds_its_share() {
     let again = ok(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
     assert_eq!(found(&again), one, "{again}");
     assert!(!again.contains("Mapping:"), "every flag exact: {again}");
-    assert!(again.contains("Families:   default, cf1, cf2, cf3"), "{again}");
+    assert!(
+        again.contains("Families:   default, cf1, cf2, cf3"),
+        "{again}"
+    );
 
     // The library sees four families, each holding the keys routed to it, together
     // exactly the keys of the one-family database.

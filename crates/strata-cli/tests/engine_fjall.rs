@@ -134,6 +134,39 @@ fn ycsb_and_ldb_on_fjall() {
     let missing = strata(&["ldb", "--engine=fjall", &db, "get", "apple"], None);
     assert!(!missing.status.success());
 
+    // Keyspaces as column families: created, listed, written apart, dropped.
+    ldb(&["create_cf", "users"]);
+    assert_eq!(ldb(&["list_cfs"]), "default\nusers\n");
+    ldb(&["--cf=users", "put", "banana", "green"]);
+    assert_eq!(ldb(&["--cf=users", "get", "banana"]), "green\n");
+    assert_eq!(ldb(&["get", "banana"]), "yellow\n");
+    assert_eq!(ldb(&["--cf=users", "dump"]), "banana ==> green\n");
+    let nope = strata(
+        &["ldb", "--engine=fjall", &db, "--cf=nope", "get", "k"],
+        None,
+    );
+    let err = String::from_utf8_lossy(&nope.stderr);
+    assert!(!nope.status.success() && err.contains("`nope`"), "{err}");
+    ldb(&["drop_cf", "users"]);
+    assert_eq!(ldb(&["list_cfs"]), "default\n");
+
+    // bench over four keyspaces finds every key it wrote.
+    let out = ok(
+        &[
+            "bench",
+            "--engine=fjall",
+            &db_flag(&tmp.path().join("cf-db")),
+            "--num=5000",
+            "--num_column_families=4",
+            "--batch_size=4",
+            "--benchmarks=fillseq,readrandom",
+            "--no_json",
+        ],
+        None,
+    );
+    assert!(out.contains("(found 5000 of 5000)"), "{out}");
+    assert!(out.contains("Families:   default, cf1, cf2, cf3"), "{out}");
+
     // A read on a missing fjall database fails and creates nothing.
     let absent = tmp.path().join("absent");
     let out = strata(
