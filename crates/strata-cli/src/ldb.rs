@@ -8,6 +8,8 @@
 //! ```
 //! `--cf=NAME` selects the column family the reads and writes go to (default: the
 //! default family); a family the database lacks is an error naming the ones it has.
+//! `verify`, `list_cfs`, `create_cf` and `drop_cf` concern the whole database and
+//! ignore it.
 //! `list_cfs` prints the family names, one a line, the default first, without opening
 //! the database where the engine can (Strata, RocksDB). `create_cf` creates a family
 //! with the per-tree options the flags describe, `drop_cf` drops one and its data (not

@@ -3,11 +3,13 @@
 //! side-by-side runs).
 //!
 //! ```text
-//! strata bench   --benchmarks=fillrandom,readrandom --num=1000000 [engine flags]
+//! strata bench   --benchmarks=fillrandom,readrandom --num=1000000 [--num_column_families=N]
+//!                [engine flags]
 //! strata ycsb    --workload=a --phase=both --records=N --operations=M [engine flags]
-//! strata ldb     --db=DIR [--hex] put K V | get K | delete K | scan | dump | load | compact
-//!                | verify
-//! strata stress  --db=DIR [--threads=N] [--duration=S] [engine flags] | --verify_only
+//! strata ldb     --db=DIR [--hex] [--cf=NAME] put K V | get K | delete K | scan | dump | load
+//!                | compact | verify | list_cfs | create_cf NAME | drop_cf NAME
+//! strata stress  --db=DIR [--threads=N] [--duration=S] [--column_families=N] [engine flags]
+//!                | --verify_only
 //! strata sst-dump FILE [--scan] [--hex]
 //! strata plot    --input=results/bench.jsonl --output=plot.svg [--metric=ops_per_sec]
 //! strata compare --input=results/compare.jsonl
