@@ -11,8 +11,8 @@ use std::sync::Arc;
 use strata::env::FaultFs;
 use strata::merge::{Append, MergeError};
 use strata::{
-    CfHandle, Db, DbBuilder, ErrorKind, MergeOperator, Options, ReadOptions, Snapshot, Transaction,
-    TransactionOptions, WriteBatch, WriteOptions,
+    CfHandle, CfOptions, Db, DbBuilder, ErrorKind, MergeOperator, Options, ReadOptions, Snapshot,
+    Transaction, TransactionOptions, WriteBatch, WriteOptions,
 };
 
 /// The merge operator of the random workloads: append with `,`. Order-sensitive, so a
@@ -578,8 +578,35 @@ pub fn run_ops(
     check_model: bool,
     ctx: &str,
 ) -> (Db, Model, Vec<Observed>) {
-    let open = || builder.open(dir, opts.clone());
-    let mut db = Some(open().unwrap_or_else(|e| panic!("{ctx}: open: {e}")));
+    run_ops_with_families(
+        builder,
+        dir,
+        opts,
+        &opts.cf_options(),
+        ops,
+        check_model,
+        ctx,
+    )
+}
+
+/// [`run_ops`] whose column families are created, and reopened, with `family`.
+pub fn run_ops_with_families(
+    builder: &DbBuilder,
+    dir: &Path,
+    opts: &Options,
+    family: &CfOptions,
+    ops: &[Op],
+    check_model: bool,
+    ctx: &str,
+) -> (Db, Model, Vec<Observed>) {
+    // Every live family is listed with its options (they are not persisted).
+    let open = |live: &BTreeMap<u8, ModelMap>| {
+        let names: Vec<String> = live.keys().map(|&n| family_name(n)).collect();
+        let listed: Vec<(&str, CfOptions)> =
+            names.iter().map(|n| (n.as_str(), family.clone())).collect();
+        builder.open_cf(dir, opts.clone(), &listed)
+    };
+    let mut db = Some(open(&BTreeMap::new()).unwrap_or_else(|e| panic!("{ctx}: open: {e}")));
     let mut model = Model::default();
     let mut seen = Vec::new();
     let wo = WriteOptions::default();
@@ -633,7 +660,7 @@ pub fn run_ops(
                     .expect("db is open")
                     .close()
                     .unwrap_or_else(|e| panic!("{}: {e}", at()));
-                db = Some(open().unwrap_or_else(|e| panic!("{}: {e}", at())));
+                db = Some(open(&model.families).unwrap_or_else(|e| panic!("{}: {e}", at())));
             }
             Op::Txn { steps, commit } => {
                 run_txn(d, &mut model, steps, *commit, check_model, &mut seen, &at);
@@ -641,7 +668,7 @@ pub fn run_ops(
             Op::CreateCf(n) => {
                 if !model.families.contains_key(n) {
                     let cf = d
-                        .create_cf(&family_name(*n), opts.cf_options())
+                        .create_cf(&family_name(*n), family.clone())
                         .unwrap_or_else(|e| panic!("{}: {e}", at()));
                     assert_eq!(cf.name(), family_name(*n));
                     model.families.insert(*n, ModelMap::new());
