@@ -417,7 +417,10 @@ impl Db {
         };
         let family = Arc::new(Family::new(versions, opts, Arc::new(MemTable::new())));
         let state = FamilyState::new(Arc::clone(&family), log_number, 0);
-        inner.state.lock().families.insert(family.id(), state);
+        let mut st = inner.state.lock();
+        st.families.insert(family.id(), state);
+        st.refresh_mems();
+        drop(st);
         Ok(CfHandle { family })
     }
 
@@ -439,7 +442,10 @@ impl Db {
             Err(e @ Error::InvalidArgument(_)) => return Err(e),
             Err(e) => return Err(poison(inner, e)),
         }
-        let state = inner.state.lock().families.remove(&cf.id());
+        let mut st = inner.state.lock();
+        let state = st.families.remove(&cf.id());
+        st.refresh_mems();
+        drop(st);
         drop(state);
         flush::release_wals(inner);
         inner.done_cv.notify_all();

@@ -317,8 +317,8 @@ fn enqueue(
 }
 
 /// The memtable taking writes of each live family, by family id (the default family
-/// first), as the leader found them after making room.
-type Mems = Vec<(u32, Arc<MemTable>)>;
+/// first), as the leader found them after making room (`DbState::mems`).
+type Mems = Arc<Vec<(u32, Arc<MemTable>)>>;
 
 /// A group whose WAL record is written: what remains is to insert and publish it.
 struct Staged {
@@ -512,11 +512,7 @@ fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
         }
         let stopped = force.is_none() && stop;
         if !stopped && switch.is_empty() {
-            return Ok(st
-                .families
-                .iter()
-                .map(|(&id, f)| (id, Arc::clone(&f.mem.mem)))
-                .collect());
+            return Ok(Arc::clone(&st.mems));
         }
         if stopped || imm_full {
             // A stalled write waits for flushes and compactions; if one of them fails
@@ -552,6 +548,7 @@ fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
             f.imm.push(old);
             f.install_super_version(&f.family.versions.current());
         }
+        st.refresh_mems();
         inner.bg_cv.notify_all();
         force = None;
     }
