@@ -16,12 +16,19 @@
 //! before the job's `state` lock was released). A flush only adds L0 files; a plan
 //! missing the newest one leaves newer data above older, which is the L0 order.
 //!
+//! Every pick also gets a `Coverage` (`compaction::covered`): the range tombstones of
+//! the version's files, read through the table cache *before* the `state` lock is
+//! taken (opening a table is I/O; tombstones of a file never change, so a set read
+//! from an older version only misses files), and the live snapshots, sampled under
+//! the lock *after* the version is loaded (a snapshot taken later reads above every
+//! tombstone of that version).
+//!
 //! [`Busy`]: crate::compaction::picker::Busy
 
 use super::flush::flush_oldest;
 use super::obsolete::delete_obsolete;
 use super::{jobs, DbInner};
-use crate::compaction::Plan;
+use crate::compaction::{Action, Coverage, Plan, Tombstones};
 use crate::error::{Error, Result};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -107,23 +114,28 @@ impl Backoff {
 fn compaction_loop(inner: &DbInner) {
     let mut backoff = Backoff::default();
     loop {
-        let plan = {
+        let plan = loop {
+            // Read outside the state lock: it may open tables.
+            let tombstones = Tombstones::gather(&inner.versions.current(), &inner.table_cache);
             let mut st = inner.state.lock();
-            loop {
-                if st.shutting_down {
-                    return;
-                }
-                if st.bg_error.is_none() && st.manual_waiting == 0 {
-                    let version = inner.versions.current();
-                    let placement = inner.placement.as_ref();
-                    if let Some(plan) = inner.policy.pick(&version, &inner.opts, placement, &st.busy)
-                    {
-                        mark_busy(&mut st, &plan);
-                        break plan;
-                    }
-                }
-                inner.bg_cv.wait(&mut st);
+            if st.shutting_down {
+                return;
             }
+            if st.bg_error.is_none() && st.manual_waiting == 0 {
+                let version = inner.versions.current();
+                // Sampled after the version: see `compaction::covered`.
+                let snapshots = inner.snapshots.sequences();
+                let coverage = Coverage::new(&snapshots, &tombstones);
+                let placement = inner.placement.as_ref();
+                let picked = inner
+                    .policy
+                    .pick(&version, &inner.opts, placement, &st.busy, &coverage);
+                if let Some(plan) = picked {
+                    mark_busy(&mut st, &plan);
+                    break plan;
+                }
+            }
+            inner.bg_cv.wait(&mut st);
         };
         let result = jobs::run(inner, &plan, |_| {});
         finish_plan(inner, &plan);
@@ -172,24 +184,32 @@ pub(crate) fn wait_for_flushes(inner: &DbInner) -> Result<()> {
 /// The poison error; or a retryable error if a flush or compaction attempt failed
 /// while waiting (as [`wait_for_flushes`]).
 pub(crate) fn wait_idle(inner: &DbInner) -> Result<()> {
-    let mut st = inner.state.lock();
-    let (flushes, compactions) = (
-        st.retryable_failures.flushes,
-        st.retryable_failures.compactions,
-    );
+    let (flushes, compactions) = {
+        let st = inner.state.lock();
+        (
+            st.retryable_failures.flushes,
+            st.retryable_failures.compactions,
+        )
+    };
     loop {
+        // Read outside the state lock: it may open tables.
+        let tombstones = Tombstones::gather(&inner.versions.current(), &inner.table_cache);
+        let mut st = inner.state.lock();
         st.check_bg_error()?;
         st.retryable_since(flushes, compactions)?;
+        let version = inner.versions.current();
+        let snapshots = inner.snapshots.sequences();
         let idle = st.imm.is_empty()
             && !st.flush_running
             && st.compactions_running == 0
             && inner
                 .policy
                 .pick(
-                    &inner.versions.current(),
+                    &version,
                     &inner.opts,
                     inner.placement.as_ref(),
                     &st.busy,
+                    &Coverage::new(&snapshots, &tombstones),
                 )
                 .is_none();
         if idle {
@@ -204,6 +224,8 @@ pub(crate) fn wait_idle(inner: &DbInner) -> Result<()> {
 /// level at a time, in the caller's thread. Each level takes as many plans as
 /// `pick_manual` needs (one per file below L0), at most one more than the files in
 /// range when the level began, so writers adding files meanwhile cannot keep it going.
+/// Plans that only drop files (`Action::Drop`) have a budget of their own of the same
+/// size: they take no file of the level's step, so they must not use up its budget.
 pub(crate) fn compact_range(
     inner: &DbInner,
     begin: Option<&[u8]>,
@@ -226,11 +248,16 @@ pub(crate) fn compact_range(
                 .overlapping_files(level, begin, end)
                 .len()
                 + 1;
-            while budget > 0 {
+            let mut drop_budget = budget;
+            while budget > 0 && drop_budget > 0 {
+                // Read outside the state lock: it may open tables.
+                let tombstones =
+                    Tombstones::gather(&inner.versions.current(), &inner.table_cache);
                 let plan = {
                     let mut st = inner.state.lock();
                     st.check_bg_error()?;
                     let version = inner.versions.current();
+                    let snapshots = inner.snapshots.sequences();
                     let picked = inner.policy.pick_manual(
                         &version,
                         &inner.opts,
@@ -239,6 +266,7 @@ pub(crate) fn compact_range(
                         begin,
                         end,
                         &st.busy,
+                        &Coverage::new(&snapshots, &tombstones),
                     );
                     match picked {
                         Some(p) => {
@@ -257,7 +285,11 @@ pub(crate) fn compact_range(
                 let r = jobs::run(inner, &plan, |_| {});
                 finish_plan(inner, &plan);
                 r?;
-                budget -= 1;
+                if plan.action == Action::Drop {
+                    drop_budget -= 1;
+                } else {
+                    budget -= 1;
+                }
             }
         }
         Ok(())
