@@ -316,6 +316,23 @@ pub fn edits() -> Vec<Seed> {
         )],
         ..VersionEdit::default()
     };
+    // Column families (format v2): add, a family's flush, drop.
+    let cf_add = VersionEdit {
+        column_family: 3,
+        add_column_family: Some("logs".into()),
+        max_column_family: Some(3),
+        log_number: Some(14),
+        ..VersionEdit::default()
+    };
+    let cf_flush = VersionEdit {
+        column_family: 3,
+        ..flush.clone()
+    };
+    let cf_drop = VersionEdit {
+        column_family: 3,
+        drop_column_family: true,
+        ..VersionEdit::default()
+    };
     // A top-level field and a new-file sub-field from a newer writer, both skippable.
     let mut future = enc(&counters);
     future.extend_from_slice(&[0x81, 0x40, 3, b'n', b'e', b'w']); // tag 0x2001
@@ -338,6 +355,9 @@ pub fn edits() -> Vec<Seed> {
         ("edit-virtual".into(), enc(&virtual_file)),
         ("edit-future-tag".into(), future),
         ("edit-future-subtag".into(), with_sub),
+        ("edit-cf-add".into(), enc(&cf_add)),
+        ("edit-cf-flush".into(), enc(&cf_flush)),
+        ("edit-cf-drop".into(), enc(&cf_drop)),
     ]
 }
 
@@ -399,7 +419,13 @@ pub fn batches() -> Vec<Seed> {
     ranges.merge(b"n", b"+1");
     ranges.delete_range(b"x", b"x");
     ranges.set_sequence(99);
+    // Format v2: records of other families (flag 0x80 and the family id).
+    let mut families = one.data().to_vec();
+    families.extend_from_slice(&[0x81, 5, 1, b'k', 1, b'v']); // Put in family 5
+    families.extend_from_slice(&[0x80, 0xac, 0x02, 1, b'g']); // Delete in family 300
+    families[8] = 3;
     vec![
+        ("batch-families".into(), families),
         ("batch-empty".into(), empty.data().to_vec()),
         ("batch-one".into(), one.data().to_vec()),
         ("batch-mixed".into(), mixed.data().to_vec()),
@@ -460,7 +486,18 @@ pub fn from_database() -> DbSeeds {
         db.flush().expect("flush");
     }
     db.compact_range(None, None).expect("compact");
+    // A column family: its MANIFEST records, a batch spanning it and the default one.
+    let cf = db
+        .create_cf("logs", Options::default().cf_options())
+        .expect("create_cf");
+    let mut b = WriteBatch::new();
+    b.put_cf(&cf, b"in-family", b"1");
+    b.put(b"beside", b"2");
+    db.write(&wo, b).expect("write batch");
+    db.flush().expect("flush");
     db.put(&wo, b"tail", b"in the wal").expect("put");
+    db.put_cf(&wo, &cf, b"tail", b"in the wal too")
+        .expect("put_cf");
     let _ = db.get(&ReadOptions::default(), b"tail");
     let mut out = DbSeeds::default();
     for path in fs.files() {

@@ -6,10 +6,18 @@
 //! | seq: u64 LE  | count: u32 LE | records...                                |
 //! +--------------+-------------+---------------------------------------------+
 //! record := kind: u8 (1 = Put, 0 = Delete, 2 = Merge, 3 = RangeDelete; see key::ValueKind)
+//!           [varint32 family]                   (only if kind has bit 0x80, v2)
 //!           varint key_len, key, [varint value_len, value]   (no value for Delete;
 //!           for RangeDelete, key = start and value = end of the range [start, end))
 //! ```
 //! The i-th record gets sequence number `seq + i`.
+//!
+//! Format version 2 (column families) adds the family: a record of a family other
+//! than the default one (id 0) sets bit 0x80 ([`FAMILY_FLAG`]) of its kind byte and
+//! names the family's id right after it. A record of the default family is written
+//! exactly as in version 1, so a batch without families is byte for byte a v1 batch
+//! and every v1 batch (every WAL an older release wrote) decodes unchanged. A v1
+//! reader refuses a v2 record (an unknown kind byte) instead of misapplying it.
 //!
 //! # Surface
 //! Users build a batch with [`WriteBatch::new`], `put`, `delete`, `merge`,
@@ -36,10 +44,16 @@
 //!    limits and the batch is within [`MAX_BATCH_LEN`]; then `count` cannot overflow
 //!    (`crate::limits` invariant 3).
 
-use crate::coding::{get_fixed32, get_fixed64, put_length_prefixed, varint_len, Decoder};
+use crate::coding::{
+    get_fixed32, get_fixed64, put_length_prefixed, put_varint32, varint_len, Decoder,
+};
+use crate::db::CfHandle;
 use crate::error::{Error, Result};
 use crate::key::{SequenceNumber, ValueKind, MAX_SEQUENCE};
 use crate::limits::{MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};
+
+/// Bit of a record's kind byte that says a family id follows (format version 2).
+pub(crate) const FAMILY_FLAG: u8 = 0x80;
 
 /// Bytes of the batch header (`seq` and `count`).
 pub(crate) const HEADER_LEN: usize = 12;
@@ -53,9 +67,15 @@ pub(crate) const fn max_record_len(key_len: usize, value_len: usize) -> usize {
     1 + varint_len(key_len as u64) + key_len + varint_len(value_len as u64) + value_len
 }
 
-/// Bytes of the record of `key` and (for a put) `value`.
-fn record_len(key: &[u8], value: Option<&[u8]>) -> usize {
-    1 + varint_len(key.len() as u64)
+/// Bytes of the record of `key` and (for a put) `value` in `family`.
+fn record_len(family: u32, key: &[u8], value: Option<&[u8]>) -> usize {
+    let family_len = if family == 0 {
+        0
+    } else {
+        varint_len(u64::from(family))
+    };
+    1 + family_len
+        + varint_len(key.len() as u64)
         + key.len()
         + value.map_or(0, |v| varint_len(v.len() as u64) + v.len())
 }
@@ -73,6 +93,9 @@ pub struct WriteBatch {
     /// Index of the first `delete_range` whose start is after its end (refused by
     /// [`WriteBatch::check_limits`]), or `None`.
     inverted_range: Option<u32>,
+    /// True iff a record names a family other than the default one: the write path
+    /// then checks that every family named is open. Derived from `rep`.
+    has_families: bool,
 }
 
 /// The first size limit a [`WriteBatch`] update broke.
@@ -132,6 +155,7 @@ impl WriteBatch {
             over_limit: None,
             has_merge: false,
             inverted_range: None,
+            has_families: false,
         }
     }
 
@@ -145,25 +169,42 @@ impl WriteBatch {
             over_limit: None,
             has_merge: false,
             inverted_range: None,
+            has_families: false,
         }
     }
 
     /// Adds `key = value`, unless the batch already broke a limit or this update would
     /// break one (see the module's limits; [`crate::Db::write`] then refuses the batch).
     pub fn put(&mut self, key: &[u8], value: &[u8]) {
-        self.record(ValueKind::Put, key, Some(value));
+        self.record(0, ValueKind::Put, key, Some(value));
+    }
+
+    /// [`Self::put`] into column family `cf` ([`crate::Db::create_cf`]).
+    pub fn put_cf(&mut self, cf: &CfHandle, key: &[u8], value: &[u8]) {
+        self.record(cf.id(), ValueKind::Put, key, Some(value));
     }
 
     /// Adds a deletion of `key`, under the same limits as [`Self::put`].
     pub fn delete(&mut self, key: &[u8]) {
-        self.record(ValueKind::Delete, key, None);
+        self.record(0, ValueKind::Delete, key, None);
+    }
+
+    /// [`Self::delete`] in column family `cf`.
+    pub fn delete_cf(&mut self, cf: &CfHandle, key: &[u8]) {
+        self.record(cf.id(), ValueKind::Delete, key, None);
     }
 
     /// Adds a merge `operand` for `key`, under the same limits as [`Self::put`]: the
     /// database's [`crate::Options::merge_operator`] combines it with the key's older
     /// value when the key is read (see [`crate::merge`]).
     pub fn merge(&mut self, key: &[u8], operand: &[u8]) {
-        self.record(ValueKind::Merge, key, Some(operand));
+        self.record(0, ValueKind::Merge, key, Some(operand));
+    }
+
+    /// [`Self::merge`] in column family `cf` (combined by that family's
+    /// [`crate::CfOptions::merge_operator`]).
+    pub fn merge_cf(&mut self, cf: &CfHandle, key: &[u8], operand: &[u8]) {
+        self.record(cf.id(), ValueKind::Merge, key, Some(operand));
     }
 
     /// Adds a deletion of every key in `[start, end)` (RocksDB's `DeleteRange`):
@@ -172,6 +213,15 @@ impl WriteBatch {
     /// [`crate::Db::write`] refuse the batch. Under the same size limits as
     /// [`Self::put`] (`end` counts as the value).
     pub fn delete_range(&mut self, start: &[u8], end: &[u8]) {
+        self.range(0, start, end);
+    }
+
+    /// [`Self::delete_range`] in column family `cf`.
+    pub fn delete_range_cf(&mut self, cf: &CfHandle, start: &[u8], end: &[u8]) {
+        self.range(cf.id(), start, end);
+    }
+
+    fn range(&mut self, family: u32, start: &[u8], end: &[u8]) {
         if start > end && self.inverted_range.is_none() && self.over_limit.is_none() {
             self.inverted_range = Some(self.count());
         }
@@ -186,12 +236,17 @@ impl WriteBatch {
             });
             return;
         }
-        self.record(ValueKind::RangeDelete, start, Some(end));
+        self.record(family, ValueKind::RangeDelete, start, Some(end));
     }
 
     /// True iff the batch holds a merge.
     pub fn has_merge(&self) -> bool {
         self.has_merge
+    }
+
+    /// True iff a record names a column family other than the default one.
+    pub(crate) fn has_families(&self) -> bool {
+        self.has_families
     }
 
     /// Sets the count to `index + added` for a batch that will be `len` bytes long and
@@ -216,7 +271,7 @@ impl WriteBatch {
         }
     }
 
-    fn record(&mut self, kind: ValueKind, key: &[u8], value: Option<&[u8]>) {
+    fn record(&mut self, family: u32, kind: ValueKind, key: &[u8], value: Option<&[u8]>) {
         if self.over_limit.is_some() {
             return;
         }
@@ -225,10 +280,16 @@ impl WriteBatch {
             self.over_limit = Some(over);
             return;
         }
-        if !self.grow(index, 1, self.rep.len() + record_len(key, value)) {
+        if !self.grow(index, 1, self.rep.len() + record_len(family, key, value)) {
             return;
         }
-        self.rep.push(kind as u8);
+        if family == 0 {
+            self.rep.push(kind as u8);
+        } else {
+            self.rep.push(kind as u8 | FAMILY_FLAG);
+            put_varint32(&mut self.rep, family);
+            self.has_families = true;
+        }
         self.has_merge |= kind == ValueKind::Merge;
         put_length_prefixed(&mut self.rep, key);
         if let Some(v) = value {
@@ -264,7 +325,7 @@ impl WriteBatch {
     pub(crate) fn check_update(&self, key: &[u8], value: Option<&[u8]>) -> Result<()> {
         self.check_limits()?;
         let record = self.count();
-        let len = self.rep.len().saturating_add(record_len(key, value));
+        let len = self.rep.len().saturating_add(record_len(0, key, value));
         let over = LimitExceeded::check(record, key, value).or_else(|| {
             (len > MAX_BATCH_LEN).then_some(LimitExceeded {
                 what: "batch",
@@ -296,6 +357,7 @@ impl WriteBatch {
         self.over_limit = None;
         self.has_merge = false;
         self.inverted_range = None;
+        self.has_families = false;
     }
 
     /// Size of the serialized batch in bytes (the header included; compared with
@@ -325,6 +387,7 @@ impl WriteBatch {
         }
         self.rep.extend_from_slice(records);
         self.has_merge |= other.has_merge;
+        self.has_families |= other.has_families;
         if self.inverted_range.is_none() {
             self.inverted_range = other.inverted_range.map(|r| index.saturating_add(r));
         }
@@ -374,14 +437,30 @@ pub trait WriteBatchInternal: Sized {
     fn from_data(data: Vec<u8>) -> Result<Self, BadBatch>;
 
     /// Calls `f(seq, kind, key, value)` for each update in order (`value` is empty for
-    /// deletes).
+    /// deletes), whatever its column family.
     ///
     /// # Errors
     /// [`BadBatch`] if a record is malformed, the count is wrong, or a record's
     /// sequence number exceeds [`MAX_SEQUENCE`].
+    #[cfg_attr(
+        not(feature = "internals"),
+        allow(dead_code, reason = "tests and the fuzz checks; the engine needs the family")
+    )]
     fn iterate(
         &self,
-        f: impl FnMut(SequenceNumber, ValueKind, &[u8], &[u8]),
+        mut f: impl FnMut(SequenceNumber, ValueKind, &[u8], &[u8]),
+    ) -> Result<(), BadBatch> {
+        self.iterate_cf(|_, seq, kind, key, value| f(seq, kind, key, value))
+    }
+
+    /// [`Self::iterate`], also passing each update's column family id (0: the default
+    /// family) first.
+    ///
+    /// # Errors
+    /// As [`Self::iterate`].
+    fn iterate_cf(
+        &self,
+        f: impl FnMut(u32, SequenceNumber, ValueKind, &[u8], &[u8]),
     ) -> Result<(), BadBatch>;
 }
 
@@ -413,16 +492,19 @@ impl WriteBatchInternal for WriteBatch {
             over_limit: None,
             has_merge: false,
             inverted_range: None,
+            has_families: false,
         };
         // The first violation in record order, exactly as `record` would find it.
         let mut over = None;
         let mut index = 0u32;
         let mut len = HEADER;
         let mut has_merge = false;
-        b.iterate(|_, kind, key, value| {
+        let mut has_families = false;
+        b.iterate_cf(|family, _, kind, key, value| {
             has_merge |= kind == ValueKind::Merge;
+            has_families |= family != 0;
             let value = (kind != ValueKind::Delete).then_some(value);
-            len = len.saturating_add(record_len(key, value));
+            len = len.saturating_add(record_len(family, key, value));
             if over.is_none() {
                 over = LimitExceeded::check(index, key, value).or_else(|| {
                     (len > MAX_BATCH_LEN).then_some(LimitExceeded {
@@ -437,22 +519,31 @@ impl WriteBatchInternal for WriteBatch {
         })?;
         b.over_limit = over;
         b.has_merge = has_merge;
+        b.has_families = has_families;
         // An inverted range in a WAL record replays as written (it deletes nothing).
         Ok(b)
     }
 
-    fn iterate(
+    fn iterate_cf(
         &self,
-        mut f: impl FnMut(SequenceNumber, ValueKind, &[u8], &[u8]),
+        mut f: impl FnMut(u32, SequenceNumber, ValueKind, &[u8], &[u8]),
     ) -> Result<(), BadBatch> {
         let mut d = Decoder::new(self.rep.get(HEADER..).unwrap_or_default());
         let mut seq = self.sequence();
         let mut n = 0u32;
         while !d.is_empty() {
-            let kind = d
-                .u8()
-                .and_then(ValueKind::from_u8)
-                .ok_or(BadBatch("bad record kind"))?;
+            let byte = d.u8().ok_or(BadBatch("bad record kind"))?;
+            let family = if byte & FAMILY_FLAG == 0 {
+                0
+            } else {
+                match d.varint32() {
+                    // Family 0 is never written with the flag: one encoding per record.
+                    Some(id) if id != 0 => id,
+                    _ => return Err(BadBatch("bad record family")),
+                }
+            };
+            let kind =
+                ValueKind::from_u8(byte & !FAMILY_FLAG).ok_or(BadBatch("bad record kind"))?;
             let key = d.length_prefixed().ok_or(BadBatch("truncated key"))?;
             let value = match kind {
                 ValueKind::Delete => &[][..],
@@ -465,7 +556,7 @@ impl WriteBatchInternal for WriteBatch {
                 // whose trailer cannot hold the sequence number.
                 return Err(BadBatch("sequence number out of range"));
             }
-            f(seq, kind, key, value);
+            f(family, seq, kind, key, value);
             seq += 1;
             n = n.checked_add(1).ok_or(BadBatch("record count mismatch"))?;
         }
@@ -512,6 +603,53 @@ mod tests {
         0x02, 0x01, b'a', 0x01, b'x', // Merge, key len, key, operand len, operand
         0x01, 0x01, b'b', 0x01, b'y', // Put
     ];
+
+    /// Format version 2 bytes of a batch at sequence 9 holding `put a=1` in the
+    /// default family and `delete b` and `merge c+=x` in family 3: the default
+    /// family's record is the v1 record, the others carry the family flag and id.
+    /// Frozen.
+    const BATCH_FIXTURE_V2_FAMILIES: &[u8] = &[
+        0x09, 0, 0, 0, 0, 0, 0, 0, // sequence
+        0x03, 0x00, 0x00, 0x00, // count
+        0x01, 0x01, b'a', 0x01, b'1', // Put (default family)
+        0x80, 0x03, 0x01, b'b', // Delete | FAMILY_FLAG, family 3, key
+        0x82, 0x03, 0x01, b'c', 0x01, b'x', // Merge | FAMILY_FLAG, family 3, key, operand
+    ];
+
+    #[test]
+    fn frozen_fixture_v2_families() {
+        let mut b = WriteBatch::new();
+        b.put(b"a", b"1");
+        b.record(3, ValueKind::Delete, b"b", None);
+        b.record(3, ValueKind::Merge, b"c", Some(b"x"));
+        b.set_sequence(9);
+        assert!(b.has_families());
+        assert_eq!(b.data(), BATCH_FIXTURE_V2_FAMILIES, "batch encoding changed");
+        let back = WriteBatch::from_data(BATCH_FIXTURE_V2_FAMILIES.to_vec()).unwrap();
+        assert_eq!(back, b);
+        let mut seen = Vec::new();
+        back.iterate_cf(|cf, seq, kind, k, v| seen.push((cf, seq, kind, k.to_vec(), v.to_vec())))
+            .unwrap();
+        assert_eq!(
+            seen,
+            vec![
+                (0, 9, ValueKind::Put, b"a".to_vec(), b"1".to_vec()),
+                (3, 10, ValueKind::Delete, b"b".to_vec(), vec![]),
+                (3, 11, ValueKind::Merge, b"c".to_vec(), b"x".to_vec()),
+            ]
+        );
+        // The flag with family 0, or with no id, is not a record.
+        for bad in [&[0x80u8, 0x00, 0x01, b'b'][..], &[0x81u8][..]] {
+            let mut data = BATCH_FIXTURE_V2_FAMILIES[..12].to_vec();
+            data[8] = 1;
+            data.extend_from_slice(bad);
+            assert!(WriteBatch::from_data(data).is_err(), "{bad:?}");
+        }
+        // The record length counts the family id, so the batch-size limit holds.
+        let mut big = WriteBatch::new();
+        big.record(300, ValueKind::Put, b"k", Some(b"v"));
+        assert_eq!(big.approximate_size(), HEADER + record_len(300, b"k", Some(b"v")));
+    }
 
     #[test]
     fn a_range_end_is_held_to_the_key_limit() {

@@ -104,13 +104,13 @@ pub mod merge;
 
 pub use batch::WriteBatch;
 pub use cache::BlockCache;
-pub use db::{Db, DbBuilder, DbIterator};
+pub use db::{CfHandle, Db, DbBuilder, DbIterator};
 pub use error::{Error, ErrorKind, Result};
 pub use key::SequenceNumber;
 pub use limits::{MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use merge::{AssociativeMergeOperator, MergeOperator};
 pub use options::{
-    CompactionPriority, Compression, DbPath, LevelOptions, Options, OutputPartitioning,
+    CfOptions, CompactionPriority, Compression, DbPath, LevelOptions, Options, OutputPartitioning,
     ReadOptions, WalRecoveryMode, WriteOptions, MAX_DB_PATHS, MAX_LEVELS,
 };
 pub use snapshot::Snapshot;

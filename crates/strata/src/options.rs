@@ -11,6 +11,13 @@
 //!   last entry extends downward to every deeper level, so `vec![LevelOptions::default()]`
 //!   configures all levels and `[none, none, lz4]` compresses L2 and below. Look a
 //!   level up with [`Options::level`].
+//! - **Per-family options**, [`CfOptions`]: the fields of [`Options`] that belong to
+//!   one tree (memtable and file sizes, level targets and triggers, compaction
+//!   priority, output partitioning, snapshot filter, per-level table options, merge
+//!   operator). The default column family takes them from the `Options` passed to
+//!   open; every other family from the `CfOptions` it was created or opened with
+//!   ([`crate::Db::create_cf`], [`crate::DbBuilder::column_family`]). The rest of
+//!   `Options` (WAL, caches, threads, paths, recovery) is shared by every family.
 //! - **Components**: objects rather than settings (the file system, a shared block
 //!   cache). They are injected through [`crate::db::DbBuilder`], never stored in
 //!   `Options`, and are not persisted.
@@ -534,6 +541,81 @@ setters!(LevelOptions {
     with_bloom_bits_per_key => bloom_bits_per_key: u32,
 });
 
+/// Declares [`CfOptions`] from the list of per-tree fields of [`Options`], once: the
+/// struct, its setters, and the conversions both ways, so a field added to the list
+/// is a family option everywhere.
+macro_rules! cf_options {
+    ($($setter:ident => $field:ident: $t:ty,)*) => {
+        /// The options of one column family: the per-tree fields of [`Options`], each
+        /// documented there. Build from [`CfOptions::default`] (the defaults of
+        /// [`Options`]) or from a database's options with [`Options::cf_options`], and
+        /// the chainable setters.
+        ///
+        /// Format: not persisted per family (the `OPTIONS` file records the default
+        /// family's); a family reopened without its `CfOptions` takes the per-tree
+        /// fields of the `Options` passed to open (docs/ARCHITECTURE.md §17).
+        #[derive(Clone, Debug, PartialEq)]
+        #[non_exhaustive]
+        pub struct CfOptions {
+            $(
+                #[doc = concat!("See [`Options::", stringify!($field), "`].")]
+                pub $field: $t,
+            )*
+        }
+
+        setters!(CfOptions { $($setter => $field: $t,)* });
+
+        impl Options {
+            /// The per-tree fields of these options, as a column family's options.
+            pub fn cf_options(&self) -> CfOptions {
+                CfOptions { $($field: self.$field.clone(),)* }
+            }
+
+            /// These options with the per-tree fields of `cf`: the whole configuration
+            /// a family runs with.
+            pub(crate) fn with_cf_options(mut self, cf: &CfOptions) -> Options {
+                $(self.$field = cf.$field.clone();)*
+                self
+            }
+        }
+    };
+}
+
+cf_options! {
+    with_write_buffer_size => write_buffer_size: usize,
+    with_max_write_buffer_number => max_write_buffer_number: usize,
+    with_target_file_size_base => target_file_size_base: u64,
+    with_max_bytes_for_level_base => max_bytes_for_level_base: u64,
+    with_max_bytes_for_level_multiplier => max_bytes_for_level_multiplier: f64,
+    with_num_levels => num_levels: usize,
+    with_level0_file_num_compaction_trigger => level0_file_num_compaction_trigger: usize,
+    with_level0_slowdown_writes_trigger => level0_slowdown_writes_trigger: usize,
+    with_level0_stop_writes_trigger => level0_stop_writes_trigger: usize,
+    with_soft_pending_compaction_bytes_limit => soft_pending_compaction_bytes_limit: u64,
+    with_hard_pending_compaction_bytes_limit => hard_pending_compaction_bytes_limit: u64,
+    with_compaction_priority => compaction_priority: CompactionPriority,
+    with_output_partitioning => output_partitioning: OutputPartitioning,
+    with_snapshot_filter => snapshot_filter: bool,
+    with_levels => levels: Vec<LevelOptions>,
+    with_merge_operator => merge_operator: Option<Arc<dyn MergeOperator>>,
+}
+
+impl Default for CfOptions {
+    fn default() -> Self {
+        Options::default().cf_options()
+    }
+}
+
+impl CfOptions {
+    /// Applies `f` to every entry of [`CfOptions::levels`] (chainable), as
+    /// [`Options::with_every_level`].
+    #[must_use]
+    pub fn with_every_level(mut self, f: impl FnMut(LevelOptions) -> LevelOptions) -> Self {
+        self.levels = self.levels.into_iter().map(f).collect();
+        self
+    }
+}
+
 /// `Ok` iff `cond`; otherwise `InvalidArgument` as ``field=`value` rule``.
 fn check(cond: bool, field: impl Display, value: impl Display, rule: &str) -> Result<()> {
     if cond {
@@ -775,6 +857,22 @@ mod tests {
             .with_every_level(|l| l.with_bloom_bits_per_key(0));
         assert!(o.levels.iter().all(|l| l.bloom_bits_per_key == 0));
         assert_eq!(o.levels.len(), 3);
+    }
+
+    #[test]
+    fn cf_options_round_trip_through_options() {
+        let cf = CfOptions::default()
+            .with_write_buffer_size(1 << 20)
+            .with_num_levels(5)
+            .with_snapshot_filter(false);
+        let opts = Options::default()
+            .with_max_open_files(77)
+            .with_cf_options(&cf);
+        assert_eq!(opts.cf_options(), cf);
+        assert_eq!(opts.write_buffer_size, 1 << 20);
+        assert_eq!(opts.num_levels, 5);
+        assert_eq!(opts.max_open_files, 77, "a database-wide field stays");
+        assert_eq!(CfOptions::default(), Options::default().cf_options());
     }
 
     #[test]

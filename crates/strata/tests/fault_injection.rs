@@ -49,11 +49,37 @@ fn sync() -> WriteOptions {
     WriteOptions::default().with_sync(true)
 }
 
+/// The whole database: the default family's keys as they are, and for every other
+/// family a marker [`family_marker`] plus its keys under [`family_key`].
 fn read_all(db: &Db) -> BTreeMap<Vec<u8>, Vec<u8>> {
-    db_scan(db, None, true, &None, &None, usize::MAX)
+    let mut all: BTreeMap<Vec<u8>, Vec<u8>> = db_scan(db, None, true, &None, &None, usize::MAX)
         .expect("scan after recovery")
         .into_iter()
-        .collect()
+        .collect();
+    for name in db.cf_names().into_iter().skip(1) {
+        let cf = db.cf(&name).expect("listed family");
+        all.insert(family_marker(&name), Vec::new());
+        let mut it = db.iter_cf(&ReadOptions::default(), &cf).expect("iter_cf");
+        it.seek_to_first();
+        while it.valid() {
+            all.insert(family_key(&name, it.key()), it.value().to_vec());
+            it.next();
+        }
+        it.status().expect("scan of a family after recovery");
+    }
+    all
+}
+
+/// The model's key of `key` in family `name`.
+fn family_key(name: &str, key: &[u8]) -> Vec<u8> {
+    let mut k = format!("{name}/").into_bytes();
+    k.extend_from_slice(key);
+    k
+}
+
+/// The model's entry saying family `name` exists.
+fn family_marker(name: &str) -> Vec<u8> {
+    format!("#cf/{name}").into_bytes()
 }
 
 // ---------------------------------------------------------------------------------
@@ -280,6 +306,12 @@ enum Item {
     Merge(Vec<u8>, Vec<u8>),
     /// Delete `[start, end)`.
     DeleteRange(Vec<u8>, Vec<u8>),
+    /// An update of column family `.0`.
+    InCf(&'static str, Box<Item>),
+    /// `Db::create_cf` (an attempt of its own, never in a batch).
+    CreateCf(&'static str),
+    /// `Db::drop_cf` (an attempt of its own, never in a batch).
+    DropCf(&'static str),
 }
 
 impl Item {
@@ -291,12 +323,33 @@ impl Item {
         Item::Set(k, None)
     }
 
-    fn add_to(&self, b: &mut WriteBatch) {
+    fn add_to(&self, b: &mut WriteBatch, db: &Db) {
         match self {
             Item::Set(k, Some(v)) => b.put(k, v),
             Item::Set(k, None) => b.delete(k),
             Item::Merge(k, v) => b.merge(k, v),
             Item::DeleteRange(a, e) => b.delete_range(a, e),
+            Item::InCf(name, item) => {
+                let cf = db.cf(name).expect("the scenario writes to live families");
+                match &**item {
+                    Item::Set(k, Some(v)) => b.put_cf(&cf, k, v),
+                    Item::Set(k, None) => b.delete_cf(&cf, k),
+                    Item::Merge(k, v) => b.merge_cf(&cf, k, v),
+                    Item::DeleteRange(a, e) => b.delete_range_cf(&cf, a, e),
+                    other => panic!("not a batch item: {other:?}"),
+                }
+            }
+            Item::CreateCf(_) | Item::DropCf(_) => panic!("not a batch item: {self:?}"),
+        }
+    }
+
+    /// This item with its keys as the model keeps family `name`'s.
+    fn in_family(&self, name: &str) -> Item {
+        match self {
+            Item::Set(k, v) => Item::Set(family_key(name, k), v.clone()),
+            Item::Merge(k, v) => Item::Merge(family_key(name, k), v.clone()),
+            Item::DeleteRange(a, e) => Item::DeleteRange(family_key(name, a), family_key(name, e)),
+            other => panic!("not a family update: {other:?}"),
         }
     }
 
@@ -323,6 +376,24 @@ impl Item {
                 common::model_delete_range(model, a, e);
                 gone
             }
+            Item::InCf(name, item) => item.in_family(name).apply(model),
+            Item::CreateCf(name) => {
+                model.insert(family_marker(name), Vec::new());
+                vec![family_marker(name)]
+            }
+            Item::DropCf(name) => {
+                let prefix = family_key(name, b"");
+                let mut gone: Vec<Vec<u8>> = model
+                    .range::<Vec<u8>, _>(prefix.clone()..)
+                    .take_while(|(k, _)| k.starts_with(&prefix))
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                gone.push(family_marker(name));
+                for k in &gone {
+                    model.remove(k);
+                }
+                gone
+            }
         }
     }
 
@@ -330,7 +401,7 @@ impl Item {
     fn point_key(&self) -> Option<&Vec<u8>> {
         match self {
             Item::Set(k, _) | Item::Merge(k, _) => Some(k),
-            Item::DeleteRange(..) => None,
+            Item::DeleteRange(..) | Item::InCf(..) | Item::CreateCf(_) | Item::DropCf(_) => None,
         }
     }
 }
@@ -405,7 +476,7 @@ impl Recorder {
         self.maybe_cut()?;
         let mut b = WriteBatch::new();
         for item in &items {
-            item.add_to(&mut b);
+            item.add_to(&mut b, db);
         }
         self.attempts.push(Attempt { items });
         match db.write(&WriteOptions::default().with_sync(sync), b) {
@@ -422,6 +493,39 @@ impl Recorder {
 
     fn put(&mut self, db: &Db, k: Vec<u8>, v: Vec<u8>, sync: bool) -> Result<(), Stop> {
         self.write(db, vec![Item::put(k, v)], sync)
+    }
+
+    /// Creates (`drop == false`) or drops family `name`. Both sync the WAL before
+    /// their MANIFEST record, so on success every earlier write is durable too.
+    fn family_op(&mut self, db: &Db, name: &'static str, drop: bool) -> Result<(), Stop> {
+        self.maybe_cut()?;
+        let item = if drop {
+            Item::DropCf(name)
+        } else {
+            Item::CreateCf(name)
+        };
+        self.attempts.push(Attempt { items: vec![item] });
+        let result = if drop {
+            let cf = db.cf(name).expect("the scenario drops live families");
+            db.drop_cf(&cf)
+        } else {
+            db.create_cf(name, tiny_options().cf_options()).map(|_| ())
+        };
+        match result {
+            Ok(()) => {
+                self.acked = self.attempts.len();
+                self.durable = self.acked;
+                Ok(())
+            }
+            Err(e) => Err(self.failed(db, &e, if drop { "drop_cf" } else { "create_cf" })),
+        }
+    }
+
+    fn flush_cf(&mut self, db: &Db, name: &str) -> Result<(), Stop> {
+        self.maybe_cut()?;
+        let cf = db.cf(name).expect("the scenario flushes live families");
+        db.flush_cf(&cf)
+            .map_err(|e| self.failed(db, &e, "flush_cf"))
     }
 
     fn flush(&mut self, db: &Db) -> Result<(), Stop> {
@@ -560,6 +664,55 @@ fn run_merges_and_ranges(db: &Db, r: &mut Recorder) -> Result<(), Stop> {
     r.compact(db)
 }
 
+/// (g) Column families: created and dropped while written, batches spanning three
+/// families, families flushed at different times (one by `flush_cf` only, others by
+/// their tiny memtables), a dropped family's records left in the WAL.
+fn run_families(db: &Db, r: &mut Recorder) -> Result<(), Stop> {
+    r.family_op(db, "fa", false)?;
+    for n in 0..240usize {
+        let i = (n * 7 % 90) as u32;
+        // The third family: `fb` while it lives, then `fc`.
+        let other = match n {
+            21..=119 => Some("fb"),
+            131.. => Some("fc"),
+            _ => None,
+        };
+        let in_cf = |name, item| Item::InCf(name, Box::new(item));
+        let items = match n % 8 {
+            0 | 1 => vec![Item::put(key(i), value("d", n, i, 30))],
+            2 | 3 => vec![in_cf("fa", Item::put(key(i), value("a", n, i, 50)))],
+            4 => {
+                let mut items = vec![
+                    Item::put(key(i), value("x", n, i, 10)),
+                    in_cf("fa", Item::Merge(key(i + 1), format!("m{n}").into_bytes())),
+                ];
+                if let Some(o) = other {
+                    items.push(in_cf(o, Item::put(key(i), value("o", n, i, 20))));
+                    items.push(in_cf(o, Item::delete(key(i + 3))));
+                }
+                items
+            }
+            5 => vec![in_cf("fa", Item::DeleteRange(key(i), key(i + 3)))],
+            6 => match other {
+                Some(o) => vec![in_cf(o, Item::put(key(i), value("p", n, i, 60)))],
+                None => vec![Item::delete(key(i))],
+            },
+            _ => vec![Item::put(key(i), value("s", n, i, 20))],
+        };
+        r.write(db, items, n % 8 == 7)?;
+        match n {
+            20 => r.family_op(db, "fb", false)?,
+            120 => r.family_op(db, "fb", true)?,
+            130 => r.family_op(db, "fc", false)?,
+            _ => {}
+        }
+        if n % 40 == 39 {
+            r.flush_cf(db, "fa")?;
+        }
+    }
+    r.compact(db)
+}
+
 fn scenarios() -> Vec<Scenario> {
     vec![
         Scenario {
@@ -597,6 +750,12 @@ fn scenarios() -> Vec<Scenario> {
             opts: tiny_options,
             setup: None,
             run: run_merges_and_ranges,
+        },
+        Scenario {
+            name: "column_families",
+            opts: tiny_options,
+            setup: None,
+            run: run_families,
         },
     ]
 }
@@ -1002,4 +1161,11 @@ fn crash_loop_three_data_paths() {
 #[test]
 fn crash_loop_merges_and_range_deletions() {
     crash_loop("merges_and_ranges");
+}
+
+/// A crash at every file operation of `create_cf`, `drop_cf`, batches spanning
+/// families and flushes of one family.
+#[test]
+fn crash_loop_column_families() {
+    crash_loop("column_families");
 }

@@ -1,5 +1,7 @@
 //! Model-based test: random puts, deletes, batches, snapshots, gets, scans in both
-//! directions, flushes, manual compactions, reopens and optimistic transactions (reads
+//! directions, flushes, manual compactions, reopens, column families (created,
+//! dropped and recreated, written alone and in batches spanning families, read at
+//! snapshots) and optimistic transactions (reads
 //! of their own writes, scans, `get_for_update`, outside writes and flushes while they
 //! are open, commit or rollback) against an in-memory model with history, with tiny
 //! memtables and files so flushes and compactions run constantly.
@@ -41,6 +43,28 @@ fn run_in(dir: &std::path::Path, seed: u64, n: usize, opts: &Options) {
         model_scan(&model.map, false, &None, &None, usize::MAX),
         "seed {seed} final rev"
     );
+    // Every live family, and no other.
+    let mut names: Vec<String> = std::iter::once("default".to_string())
+        .chain(model.families.keys().map(|&n| family_name(n)))
+        .collect();
+    let mut live = d.cf_names();
+    names.sort();
+    live.sort();
+    assert_eq!(
+        live, names,
+        "seed {seed} families (in id order, the default first)"
+    );
+    for (&n, map) in &model.families {
+        let cf = d.cf(&family_name(n)).expect("family");
+        for forward in [true, false] {
+            let all = cf_scan(d, &cf, None, forward, &None, &None, usize::MAX).expect("scan");
+            assert_eq!(
+                all,
+                model_scan(map, forward, &None, &None, usize::MAX),
+                "seed {seed} final, family {n}, forward {forward}"
+            );
+        }
+    }
 }
 
 fn seeds() -> Vec<u64> {

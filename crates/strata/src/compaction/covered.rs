@@ -69,21 +69,28 @@ pub struct Tombstones {
 }
 
 impl Tombstones {
-    /// Reads the tombstones of every file of `version` that has any
+    /// Reads the tombstones of every file of `versions` that has any
     /// (`num_range_deletions > 0`) through `table_cache`, opening tables not yet open.
+    /// (File numbers are unique across column families, so one set serves them all.)
     /// A table that fails to open is left out: it then neither covers nor is dropped,
     /// and the compaction that next reads it reports the error.
     ///
     /// Requires: the database's `state` lock not held (this may read files).
-    pub(crate) fn gather(version: &Version, table_cache: &TableCache) -> Tombstones {
+    pub(crate) fn gather<'a>(
+        versions: impl IntoIterator<Item = &'a Version>,
+        table_cache: &TableCache,
+    ) -> Tombstones {
         let mut by_file = HashMap::new();
-        for level in 0..version.num_levels() {
-            for f in version.files(level) {
-                if f.num_range_deletions == 0 || f.kind != FileKind::Real {
-                    continue;
-                }
-                if let Some(rd) = table_cache.get(f).ok().and_then(|t| t.shared_range_dels()) {
-                    by_file.insert(f.number, rd);
+        for version in versions {
+            for level in 0..version.num_levels() {
+                for f in version.files(level) {
+                    if f.num_range_deletions == 0 || f.kind != FileKind::Real {
+                        continue;
+                    }
+                    if let Some(rd) = table_cache.get(f).ok().and_then(|t| t.shared_range_dels())
+                    {
+                        by_file.insert(f.number, rd);
+                    }
                 }
             }
         }

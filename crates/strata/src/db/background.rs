@@ -17,7 +17,7 @@
 //! missing the newest one leaves newer data above older, which is the L0 order.
 //!
 //! Every pick also gets a `Coverage` (`compaction::covered`): the range tombstones of
-//! the version's files, read through the table cache *before* the `state` lock is
+//! the families' files, read through the table cache *before* the `state` lock is
 //! taken (opening a table is I/O; tombstones of a file never change, so a set read
 //! from an older version only misses files), and the live snapshots, sampled under
 //! the lock *after* the version is loaded (a snapshot taken later reads above every
@@ -25,8 +25,10 @@
 //!
 //! [`Busy`]: crate::compaction::picker::Busy
 
+use super::family::Family;
 use super::flush::flush_oldest;
 use super::obsolete::delete_obsolete;
+use super::state::DbState;
 use super::{jobs, DbInner};
 use crate::compaction::{Action, Coverage, Plan, Tombstones};
 use crate::error::{Error, Result};
@@ -56,7 +58,7 @@ fn flush_loop(inner: &DbInner) {
     loop {
         {
             let mut st = inner.state.lock();
-            while !st.shutting_down && (st.imm.is_empty() || st.bg_error.is_some()) {
+            while !st.shutting_down && (!st.has_imm() || st.bg_error.is_some()) {
                 inner.bg_cv.wait(&mut st);
             }
             if st.shutting_down {
@@ -113,45 +115,81 @@ impl Backoff {
 
 fn compaction_loop(inner: &DbInner) {
     let mut backoff = Backoff::default();
+    // Families take turns: the search for work starts after the family of the last
+    // job, so a family that always has work cannot starve the others.
+    let mut after = 0u32;
     loop {
-        let plan = loop {
-            // Read outside the state lock: it may open tables.
-            let tombstones = Tombstones::gather(&inner.versions.current(), &inner.table_cache);
+        let (family, plan) = loop {
+            let tombstones = gather_tombstones(inner);
             let mut st = inner.state.lock();
             if st.shutting_down {
                 return;
             }
             if st.bg_error.is_none() && st.manual_waiting == 0 {
-                let version = inner.versions.current();
-                // Sampled after the version: see `compaction::covered`.
-                let snapshots = inner.snapshots.sequences();
-                let coverage = Coverage::new(&snapshots, &tombstones);
-                let placement = inner.placement.as_ref();
-                let picked = inner
-                    .policy
-                    .pick(&version, &inner.opts, placement, &st.busy, &coverage);
-                if let Some(plan) = picked {
-                    mark_busy(&mut st, &plan);
-                    break plan;
+                if let Some(picked) = pick_any(inner, &mut st, after, &tombstones) {
+                    break picked;
                 }
             }
             inner.bg_cv.wait(&mut st);
         };
-        let result = jobs::run(inner, &plan, |_| {});
-        finish_plan(inner, &plan);
+        after = family.id();
+        let result = jobs::run(inner, &family, &plan, |_| {});
+        finish_plan(inner, &family, &plan);
         delete_obsolete(inner);
         backoff.after(inner, &result, |f| f.compactions += 1);
     }
 }
 
-fn mark_busy(st: &mut super::state::DbState, plan: &Plan) {
-    st.busy.add_plan(plan);
+/// The range tombstones of every family's files, for the drop rules of
+/// `compaction::covered`. Requires: the `state` lock not held (this may open tables).
+fn gather_tombstones(inner: &DbInner) -> Tombstones {
+    let versions: Vec<_> = inner.versions.families().iter().map(|f| f.current()).collect();
+    Tombstones::gather(versions.iter().map(|v| v.as_ref()), &inner.table_cache)
+}
+
+/// The next automatic compaction of any family, searched from the family after
+/// `after` round the ids, registered as running. Requires: `st` is the `state` lock.
+fn pick_any(
+    inner: &DbInner,
+    st: &mut DbState,
+    after: u32,
+    tombstones: &Tombstones,
+) -> Option<(Arc<Family>, Plan)> {
+    let ids: Vec<u32> = st.families.keys().copied().collect();
+    let start = ids.iter().position(|&id| id > after).unwrap_or(0);
+    for &id in ids[start..].iter().chain(&ids[..start]) {
+        let Some(f) = st.families.get(&id) else {
+            continue;
+        };
+        let family = Arc::clone(&f.family);
+        let version = family.versions.current();
+        // Sampled after the version: see `compaction::covered`.
+        let snapshots = inner.snapshots.sequences();
+        let coverage = Coverage::new(&snapshots, tombstones);
+        let placement = inner.placement.as_ref();
+        if let Some(plan) = inner
+            .policy
+            .pick(&version, &family.opts, placement, &f.busy, &coverage)
+        {
+            mark_busy(st, id, &plan);
+            return Some((family, plan));
+        }
+    }
+    None
+}
+
+fn mark_busy(st: &mut DbState, family: u32, plan: &Plan) {
+    if let Some(f) = st.families.get_mut(&family) {
+        f.busy.add_plan(plan);
+    }
     st.compactions_running += 1;
 }
 
-fn finish_plan(inner: &DbInner, plan: &Plan) {
+fn finish_plan(inner: &DbInner, family: &Family, plan: &Plan) {
     let mut st = inner.state.lock();
-    st.busy.remove_plan(plan);
+    if let Some(f) = st.families.get_mut(&family.id()) {
+        f.busy.remove_plan(plan);
+    }
     st.compactions_running -= 1;
     drop(st);
     inner.done_cv.notify_all();
@@ -170,7 +208,7 @@ pub(crate) fn wait_for_flushes(inner: &DbInner) -> Result<()> {
     loop {
         st.check_bg_error()?;
         st.retryable_since(failures, u64::MAX)?;
-        if st.imm.is_empty() && !st.flush_running {
+        if !st.has_imm() && !st.flush_running {
             return Ok(());
         }
         inner.bg_cv.notify_all();
@@ -192,26 +230,27 @@ pub(crate) fn wait_idle(inner: &DbInner) -> Result<()> {
         )
     };
     loop {
-        // Read outside the state lock: it may open tables.
-        let tombstones = Tombstones::gather(&inner.versions.current(), &inner.table_cache);
+        let tombstones = gather_tombstones(inner);
         let mut st = inner.state.lock();
         st.check_bg_error()?;
         st.retryable_since(flushes, compactions)?;
-        let version = inner.versions.current();
-        let snapshots = inner.snapshots.sequences();
-        let idle = st.imm.is_empty()
+        let idle = !st.has_imm()
             && !st.flush_running
             && st.compactions_running == 0
-            && inner
-                .policy
-                .pick(
-                    &version,
-                    &inner.opts,
-                    inner.placement.as_ref(),
-                    &st.busy,
-                    &Coverage::new(&snapshots, &tombstones),
-                )
-                .is_none();
+            && st.families.values().all(|f| {
+                let version = f.family.versions.current();
+                let snapshots = inner.snapshots.sequences();
+                inner
+                    .policy
+                    .pick(
+                        &version,
+                        &f.family.opts,
+                        inner.placement.as_ref(),
+                        &f.busy,
+                        &Coverage::new(&snapshots, &tombstones),
+                    )
+                    .is_none()
+            });
         if idle {
             return Ok(());
         }
@@ -220,19 +259,20 @@ pub(crate) fn wait_idle(inner: &DbInner) -> Result<()> {
     }
 }
 
-/// Manual compaction of `[begin, end]` down to the deepest level holding data, one
-/// level at a time, in the caller's thread. Each level takes as many plans as
+/// Manual compaction of `[begin, end]` of `family` down to the deepest level holding
+/// data, one level at a time, in the caller's thread. Each level takes as many plans as
 /// `pick_manual` needs (one per file below L0), at most one more than the files in
 /// range when the level began, so writers adding files meanwhile cannot keep it going.
 /// Plans that only drop files (`Action::Drop`) have a budget of their own of the same
 /// size: they take no file of the level's step, so they must not use up its budget.
 pub(crate) fn compact_range(
     inner: &DbInner,
+    family: &Arc<Family>,
     begin: Option<&[u8]>,
     end: Option<&[u8]>,
 ) -> Result<()> {
     let deepest = {
-        let version = inner.versions.current();
+        let version = family.versions.current();
         (0..version.num_levels())
             .rev()
             .find(|&l| !version.files(l).is_empty())
@@ -242,7 +282,7 @@ pub(crate) fn compact_range(
     inner.state.lock().manual_waiting += 1;
     let result = (|| {
         for level in 0..deepest {
-            let mut budget = inner
+            let mut budget = family
                 .versions
                 .current()
                 .overlapping_files(level, begin, end)
@@ -250,27 +290,33 @@ pub(crate) fn compact_range(
                 + 1;
             let mut drop_budget = budget;
             while budget > 0 && drop_budget > 0 {
-                // Read outside the state lock: it may open tables.
-                let tombstones =
-                    Tombstones::gather(&inner.versions.current(), &inner.table_cache);
+                // Outside the state lock: it may open tables.
+                let tombstones = Tombstones::gather(
+                    std::iter::once(family.versions.current().as_ref()),
+                    &inner.table_cache,
+                );
                 let plan = {
                     let mut st = inner.state.lock();
                     st.check_bg_error()?;
-                    let version = inner.versions.current();
+                    let version = family.versions.current();
                     let snapshots = inner.snapshots.sequences();
+                    let Some(busy) = st.families.get(&family.id()).map(|f| &f.busy) else {
+                        // Dropped: nothing left to compact.
+                        return Ok(());
+                    };
                     let picked = inner.policy.pick_manual(
                         &version,
-                        &inner.opts,
+                        &family.opts,
                         inner.placement.as_ref(),
                         level,
                         begin,
                         end,
-                        &st.busy,
+                        busy,
                         &Coverage::new(&snapshots, &tombstones),
                     );
                     match picked {
                         Some(p) => {
-                            mark_busy(&mut st, &p);
+                            mark_busy(&mut st, family.id(), &p);
                             Some(p)
                         }
                         None if version.overlapping_files(level, begin, end).is_empty() => None,
@@ -282,8 +328,8 @@ pub(crate) fn compact_range(
                     }
                 };
                 let Some(plan) = plan else { break };
-                let r = jobs::run(inner, &plan, |_| {});
-                finish_plan(inner, &plan);
+                let r = jobs::run(inner, family, &plan, |_| {});
+                finish_plan(inner, family, &plan);
                 r?;
                 if plan.action == Action::Drop {
                     drop_budget -= 1;

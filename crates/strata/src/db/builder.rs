@@ -26,7 +26,7 @@ use crate::cache::BlockCache;
 use crate::compaction::{ByLevel, CompactionPolicy, Leveled, PlacementPolicy};
 use crate::env::{FileSystem, PosixFs};
 use crate::error::Result;
-use crate::options::Options;
+use crate::options::{CfOptions, Options};
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
@@ -122,6 +122,20 @@ impl DbBuilder {
     /// # Errors
     /// As [`Db::open`].
     pub fn open(&self, path: impl AsRef<Path>, options: Options) -> Result<Db> {
+        self.open_cf(path, options, &[])
+    }
+
+    /// Validates `options` and opens (or creates) the database in `path` with the
+    /// listed column families' options; see [`Db::open_cf`].
+    ///
+    /// # Errors
+    /// As [`Db::open_cf`].
+    pub fn open_cf(
+        &self,
+        path: impl AsRef<Path>,
+        options: Options,
+        families: &[(&str, CfOptions)],
+    ) -> Result<Db> {
         options.validate()?;
         let components = Components {
             fs: self.fs.clone().unwrap_or_else(|| Arc::new(PosixFs)),
@@ -129,7 +143,7 @@ impl DbBuilder {
             policy: self.policy.clone().unwrap_or_else(|| Arc::new(Leveled)),
             placement: self.placement.clone().unwrap_or_else(|| Arc::new(ByLevel)),
         };
-        let inner = Arc::new(open::open(path.as_ref(), options, components)?);
+        let inner = Arc::new(open::open(path.as_ref(), options, components, families)?);
         let threads = background::start(&inner)?;
         Ok(Db { inner, threads })
     }

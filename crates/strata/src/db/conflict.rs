@@ -48,7 +48,8 @@ fn check<'k>(
 ) -> Result<()> {
     // Sequence first, then the view: the view holds every write up to it (read.rs).
     let read_seq = inner.versions.last_sequence();
-    let sv = inner.super_version.load();
+    // Transactions write the default family only (docs/ARCHITECTURE.md §16).
+    let sv = inner.default.super_version.load();
     let mut lookup = LookupKey::default();
     for key in keys {
         lookup.set(key, read_seq);

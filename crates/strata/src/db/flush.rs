@@ -1,58 +1,127 @@
-//! Flush: writes the oldest immutable memtable to one L0 table, as a plan.
+//! Flush: writes the oldest immutable memtable of a family to one L0 table, as a plan;
+//! then releases the WALs no family needs any more.
 //!
 //! Ordering that keeps acknowledged writes: table written and fsynced → directory
-//! fsynced (the executor) → MANIFEST edit (new file + new `log_number`) fsynced (the
-//! version set) → memtable removed from the read view in the same step that publishes
-//! the new version → WAL queued as obsolete and deleted afterwards. A crash between any
-//! two steps leaves either the WAL (replayed) or the table (named by the MANIFEST).
+//! fsynced (the executor) → MANIFEST edit (new file + the family's new `log_number`)
+//! fsynced (the version set) → memtable removed from the read view in the same step
+//! that publishes the new version → WALs below every family's log number queued as
+//! obsolete and deleted afterwards. A crash between any two steps leaves either the
+//! WAL (replayed) or the table (named by the MANIFEST).
+//!
+//! # WALs and column families
+//! The WAL is shared, so one WAL may hold writes of several families, and a family
+//! that is written rarely would keep every WAL since its last flush. Each family's
+//! MANIFEST log number says which WALs it still needs; a WAL is deleted once it is
+//! below all of them ([`release_wals`]). A family with nothing unflushed needs no old
+//! WAL: after each flush, such families get the current WAL as their log number, by a
+//! MANIFEST edit of their own (RocksDB advances them in memory only; recording it
+//! keeps the rule "WALs below the recorded numbers are not needed" true at every
+//! crash). That is safe without stopping writers: a write to the family after the
+//! check is in the current WAL or a later one, because a switch drains every write in
+//! flight before it moves to a new WAL (`write::make_room`).
 
-use super::{jobs, DbInner};
+use super::family::Family;
+use super::{jobs, poison, DbInner};
 use crate::compaction::{Plan, Reason};
 use crate::error::Result;
 use crate::version::file_ref::Obsolete;
+use crate::version::VersionEdit;
 use std::sync::Arc;
 
-/// Flushes the oldest immutable memtable, if any. Returns false if there was none.
-/// Requires: called only by the flush thread (one flush at a time keeps L0 in
-/// sequence order).
+/// Flushes the oldest immutable memtable (of the family whose oldest one needs the
+/// oldest WAL), if any. Returns false if there was none.
+/// Requires: called only by the flush thread (one flush at a time keeps each family's
+/// L0 in sequence order).
 ///
 /// # Errors
 /// `Poisoned` with the cause if writing the table or the MANIFEST failed.
 pub(crate) fn flush_oldest(inner: &DbInner) -> Result<bool> {
-    let (mem, flushed_log, next_log) = {
+    let (family, mem, next_log) = {
         let mut st = inner.state.lock();
-        let Some(oldest) = st.imm.first() else {
+        let Some(f) = st
+            .families
+            .values()
+            .filter(|f| !f.imm.is_empty())
+            .min_by_key(|f| f.imm.first().map(|m| m.log_number))
+        else {
             return Ok(false);
         };
+        let oldest = &f.imm[0];
         let mem = Arc::clone(&oldest.mem);
-        let flushed_log = oldest.log_number;
-        let next_log = st
-            .imm
-            .get(1)
-            .map(|m| m.log_number)
-            .unwrap_or(st.mem.log_number);
+        let next_log = f.imm.get(1).map_or(f.mem.log_number, |m| m.log_number);
+        let family = Arc::clone(&f.family);
         st.flush_running = true;
-        (mem, flushed_log, next_log)
+        (family, mem, next_log)
     };
-    let l0_path = inner
-        .placement
-        .path_for_level(&inner.versions.current(), &inner.opts, 0);
-    let plan = Plan::flush(&inner.opts, mem, l0_path, Some(next_log), Reason::Flush);
-    let result = jobs::run(inner, &plan, |st| {
-        if !st.imm.is_empty() {
-            st.imm.remove(0);
+    let l0_path =
+        inner
+            .placement
+            .path_for_level(&family.versions.current(), &family.opts, 0);
+    let plan = Plan::flush(&family.opts, mem, l0_path, Some(next_log), Reason::Flush);
+    let result = jobs::run(inner, &family, &plan, |f| {
+        if !f.imm.is_empty() {
+            f.imm.remove(0);
         }
-        st.flush_running = false;
     });
-    match result {
-        Ok(()) => {
-            inner.versions.obsolete().push(Obsolete::Wal(flushed_log));
-            Ok(true)
+    inner.state.lock().flush_running = false;
+    inner.done_cv.notify_all();
+    result?;
+    advance_empty_families(inner, &family)?;
+    release_wals(inner);
+    Ok(true)
+}
+
+/// Records the current WAL as the log number of every live family other than
+/// `flushed` that holds no unflushed write (see the module docs).
+///
+/// # Errors
+/// `Poisoned` if a MANIFEST write failed.
+fn advance_empty_families(inner: &DbInner, flushed: &Family) -> Result<()> {
+    let (current, empty): (u64, Vec<_>) = {
+        let st = inner.state.lock();
+        let current = st.current_wal();
+        let empty = st
+            .families
+            .values()
+            .filter(|f| {
+                f.family.id() != flushed.id()
+                    && f.is_empty()
+                    && f.family.versions.log_number() < current
+            })
+            .map(|f| Arc::clone(&f.family))
+            .collect();
+        (current, empty)
+    };
+    for family in empty {
+        let edit = VersionEdit {
+            log_number: Some(current),
+            ..Default::default()
+        };
+        match inner
+            .versions
+            .log_and_apply(&family.versions, edit, &[], |_| {})
+        {
+            Ok(_) => {}
+            // Dropped meanwhile: it needs no WAL at all.
+            Err(_) if family.versions.is_dropped() => {}
+            Err(e) => return Err(poison(inner, e)),
         }
-        Err(e) => {
-            inner.state.lock().flush_running = false;
-            inner.done_cv.notify_all();
-            Err(e)
-        }
+    }
+    Ok(())
+}
+
+/// Queues as obsolete every WAL below the log number of every live family (none of
+/// them needs it), never the WAL taking writes.
+pub(crate) fn release_wals(inner: &DbInner) {
+    let needed = inner.versions.log_number();
+    let mut st = inner.state.lock();
+    let active = st.current_wal();
+    let keep = st
+        .wals
+        .iter()
+        .position(|&n| n >= needed || n == active)
+        .unwrap_or(st.wals.len());
+    for n in st.wals.drain(..keep) {
+        inner.versions.obsolete().push(Obsolete::Wal(n));
     }
 }

@@ -15,19 +15,22 @@
 //! if it had succeeded). Either way the outputs of a failed job are unreferenced and
 //! collected as obsolete, and nothing is installed.
 
-use super::state::DbState;
-use super::write::install_super_version;
+use super::family::{Family, FamilyState};
 use super::{poison, DbInner};
 use crate::compaction::executor::{self, JobContext, Outcome};
 use crate::compaction::{Action, Plan};
 use crate::error::Result;
 use crate::stats::Statistics;
 
-/// Executes `plan` and installs its edit; `on_install` runs under the `state` lock in
-/// the same step that publishes the new read view.
+/// Executes `plan` (a plan of `family`) and installs its edit; `on_install` runs on
+/// the family's state under the `state` lock in the same step that publishes the new
+/// read view.
+///
+/// A job of a family dropped before its edit is installed is abandoned: `Ok`, nothing
+/// installed, its outputs collected as obsolete.
 ///
 /// Requires: neither the `state` lock nor the MANIFEST writer held; for a compaction,
-/// the plan is registered in `Busy` (so no other job takes its files).
+/// the plan is registered in the family's `Busy` (so no other job takes its files).
 ///
 /// # Errors
 /// A retryable error as is (the database stays healthy); otherwise `Poisoned`
@@ -35,15 +38,16 @@ use crate::stats::Statistics;
 /// already poisoned (nothing is installed then).
 pub(crate) fn run(
     inner: &DbInner,
+    family: &Family,
     plan: &Plan,
-    on_install: impl FnOnce(&mut DbState),
+    on_install: impl FnOnce(&mut FamilyState),
 ) -> Result<()> {
     let ctx = JobContext {
         fs: inner.fs.as_ref(),
         versions: &inner.versions,
         table_cache: &inner.table_cache,
         snapshots: inner.snapshots.sequences(),
-        merge_operator: inner.opts.merge_operator.as_deref(),
+        merge_operator: family.opts.merge_operator.as_deref(),
     };
     let mut outcome = match executor::execute(plan, &ctx) {
         Ok(o) => o,
@@ -58,17 +62,25 @@ pub(crate) fn run(
     };
     inner.state.lock().check_bg_error()?;
     let edit = std::mem::take(&mut outcome.edit);
-    inner
+    let installed = inner
         .versions
-        .log_and_apply(edit, &outcome.refs, |version| {
+        .log_and_apply(&family.versions, edit, &outcome.refs, |version| {
             let mut st = inner.state.lock();
-            on_install(&mut st);
-            st.pending_compaction_bytes =
-                inner.policy.pending_compaction_bytes(version, &inner.opts);
-            account_levels(&mut st, plan, &outcome);
-            install_super_version(inner, &st, version);
-        })
-        .map_err(|e| poison(inner, e))?;
+            // Absent only if the family was dropped after the version set took the
+            // edit; then no reader of the family's state is left to serve.
+            if let Some(f) = st.families.get_mut(&family.id()) {
+                on_install(f);
+                f.pending_compaction_bytes =
+                    inner.policy.pending_compaction_bytes(version, &family.opts);
+                account_levels(f, plan, &outcome);
+                f.install_super_version(version);
+            }
+        });
+    match installed {
+        Ok(_) => {}
+        Err(_) if family.versions.is_dropped() => return Ok(()),
+        Err(e) => return Err(poison(inner, e)),
+    }
     account(inner, plan, &outcome);
     inner.done_cv.notify_all();
     inner.bg_cv.notify_all();
@@ -76,7 +88,7 @@ pub(crate) fn run(
 }
 
 /// Per-level figures (RocksDB's level table): what each output level read and wrote.
-fn account_levels(st: &mut DbState, plan: &Plan, outcome: &Outcome) {
+fn account_levels(st: &mut FamilyState, plan: &Plan, outcome: &Outcome) {
     if matches!(plan.action, Action::TrivialMove | Action::Drop) {
         return;
     }

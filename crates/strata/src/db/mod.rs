@@ -21,6 +21,7 @@
 mod background;
 mod builder;
 mod conflict;
+mod family;
 mod flush;
 mod iter;
 mod jobs;
@@ -33,6 +34,7 @@ mod super_version;
 mod write;
 
 pub use builder::DbBuilder;
+pub use family::CfHandle;
 pub use iter::DbIterator;
 pub use super_version::SuperVersion;
 
@@ -46,22 +48,27 @@ use crate::snapshot::{Snapshot, SnapshotList};
 use crate::stats::path::PathStats;
 use crate::stats::{DbStats, LevelStats, Statistics};
 use crate::txn::{Transaction, TransactionOptions};
-use crate::version::VersionSet;
+use crate::batch::WriteBatchInternal;
+use crate::key::ValueKind;
+use crate::memtable::MemTable;
+use crate::options::CfOptions;
+use crate::version::{VersionSet, DEFAULT_FAMILY_NAME};
 use crate::WriteBatch;
-use arc_swap::ArcSwap;
+use family::{Family, FamilyState};
 use parking_lot::{Condvar, Mutex};
 use state::DbState;
 use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use write::WriteQueue;
+use write::{Force, WriteQueue};
 
 /// Shared engine internals; [`Db`] is a handle to them.
 pub(crate) struct DbInner {
     /// The database directory.
     pub dir: PathBuf,
-    /// Validated options (immutable while open).
+    /// Validated options (immutable while open): the database-wide ones, and the
+    /// default family's per-tree ones (each family's are in its [`family::Family`]).
     pub opts: Options,
     /// The file system everything goes through.
     pub fs: Arc<dyn FileSystem>,
@@ -75,8 +82,9 @@ pub(crate) struct DbInner {
     /// The MANIFEST, the current version, file numbers and file references. Lock
     /// order: its MANIFEST writer before `state` (see `version::set`).
     pub versions: VersionSet,
-    /// The current read view; swapped whenever memtables or the version change.
-    pub super_version: ArcSwap<SuperVersion>,
+    /// The default column family (also in `state.families`), reached without a
+    /// lookup by the API that names no family.
+    pub default: Arc<Family>,
     /// Live snapshots.
     pub snapshots: Arc<SnapshotList>,
     /// Open tables.
@@ -205,12 +213,41 @@ impl Db {
         // Refused here, before group commit: a batch over a limit could be written but
         // not flushed into a readable table, or not replayed (see `crate::limits`).
         batch.check_limits()?;
-        if batch.has_merge() && self.inner.opts.merge_operator.is_none() {
-            return Err(Error::InvalidArgument(
-                "the batch holds a merge but no merge_operator is configured".into(),
-            ));
+        self.check_families(&batch)?;
+        write::write(&self.inner, wo, Some(batch), None)
+    }
+
+    /// Refuses a batch naming a family this database does not have (never created,
+    /// or dropped) or holding a merge for a family without a merge operator.
+    fn check_families(&self, batch: &WriteBatch) -> Result<()> {
+        let default_merges = self.inner.opts.merge_operator.is_some();
+        if !batch.has_families() {
+            if batch.has_merge() && !default_merges {
+                return Err(no_merge_operator(DEFAULT_FAMILY_NAME));
+            }
+            return Ok(());
         }
-        write::write(&self.inner, wo, Some(batch), false)
+        let st = self.inner.state.lock();
+        let mut bad = None;
+        // Cannot fail: the batch was built by `WriteBatch`'s own methods.
+        let _ = batch.iterate_cf(|id, _, kind, _, _| {
+            if bad.is_some() {
+                return;
+            }
+            match st.families.get(&id) {
+                None => {
+                    bad = Some(Error::InvalidArgument(format!(
+                        "the batch names a column family this database does not have \
+                         (dropped, or of another database): id=`{id}`"
+                    )))
+                }
+                Some(f) if kind == ValueKind::Merge && f.family.opts.merge_operator.is_none() => {
+                    bad = Some(no_merge_operator(f.family.versions.name()))
+                }
+                Some(_) => {}
+            }
+        });
+        bad.map_or(Ok(()), Err)
     }
 
     /// Begins an optimistic transaction: it reads a snapshot taken now (and its own
@@ -255,7 +292,7 @@ impl Db {
     /// # Errors
     /// `Corruption` if a block on the read path fails its checksum; `Io`.
     pub fn get(&self, ro: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        read::get(&self.inner, ro, key)
+        read::get(&self.inner, &self.inner.default, ro, key)
     }
 
     /// An iterator over the keys within `ro`'s bounds as of `ro.snapshot` (or now).
@@ -264,7 +301,7 @@ impl Db {
     /// # Errors
     /// `Io` or `Corruption` opening a table.
     pub fn iter(&self, ro: &ReadOptions) -> Result<DbIterator> {
-        read::iter(&self.inner, ro)
+        read::iter(&self.inner, &self.inner.default, ro)
     }
 
     /// Pins the current state: reads with this snapshot see exactly the writes
@@ -290,7 +327,7 @@ impl Db {
     /// database stays healthy, the flush is retried in the background with backoff,
     /// and the caller may call `flush` again.
     pub fn flush(&self) -> Result<()> {
-        write::write(&self.inner, &WriteOptions::default(), None, true)?;
+        write::write(&self.inner, &WriteOptions::default(), None, Some(Force::All))?;
         background::wait_for_flushes(&self.inner)
     }
 
@@ -301,7 +338,7 @@ impl Db {
     /// `Poisoned`, `Io` or `Corruption` from the compactions run.
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         self.flush()?;
-        background::compact_range(&self.inner, begin, end)
+        background::compact_range(&self.inner, &self.inner.default, begin, end)
     }
 
     /// Waits until no flush or compaction is pending or running.
@@ -313,14 +350,244 @@ impl Db {
         background::wait_idle(&self.inner)
     }
 
-    /// Exact statistics and the per-level table.
-    pub fn stats(&self) -> DbStats {
-        let version = self.inner.versions.current();
-        let scores = self.inner.policy.scores(&version, &self.inner.opts);
+    /// Opens (or creates) the database in `path` as [`Db::open`] does, giving the
+    /// column families listed in `families` their options. Every family of the
+    /// database is opened; one not listed takes the per-tree fields of `options`
+    /// (family options are not persisted, docs/ARCHITECTURE.md §17), so list each
+    /// family whose options differ, above all one with a merge operator.
+    ///
+    /// # Errors
+    /// As [`Db::open`]; `InvalidArgument` for a listed family the database does not
+    /// have, or whose options are invalid (naming it).
+    pub fn open_cf(
+        path: impl AsRef<Path>,
+        options: Options,
+        families: &[(&str, CfOptions)],
+    ) -> Result<Db> {
+        DbBuilder::new().open_cf(path, options, families)
+    }
+
+    /// The names of the column families of the database in `path` (the default one
+    /// first), read from its MANIFEST without opening it (RocksDB's
+    /// `ListColumnFamilies`).
+    ///
+    /// # Errors
+    /// `InvalidArgument` if there is no database in `path`; `Corruption` naming the
+    /// file and offset for a damaged `CURRENT` or MANIFEST; `Io`.
+    pub fn list_cfs(path: impl AsRef<Path>) -> Result<Vec<String>> {
+        let fs = crate::env::PosixFs;
+        let dir = path.as_ref();
+        let recovered =
+            crate::version::manifest::recover(&fs, dir, &|_| crate::options::MAX_LEVELS)?;
+        let manifest = recovered.ok_or_else(|| {
+            Error::InvalidArgument(format!("no database: path=`{}`", dir.display()))
+        })?;
+        Ok(manifest.families.into_iter().map(|f| f.name).collect())
+    }
+
+    /// Creates column family `name` with `options` (RocksDB's `CreateColumnFamily`):
+    /// a tree of its own in this database, sharing its WAL, caches and threads. The
+    /// creation is durable when this returns (one MANIFEST record).
+    ///
+    /// # Errors
+    /// `InvalidArgument` if a family of that name exists, the name is empty, or
+    /// `options` are invalid; `Poisoned` if the MANIFEST write failed.
+    pub fn create_cf(&self, name: &str, options: CfOptions) -> Result<CfHandle> {
+        let inner = &self.inner;
+        if name.is_empty() {
+            return Err(Error::InvalidArgument(
+                "column family name must not be empty".into(),
+            ));
+        }
+        let opts = inner.opts.clone().with_cf_options(&options);
+        opts.validate()
+            .map_err(|e| Error::InvalidArgument(format!("column family `{name}`: {e}")))?;
+        let log_number = {
+            let st = inner.state.lock();
+            st.check_bg_error()?;
+            st.current_wal()
+        };
+        // Every write acknowledged before the family exists is durable before it does:
+        // a crash never keeps the family and loses an earlier write.
+        write::sync_wal(inner)?;
+        let versions = match inner.versions.create_family(name, opts.num_levels, log_number) {
+            Ok(v) => v,
+            Err(e @ Error::InvalidArgument(_)) => return Err(e),
+            Err(e) => return Err(poison(inner, e)),
+        };
+        let family = Arc::new(Family::new(versions, opts, Arc::new(MemTable::new())));
+        let state = FamilyState::new(Arc::clone(&family), log_number, 0);
+        inner.state.lock().families.insert(family.id(), state);
+        Ok(CfHandle { family })
+    }
+
+    /// Drops column family `cf` (RocksDB's `DropColumnFamily`), durably (one MANIFEST
+    /// record): writes naming it are refused from now on, its unflushed writes are
+    /// discarded, and its files are deleted once no handle, iterator or job holds
+    /// them (see [`CfHandle`]).
+    ///
+    /// # Errors
+    /// `InvalidArgument` for the default family or a family already dropped;
+    /// `Poisoned` if the MANIFEST write failed.
+    pub fn drop_cf(&self, cf: &CfHandle) -> Result<()> {
+        let inner = &self.inner;
+        inner.state.lock().check_bg_error()?;
+        // As in `create_cf`: the drop is durable only with every earlier write.
+        write::sync_wal(inner)?;
+        match inner.versions.drop_family(&cf.family.versions) {
+            Ok(()) => {}
+            Err(e @ Error::InvalidArgument(_)) => return Err(e),
+            Err(e) => return Err(poison(inner, e)),
+        }
+        let state = inner.state.lock().families.remove(&cf.id());
+        drop(state);
+        flush::release_wals(inner);
+        inner.done_cv.notify_all();
+        inner.bg_cv.notify_all();
+        obsolete::delete_obsolete(inner);
+        Ok(())
+    }
+
+    /// The live column family named `name`, if any (`"default"` is the default one).
+    pub fn cf(&self, name: &str) -> Option<CfHandle> {
         let st = self.inner.state.lock();
+        st.families
+            .values()
+            .find(|f| f.family.versions.name() == name)
+            .map(|f| CfHandle {
+                family: Arc::clone(&f.family),
+            })
+    }
+
+    /// The default column family: what the methods without `_cf` use.
+    pub fn default_cf(&self) -> CfHandle {
+        CfHandle {
+            family: Arc::clone(&self.inner.default),
+        }
+    }
+
+    /// The names of the live column families, the default one first.
+    pub fn cf_names(&self) -> Vec<String> {
+        self.inner
+            .versions
+            .families()
+            .iter()
+            .map(|f| f.name().to_owned())
+            .collect()
+    }
+
+    /// [`Db::put`] into column family `cf`.
+    ///
+    /// # Errors
+    /// As [`Db::write`] (`InvalidArgument` if `cf` was dropped).
+    pub fn put_cf(&self, wo: &WriteOptions, cf: &CfHandle, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut b =
+            WriteBatch::with_capacity(key.len().saturating_add(value.len()).saturating_add(26));
+        b.put_cf(cf, key, value);
+        self.write(wo, b)
+    }
+
+    /// [`Db::delete`] in column family `cf`.
+    ///
+    /// # Errors
+    /// As [`Db::put_cf`].
+    pub fn delete_cf(&self, wo: &WriteOptions, cf: &CfHandle, key: &[u8]) -> Result<()> {
+        let mut b = WriteBatch::with_capacity(key.len() + 11);
+        b.delete_cf(cf, key);
+        self.write(wo, b)
+    }
+
+    /// [`Db::delete_range`] in column family `cf`.
+    ///
+    /// # Errors
+    /// As [`Db::delete_range`] and [`Db::put_cf`].
+    pub fn delete_range_cf(
+        &self,
+        wo: &WriteOptions,
+        cf: &CfHandle,
+        start: &[u8],
+        end: &[u8],
+    ) -> Result<()> {
+        let mut b =
+            WriteBatch::with_capacity(start.len().saturating_add(end.len()).saturating_add(26));
+        b.delete_range_cf(cf, start, end);
+        self.write(wo, b)
+    }
+
+    /// [`Db::merge`] in column family `cf`, combined by its merge operator.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `cf` has no merge operator; otherwise as [`Db::put_cf`].
+    pub fn merge_cf(&self, wo: &WriteOptions, cf: &CfHandle, key: &[u8], operand: &[u8]) -> Result<()> {
+        let mut b =
+            WriteBatch::with_capacity(key.len().saturating_add(operand.len()).saturating_add(26));
+        b.merge_cf(cf, key, operand);
+        self.write(wo, b)
+    }
+
+    /// [`Db::get`] in column family `cf`.
+    ///
+    /// # Errors
+    /// As [`Db::get`].
+    pub fn get_cf(&self, ro: &ReadOptions, cf: &CfHandle, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        read::get(&self.inner, &cf.family, ro, key)
+    }
+
+    /// [`Db::iter`] over column family `cf`.
+    ///
+    /// # Errors
+    /// As [`Db::iter`].
+    pub fn iter_cf(&self, ro: &ReadOptions, cf: &CfHandle) -> Result<DbIterator> {
+        read::iter(&self.inner, &cf.family, ro)
+    }
+
+    /// [`Db::flush`] of column family `cf` only: switches its memtable if it holds
+    /// data and waits until every memtable waiting for a flush is flushed.
+    ///
+    /// # Errors
+    /// As [`Db::flush`].
+    pub fn flush_cf(&self, cf: &CfHandle) -> Result<()> {
+        let force = Some(Force::Family(cf.id()));
+        write::write(&self.inner, &WriteOptions::default(), None, force)?;
+        background::wait_for_flushes(&self.inner)
+    }
+
+    /// [`Db::compact_range`] of column family `cf` (after flushing it).
+    ///
+    /// # Errors
+    /// As [`Db::compact_range`].
+    pub fn compact_range_cf(
+        &self,
+        cf: &CfHandle,
+        begin: Option<&[u8]>,
+        end: Option<&[u8]>,
+    ) -> Result<()> {
+        self.flush_cf(cf)?;
+        background::compact_range(&self.inner, &cf.family, begin, end)
+    }
+
+    /// [`Db::stats`] with column family `cf`'s per-level table (the counters are the
+    /// database's).
+    pub fn cf_stats(&self, cf: &CfHandle) -> DbStats {
+        self.stats_of(&cf.family)
+    }
+
+    /// Exact statistics (database-wide counters) and the default family's per-level
+    /// table.
+    pub fn stats(&self) -> DbStats {
+        self.stats_of(&self.inner.default)
+    }
+
+    fn stats_of(&self, family: &Family) -> DbStats {
+        let version = family.versions.current();
+        let scores = self.inner.policy.scores(&version, &family.opts);
+        let st = self.inner.state.lock();
+        let level_stats = st.families.get(&family.id()).map(|f| &f.level_stats);
         let levels = (0..version.num_levels())
             .map(|l| {
-                let mut s = st.level_stats.get(l).cloned().unwrap_or_default();
+                let mut s = level_stats
+                    .and_then(|ls| ls.get(l).cloned())
+                    .unwrap_or_default();
                 s.files = version.files(l).len();
                 s.size = version.level_bytes(l);
                 s.score = scores.get(l).copied().unwrap_or(0.0);
@@ -344,10 +611,11 @@ impl Db {
     /// # Errors
     /// `Corruption` naming the first bad file and offset.
     pub fn verify_checksums(&self) -> Result<u64> {
-        let version = self.inner.versions.current();
         let mut blocks = 0;
-        for f in version.live_files() {
-            blocks += self.inner.table_cache.get(f)?.verify_checksums()?;
+        for family in self.inner.versions.families() {
+            for f in family.current().live_files() {
+                blocks += self.inner.table_cache.get(f)?.verify_checksums()?;
+            }
         }
         Ok(blocks)
     }
@@ -396,6 +664,12 @@ impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Db({})", self.inner.dir.display())
     }
+}
+
+fn no_merge_operator(family: &str) -> Error {
+    Error::InvalidArgument(format!(
+        "the batch holds a merge but column family `{family}` has no merge_operator"
+    ))
 }
 
 /// Converts a background error into the poisoned form every caller sees.

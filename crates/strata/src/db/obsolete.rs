@@ -52,8 +52,12 @@ pub(crate) fn delete_obsolete(inner: &DbInner) {
 /// Deletes files no durable state names (see the module docs). Requires: called by
 /// open, after the first MANIFEST of this open is durable and before any job runs.
 pub(crate) fn remove_orphans(inner: &DbInner) {
-    let version = inner.versions.current();
-    let live: HashSet<u64> = version.live_files().map(|f| f.number).collect();
+    let live: HashSet<u64> = inner
+        .versions
+        .families()
+        .iter()
+        .flat_map(|f| f.current().live_files().map(|f| f.number).collect::<Vec<_>>())
+        .collect();
     let manifest = inner.versions.manifest_number();
     let log_number = inner.versions.log_number();
     for dir in inner.versions.dirs().distinct() {

@@ -29,33 +29,41 @@
 //! [`WalRecoveryMode`]: crate::WalRecoveryMode
 
 use super::builder::Components;
-use super::replay::{replay_wals, Replayed};
-use super::state::{DbState, MemWithLog};
+use super::family::{Family, FamilyState};
+use super::replay::{replay_wals, ReplayFamily, Replayed};
+use super::state::DbState;
 use super::write::WriteQueue;
-use super::{obsolete, DbInner, SuperVersion};
+use super::{obsolete, DbInner};
 use crate::cache::{BlockCache, TableCache};
 use crate::env::{CountingFs, FileLock, FileOptions, FileSystem, WritableFile};
 use crate::error::{Error, Result};
 use crate::filename::{self, Dirs};
 use crate::memtable::MemTable;
-use crate::options::Options;
+use crate::options::{CfOptions, Options};
 use crate::options_file;
 use crate::snapshot::SnapshotList;
 use crate::stats::path::PathStats;
-use crate::stats::{LevelStats, Statistics};
+use crate::stats::Statistics;
 use crate::version::manifest::CURRENT;
-use crate::version::VersionSet;
+use crate::version::{VersionSet, DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME};
 use crate::wal::LogWriter;
-use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-/// Opens the database in `dir` with `components`. Requires: `opts` validated.
+/// Opens the database in `dir` with `components`, its column families other than the
+/// default one with `families`' options where listed (the per-tree fields of `opts`
+/// otherwise). Requires: `opts` validated.
 ///
 /// # Errors
-/// See [`crate::Db::open`].
-pub(crate) fn open(dir: &Path, opts: Options, components: Components) -> Result<DbInner> {
+/// See [`crate::Db::open`] and [`crate::Db::open_cf`].
+pub(crate) fn open(
+    dir: &Path,
+    opts: Options,
+    components: Components,
+    families: &[(&str, CfOptions)],
+) -> Result<DbInner> {
     let Components {
         fs,
         block_cache,
@@ -70,7 +78,25 @@ pub(crate) fn open(dir: &Path, opts: Options, components: Components) -> Result<
         .map(|d| Arc::new(PathStats::new(d.clone())))
         .collect();
     let fs: Arc<dyn FileSystem> = Arc::new(CountingFs::new(fs, path_stats.clone()));
-    let versions = recover_versions(&fs, &dirs, &opts)?;
+    let family_opts = |name: &str| -> Options {
+        match families.iter().find(|(n, _)| *n == name) {
+            Some((_, cf)) if name != DEFAULT_FAMILY_NAME => opts.clone().with_cf_options(cf),
+            _ => opts.clone(),
+        }
+    };
+    for (name, _) in families {
+        family_opts(name).validate().map_err(|e| {
+            Error::InvalidArgument(format!("column family `{name}`: {e}"))
+        })?;
+    }
+    let (versions, max_column_family) = recover_versions(&fs, &dirs, &opts, &family_opts)?;
+    for (name, _) in families {
+        if !versions.families().iter().any(|f| f.name() == *name) {
+            return Err(Error::InvalidArgument(format!(
+                "column family does not exist: name=`{name}` (create it with create_cf)"
+            )));
+        }
+    }
     for table_dir in &dirs.tables {
         probe_direct_io(fs.as_ref(), table_dir, &opts)?;
     }
@@ -95,7 +121,19 @@ pub(crate) fn open(dir: &Path, opts: Options, components: Components) -> Result<
         )
         .with_file_options(FileOptions::default().with_direct(opts.use_direct_reads)),
     );
-    let l0_path = placement.path_for_level(&versions.current(), &opts, 0);
+    let replay_families = versions
+        .families()
+        .iter()
+        .map(|f| {
+            let opts = family_opts(f.name());
+            ReplayFamily {
+                id: f.id(),
+                l0_path: placement.path_for_level(&f.current(), &opts, 0),
+                log_number: f.log_number(),
+                opts,
+            }
+        })
+        .collect();
     let replayed = replay_wals(
         fs.as_ref(),
         dir,
@@ -103,28 +141,33 @@ pub(crate) fn open(dir: &Path, opts: Options, components: Components) -> Result<
         &versions,
         &table_cache,
         log_number,
-        l0_path,
+        replay_families,
+        max_column_family,
     )?;
     let (wal, log_number) = start_logs(fs.as_ref(), &versions, replayed)?;
     options_file::store(fs.as_ref(), dir, &opts)?;
 
-    let version = versions.current();
     let last_sequence = versions.last_sequence();
-    let mem = Arc::new(MemTable::new());
+    let mut family_states = BTreeMap::new();
+    let mut default = None;
+    for fv in versions.families() {
+        let fopts = family_opts(fv.name());
+        let pending = policy.pending_compaction_bytes(&fv.current(), &fopts);
+        let family = Arc::new(Family::new(fv, fopts, Arc::new(MemTable::new())));
+        if family.id() == DEFAULT_FAMILY_ID {
+            default = Some(Arc::clone(&family));
+        }
+        family_states.insert(family.id(), FamilyState::new(family, log_number, pending));
+    }
+    let default = default.ok_or_else(|| Error::Internal("no default column family".into()))?;
     let state = DbState {
-        mem: MemWithLog {
-            mem: Arc::clone(&mem),
-            log_number,
-        },
-        imm: Vec::new(),
-        busy: Default::default(),
+        families: family_states,
+        wals: vec![log_number],
         flush_running: false,
         compactions_running: 0,
         bg_error: None,
         retryable_failures: Default::default(),
         shutting_down: false,
-        level_stats: vec![LevelStats::default(); opts.num_levels],
-        pending_compaction_bytes: policy.pending_compaction_bytes(&version, &opts),
         manual_waiting: 0,
     };
     let inner = DbInner {
@@ -134,11 +177,7 @@ pub(crate) fn open(dir: &Path, opts: Options, components: Components) -> Result<
         bg_cv: Condvar::new(),
         done_cv: Condvar::new(),
         versions,
-        super_version: ArcSwap::from_pointee(SuperVersion {
-            mem,
-            imm: Vec::new(),
-            version,
-        }),
+        default,
         snapshots: Arc::new(SnapshotList::default()),
         table_cache,
         block_cache,
@@ -231,14 +270,21 @@ fn missing_database(dir: &Path) -> Error {
 ///
 /// # Errors
 /// `InvalidArgument` against `create_if_missing` / `error_if_exists`, for options
-/// the database cannot be opened with (naming the option), or for a missing data path
-/// of an existing database (naming it); `Corruption` naming the MANIFEST if it names a
-/// table or WAL that does not exist (it lost edits, or files were removed behind its
-/// back); MANIFEST replay errors.
-fn recover_versions(fs: &Arc<dyn FileSystem>, dirs: &Dirs, opts: &Options) -> Result<VersionSet> {
+/// the database cannot be opened with (naming the option, and the family if not the
+/// default one), or for a missing data path of an existing database (naming it);
+/// `Corruption` naming the MANIFEST if it names a table or WAL that does not exist
+/// (it lost edits, or files were removed behind its back); MANIFEST replay errors.
+/// Also returns the largest family id ever given.
+fn recover_versions(
+    fs: &Arc<dyn FileSystem>,
+    dirs: &Dirs,
+    opts: &Options,
+    family_opts: &dyn Fn(&str) -> Options,
+) -> Result<(VersionSet, u32)> {
     let dir = dirs.db.as_path();
     let max = opts.max_manifest_file_size;
-    let recovered = VersionSet::recover(Arc::clone(fs), dirs.clone(), max, opts.num_levels)?;
+    let num_levels = |name: &str| family_opts(name).num_levels;
+    let recovered = VersionSet::recover(Arc::clone(fs), dirs.clone(), max, &num_levels)?;
     let Some((versions, info)) = recovered else {
         if !opts.create_if_missing {
             return Err(missing_database(dir));
@@ -246,7 +292,8 @@ fn recover_versions(fs: &Arc<dyn FileSystem>, dirs: &Dirs, opts: &Options) -> Re
         for table_dir in &dirs.tables {
             fs.create_dir_all(table_dir)?;
         }
-        return VersionSet::create(Arc::clone(fs), dirs.clone(), max, opts.num_levels);
+        let versions = VersionSet::create(Arc::clone(fs), dirs.clone(), max, opts.num_levels)?;
+        return Ok((versions, 0));
     };
     if opts.error_if_exists {
         return Err(Error::InvalidArgument(format!(
@@ -256,7 +303,20 @@ fn recover_versions(fs: &Arc<dyn FileSystem>, dirs: &Dirs, opts: &Options) -> Re
     }
     // Refuse options the existing database cannot be opened with before writing.
     let stored = options_file::load(fs.as_ref(), dir)?;
-    options_file::check_compatible(stored.as_ref(), opts, info.deepest_level)?;
+    for (name, deepest) in &info.deepest_levels {
+        if name == DEFAULT_FAMILY_NAME {
+            options_file::check_compatible(stored.as_ref(), opts, *deepest)?;
+            continue;
+        }
+        let levels = family_opts(name).num_levels;
+        if let Some(d) = deepest.filter(|&d| d >= levels) {
+            return Err(Error::InvalidArgument(format!(
+                "column family `{name}`: num_levels=`{levels}` but its level {d} holds files \
+                 (reopen it with num_levels >= {})",
+                d + 1
+            )));
+        }
+    }
     // A data path that vanished (an unmounted disk, a typo) must not be recreated
     // empty: its tables would read as lost. Refuse it by name instead.
     for (i, table_dir) in dirs.tables.iter().enumerate() {
@@ -271,7 +331,10 @@ fn recover_versions(fs: &Arc<dyn FileSystem>, dirs: &Dirs, opts: &Options) -> Re
     let manifest = dir.join(filename::manifest_name(info.manifest_number));
     // A MANIFEST that lost its tail describes an older version whose tables may since
     // have been deleted: refuse it now rather than fail reads later.
-    for f in versions.current().live_files() {
+    for f in versions.families().iter().flat_map(|f| {
+        let v = f.current();
+        v.live_files().cloned().collect::<Vec<_>>()
+    }) {
         let Some(table_dir) = dirs.tables.get(f.path_id as usize) else {
             return Err(Error::InvalidArgument(format!(
                 "the MANIFEST places table {:06}.sst in data path {}, but db_paths has {} \
@@ -294,7 +357,7 @@ fn recover_versions(fs: &Arc<dyn FileSystem>, dirs: &Dirs, opts: &Options) -> Re
     // The WAL the MANIFEST names is created durably before any MANIFEST names it and
     // deleted only after a newer one is named: if it is gone, the MANIFEST lost edits
     // (a flushed memtable would silently vanish).
-    let wal = filename::wal_file(dir, versions.log_number());
+    let wal = filename::wal_file(dir, versions.max_log_number());
     if !fs.exists(&wal) {
         return Err(Error::corruption(
             &manifest,
@@ -302,7 +365,7 @@ fn recover_versions(fs: &Arc<dyn FileSystem>, dirs: &Dirs, opts: &Options) -> Re
             format!("MANIFEST names a missing WAL: file=`{}`", wal.display()),
         ));
     }
-    Ok(versions)
+    Ok((versions, info.max_column_family))
 }
 
 /// Step 5. Creates this open's WAL (durably named), then the first MANIFEST of this
@@ -321,6 +384,6 @@ fn start_logs(
     let log_number = versions.new_file_number();
     let wal = fs.create(&filename::wal_file(dir, log_number))?;
     fs.sync_dir(dir)?;
-    versions.start_manifest(&replayed.edit, &replayed.refs, log_number)?;
+    versions.start_manifest(&replayed.edits, &replayed.refs, log_number)?;
     Ok((wal, log_number))
 }

@@ -17,6 +17,7 @@
 //! number was published, and anything later is at least as new, so the loaded view
 //! holds every visible write (in a memtable or in a table flushed from it).
 
+use super::family::Family;
 use super::iter::Resolver;
 use super::{DbInner, DbIterator, SuperVersion};
 use crate::error::Result;
@@ -57,20 +58,25 @@ struct Pending {
 }
 
 /// Point lookup. See the module docs for the order of sources.
-pub(crate) fn get(inner: &DbInner, ro: &ReadOptions, user_key: &[u8]) -> Result<Option<Vec<u8>>> {
+pub(crate) fn get(
+    inner: &DbInner,
+    family: &Family,
+    ro: &ReadOptions,
+    user_key: &[u8],
+) -> Result<Option<Vec<u8>>> {
     let seq = read_sequence(inner, ro);
-    let sv = inner.super_version.load();
+    let sv = family.super_version.load();
     Statistics::add(&inner.stats.local().gets, 1);
     LOOKUP.with(|cell| {
         let mut lookup = cell.borrow_mut();
         lookup.set(user_key, seq);
         let filter = SnapshotFilter {
-            enabled: inner.opts.snapshot_filter,
+            enabled: family.opts.snapshot_filter,
             seq,
         };
         let mut p = Pending::default();
         let resolve = |base: Option<&[u8]>, p: &Pending| -> Result<Option<Vec<u8>>> {
-            chain::resolve(inner.opts.merge_operator.as_ref(), user_key, base, &p.operands)
+            chain::resolve(family.opts.merge_operator.as_ref(), user_key, base, &p.operands)
         };
         for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
             if filter.skips_memtable(mem, &inner.stats) {
@@ -260,11 +266,11 @@ pub(crate) fn newer_sequence(
 }
 
 /// Builds the user iterator: a merge of every source, pinned until dropped.
-pub(crate) fn iter(inner: &DbInner, ro: &ReadOptions) -> Result<DbIterator> {
+pub(crate) fn iter(inner: &DbInner, family: &Family, ro: &ReadOptions) -> Result<DbIterator> {
     let seq = read_sequence(inner, ro);
-    let sv = inner.super_version.load_full();
+    let sv = family.super_version.load_full();
     let filter = SnapshotFilter {
-        enabled: inner.opts.snapshot_filter,
+        enabled: family.opts.snapshot_filter,
         seq,
     };
     let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
@@ -330,7 +336,7 @@ pub(crate) fn iter(inner: &DbInner, ro: &ReadOptions) -> Result<DbIterator> {
         sv,
         ro.snapshot.clone(),
         Resolver {
-            merge_operator: inner.opts.merge_operator.clone(),
+            merge_operator: family.opts.merge_operator.clone(),
             range_dels,
         },
     ))

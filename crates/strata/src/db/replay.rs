@@ -1,13 +1,17 @@
 //! WAL replay at open: rebuilds memtables from the write-ahead logs and writes them to
 //! L0 tables through recovery-flush plans.
 //!
-//! Every WAL numbered `>= log_number` (the MANIFEST's oldest needed log) is replayed,
-//! oldest first, into a memtable; whenever the memtable fills, and once at the end, it
-//! is flushed by the executor like any flush. The edits are not logged one by one:
-//! [`replay_wals`] returns them as one edit, which open puts into the first MANIFEST of
-//! this open, so a crash during replay leaves the old MANIFEST and the WALs in charge
-//! and the next open replays the same logs again (the half-written tables are
-//! orphans).
+//! Every WAL numbered `>= log_number` (the oldest log some family needs) is replayed,
+//! oldest first, into one memtable per column family; a record of a family goes to
+//! its memtable only if the WAL is at or above the family's own log number (older
+//! WALs hold only what the family already flushed). A record of a dropped family
+//! (an id at most the MANIFEST's `max_column_family` but not live) is skipped; an id
+//! above it is corruption. Whenever a family's memtable fills, and once at the end,
+//! it is flushed by the executor like any flush. The edits are not logged one by one:
+//! [`replay_wals`] returns them, one per family, and open puts them into the first
+//! MANIFEST of this open, so a crash during replay leaves the old MANIFEST and the
+//! WALs in charge and the next open replays the same logs again (the half-written
+//! tables are orphans).
 //!
 //! What a damaged record means depends on [`WalRecoveryMode`]; the tail a crash may
 //! have torn is that of the newest log holding records (empty newer logs are legal: a
@@ -17,7 +21,7 @@ use crate::cache::TableCache;
 use crate::compaction::executor::{self, JobContext};
 use crate::compaction::{Plan, Reason};
 use crate::env::FileSystem;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::filename::{self, FileType};
 use crate::memtable::MemTable;
 use crate::options::{Options, WalRecoveryMode};
@@ -30,24 +34,39 @@ use crate::WriteBatch;
 use std::path::Path;
 use std::sync::Arc;
 
-/// What replay produced: the tables written (as one edit adding them to L0, and their
-/// references).
+/// What replay produced: the tables written (per family, an edit adding them to L0,
+/// and their references).
 pub(crate) struct Replayed {
-    /// Adds every table written by the replay to L0.
-    pub edit: VersionEdit,
-    /// References of those tables (pending outputs until the edit is installed).
+    /// Per family id, an edit adding every table the replay wrote for it to L0.
+    pub edits: Vec<(u32, VersionEdit)>,
+    /// References of those tables (pending outputs until the edits are installed).
     pub refs: Vec<Arc<FileRef>>,
 }
 
-/// Replays every WAL in `dir` numbered `>= log_number` (see the module docs). WAL
-/// numbers found are marked used in `versions`, and its last sequence is raised to the
-/// highest replayed.
+/// A column family as replay sees it.
+pub(crate) struct ReplayFamily {
+    /// The family's id.
+    pub id: u32,
+    /// Its options (memtable size, merge operator, table options).
+    pub opts: Options,
+    /// WALs below this hold nothing of the family that is not in a table.
+    pub log_number: u64,
+    /// The data path its L0 tables go to.
+    pub l0_path: u32,
+}
+
+/// Replays every WAL in `dir` numbered `>= log_number` into `families` (see the
+/// module docs). WAL numbers found are marked used in `versions`, and its last
+/// sequence is raised to the highest replayed.
 ///
-/// Requires: the database is not shared yet (this publishes sequence numbers).
+/// Requires: the database is not shared yet (this publishes sequence numbers);
+/// `log_number` is the smallest of the families' log numbers.
 ///
 /// # Errors
 /// `Corruption` naming the WAL and offset for damage the recovery mode does not
-/// tolerate; I/O errors; errors writing the tables.
+/// tolerate or for a record of a family the MANIFEST never created; I/O errors;
+/// errors writing the tables.
+#[expect(clippy::too_many_arguments, reason = "the pieces of a database being opened")]
 pub(crate) fn replay_wals(
     fs: &dyn FileSystem,
     dir: &Path,
@@ -55,7 +74,8 @@ pub(crate) fn replay_wals(
     versions: &VersionSet,
     table_cache: &TableCache,
     log_number: u64,
-    l0_path: u32,
+    families: Vec<ReplayFamily>,
+    max_column_family: u32,
 ) -> Result<Replayed> {
     let mut logs: Vec<u64> = fs
         .list(dir)?
@@ -72,19 +92,16 @@ pub(crate) fn replay_wals(
     let mut replay = Replay {
         dir,
         opts,
-        l0_path,
-        ctx: JobContext {
-            fs,
-            versions,
-            table_cache,
-            // No snapshot exists during recovery: keep only the newest version of each
-            // key.
-            snapshots: Vec::new(),
-            merge_operator: opts.merge_operator.as_deref(),
-        },
-        mem: Arc::new(MemTable::new()),
+        fs,
+        versions,
+        table_cache,
+        families: families
+            .into_iter()
+            .map(|f| (f, Arc::new(MemTable::new())))
+            .collect(),
+        max_column_family,
         out: Replayed {
-            edit: VersionEdit::default(),
+            edits: Vec::new(),
             refs: Vec::new(),
         },
     };
@@ -100,7 +117,9 @@ pub(crate) fn replay_wals(
             break;
         }
     }
-    replay.flush_mem()?;
+    for i in 0..replay.families.len() {
+        replay.flush_mem(i)?;
+    }
     Ok(replay.out)
 }
 
@@ -113,11 +132,14 @@ enum Stop {
 /// WAL replay state.
 struct Replay<'a> {
     dir: &'a Path,
+    /// The database's options (the recovery mode).
     opts: &'a Options,
-    /// The data path recovery flushes write (placement's answer for L0).
-    l0_path: u32,
-    ctx: JobContext<'a>,
-    mem: Arc<MemTable>,
+    fs: &'a dyn FileSystem,
+    versions: &'a VersionSet,
+    table_cache: &'a TableCache,
+    /// Each live family with the memtable it replays into.
+    families: Vec<(ReplayFamily, Arc<MemTable>)>,
+    max_column_family: u32,
     out: Replayed,
 }
 
@@ -126,14 +148,14 @@ impl Replay<'_> {
     /// one a crash may have torn.
     fn log(&mut self, number: u64, last: bool) -> Result<Stop> {
         let path = filename::wal_file(self.dir, number);
-        let mut reader = LogReader::new(self.ctx.fs.open_sequential(&path)?);
+        let mut reader = LogReader::new(self.fs.open_sequential(&path)?);
         let mut buf = Vec::new();
         loop {
             let err = match reader.read_record(&mut buf) {
                 Ok(None) => return Ok(Stop::Continue),
                 Ok(Some(offset)) => match WriteBatch::from_data(std::mem::take(&mut buf)) {
                     Ok(batch) => {
-                        self.apply(&batch)?;
+                        self.apply(&batch, number, &path, offset)?;
                         continue;
                     }
                     Err(e) => LogError::Corrupt {
@@ -179,31 +201,65 @@ impl Replay<'_> {
         }
     }
 
-    fn apply(&mut self, batch: &WriteBatch) -> Result<()> {
-        let mem = Arc::clone(&self.mem);
-        let mut max_seq = self.ctx.versions.last_sequence();
+    /// Applies the records of `batch` (read from WAL `wal` at `offset`) to the
+    /// memtables of the families that need them.
+    fn apply(&mut self, batch: &WriteBatch, wal: u64, path: &Path, offset: u64) -> Result<()> {
+        let mut max_seq = self.versions.last_sequence();
+        let mut unknown = None;
         // Cannot fail: `from_data` validated the batch when it was read.
-        let _ = batch.iterate(|seq, kind, key, value| {
-            mem.add(seq, kind, key, value);
+        let _ = batch.iterate_cf(|family, seq, kind, key, value| {
             max_seq = max_seq.max(seq);
+            match self.families.iter().find(|(f, _)| f.id == family) {
+                Some((f, mem)) if wal >= f.log_number => mem.add(seq, kind, key, value),
+                Some(_) => {}
+                // A dropped family: its records go with it.
+                None if family <= self.max_column_family => {}
+                None => unknown = Some(family),
+            }
         });
-        self.ctx.versions.set_last_sequence(max_seq);
-        if self.mem.approximate_memory_usage() >= self.opts.write_buffer_size {
-            self.flush_mem()?;
+        if let Some(family) = unknown {
+            return Err(Error::corruption(
+                path,
+                offset,
+                format!("WAL record of a column family the MANIFEST never created: id=`{family}`"),
+            ));
+        }
+        self.versions.set_last_sequence(max_seq);
+        for i in 0..self.families.len() {
+            let (f, mem) = &self.families[i];
+            if mem.approximate_memory_usage() >= f.opts.write_buffer_size {
+                self.flush_mem(i)?;
+            }
         }
         Ok(())
     }
 
-    /// Writes the replay memtable to an L0 table (a recovery-flush plan) and starts a
-    /// new one.
-    fn flush_mem(&mut self) -> Result<()> {
-        if self.mem.is_empty() {
+    /// Writes family `i`'s replay memtable to an L0 table (a recovery-flush plan) and
+    /// starts a new one.
+    fn flush_mem(&mut self, i: usize) -> Result<()> {
+        let Some((f, mem)) = self.families.get_mut(i) else {
+            return Ok(());
+        };
+        if mem.is_empty() {
             return Ok(());
         }
-        let mem = std::mem::replace(&mut self.mem, Arc::new(MemTable::new()));
-        let plan = Plan::flush(self.opts, mem, self.l0_path, None, Reason::RecoveryFlush);
-        let outcome = executor::execute(&plan, &self.ctx)?;
-        self.out.edit.new_files.extend(outcome.edit.new_files);
+        let mem = std::mem::replace(mem, Arc::new(MemTable::new()));
+        let plan = Plan::flush(&f.opts, mem, f.l0_path, None, Reason::RecoveryFlush);
+        let ctx = JobContext {
+            fs: self.fs,
+            versions: self.versions,
+            table_cache: self.table_cache,
+            // No snapshot exists during recovery: keep only the newest version of each
+            // key.
+            snapshots: Vec::new(),
+            merge_operator: f.opts.merge_operator.as_deref(),
+        };
+        let outcome = executor::execute(&plan, &ctx)?;
+        let id = f.id;
+        match self.out.edits.iter_mut().find(|(fid, _)| *fid == id) {
+            Some((_, edit)) => edit.new_files.extend(outcome.edit.new_files),
+            None => self.out.edits.push((id, outcome.edit)),
+        }
         self.out.refs.extend(outcome.refs);
         Ok(())
     }

@@ -1,18 +1,19 @@
 //! The database's mutable state: memtables and scheduling, one struct behind one mutex.
 //!
 //! What changes while the database is open lives in two owners: the version set
-//! (`version::VersionSet`: MANIFEST, current version, file numbers, file references)
-//! and [`DbState`] here (memtables, what background work is running, the poison
-//! error), guarded by `DbInner::state`. Field comments say who writes each field.
+//! (`version::VersionSet`: MANIFEST, each family's current version, file numbers, file
+//! references) and [`DbState`] here (each family's memtables and running compactions,
+//! the live WALs, what background work is running, the poison error), guarded by
+//! `DbInner::state`. Field comments say who writes each field.
 //!
 //! The lock is never held across I/O: a memtable switch creates the next WAL and syncs
 //! the old one before taking it (`db::write::make_room`), and a version install takes
 //! it only after the MANIFEST write (`db::jobs`).
 
-use crate::compaction::picker::Busy;
+use super::family::FamilyState;
 use crate::error::Error;
 use crate::memtable::MemTable;
-use crate::stats::LevelStats;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// A memtable together with the WAL that holds its writes.
@@ -36,14 +37,14 @@ pub struct RetryableFailures {
 
 /// All mutable engine state. See the module docs.
 pub struct DbState {
-    /// The memtable taking writes. Written by the group-commit leader (switch).
-    pub mem: MemWithLog,
-    /// Immutable memtables, oldest first. Pushed by the leader, popped by the flush
-    /// when its version is installed.
-    pub imm: Vec<MemWithLog>,
-    /// Files and output ranges of running compactions.
-    pub busy: Busy,
-    /// True while the flush thread writes the oldest immutable memtable.
+    /// Each live column family's memtables, running compactions and figures, by id.
+    /// Families are added by `create_cf` and removed by `drop_cf`.
+    pub families: BTreeMap<u32, FamilyState>,
+    /// The WALs not yet deleted, oldest first; the last one takes writes. Pushed by
+    /// the leader at a switch; the oldest are deleted once every family has flushed
+    /// past them (`flush::release_wals`).
+    pub wals: Vec<u64>,
+    /// True while the flush thread writes an immutable memtable.
     pub flush_running: bool,
     /// Number of compactions running.
     pub compactions_running: usize,
@@ -57,17 +58,21 @@ pub struct DbState {
     pub retryable_failures: RetryableFailures,
     /// Set by `close` / drop: background threads exit.
     pub shutting_down: bool,
-    /// Compaction figures per level (read/write bytes, count); files and size are
-    /// filled when reported.
-    pub level_stats: Vec<LevelStats>,
-    /// Estimated compaction debt of the current version (bytes), refreshed at each
-    /// install.
-    pub pending_compaction_bytes: u64,
     /// Manual compactions waiting (blocks automatic picks so they are not starved).
     pub manual_waiting: usize,
 }
 
 impl DbState {
+    /// The WAL taking writes.
+    pub fn current_wal(&self) -> u64 {
+        self.wals.last().copied().unwrap_or(0)
+    }
+
+    /// True iff some family has an immutable memtable waiting for its flush.
+    pub fn has_imm(&self) -> bool {
+        self.families.values().any(|f| !f.imm.is_empty())
+    }
+
     /// The poison error, if any, as an error to return to a caller.
     pub fn check_bg_error(&self) -> Result<(), Error> {
         match &self.bg_error {

@@ -55,13 +55,12 @@
 //! (pipelined: hand leadership on) → insert → publish in order → wake the group.
 
 use super::state::MemWithLog;
-use super::{poison, DbInner, SuperVersion};
+use super::{poison, DbInner};
 use crate::error::{Error, Result};
 use crate::filename;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
 use crate::stats::Statistics;
-use crate::version::Version;
 use crate::wal::LogWriter;
 use crate::batch::WriteBatchInternal;
 use crate::WriteBatch;
@@ -81,7 +80,7 @@ struct Slot {
     id: u64,
     batch: Option<WriteBatch>,
     sync: bool,
-    force_switch: bool,
+    force_switch: Option<Force>,
     /// A validated write (a transaction's commit): it leads a group of its own, so no
     /// leader takes it as a follower and it takes none (invariant 7).
     solo: bool,
@@ -161,13 +160,32 @@ fn spin_until_changed(epoch: &AtomicU64, seen: u64) {
 /// sequence numbers are assigned (invariant 7). Called at most once.
 pub(crate) type Validation<'a> = &'a mut dyn FnMut(&DbInner) -> Result<()>;
 
-/// Commits `batch` (or, with `force_switch`, switches the memtable so it can be
+/// Which memtables a forced switch (`Db::flush`) switches: the non-empty ones of
+/// every family, or of one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Force {
+    /// Every family.
+    All,
+    /// The family of this id.
+    Family(u32),
+}
+
+impl Force {
+    fn covers(self, family: u32) -> bool {
+        match self {
+            Force::All => true,
+            Force::Family(id) => id == family,
+        }
+    }
+}
+
+/// Commits `batch` (or, with `force_switch`, switches memtables so they can be
 /// flushed) through the group-commit queue.
 pub(crate) fn write(
     inner: &DbInner,
     wo: &WriteOptions,
     batch: Option<WriteBatch>,
-    force_switch: bool,
+    force_switch: Option<Force>,
 ) -> Result<()> {
     enqueue(inner, wo, batch, force_switch, None)
 }
@@ -185,14 +203,14 @@ pub(crate) fn write_validated(
     validate: Validation<'_>,
 ) -> Result<()> {
     debug_assert!(!batch.is_empty(), "a validated write needs a batch");
-    enqueue(inner, wo, Some(batch), false, Some(validate))
+    enqueue(inner, wo, Some(batch), None, Some(validate))
 }
 
 fn enqueue(
     inner: &DbInner,
     wo: &WriteOptions,
     batch: Option<WriteBatch>,
-    force_switch: bool,
+    force_switch: Option<Force>,
     validate: Option<Validation<'_>>,
 ) -> Result<()> {
     if let Some(b) = &batch {
@@ -243,7 +261,7 @@ fn enqueue(
     let mut follower_ids = Vec::new();
     let mut group = first.batch.unwrap_or_default();
     let sync = first.sync;
-    if !first.force_switch && !first.solo {
+    if first.force_switch.is_none() && !first.solo {
         let first_size = group.approximate_size();
         let limit = if first_size <= (128 << 10) {
             first_size + (128 << 10)
@@ -252,7 +270,7 @@ fn enqueue(
         };
         while let Some(next) = qs.waiting.front() {
             let Some(b) = next.batch.as_ref() else { break };
-            if next.force_switch
+            if next.force_switch.is_some()
                 || next.solo
                 || (next.sync && !sync)
                 || group.approximate_size() + b.approximate_size() > limit
@@ -298,9 +316,13 @@ fn enqueue(
     result
 }
 
+/// The memtable taking writes of each live family, by family id (the default family
+/// first), as the leader found them after making room.
+type Mems = Vec<(u32, Arc<MemTable>)>;
+
 /// A group whose WAL record is written: what remains is to insert and publish it.
 struct Staged {
-    mem: Arc<MemTable>,
+    mems: Mems,
     group: WriteBatch,
     first_seq: u64,
 }
@@ -312,11 +334,11 @@ fn stage_group(
     inner: &DbInner,
     mut group: WriteBatch,
     sync: bool,
-    force: bool,
+    force: Option<Force>,
     validate: Option<Validation<'_>>,
 ) -> Result<Option<Staged>> {
-    let mem = make_room(inner, force)?;
-    if force || group.is_empty() {
+    let mems = make_room(inner, force)?;
+    if force.is_some() || group.is_empty() {
         return Ok(None);
     }
     if let Some(validate) = validate {
@@ -349,7 +371,7 @@ fn stage_group(
     }
     q.allocated.store(first_seq + count - 1, Ordering::Relaxed);
     Ok(Some(Staged {
-        mem,
+        mems,
         group,
         first_seq,
     }))
@@ -364,16 +386,20 @@ fn stage_group(
 /// published anyway, so later groups are not stuck behind it.
 fn insert_and_publish(inner: &DbInner, staged: Staged) -> Result<()> {
     let Staged {
-        mem,
+        mems,
         group,
         first_seq,
     } = staged;
     let count = group.len() as u64;
     let mut user_bytes = 0u64;
     let inserted = group
-        .iterate(|seq, kind, key, value| {
+        .iterate_cf(|family, seq, kind, key, value| {
             user_bytes += (key.len() + value.len()) as u64;
-            mem.add(seq, kind, key, value);
+            // A family missing here was dropped after `Db::write` checked the batch:
+            // the write counts as made before the drop (recovery skips it likewise).
+            if let Some((_, mem)) = mems.iter().find(|(id, _)| *id == family) {
+                mem.add(seq, kind, key, value);
+            }
         })
         .map_err(|e| {
             // The WAL holds a record the memtable does not: nothing later can be trusted.
@@ -430,8 +456,15 @@ fn drain(inner: &DbInner) {
     wait_published(&inner.writes, || inner.versions.last_sequence() >= allocated);
 }
 
-/// Leader only: applies write slowdown and stops, switches a full memtable (or, with
-/// `force`, a non-empty one), and returns the memtable to insert into.
+/// Leader only: applies write slowdown and stops, switches full memtables (or, with
+/// `force`, the non-empty ones it covers), and returns the memtable of each family to
+/// insert into.
+///
+/// The write controller is shared: the family under the most pressure (L0 files,
+/// pending compaction bytes, each against its own options) slows or stops every
+/// write, as in RocksDB. One WAL switch serves every family switched at once; the
+/// families not switched keep their memtables, which then span two WALs (each
+/// memtable records the oldest WAL it needs).
 ///
 /// The switch does its I/O (create the next WAL, fsync the directory, fsync the old
 /// WAL) *before* taking the `state` lock, so readers of `state` (background threads,
@@ -443,19 +476,29 @@ fn drain(inner: &DbInner) {
 /// `Poisoned` if the database is, or if creating the WAL or syncing failed (which
 /// poisons it); while stalled, the retryable error of a flush or compaction that
 /// failed during the stall.
-fn make_room(inner: &DbInner, mut force: bool) -> Result<Arc<MemTable>> {
-    let opts = &inner.opts;
+fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
     let mut delayed = false;
     let mut stalled_since: Option<(u64, u64)> = None;
     loop {
         let mut st = inner.state.lock();
         st.check_bg_error()?;
-        let l0 = inner.super_version.load().version.files(0).len();
-        let over_soft = opts.soft_pending_compaction_bytes_limit > 0
-            && st.pending_compaction_bytes >= opts.soft_pending_compaction_bytes_limit;
-        let over_hard = opts.hard_pending_compaction_bytes_limit > 0
-            && st.pending_compaction_bytes >= opts.hard_pending_compaction_bytes_limit;
-        if !force && !delayed && (l0 >= opts.level0_slowdown_writes_trigger || over_soft) {
+        let (mut slow, mut stop, mut switch, mut imm_full) = (false, false, Vec::new(), false);
+        for (&id, f) in &st.families {
+            let opts = &f.family.opts;
+            let l0 = f.family.super_version.load().version.files(0).len();
+            let pending = f.pending_compaction_bytes;
+            let soft = opts.soft_pending_compaction_bytes_limit;
+            let hard = opts.hard_pending_compaction_bytes_limit;
+            slow |= l0 >= opts.level0_slowdown_writes_trigger || (soft > 0 && pending >= soft);
+            stop |= l0 >= opts.level0_stop_writes_trigger || (hard > 0 && pending >= hard);
+            let full = f.mem.mem.approximate_memory_usage() >= opts.write_buffer_size;
+            let forced = force.is_some_and(|force| force.covers(id)) && !f.mem.mem.is_empty();
+            if full || forced {
+                switch.push(id);
+                imm_full |= f.imm.len() + 1 >= opts.max_write_buffer_number;
+            }
+        }
+        if force.is_none() && !delayed && slow {
             // Slow each write a little rather than stop all writes later for seconds.
             drop(st);
             let t = Instant::now();
@@ -467,12 +510,15 @@ fn make_room(inner: &DbInner, mut force: bool) -> Result<Arc<MemTable>> {
             delayed = true;
             continue;
         }
-        let full = st.mem.mem.approximate_memory_usage() >= opts.write_buffer_size;
-        let stopped = !force && (l0 >= opts.level0_stop_writes_trigger || over_hard);
-        if !stopped && (!(full || force) || (force && st.mem.mem.is_empty())) {
-            return Ok(Arc::clone(&st.mem.mem));
+        let stopped = force.is_none() && stop;
+        if !stopped && switch.is_empty() {
+            return Ok(st
+                .families
+                .iter()
+                .map(|(&id, f)| (id, Arc::clone(&f.mem.mem)))
+                .collect());
         }
-        if stopped || st.imm.len() + 1 >= opts.max_write_buffer_number {
+        if stopped || imm_full {
             // A stalled write waits for flushes and compactions; if one of them fails
             // (retryably) meanwhile, the write is refused with that error instead of
             // waiting for a disk that may never recover. Nothing was written.
@@ -490,17 +536,24 @@ fn make_room(inner: &DbInner, mut force: bool) -> Result<Arc<MemTable>> {
         drain(inner);
         let log_number = switch_wal(inner)?;
         let mut st = inner.state.lock();
-        let old = std::mem::replace(
-            &mut st.mem,
-            MemWithLog {
-                mem: Arc::new(MemTable::new()),
-                log_number,
-            },
-        );
-        st.imm.push(old);
-        install_super_version(inner, &st, &inner.versions.current());
+        st.wals.push(log_number);
+        for id in switch {
+            // A family dropped since the decision has nothing left to switch.
+            let Some(f) = st.families.get_mut(&id) else {
+                continue;
+            };
+            let old = std::mem::replace(
+                &mut f.mem,
+                MemWithLog {
+                    mem: Arc::new(MemTable::new()),
+                    log_number,
+                },
+            );
+            f.imm.push(old);
+            f.install_super_version(&f.family.versions.current());
+        }
         inner.bg_cv.notify_all();
-        force = false;
+        force = None;
     }
 }
 
@@ -529,22 +582,6 @@ fn switch_wal(inner: &DbInner) -> Result<u64> {
     let mut old = std::mem::replace(&mut *log, LogWriter::new(file));
     old.sync().map_err(|e| poison(inner, e))?;
     Ok(log_number)
-}
-
-/// Publishes a new read view: `st`'s memtables over `version`. Requires: `state` lock
-/// held (passed as `st`), so views are published in the order the state changed, and
-/// `version` is at least as new as every version published before.
-pub(crate) fn install_super_version(
-    inner: &DbInner,
-    st: &super::state::DbState,
-    version: &Arc<Version>,
-) {
-    let sv = SuperVersion {
-        mem: Arc::clone(&st.mem.mem),
-        imm: st.imm.iter().rev().map(|m| Arc::clone(&m.mem)).collect(),
-        version: Arc::clone(version),
-    };
-    inner.super_version.store(Arc::new(sv));
 }
 
 /// Makes every acknowledged write durable (used by `close`).

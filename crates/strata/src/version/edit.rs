@@ -20,9 +20,24 @@
 //! | 3   | `last_sequence`    | varint64                                      | v1    |
 //! | 4   | `deleted_file`     | level: varint32, number: varint64             | v1    |
 //! | 5   | `new_file`         | level: varint32, body: bytes (sub-fields)     | v1    |
+//! | 6   | `column_family`    | varint32 id; written only when not 0          | v2    |
+//! | 7   | `column_family_add`| bytes: the family's name (UTF-8)              | v2    |
+//! | 8   | `column_family_drop` | (none)                                      | v2    |
+//! | 9   | `max_column_family`| varint32: the largest id ever given           | v2    |
 //! | `t \| 0x2000` | safe-to-ignore | bytes (skipped by readers that do not know `t`) | v1 |
 //!
 //! Retired tags: none yet. A retired tag stays listed here forever and is never reused.
+//!
+//! ## Column families (format version 2)
+//! An edit belongs to one column family, the default one (id 0) unless tag 6 names
+//! another; `log_number`, `deleted_file` and `new_file` are that family's. A MANIFEST
+//! of a database without families never holds tags 6 to 9, so it is byte for byte a
+//! v1 MANIFEST, and a v1 reader refuses a v2 edit (unknown tag) rather than apply a
+//! family's files to the default tree. `next_file_number`, `last_sequence` and
+//! `max_column_family` are database-wide whatever the family. Adding a family is an
+//! edit with tags 6 and 7 (and its log number); dropping one, tags 6 and 8. Family
+//! ids are never reused: `max_column_family` survives drops, so a WAL record of a
+//! dropped family is recognised at replay (and skipped).
 //!
 //! A top-level tag with bit 13 (`0x2000`, [`TAG_SAFE_TO_IGNORE`]) set carries a
 //! length-prefixed payload; a reader that does not know it skips it. Any other unknown
@@ -90,6 +105,10 @@ mod tag {
     pub const LAST_SEQUENCE: u64 = 3;
     pub const DELETED_FILE: u64 = 4;
     pub const NEW_FILE: u64 = 5;
+    pub const COLUMN_FAMILY: u64 = 6;
+    pub const COLUMN_FAMILY_ADD: u64 = 7;
+    pub const COLUMN_FAMILY_DROP: u64 = 8;
+    pub const MAX_COLUMN_FAMILY: u64 = 9;
 }
 
 /// New-file sub-tags. On disk: append only, never renumber.
@@ -126,6 +145,14 @@ pub struct VersionEdit {
     pub deleted_files: Vec<(usize, u64)>,
     /// Files added: `(level, metadata)`.
     pub new_files: Vec<(usize, FileMetaData)>,
+    /// The column family this edit changes (0: the default family).
+    pub column_family: u32,
+    /// Creates family `column_family` with this name.
+    pub add_column_family: Option<String>,
+    /// Drops family `column_family`.
+    pub drop_column_family: bool,
+    /// The largest family id ever given (ids are not reused).
+    pub max_column_family: Option<u32>,
 }
 
 impl VersionEdit {
@@ -136,6 +163,21 @@ impl VersionEdit {
     /// decoder's version refuses (see `level_u32`). Key and parent-list lengths are
     /// varint64, so nothing else can be truncated.
     pub fn encode(&self, dst: &mut Vec<u8>) {
+        if self.column_family != 0 {
+            put_varint64(dst, tag::COLUMN_FAMILY);
+            put_varint32(dst, self.column_family);
+        }
+        if let Some(name) = &self.add_column_family {
+            put_varint64(dst, tag::COLUMN_FAMILY_ADD);
+            put_length_prefixed(dst, name.as_bytes());
+        }
+        if self.drop_column_family {
+            put_varint64(dst, tag::COLUMN_FAMILY_DROP);
+        }
+        if let Some(v) = self.max_column_family {
+            put_varint64(dst, tag::MAX_COLUMN_FAMILY);
+            put_varint32(dst, v);
+        }
         if let Some(v) = self.log_number {
             put_varint64(dst, tag::LOG_NUMBER);
             put_varint64(dst, v);
@@ -195,6 +237,34 @@ impl VersionEdit {
                     let body = d.length_prefixed().ok_or("truncated new_file body")?;
                     edit.new_files
                         .push((level_usize(level)?, decode_new_file(body)?));
+                }
+                tag::COLUMN_FAMILY => {
+                    if edit.column_family != 0 {
+                        return Err("repeated column_family");
+                    }
+                    match d.varint32().ok_or("truncated column_family")? {
+                        0 => return Err("column_family 0 is never written"),
+                        id => edit.column_family = id,
+                    }
+                }
+                tag::COLUMN_FAMILY_ADD => {
+                    let name = d.length_prefixed().ok_or("truncated column_family_add")?;
+                    let name = std::str::from_utf8(name)
+                        .map_err(|_| "column family name is not UTF-8")?;
+                    if edit.add_column_family.replace(name.to_owned()).is_some() {
+                        return Err("repeated column_family_add");
+                    }
+                }
+                tag::COLUMN_FAMILY_DROP => {
+                    if std::mem::replace(&mut edit.drop_column_family, true) {
+                        return Err("repeated column_family_drop");
+                    }
+                }
+                tag::MAX_COLUMN_FAMILY => {
+                    let v = d.varint32().ok_or("truncated max_column_family")?;
+                    if edit.max_column_family.replace(v).is_some() {
+                        return Err("repeated max_column_family");
+                    }
                 }
                 0 => return Err("invalid edit tag 0"),
                 t if t & TAG_SAFE_TO_IGNORE != 0 => {

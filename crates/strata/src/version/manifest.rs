@@ -12,7 +12,10 @@
 //! `MANIFEST-<number>` uses the log format of [`crate::wal`] (32 KiB blocks, CRC32C per
 //! fragment); each record is one [`VersionEdit`] encoding (`version::edit`). The first
 //! record is a snapshot: every live file plus `log_number`, `next_file_number` and
-//! `last_sequence`. `CURRENT` holds the MANIFEST's file name and a newline, e.g.
+//! `last_sequence`; with column families, the snapshot is one record per family (the
+//! default family's first, holding the counters and `max_column_family`; each other
+//! family's adding it by name with its files and log number), all fsynced together
+//! before `CURRENT` names the file. `CURRENT` holds the MANIFEST's file name and a newline, e.g.
 //! `MANIFEST-000005\n`.
 //!
 //! # Durability order (what makes a crash at any point safe)
@@ -50,7 +53,9 @@
 //! `truncated_last_record_is_tolerated`).
 
 use super::edit::VersionEdit;
+use super::family::{DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME};
 use super::version::Version;
+use std::collections::BTreeMap;
 use crate::env::{read_to_vec, write_file_atomic, FileSystem};
 use crate::error::{Error, Result};
 use crate::filename::{self, FileType};
@@ -95,7 +100,7 @@ impl Manifest {
         fs: &Arc<dyn FileSystem>,
         dir: &Path,
         number: u64,
-        snapshot: &VersionEdit,
+        snapshot: &[VersionEdit],
     ) -> Result<Manifest> {
         let name = filename::manifest_name(number);
         let file = fs.create(&dir.join(&name))?;
@@ -103,7 +108,7 @@ impl Manifest {
             writer: LogWriter::new(file),
             number,
         };
-        m.append(snapshot)?;
+        m.append_all(snapshot)?;
         fs.sync_dir(dir)?;
         write_file_atomic(fs.as_ref(), dir, CURRENT, format!("{name}\n").as_bytes())?;
         Ok(m)
@@ -118,9 +123,21 @@ impl Manifest {
     /// I/O errors; the MANIFEST may then end in a partial record. The caller must
     /// poison the database and not install the edit.
     pub fn append(&mut self, edit: &VersionEdit) -> Result<()> {
+        self.append_all(std::slice::from_ref(edit))
+    }
+
+    /// Appends `edits`, one record each, and fsyncs once: as [`Self::append`]. A crash
+    /// may keep a prefix of them, so each must be valid on its own.
+    ///
+    /// # Errors
+    /// As [`Self::append`].
+    pub fn append_all(&mut self, edits: &[VersionEdit]) -> Result<()> {
         let mut buf = Vec::new();
-        edit.encode(&mut buf);
-        self.writer.add_record(&buf)?;
+        for edit in edits {
+            buf.clear();
+            edit.encode(&mut buf);
+            self.writer.add_record(&buf)?;
+        }
         self.writer.sync()
     }
 
@@ -136,32 +153,46 @@ impl Manifest {
     }
 }
 
+/// One column family as replayed by [`recover`].
+#[derive(Debug)]
+pub struct RecoveredFamily {
+    /// The family's id (0: default).
+    pub id: u32,
+    /// The family's name.
+    pub name: String,
+    /// Its live files.
+    pub version: Version,
+    /// WALs numbered below this hold nothing of this family that is not in a table.
+    pub log_number: u64,
+    /// The deepest level holding a file (`None`: no files). The caller must check it
+    /// against the family's configured number of levels.
+    pub deepest_level: Option<usize>,
+}
+
 /// The state a MANIFEST describes, as replayed by [`recover`].
 #[derive(Debug)]
 pub struct RecoveredManifest {
-    /// The live files.
-    pub version: Version,
-    /// WALs numbered below this are obsolete; replay WALs `>= log_number`.
-    pub log_number: u64,
+    /// The live column families, the default one first, then by id.
+    pub families: Vec<RecoveredFamily>,
+    /// The largest family id ever given (dropped ones included).
+    pub max_column_family: u32,
     /// The next unused file number (already above every number in use).
     pub next_file_number: u64,
     /// The last sequence number covered by the recovered tables.
     pub last_sequence: u64,
     /// The number of the MANIFEST that was replayed.
     pub manifest_number: u64,
-    /// The deepest level holding a file (`None`: no files). The caller must check it
-    /// against the configured number of levels (`options_file::check_compatible`).
-    pub deepest_level: Option<usize>,
 }
 
 /// Reads `CURRENT` in `dir` and replays every edit of the MANIFEST it names. See the
 /// module's recovery rule.
 ///
-/// Edits are replayed into a version of [`MAX_LEVELS`] levels, not `num_levels`: a
-/// database written with more levels than this open configures is then a *wrong
-/// option*, not a corrupt MANIFEST. The returned version has `num_levels` levels if
-/// its files fit (`deepest_level < num_levels`), else `deepest_level + 1`; the caller
-/// must reject the latter ([`RecoveredManifest::deepest_level`]).
+/// Edits are replayed into versions of [`MAX_LEVELS`] levels, not the configured
+/// number: a database written with more levels than this open configures is then a
+/// *wrong option*, not a corrupt MANIFEST. Each family's version has
+/// `num_levels(name)` levels if its files fit (`deepest_level < num_levels`), else
+/// `deepest_level + 1`; the caller must reject the latter
+/// ([`RecoveredFamily::deepest_level`]).
 ///
 /// Returns `Ok(None)` iff `CURRENT` does not exist (no database here yet).
 ///
@@ -174,7 +205,7 @@ pub struct RecoveredManifest {
 pub fn recover(
     fs: &dyn FileSystem,
     dir: &Path,
-    num_levels: usize,
+    num_levels: &dyn Fn(&str) -> usize,
 ) -> Result<Option<RecoveredManifest>> {
     let current = dir.join(CURRENT);
     if !fs.exists(&current) {
@@ -196,8 +227,15 @@ pub fn recover(
     }
     let mut reader = LogReader::new(fs.open_sequential(&path)?);
     let mut replay = Replay {
-        version: Version::new(MAX_LEVELS.max(num_levels)),
-        log_number: None,
+        families: BTreeMap::from([(
+            DEFAULT_FAMILY_ID,
+            ReplayFamily {
+                name: DEFAULT_FAMILY_NAME.to_owned(),
+                version: Version::new(MAX_LEVELS),
+                log_number: None,
+            },
+        )]),
+        max_column_family: 0,
         next_file_number: None,
         last_sequence: None,
         path,
@@ -247,10 +285,18 @@ fn parse_current(content: &[u8]) -> Option<u64> {
     }
 }
 
-/// Replay state of [`recover`].
-struct Replay {
+/// One family's replay state.
+struct ReplayFamily {
+    name: String,
     version: Version,
     log_number: Option<u64>,
+}
+
+/// Replay state of [`recover`].
+struct Replay {
+    /// The live families by id.
+    families: BTreeMap<u32, ReplayFamily>,
+    max_column_family: u32,
     next_file_number: Option<u64>,
     last_sequence: Option<u64>,
     path: PathBuf,
@@ -261,14 +307,49 @@ impl Replay {
         let edit = VersionEdit::decode(record).map_err(|reason| {
             Error::corruption(&self.path, offset, format!("bad version edit: {reason}"))
         })?;
-        self.version = self.version.apply(&edit).map_err(|reason| {
+        self.apply_edit(&edit).map_err(|reason| {
             Error::corruption(
                 &self.path,
                 offset,
                 format!("inconsistent version edit: {reason}"),
             )
-        })?;
-        self.log_number = edit.log_number.or(self.log_number);
+        })
+    }
+
+    fn apply_edit(&mut self, edit: &VersionEdit) -> std::result::Result<(), String> {
+        let id = edit.column_family;
+        if let Some(max) = edit.max_column_family {
+            self.max_column_family = self.max_column_family.max(max);
+        }
+        if let Some(name) = &edit.add_column_family {
+            if id == DEFAULT_FAMILY_ID || self.families.contains_key(&id) {
+                return Err(format!("column family {id} added twice"));
+            }
+            if self.families.values().any(|f| f.name == *name) {
+                return Err(format!("two column families named `{name}`"));
+            }
+            self.max_column_family = self.max_column_family.max(id);
+            self.families.insert(
+                id,
+                ReplayFamily {
+                    name: name.clone(),
+                    version: Version::new(MAX_LEVELS),
+                    log_number: None,
+                },
+            );
+        }
+        let family = self
+            .families
+            .get_mut(&id)
+            .ok_or_else(|| format!("edit of unknown column family {id}"))?;
+        family.version = family.version.apply(edit)?;
+        family.log_number = edit.log_number.or(family.log_number);
+        if edit.drop_column_family {
+            if id == DEFAULT_FAMILY_ID {
+                return Err("the default column family is dropped".into());
+            }
+            self.families.remove(&id);
+        }
         self.next_file_number = edit.next_file_number.or(self.next_file_number);
         self.last_sequence = edit.last_sequence.or(self.last_sequence);
         Ok(())
@@ -278,52 +359,63 @@ impl Replay {
         self,
         manifest_number: u64,
         end: u64,
-        num_levels: usize,
+        num_levels: &dyn Fn(&str) -> usize,
     ) -> Result<RecoveredManifest> {
-        let missing =
-            |what: &str| Error::corruption(&self.path, end, format!("MANIFEST never sets {what}"));
-        let log_number = self.log_number.ok_or_else(|| missing("log_number"))?;
+        let path = &self.path;
+        let missing = |what: &str| Error::corruption(path, end, format!("MANIFEST never sets {what}"));
+        let default_log = self
+            .families
+            .get(&DEFAULT_FAMILY_ID)
+            .and_then(|f| f.log_number)
+            .ok_or_else(|| missing("log_number"))?;
         let next = self
             .next_file_number
             .ok_or_else(|| missing("next_file_number"))?;
         let recorded = self.last_sequence.ok_or_else(|| missing("last_sequence"))?;
-        // Every entry of a table was written under a sequence number already published,
-        // so the last sequence is at least each table's newest. Builds between the
-        // version-set refactor and its fix could record a stale value (an edit logged
-        // after a newer one); reading below a table's entries would hide them.
-        let last_sequence = self
-            .version
-            .live_files()
-            .map(|f| f.largest_seqno)
-            .fold(recorded, u64::max);
-        self.version.check_invariants().map_err(|reason| {
-            Error::corruption(
-                &self.path,
-                end,
-                format!("recovered version is inconsistent: {reason}"),
-            )
-        })?;
-        let max_used = self
-            .version
-            .live_files()
-            .map(|f| f.number)
-            .chain([manifest_number, log_number])
-            .max()
-            .unwrap_or(0);
-        // Cut the MAX_LEVELS replay version back, keeping every file (see `recover`).
-        let deepest_level = self.version.deepest_nonempty_level();
-        let levels = num_levels.max(deepest_level.map_or(0, |d| d + 1));
-        let version = self
-            .version
-            .with_num_levels(levels)
-            .map_err(|reason| Error::corruption(&self.path, end, reason))?;
+        let mut families = Vec::with_capacity(self.families.len());
+        let mut last_sequence = recorded;
+        let mut max_used = manifest_number.max(default_log);
+        for (id, f) in self.families {
+            // Every entry of a table was written under a sequence number already
+            // published, so the last sequence is at least each table's newest. Builds
+            // between the version-set refactor and its fix could record a stale value
+            // (an edit logged after a newer one); reading below a table's entries
+            // would hide them.
+            for file in f.version.live_files() {
+                last_sequence = last_sequence.max(file.largest_seqno);
+                max_used = max_used.max(file.number);
+            }
+            f.version.check_invariants().map_err(|reason| {
+                Error::corruption(
+                    path,
+                    end,
+                    format!("recovered version of family `{}` is inconsistent: {reason}", f.name),
+                )
+            })?;
+            // Cut the MAX_LEVELS replay version back, keeping every file (see
+            // `recover`).
+            let deepest_level = f.version.deepest_nonempty_level();
+            let levels = num_levels(&f.name).max(deepest_level.map_or(0, |d| d + 1));
+            let version = f
+                .version
+                .with_num_levels(levels)
+                .map_err(|reason| Error::corruption(path, end, reason))?;
+            let log_number = f.log_number.unwrap_or(0);
+            max_used = max_used.max(log_number);
+            families.push(RecoveredFamily {
+                id,
+                name: f.name,
+                version,
+                log_number,
+                deepest_level,
+            });
+        }
         Ok(RecoveredManifest {
-            version,
-            log_number,
+            families,
+            max_column_family: self.max_column_family,
             next_file_number: next.max(max_used.saturating_add(1)),
             last_sequence,
             manifest_number,
-            deepest_level,
         })
     }
 }

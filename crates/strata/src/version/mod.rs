@@ -8,6 +8,7 @@
 //!   and the file references (`file_ref`) that decide when a file may be deleted.
 
 pub mod edit;
+pub(crate) mod family;
 pub mod file_meta;
 pub(crate) mod file_ref;
 pub mod manifest;
@@ -19,6 +20,8 @@ pub(crate) mod set;
 pub mod version;
 
 pub use edit::VersionEdit;
+pub(crate) use family::{FamilyVersion, DEFAULT_FAMILY_ID};
+pub use family::DEFAULT_FAMILY_NAME;
 pub use file_meta::{FileKind, FileMetaData};
 pub(crate) use set::VersionSet;
 pub use version::Version;

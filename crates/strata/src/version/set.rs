@@ -14,9 +14,11 @@
 //! # What it owns
 //! - the MANIFEST writer, behind `writer` (the only lock here that is held across I/O:
 //!   one MANIFEST append + fsync, or a roll-over to a new MANIFEST);
-//! - the current [`Version`] (an `ArcSwap`, so loading it never waits on the writer);
-//! - the next file number, the MANIFEST number, the logged WAL number and the last
-//!   sequence number (atomics, so reading them never waits on the writer either);
+//! - one [`FamilyVersion`] per live column family: its current [`Version`] (an
+//!   `ArcSwap`, so loading it never waits on the writer) and its logged WAL number;
+//!   families are created and dropped here, by a MANIFEST edit each;
+//! - the next file number, the MANIFEST number and the last sequence number (atomics,
+//!   so reading them never waits on the writer either);
 //! - the queue of obsolete files ([`ObsoleteFiles`]); live files are those some
 //!   [`FileRef`] still points to (see `version::file_ref` for why that is the rule).
 //!
@@ -43,25 +45,26 @@
 //! `state`). Nothing here takes `writer` while holding `state`.
 
 use super::edit::VersionEdit;
+use super::family::{FamilyVersion, DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME};
 use super::file_ref::{FileRef, Obsolete, ObsoleteFiles};
-use super::manifest::{self, Manifest};
+use super::manifest::{self, Manifest, RecoveredFamily};
 use super::version::Version;
 use crate::env::{FileOptions, FileSystem, WritableFile};
 use crate::error::{Error, Result};
 use crate::filename::{self, Dirs};
-use arc_swap::ArcSwap;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// What the version set starts from: a replayed MANIFEST, or an empty database.
 #[derive(Debug)]
 struct Recovered {
-    /// The live files.
-    pub version: Version,
-    /// WALs numbered below this hold nothing that is not in a table.
-    pub log_number: u64,
+    /// The live families, the default one first.
+    pub families: Vec<RecoveredFamily>,
+    /// The largest family id ever given.
+    pub max_column_family: u32,
     /// The next unused file number.
     pub next_file_number: u64,
     /// The MANIFEST that was replayed, if any.
@@ -71,14 +74,18 @@ struct Recovered {
 }
 
 /// What [`VersionSet::recover`] found besides the version set itself.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct RecoveryInfo {
     /// The MANIFEST that was replayed.
     pub manifest_number: u64,
-    /// The deepest level holding a file (`None`: no files); the version has
-    /// `max(num_levels, deepest_level + 1)` levels, and the caller must refuse options
-    /// with fewer levels than the tree.
-    pub deepest_level: Option<usize>,
+    /// Per live family (default first): its name and the deepest level holding a
+    /// file (`None`: no files). The family's version has `max(num_levels,
+    /// deepest_level + 1)` levels, and the caller must refuse options with fewer
+    /// levels than the tree.
+    pub deepest_levels: Vec<(String, Option<usize>)>,
+    /// The largest family id ever given (dropped families included): WAL records of
+    /// a smaller id that is not live belong to a dropped family.
+    pub max_column_family: u32,
 }
 
 /// The MANIFEST writer and whether it may still be appended to (invariant 3).
@@ -102,12 +109,14 @@ pub(crate) struct VersionSet {
     /// before the set is shared.
     table_file_options: FileOptions,
     writer: Mutex<Writer>,
-    current: ArcSwap<Version>,
+    /// The live families by id. Changed only under `writer` (create, drop); read
+    /// briefly by lookups.
+    families: RwLock<BTreeMap<u32, Arc<FamilyVersion>>>,
+    /// The largest family id ever given (ids are never reused). Under `writer`.
+    max_column_family: AtomicU32,
     next_file_number: AtomicU64,
     /// Number of the live MANIFEST (0 before `start_manifest`).
     manifest_number: AtomicU64,
-    /// The WAL number the MANIFEST records as the oldest still needed.
-    log_number: AtomicU64,
     /// Highest sequence number visible to readers: published by the write leader after
     /// its group is in the memtable, recorded in every edit (invariant 5).
     last_sequence: AtomicU64,
@@ -138,18 +147,23 @@ impl VersionSet {
         fs: Arc<dyn FileSystem>,
         dirs: Dirs,
         max_manifest_file_size: u64,
-        num_levels: usize,
+        num_levels: &dyn Fn(&str) -> usize,
     ) -> Result<Option<(VersionSet, RecoveryInfo)>> {
         let Some(r) = manifest::recover(fs.as_ref(), &dirs.db, num_levels)? else {
             return Ok(None);
         };
         let info = RecoveryInfo {
             manifest_number: r.manifest_number,
-            deepest_level: r.deepest_level,
+            deepest_levels: r
+                .families
+                .iter()
+                .map(|f| (f.name.clone(), f.deepest_level))
+                .collect(),
+            max_column_family: r.max_column_family,
         };
         let recovered = Recovered {
-            version: r.version,
-            log_number: r.log_number,
+            families: r.families,
+            max_column_family: r.max_column_family,
             next_file_number: r.next_file_number,
             manifest_number: Some(r.manifest_number),
             last_sequence: r.last_sequence,
@@ -169,8 +183,14 @@ impl VersionSet {
         num_levels: usize,
     ) -> Result<VersionSet> {
         let empty = Recovered {
-            version: Version::new(num_levels),
-            log_number: 0,
+            families: vec![RecoveredFamily {
+                id: DEFAULT_FAMILY_ID,
+                name: DEFAULT_FAMILY_NAME.to_owned(),
+                version: Version::new(num_levels),
+                log_number: 0,
+                deepest_level: None,
+            }],
+            max_column_family: 0,
             next_file_number: 2,
             manifest_number: None,
             last_sequence: 0,
@@ -190,14 +210,21 @@ impl VersionSet {
             return Err(Error::InvalidArgument("no table directory".into()));
         }
         let obsolete = Arc::new(ObsoleteFiles::default());
-        let mut version = recovered.version;
-        let refs: Vec<Arc<FileRef>> = version
-            .live_files()
-            .map(|f| FileRef::new(f.number, f.path_id, &obsolete))
-            .collect();
-        version
-            .attach_refs(&Version::default(), &refs)
-            .map_err(Error::Internal)?;
+        let mut families = BTreeMap::new();
+        for f in recovered.families {
+            let mut version = f.version;
+            let refs: Vec<Arc<FileRef>> = version
+                .live_files()
+                .map(|f| FileRef::new(f.number, f.path_id, &obsolete))
+                .collect();
+            version
+                .attach_refs(&Version::default(), &refs)
+                .map_err(Error::Internal)?;
+            families.insert(
+                f.id,
+                Arc::new(FamilyVersion::new(f.id, f.name, version, f.log_number)),
+            );
+        }
         Ok(VersionSet {
             fs,
             dirs,
@@ -207,18 +234,30 @@ impl VersionSet {
                 manifest: None,
                 failed: None,
             }),
-            current: ArcSwap::from_pointee(version),
+            families: RwLock::new(families),
+            max_column_family: AtomicU32::new(recovered.max_column_family),
             next_file_number: AtomicU64::new(recovered.next_file_number),
             manifest_number: AtomicU64::new(recovered.manifest_number.unwrap_or(0)),
-            log_number: AtomicU64::new(recovered.log_number),
             last_sequence: AtomicU64::new(recovered.last_sequence),
             obsolete,
         })
     }
 
-    /// The current version. Never waits on the MANIFEST writer.
+    /// The default family (never dropped), for tests.
+    #[cfg(test)]
+    pub fn default_family(&self) -> Arc<FamilyVersion> {
+        self.families.read()[&DEFAULT_FAMILY_ID].clone()
+    }
+
+    /// The live families, by id (the default family first).
+    pub fn families(&self) -> Vec<Arc<FamilyVersion>> {
+        self.families.read().values().cloned().collect()
+    }
+
+    /// The default family's current version (tests and tools).
+    #[cfg(test)]
     pub fn current(&self) -> Arc<Version> {
-        self.current.load_full()
+        self.default_family().current()
     }
 
     /// The database directory (WALs, MANIFESTs, `CURRENT`).
@@ -264,9 +303,27 @@ impl VersionSet {
         self.manifest_number.load(Ordering::Acquire)
     }
 
-    /// The WAL number the MANIFEST records as the oldest still needed.
+    /// The oldest WAL some live family still needs, as the MANIFEST records it: WALs
+    /// numbered below this are obsolete.
     pub fn log_number(&self) -> u64 {
-        self.log_number.load(Ordering::Acquire)
+        self.families
+            .read()
+            .values()
+            .map(|f| f.log_number())
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// The newest WAL number a live family's MANIFEST record names: that WAL exists
+    /// (each family's log number only grows, and WALs at or above every family's are
+    /// kept), so open checks it.
+    pub fn max_log_number(&self) -> u64 {
+        self.families
+            .read()
+            .values()
+            .map(|f| f.log_number())
+            .max()
+            .unwrap_or(0)
     }
 
     /// The highest sequence number visible to readers. Never waits on the MANIFEST
@@ -326,23 +383,55 @@ impl VersionSet {
     /// the previous MANIFEST, so a retry starts from the same durable state).
     pub fn start_manifest(
         &self,
-        edit: &VersionEdit,
+        edits: &[(u32, VersionEdit)],
         refs: &[Arc<FileRef>],
         log_number: u64,
     ) -> Result<()> {
         let mut writer = self.writer.lock();
-        let version = self.successor(&self.current(), edit, refs)?;
+        let mut versions = Vec::new();
+        for family in self.families() {
+            let mut version = family.current();
+            for (_, edit) in edits.iter().filter(|(id, _)| *id == family.id()) {
+                version = Arc::new(self.successor(&version, edit, refs)?);
+            }
+            versions.push((family, version, log_number));
+        }
         let number = self.new_file_number();
-        let mut snapshot = version.to_snapshot_edit();
-        snapshot.log_number = Some(log_number);
-        snapshot.next_file_number = Some(self.next_file_number());
-        snapshot.last_sequence = Some(self.last_sequence());
+        let snapshot = self.snapshot_edits(&versions, self.last_sequence());
         let manifest = Manifest::create(&self.fs, self.db_dir(), number, &snapshot)?;
         writer.manifest = Some(manifest);
         self.manifest_number.store(number, Ordering::Release);
-        self.log_number.store(log_number, Ordering::Release);
-        self.current.store(Arc::new(version));
+        for (family, version, log_number) in versions {
+            family.install(version, Some(log_number));
+        }
         Ok(())
+    }
+
+    /// The records that start a new MANIFEST: per family (the default one first, with
+    /// the database-wide counters) an edit adding its files at `version` and its log
+    /// number; the others also add the family by name. Requires: `writer` held.
+    fn snapshot_edits(
+        &self,
+        versions: &[(Arc<FamilyVersion>, Arc<Version>, u64)],
+        last_sequence: u64,
+    ) -> Vec<VersionEdit> {
+        versions
+            .iter()
+            .map(|(family, version, log_number)| {
+                let mut edit = version.to_snapshot_edit();
+                edit.log_number = Some(*log_number);
+                if family.id() == DEFAULT_FAMILY_ID {
+                    edit.next_file_number = Some(self.next_file_number());
+                    edit.last_sequence = Some(last_sequence);
+                    let max = self.max_column_family.load(Ordering::Acquire);
+                    edit.max_column_family = (max > 0).then_some(max);
+                } else {
+                    edit.column_family = family.id();
+                    edit.add_column_family = Some(family.name().to_owned());
+                }
+                edit
+            })
+            .collect()
     }
 
     /// Applies `edit` to the current version, appends it to the MANIFEST (rolling over
@@ -362,6 +451,7 @@ impl VersionSet {
     /// database, since the edit's durability is unknown.
     pub fn log_and_apply(
         &self,
+        family: &FamilyVersion,
         mut edit: VersionEdit,
         refs: &[Arc<FileRef>],
         install: impl FnOnce(&Arc<Version>),
@@ -370,29 +460,132 @@ impl VersionSet {
         if let Some(cause) = &writer.failed {
             return Err(Error::Poisoned(Arc::clone(cause)));
         }
-        let version = self.successor(&self.current(), &edit, refs)?;
+        if family.is_dropped() {
+            return Err(dropped(family));
+        }
+        edit.column_family = family.id();
+        let version = Arc::new(self.successor(&family.current(), &edit, refs)?);
+        self.write_edit(&mut writer, &mut edit, Some((family, &version)))?;
+        family.install(Arc::clone(&version), edit.log_number);
+        install(&version);
+        Ok(version)
+    }
+
+    /// Appends `edit` (filling in the counters) to the MANIFEST, or rolls over to a
+    /// new one whose snapshot already holds it, where `changed` is the family the edit
+    /// changes and its new version. Requires: `writer` held (passed in).
+    ///
+    /// # Errors
+    /// As [`Self::log_and_apply`]; after an I/O error the writer is failed
+    /// (invariant 3).
+    fn write_edit(
+        &self,
+        writer: &mut Writer,
+        edit: &mut VersionEdit,
+        changed: Option<(&FamilyVersion, &Arc<Version>)>,
+    ) -> Result<()> {
         edit.last_sequence = Some(self.last_sequence());
         let result = match writer.manifest.as_mut() {
             None => Err(Error::Internal("no MANIFEST is open for writing".into())),
             Some(m) if m.size() >= self.max_manifest_file_size => {
-                self.roll_over(m, &version, &edit)
+                self.roll_over(m, edit, changed)
             }
             Some(m) => {
                 edit.next_file_number = Some(self.next_file_number());
-                m.append(&edit)
+                m.append(edit)
             }
         };
-        if let Err(e) = result {
+        if let Err(e) = &result {
             writer.failed = Some(Arc::new(e.duplicate()));
+        }
+        result
+    }
+
+    /// Creates column family `name` with an empty version of `num_levels` levels,
+    /// needing WALs from `log_number` on (the WAL taking writes now: no older WAL can
+    /// hold a record of a family that did not exist), durably: one MANIFEST edit
+    /// adding it under a new id.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if a live family has that name; MANIFEST errors as
+    /// [`Self::log_and_apply`] (the caller poisons the database).
+    pub fn create_family(
+        &self,
+        name: &str,
+        num_levels: usize,
+        log_number: u64,
+    ) -> Result<Arc<FamilyVersion>> {
+        let mut writer = self.writer.lock();
+        if let Some(cause) = &writer.failed {
+            return Err(Error::Poisoned(Arc::clone(cause)));
+        }
+        if self.families.read().values().any(|f| f.name() == name) {
+            return Err(Error::InvalidArgument(format!(
+                "column family already exists: name=`{name}`"
+            )));
+        }
+        let id = self
+            .max_column_family
+            .load(Ordering::Acquire)
+            .checked_add(1)
+            .ok_or_else(|| Error::InvalidArgument("column family ids exhausted".into()))?;
+        let mut edit = VersionEdit {
+            column_family: id,
+            add_column_family: Some(name.to_owned()),
+            max_column_family: Some(id),
+            log_number: Some(log_number),
+            ..Default::default()
+        };
+        let family = Arc::new(FamilyVersion::new(
+            id,
+            name.to_owned(),
+            Version::new(num_levels),
+            log_number,
+        ));
+        // Registered before the write so a roll-over's snapshot includes it; removed
+        // again if the write fails.
+        self.max_column_family.store(id, Ordering::Release);
+        self.families.write().insert(id, Arc::clone(&family));
+        if let Err(e) = self.write_edit(&mut writer, &mut edit, None) {
+            self.families.write().remove(&id);
             return Err(e);
         }
-        if let Some(l) = edit.log_number {
-            self.log_number.store(l, Ordering::Release);
+        Ok(family)
+    }
+
+    /// Drops `family` durably (one MANIFEST edit): it leaves the set, and its files
+    /// become obsolete once nothing holds its last version any more.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for the default family or a family already dropped;
+    /// MANIFEST errors as [`Self::log_and_apply`].
+    pub fn drop_family(&self, family: &FamilyVersion) -> Result<()> {
+        let mut writer = self.writer.lock();
+        if let Some(cause) = &writer.failed {
+            return Err(Error::Poisoned(Arc::clone(cause)));
         }
-        let version = Arc::new(version);
-        self.current.store(Arc::clone(&version));
-        install(&version);
-        Ok(version)
+        if family.id() == DEFAULT_FAMILY_ID {
+            return Err(Error::InvalidArgument(
+                "the default column family cannot be dropped".into(),
+            ));
+        }
+        if family.is_dropped() {
+            return Err(dropped(family));
+        }
+        let mut edit = VersionEdit {
+            column_family: family.id(),
+            drop_column_family: true,
+            ..Default::default()
+        };
+        let removed = self.families.write().remove(&family.id());
+        if let Err(e) = self.write_edit(&mut writer, &mut edit, None) {
+            if let Some(f) = removed {
+                self.families.write().insert(f.id(), f);
+            }
+            return Err(e);
+        }
+        family.mark_dropped();
+        Ok(())
     }
 
     /// The version `edit` makes of `base`, holding its files' references.
@@ -412,21 +605,49 @@ impl VersionSet {
         Ok(version)
     }
 
-    /// Replaces `m` by a new MANIFEST whose first record is the whole of `version`
-    /// (bounds recovery time); the old one becomes obsolete once `CURRENT` names the
-    /// new one. Requires: `writer` held (the caller's `m`).
-    fn roll_over(&self, m: &mut Manifest, version: &Version, edit: &VersionEdit) -> Result<()> {
+    /// Replaces `m` by a new MANIFEST whose first records are the whole of every live
+    /// family (bounds recovery time), `changed` (the family `edit` changes) at its new
+    /// version and log number; the old one becomes obsolete once `CURRENT` names the
+    /// new one. Requires: `writer` held (the caller's `m`); the family set already as
+    /// the edit leaves it (created families in, dropped ones out).
+    fn roll_over(
+        &self,
+        m: &mut Manifest,
+        edit: &VersionEdit,
+        changed: Option<(&FamilyVersion, &Arc<Version>)>,
+    ) -> Result<()> {
         let number = self.new_file_number();
-        let mut snapshot = version.to_snapshot_edit();
-        snapshot.log_number = Some(edit.log_number.unwrap_or_else(|| self.log_number()));
-        snapshot.next_file_number = Some(self.next_file_number());
-        snapshot.last_sequence = edit.last_sequence;
+        let versions: Vec<_> = self
+            .families()
+            .into_iter()
+            .map(|f| match changed {
+                Some((c, v)) if c.id() == f.id() => {
+                    let log = edit.log_number.unwrap_or_else(|| f.log_number());
+                    (f, Arc::clone(v), log)
+                }
+                _ => {
+                    let (v, log) = (f.current(), f.log_number());
+                    (f, v, log)
+                }
+            })
+            .collect();
+        let snapshot =
+            self.snapshot_edits(&versions, edit.last_sequence.unwrap_or_else(|| self.last_sequence()));
         let old = m.number();
         *m = Manifest::create(&self.fs, self.db_dir(), number, &snapshot)?;
         self.manifest_number.store(number, Ordering::Release);
         self.obsolete.push(Obsolete::Manifest(old));
         Ok(())
     }
+}
+
+/// The error of an edit of a dropped family: not a failure of the database (a job of
+/// the family that raced the drop is abandoned, see `db::jobs`).
+fn dropped(family: &FamilyVersion) -> Error {
+    Error::InvalidArgument(format!(
+        "column family dropped: name=`{}`",
+        family.name()
+    ))
 }
 
 #[cfg(test)]

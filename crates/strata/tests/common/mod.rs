@@ -11,7 +11,7 @@ use std::sync::Arc;
 use strata::env::FaultFs;
 use strata::merge::{Append, MergeError};
 use strata::{
-    Db, DbBuilder, ErrorKind, MergeOperator, Options, ReadOptions, Snapshot, Transaction,
+    CfHandle, Db, DbBuilder, ErrorKind, MergeOperator, Options, ReadOptions, Snapshot, Transaction,
     TransactionOptions, WriteBatch, WriteOptions,
 };
 
@@ -153,6 +153,18 @@ pub enum Op {
         steps: Vec<TxnStep>,
         commit: bool,
     },
+    /// A put, delete, merge, range delete, get or scan in column family `cf<n>`
+    /// ([`family_name`]); skipped while that family does not exist.
+    InCf(u8, Box<Op>),
+    /// Creates family `cf<n>` unless it exists.
+    CreateCf(u8),
+    /// Drops family `cf<n>` if it exists.
+    DropCf(u8),
+}
+
+/// The name of the random workloads' column family `n`.
+pub fn family_name(n: u8) -> String {
+    format!("cf{n}")
 }
 
 /// One step while a transaction is open.
@@ -182,6 +194,8 @@ pub enum Update {
     Delete(Vec<u8>),
     Merge(Vec<u8>, Vec<u8>),
     DeleteRange(Vec<u8>, Vec<u8>),
+    /// An update of column family `cf<n>` (left out while it does not exist).
+    InCf(u8, Box<Update>),
 }
 
 /// A random range of at most `span` keys out of `keys`, as `[start, end)`.
@@ -229,7 +243,7 @@ pub fn random_ops(seed: u64, n: usize, keys: u32, allow_reopen: bool) -> Vec<Op>
                     (0..m)
                         .map(|_| {
                             let k = key(rng.random_range(0..keys));
-                            match rng.random_range(0..20u32) {
+                            let u = match rng.random_range(0..20u32) {
                                 0..=11 => Update::Put(k, value(&mut rng, i)),
                                 12..=15 => Update::Merge(k, format!("b{i}").into_bytes()),
                                 16..=18 => Update::Delete(k),
@@ -237,6 +251,11 @@ pub fn random_ops(seed: u64, n: usize, keys: u32, allow_reopen: bool) -> Vec<Op>
                                     let (a, b) = random_range(&mut rng, keys, 6);
                                     Update::DeleteRange(a, b)
                                 }
+                            };
+                            // A batch spans families now and then.
+                            match rng.random_range(0..6u32) {
+                                0 => Update::InCf(rng.random_range(1..=2), Box::new(u)),
+                                _ => u,
                             }
                         })
                         .collect(),
@@ -263,6 +282,22 @@ pub fn random_ops(seed: u64, n: usize, keys: u32, allow_reopen: bool) -> Vec<Op>
             }
             _ if allow_reopen => Op::Reopen,
             _ => Op::Flush,
+        };
+        // Column families: one of two families is created or dropped now and then,
+        // and a sixth of the single-key operations go to one of them.
+        let op = match (rng.random_range(0..120u32), op) {
+            (0..=1, _) => Op::CreateCf(rng.random_range(1..=2)),
+            (2, _) => Op::DropCf(rng.random_range(1..=2)),
+            (
+                3..=22,
+                op @ (Op::Put(..)
+                | Op::Delete(_)
+                | Op::Merge(..)
+                | Op::DeleteRange(..)
+                | Op::Get(..)
+                | Op::Scan { .. }),
+            ) => Op::InCf(rng.random_range(1..=2), Box::new(op)),
+            (_, op) => op,
         };
         ops.push(op);
     }
@@ -313,11 +348,21 @@ fn random_txn(
 /// The model's state: user key to value.
 pub type ModelMap = BTreeMap<Vec<u8>, Vec<u8>>;
 
-/// The model: the current map plus a copy of it per live snapshot.
+/// The model: the current map (the default family's) and each live column family's,
+/// plus a copy of them per live snapshot.
 #[derive(Default)]
 pub struct Model {
     pub map: ModelMap,
-    pub snapshots: Vec<(Snapshot, Arc<ModelMap>)>,
+    pub families: BTreeMap<u8, ModelMap>,
+    pub snapshots: Vec<ModelSnapshot>,
+}
+
+/// A snapshot and the model as it saw it.
+pub struct ModelSnapshot {
+    pub snapshot: Snapshot,
+    pub map: Arc<ModelMap>,
+    /// Each family's map at the snapshot (a family created after it is empty there).
+    pub families: BTreeMap<u8, Arc<ModelMap>>,
 }
 
 /// What a read observed: comparable between engines and the model.
@@ -407,6 +452,24 @@ pub fn scan(
 /// Bytes of the live tables, all levels.
 pub fn table_bytes(db: &Db) -> u64 {
     db.stats().levels.iter().map(|l| l.size).sum()
+}
+
+/// Runs a scan of column family `cf` with bounds given as ReadOptions.
+pub fn cf_scan(
+    db: &Db,
+    cf: &CfHandle,
+    snapshot: Option<Snapshot>,
+    forward: bool,
+    from: &Option<Vec<u8>>,
+    to: &Option<Vec<u8>>,
+    limit: usize,
+) -> strata::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let ro = ReadOptions::default()
+        .with_lower_bound(from.clone())
+        .with_upper_bound(to.clone())
+        .with_snapshot(snapshot);
+    let mut it = db.iter_cf(&ro, cf)?;
+    collect_scan!(it, forward, limit)
 }
 
 /// Runs a scan on the engine with bounds given as ReadOptions.
@@ -557,32 +620,21 @@ pub fn run_ops(
             Op::Batch(items) => {
                 let mut b = WriteBatch::new();
                 for item in items {
-                    match item {
-                        Update::Put(k, v) => {
-                            b.put(k, v);
-                            model.map.insert(k.clone(), v.clone());
-                        }
-                        Update::Delete(k) => {
-                            b.delete(k);
-                            model.map.remove(k);
-                        }
-                        Update::Merge(k, v) => {
-                            b.merge(k, v);
-                            model_merge(&mut model.map, k, v);
-                        }
-                        Update::DeleteRange(s, e) => {
-                            b.delete_range(s, e);
-                            model_delete_range(&mut model.map, s, e);
-                        }
-                    }
+                    batch_update(d, &mut b, &mut model, item);
                 }
                 d.write(&wo, b).unwrap_or_else(|e| panic!("{}: {e}", at()));
             }
             Op::TakeSnapshot => {
                 if model.snapshots.len() < 8 {
-                    model
-                        .snapshots
-                        .push((d.snapshot(), Arc::new(model.map.clone())));
+                    model.snapshots.push(ModelSnapshot {
+                        snapshot: d.snapshot(),
+                        map: Arc::new(model.map.clone()),
+                        families: model
+                            .families
+                            .iter()
+                            .map(|(&n, m)| (n, Arc::new(m.clone())))
+                            .collect(),
+                    });
                 }
             }
             Op::ReleaseSnapshot(i) => {
@@ -592,9 +644,9 @@ pub fn run_ops(
             }
             Op::Get(k, snap) => {
                 let (ro, expected) = match snap.and_then(|i| model.snapshots.get(i)) {
-                    Some((s, m)) => (
-                        ReadOptions::default().with_snapshot(s.clone()),
-                        m.get(k).cloned(),
+                    Some(s) => (
+                        ReadOptions::default().with_snapshot(s.snapshot.clone()),
+                        s.map.get(k).cloned(),
                     ),
                     None => (ReadOptions::default(), model.map.get(k).cloned()),
                 };
@@ -613,7 +665,7 @@ pub fn run_ops(
             } => {
                 let (snap, map): (_, &ModelMap) =
                     match snapshot.and_then(|i| model.snapshots.get(i)) {
-                        Some((s, m)) => (Some(s.clone()), m),
+                        Some(s) => (Some(s.snapshot.clone()), &s.map),
                         None => (None, &model.map),
                     };
                 let got = db_scan(d, snap, *forward, from, to, *limit)
@@ -643,7 +695,145 @@ pub fn run_ops(
             Op::Txn { steps, commit } => {
                 run_txn(d, &mut model, steps, *commit, check_model, &mut seen, &at);
             }
+            Op::CreateCf(n) => {
+                if !model.families.contains_key(n) {
+                    let cf = d
+                        .create_cf(&family_name(*n), opts.cf_options())
+                        .unwrap_or_else(|e| panic!("{}: {e}", at()));
+                    assert_eq!(cf.name(), family_name(*n));
+                    model.families.insert(*n, ModelMap::new());
+                    // The new family holds nothing at any older snapshot.
+                    for s in &mut model.snapshots {
+                        s.families.insert(*n, Arc::new(ModelMap::new()));
+                    }
+                }
+            }
+            Op::DropCf(n) => {
+                if model.families.remove(n).is_some() {
+                    let cf = d.cf(&family_name(*n)).expect("live family");
+                    d.drop_cf(&cf).unwrap_or_else(|e| panic!("{}: {e}", at()));
+                }
+            }
+            Op::InCf(n, op) => {
+                if let Some(map) = model.families.get_mut(n) {
+                    let cf = d.cf(&family_name(*n)).expect("live family");
+                    let snapshots = &model.snapshots;
+                    run_in_family(d, &cf, *n, map, snapshots, op, check_model, &mut seen, &at);
+                }
+            }
         }
     }
     (db.expect("db is open at the end"), model, seen)
+}
+
+/// Runs one [`Op::InCf`] operation in family `cf` (model family `n`, whose map is
+/// `map`).
+#[expect(clippy::too_many_arguments, reason = "the pieces of one step")]
+fn run_in_family(
+    d: &Db,
+    cf: &CfHandle,
+    n: u8,
+    map: &mut ModelMap,
+    snapshots: &[ModelSnapshot],
+    op: &Op,
+    check_model: bool,
+    seen: &mut Vec<Observed>,
+    at: &dyn Fn() -> String,
+) {
+    let wo = WriteOptions::default();
+    let at_snapshot = |i: &Option<usize>| {
+        i.and_then(|i| snapshots.get(i)).map(|s| {
+            let m = s.families.get(&n).cloned().unwrap_or_default();
+            (s.snapshot.clone(), m)
+        })
+    };
+    match op {
+        Op::Put(k, v) => {
+            d.put_cf(&wo, cf, k, v)
+                .unwrap_or_else(|e| panic!("{}: {e}", at()));
+            map.insert(k.clone(), v.clone());
+        }
+        Op::Delete(k) => {
+            d.delete_cf(&wo, cf, k)
+                .unwrap_or_else(|e| panic!("{}: {e}", at()));
+            map.remove(k);
+        }
+        Op::Merge(k, v) => {
+            d.merge_cf(&wo, cf, k, v)
+                .unwrap_or_else(|e| panic!("{}: {e}", at()));
+            model_merge(map, k, v);
+        }
+        Op::DeleteRange(a, b) => {
+            d.delete_range_cf(&wo, cf, a, b)
+                .unwrap_or_else(|e| panic!("{}: {e}", at()));
+            model_delete_range(map, a, b);
+        }
+        Op::Get(k, snap) => {
+            let (ro, expected) = match at_snapshot(snap) {
+                Some((s, m)) => (ReadOptions::default().with_snapshot(s), m.get(k).cloned()),
+                None => (ReadOptions::default(), map.get(k).cloned()),
+            };
+            let got = d
+                .get_cf(&ro, cf, k)
+                .unwrap_or_else(|e| panic!("{}: {e}", at()));
+            if check_model {
+                assert_eq!(got, expected, "{}: model", at());
+            }
+            seen.push(Observed::Get(got));
+        }
+        Op::Scan {
+            forward,
+            from,
+            to,
+            snapshot,
+            limit,
+        } => {
+            let (snap, want) = match at_snapshot(snapshot) {
+                Some((s, m)) => (Some(s), model_scan(&m, *forward, from, to, *limit)),
+                None => (None, model_scan(map, *forward, from, to, *limit)),
+            };
+            let got = cf_scan(d, cf, snap, *forward, from, to, *limit)
+                .unwrap_or_else(|e| panic!("{}: {e}", at()));
+            if check_model {
+                assert_eq!(got, want, "{}: model", at());
+            }
+            seen.push(Observed::Scan(got));
+        }
+        other => panic!("{}: not a family operation: {other:?}", at()),
+    }
+}
+
+/// Adds `u` to `b` and applies it to the model, in the default family or (for
+/// [`Update::InCf`]) in a live family; an update of a family that does not exist is
+/// left out.
+fn batch_update(d: &Db, b: &mut WriteBatch, model: &mut Model, u: &Update) {
+    let (cf, map, u) = match u {
+        Update::InCf(n, u) => match model.families.get_mut(n) {
+            Some(map) => (d.cf(&family_name(*n)), map, &**u),
+            None => return,
+        },
+        u => (None, &mut model.map, u),
+    };
+    match (u, &cf) {
+        (Update::Put(k, v), None) => b.put(k, v),
+        (Update::Put(k, v), Some(cf)) => b.put_cf(cf, k, v),
+        (Update::Delete(k), None) => b.delete(k),
+        (Update::Delete(k), Some(cf)) => b.delete_cf(cf, k),
+        (Update::Merge(k, v), None) => b.merge(k, v),
+        (Update::Merge(k, v), Some(cf)) => b.merge_cf(cf, k, v),
+        (Update::DeleteRange(s, e), None) => b.delete_range(s, e),
+        (Update::DeleteRange(s, e), Some(cf)) => b.delete_range_cf(cf, s, e),
+        (Update::InCf(..), _) => return,
+    }
+    match u {
+        Update::Put(k, v) => {
+            map.insert(k.clone(), v.clone());
+        }
+        Update::Delete(k) => {
+            map.remove(k);
+        }
+        Update::Merge(k, v) => model_merge(map, k, v),
+        Update::DeleteRange(s, e) => model_delete_range(map, s, e),
+        Update::InCf(..) => {}
+    }
 }

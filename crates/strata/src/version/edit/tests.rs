@@ -40,6 +40,7 @@ fn fixture_edit() -> VersionEdit {
                 ),
             ),
         ],
+        ..Default::default()
     }
 }
 
@@ -229,14 +230,57 @@ fn arb_edit() -> impl Strategy<Value = VersionEdit> {
         proptest::option::of(any::<u64>()),
         proptest::collection::vec((0usize..40, any::<u64>()), 0..5),
         proptest::collection::vec((0usize..40, arb_file()), 0..5),
+        (
+            0u32..4,
+            proptest::option::of("[a-z]{0,6}"),
+            any::<bool>(),
+            proptest::option::of(any::<u32>()),
+        ),
     )
-        .prop_map(|(l, n, s, deleted_files, new_files)| VersionEdit {
-            log_number: l,
-            next_file_number: n,
-            last_sequence: s,
-            deleted_files,
-            new_files,
-        })
+        .prop_map(
+            |(l, n, s, deleted_files, new_files, (cf, add, drop, max))| VersionEdit {
+                log_number: l,
+                next_file_number: n,
+                last_sequence: s,
+                deleted_files,
+                new_files,
+                column_family: cf,
+                add_column_family: add,
+                drop_column_family: drop,
+                max_column_family: max,
+            },
+        )
+}
+
+/// Format version 2 encoding of an edit adding family 3 named `logs` with its log
+/// number, and of one dropping it. Frozen.
+const FIXTURE_V2_ADD: &str = "06 03 07 04 6c6f6773 09 03 01 07";
+const FIXTURE_V2_DROP: &str = "06 03 08";
+
+#[test]
+fn frozen_fixture_v2_column_families() {
+    let add = VersionEdit {
+        column_family: 3,
+        add_column_family: Some("logs".into()),
+        max_column_family: Some(3),
+        log_number: Some(7),
+        ..Default::default()
+    };
+    let drop = VersionEdit {
+        column_family: 3,
+        drop_column_family: true,
+        ..Default::default()
+    };
+    for (edit, fixture) in [(add, FIXTURE_V2_ADD), (drop, FIXTURE_V2_DROP)] {
+        let mut enc = Vec::new();
+        edit.encode(&mut enc);
+        assert_eq!(enc, unhex(fixture), "encoding changed: {}", hex(&enc));
+        assert_eq!(VersionEdit::decode(&enc), Ok(edit));
+    }
+    // Family 0 is implied, never written; a name must be UTF-8.
+    assert!(VersionEdit::decode(&unhex("06 00")).is_err());
+    assert!(VersionEdit::decode(&unhex("07 01 ff")).is_err());
+    assert!(VersionEdit::decode(&unhex("08 08")).is_err());
 }
 
 proptest! {

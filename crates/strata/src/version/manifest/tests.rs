@@ -33,6 +33,7 @@ fn snapshot() -> VersionEdit {
         last_sequence: Some(100),
         deleted_files: vec![],
         new_files: vec![(1, meta(4, "a", "c")), (2, meta(5, "a", "z"))],
+        ..Default::default()
     }
 }
 
@@ -81,7 +82,7 @@ fn same(a: &Version, b: &Version) {
 fn write_all() -> (tempfile::TempDir, PathBuf, Vec<u64>) {
     let dir = tempfile::tempdir().expect("tempdir");
     let fs = fs();
-    let mut m = Manifest::create(&fs, dir.path(), 2, &snapshot()).expect("create");
+    let mut m = Manifest::create(&fs, dir.path(), 2, &[snapshot()]).expect("create");
     assert_eq!(m.number(), 2);
     let mut ends = vec![m.size()];
     for e in edits() {
@@ -95,7 +96,7 @@ fn write_all() -> (tempfile::TempDir, PathBuf, Vec<u64>) {
 #[test]
 fn missing_current_is_none() {
     let dir = tempfile::tempdir().expect("tempdir");
-    assert!(recover(&PosixFs, dir.path(), 4).expect("recover").is_none());
+    assert!(recover(&PosixFs, dir.path(), &|_| 4).expect("recover").is_none());
 }
 
 #[test]
@@ -104,27 +105,27 @@ fn recover_round_trip() {
     assert!(ends.windows(2).all(|w| w[0] < w[1]));
     let current = std::fs::read(dir.path().join(CURRENT)).expect("CURRENT");
     assert_eq!(current, b"MANIFEST-000002\n");
-    let r = recover(&PosixFs, dir.path(), 4)
+    let r = recover(&PosixFs, dir.path(), &|_| 4)
         .expect("recover")
         .expect("some");
-    same(&r.version, &expected(2));
-    r.version.check_invariants().expect("invariants");
-    assert_eq!(r.log_number, 12);
+    same(&r.families[0].version, &expected(2));
+    r.families[0].version.check_invariants().expect("invariants");
+    assert_eq!(r.families[0].log_number, 12);
     // next_file_number is raised above the live padding files.
     assert_eq!(r.next_file_number, 1000 + PAD_FILES);
     assert_eq!(r.last_sequence, 200);
     assert_eq!(r.manifest_number, 2);
 
     // Rolling to a new manifest from the recovered snapshot gives the same state.
-    let mut snap = r.version.to_snapshot_edit();
-    snap.log_number = Some(r.log_number);
+    let mut snap = r.families[0].version.to_snapshot_edit();
+    snap.log_number = Some(r.families[0].log_number);
     snap.next_file_number = Some(r.next_file_number + 1);
     snap.last_sequence = Some(r.last_sequence);
-    Manifest::create(&fs(), dir.path(), r.next_file_number, &snap).expect("roll");
-    let r2 = recover(&PosixFs, dir.path(), 4)
+    Manifest::create(&fs(), dir.path(), r.next_file_number, &[snap]).expect("roll");
+    let r2 = recover(&PosixFs, dir.path(), &|_| 4)
         .expect("recover")
         .expect("some");
-    same(&r2.version, &r.version);
+    same(&r2.families[0].version, &r.families[0].version);
     assert_eq!(r2.manifest_number, 1000 + PAD_FILES);
 }
 
@@ -141,18 +142,18 @@ fn truncated_last_record_is_tolerated() {
         ends[2] - 1,
     ] {
         std::fs::write(&path, &full[..cut as usize]).expect("write");
-        let r = recover(&PosixFs, dir.path(), 4)
+        let r = recover(&PosixFs, dir.path(), &|_| 4)
             .expect("recover")
             .expect("some");
-        same(&r.version, &expected(1));
+        same(&r.families[0].version, &expected(1));
     }
     // Cut inside the second record (multi-block): only the snapshot survives.
     for cut in [ends[0] + 3, ends[0] + 40_000, ends[1] - 1] {
         std::fs::write(&path, &full[..cut as usize]).expect("write");
-        let r = recover(&PosixFs, dir.path(), 4)
+        let r = recover(&PosixFs, dir.path(), &|_| 4)
             .expect("recover")
             .expect("some");
-        same(&r.version, &expected(0));
+        same(&r.families[0].version, &expected(0));
     }
 }
 
@@ -166,7 +167,7 @@ fn flipped_byte_is_corruption_unless_in_the_final_record() {
         let mut bad = full.clone();
         bad[pos] ^= 0x10;
         std::fs::write(&path, &bad).expect("write");
-        match recover(&PosixFs, dir.path(), 4) {
+        match recover(&PosixFs, dir.path(), &|_| 4) {
             Err(e) => {
                 assert!(e.is_corruption(), "flip at {pos}: {e}");
                 let msg = e.to_string();
@@ -184,10 +185,10 @@ fn flipped_byte_is_corruption_unless_in_the_final_record() {
                     "flip at {pos} in the snapshot record"
                 );
                 let prefix = (0..n_edits)
-                    .find(|&k| (0..4).all(|l| r.version.files(l) == expected(k).files(l)));
+                    .find(|&k| (0..4).all(|l| r.families[0].version.files(l) == expected(k).files(l)));
                 assert!(prefix.is_some(), "flip at {pos}: not a prefix state");
                 if pos >= last_start {
-                    same(&r.version, &expected(n_edits - 1));
+                    same(&r.families[0].version, &expected(n_edits - 1));
                 }
             }
             Ok(None) => panic!("flip at {pos}: manifest vanished"),
@@ -205,12 +206,12 @@ fn bad_current_or_missing_manifest_is_corruption() {
         b"",
     ] {
         std::fs::write(dir.path().join(CURRENT), content).expect("write");
-        let e = recover(&PosixFs, dir.path(), 4).expect_err("bad CURRENT");
+        let e = recover(&PosixFs, dir.path(), &|_| 4).expect_err("bad CURRENT");
         assert!(e.is_corruption(), "{e}");
     }
     std::fs::write(dir.path().join(CURRENT), b"MANIFEST-000002\n").expect("write");
     std::fs::remove_file(&path).expect("rm");
-    let e = recover(&PosixFs, dir.path(), 4).expect_err("missing manifest");
+    let e = recover(&PosixFs, dir.path(), &|_| 4).expect_err("missing manifest");
     assert!(e.is_corruption(), "{e}");
 }
 
@@ -238,7 +239,7 @@ fn inconsistent_or_undecodable_edit_is_corruption() {
     ];
     for (edit, raw) in cases {
         let dir = tempfile::tempdir().expect("tempdir");
-        let mut m = Manifest::create(&fs(), dir.path(), 2, &snapshot()).expect("create");
+        let mut m = Manifest::create(&fs(), dir.path(), 2, &[snapshot()]).expect("create");
         let offset = m.size();
         match raw {
             Some(bytes) => {
@@ -247,7 +248,7 @@ fn inconsistent_or_undecodable_edit_is_corruption() {
             }
             None => m.append(&edit).expect("append"),
         }
-        let e = recover(&PosixFs, dir.path(), 4).expect_err("inconsistent");
+        let e = recover(&PosixFs, dir.path(), &|_| 4).expect_err("inconsistent");
         assert!(e.is_corruption(), "{e}");
         if let Error::Corruption { offset: o, .. } = e {
             assert_eq!(o, offset);
@@ -260,8 +261,8 @@ fn manifest_without_counters_is_corruption() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut snap = snapshot();
     snap.last_sequence = None;
-    Manifest::create(&fs(), dir.path(), 2, &snap).expect("create");
-    let e = recover(&PosixFs, dir.path(), 4).expect_err("no last_sequence");
+    Manifest::create(&fs(), dir.path(), 2, &[snap]).expect("create");
+    let e = recover(&PosixFs, dir.path(), &|_| 4).expect_err("no last_sequence");
     assert!(e.is_corruption(), "{e}");
 }
 
@@ -273,8 +274,8 @@ fn last_sequence_is_raised_to_the_newest_table() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut snap = snapshot();
     snap.last_sequence = Some(3);
-    Manifest::create(&fs(), dir.path(), 2, &snap).expect("create");
-    let r = recover(&PosixFs, dir.path(), 4)
+    Manifest::create(&fs(), dir.path(), 2, &[snap]).expect("create");
+    let r = recover(&PosixFs, dir.path(), &|_| 4)
         .expect("recover")
         .expect("exists");
     assert_eq!(r.last_sequence, 9, "largest_seqno of the tables");

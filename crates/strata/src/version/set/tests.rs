@@ -7,7 +7,7 @@ use crate::version::FileMetaData;
 
 fn empty(fs: Arc<dyn FileSystem>, dir: &Path, max_manifest: u64) -> VersionSet {
     let vs = VersionSet::create(fs, Dirs::new(dir, []), max_manifest, 4).expect("version set");
-    vs.start_manifest(&VersionEdit::default(), &[], 1)
+    vs.start_manifest(&[], &[], 1)
         .expect("first manifest");
     vs
 }
@@ -30,7 +30,7 @@ fn add(
         edit.new_files.push((level, m));
         refs.push(r);
     }
-    vs.log_and_apply(edit, &refs, |_| {})
+    vs.log_and_apply(&vs.default_family(), edit, &refs, |_| {})
 }
 
 fn tables(q: &ObsoleteFiles) -> Vec<u64> {
@@ -59,11 +59,11 @@ fn a_file_is_obsolete_only_when_no_version_names_it() {
     edit.deleted_files.push((1, na));
     edit.new_files
         .push((2, FileMetaData::clone(&v1.files(1)[0])));
-    let v2 = vs.log_and_apply(edit, &[], |_| {}).expect("move");
+    let v2 = vs.log_and_apply(&vs.default_family(), edit, &[], |_| {}).expect("move");
     // Delete `b`: a reader still holds v1 (and v2 names b too).
     let mut edit = VersionEdit::default();
     edit.deleted_files.push((1, nb));
-    let v3 = vs.log_and_apply(edit, &[], |_| {}).expect("delete");
+    let v3 = vs.log_and_apply(&vs.default_family(), edit, &[], |_| {}).expect("delete");
     assert!(tables(vs.obsolete()).is_empty(), "v1 and v2 still name b");
     drop(v2);
     assert!(tables(vs.obsolete()).is_empty(), "v1 still names b");
@@ -90,7 +90,7 @@ fn an_edit_naming_an_unreferenced_file_is_an_internal_error() {
     let mut edit = VersionEdit::default();
     edit.new_files
         .push((1, FileMetaData::for_test(99, "a", "b", 1, 1, 1)));
-    let err = vs.log_and_apply(edit, &[], |_| {}).expect_err("no ref");
+    let err = vs.log_and_apply(&vs.default_family(), edit, &[], |_| {}).expect_err("no ref");
     assert_eq!(err.kind(), crate::ErrorKind::Internal, "{err}");
     assert_eq!(vs.current().num_files(), 0);
 }
@@ -108,6 +108,7 @@ fn after_a_failed_manifest_write_no_edit_is_accepted() {
     let b = table(&vs, "c", "d");
     let err = vs
         .log_and_apply(
+            &vs.default_family(),
             {
                 let mut e = VersionEdit::default();
                 e.new_files.push((1, b.1.clone()));
@@ -142,11 +143,11 @@ fn roll_over_names_a_new_manifest_and_queues_the_old() {
     add(&vs, 1, vec![a]).expect("add");
     assert!(vs.manifest_number() > first);
     assert!(vs.obsolete().take().contains(&Obsolete::Manifest(first)));
-    let r = crate::version::manifest::recover(&PosixFs, dir.path(), 4)
+    let r = crate::version::manifest::recover(&PosixFs, dir.path(), &|_| 4)
         .expect("recover")
         .expect("exists");
     assert_eq!(r.manifest_number, vs.manifest_number());
-    assert_eq!(r.version.num_files(), 1);
+    assert_eq!(r.families[0].version.num_files(), 1);
     assert!(r.next_file_number >= vs.next_file_number());
 }
 
@@ -157,7 +158,7 @@ fn an_edit_records_the_last_sequence_when_it_is_written() {
     let dir = tempfile::tempdir().expect("tempdir");
     let vs = empty(Arc::new(PosixFs), dir.path(), u64::MAX);
     let recovered_sequence = |dir: &Path| {
-        crate::version::manifest::recover(&PosixFs, dir, 4)
+        crate::version::manifest::recover(&PosixFs, dir, &|_| 4)
             .expect("recover")
             .expect("exists")
             .last_sequence
