@@ -275,15 +275,17 @@ impl Db {
         Transaction::begin(self, options)
     }
 
-    /// Commits `batch` iff no key of `keys` has a version newer than `snapshot`,
+    /// Commits `batch` iff no key of `keys` (`(family id, key)`) has a version newer
+    /// than `snapshot` in its family,
     /// validated atomically with the write (`conflict`). For [`Transaction::commit`].
     pub(crate) fn write_unless_changed<'k>(
         &self,
         wo: &WriteOptions,
         batch: WriteBatch,
         snapshot: SequenceNumber,
-        keys: impl IntoIterator<Item = &'k [u8]>,
+        keys: impl IntoIterator<Item = (u32, &'k [u8])>,
     ) -> Result<()> {
+        self.check_families(&batch)?;
         conflict::write_unless_changed(&self.inner, wo, batch, snapshot, keys)
     }
 
