@@ -427,3 +427,40 @@ fn a_database_written_by_the_release_before_column_families_opens_unchanged() {
     );
     db.close().expect("close");
 }
+
+/// A family written once and never again would keep every WAL since; once the closed
+/// WALs hold more than four times what all memtables may, the family holding the
+/// oldest WAL is flushed (RocksDB's default `max_total_wal_size`).
+#[test]
+fn a_rarely_written_family_does_not_keep_wals_forever() {
+    let fs = FaultFs::new();
+    let opts = Options::default().with_write_buffer_size(8 << 10);
+    let db = on(&fs).open(DIR, opts.clone()).expect("open");
+    let rare = db
+        .create_cf("rare", CfOptions::default().with_write_buffer_size(8 << 10))
+        .expect("rare");
+    db.put_cf(&sync(), &rare, b"once", b"1").expect("put");
+    let mut most = 0;
+    for i in 0..20_000u32 {
+        db.put(&WriteOptions::default(), &key(i), &[b'v'; 100])
+            .expect("put");
+        if i % 500 == 0 {
+            most = most.max(files(&fs, ".log").len());
+        }
+    }
+    // 4 × (2 families × 8 KiB × 2 memtables) = 128 KiB of closed WALs, ~8 KiB each.
+    assert!(most <= 24, "WALs kept: {most}");
+    assert!(
+        db.cf_stats(&rare).levels[0].files > 0,
+        "the rare family was flushed"
+    );
+    drop(db);
+    fs.crash();
+    let db = on(&fs).open(DIR, opts).expect("reopen");
+    let rare = db.cf("rare").expect("rare");
+    assert_eq!(
+        db.get_cf(&ro(), &rare, b"once").expect("get"),
+        Some(b"1".to_vec())
+    );
+    assert_eq!(scan(&db, &db.default_cf()).len(), 20_000);
+}
