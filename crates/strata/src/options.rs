@@ -3,8 +3,9 @@
 //!
 //! # The options model
 //! Configuration comes in three kinds, kept apart (docs/ARCHITECTURE.md §15):
-//! - **Database-wide options**, [`Options`]: memtable and file sizes, level targets,
-//!   triggers, threads, recovery behaviour. Passed to [`crate::Db::open`].
+//! - **Database options**, [`Options`]: memtable and file sizes, level targets,
+//!   triggers, threads, recovery behaviour. Passed to [`crate::Db::open`]; the
+//!   per-tree ones among them are the default column family's.
 //! - **Per-level options**, [`LevelOptions`], held in the policy vector
 //!   [`Options::levels`]: how the tables *written to* one level are built (block size,
 //!   restart interval, compression, bloom bits). Entry `i` applies to level `i`; the
@@ -506,23 +507,9 @@ macro_rules! setters {
 setters!(Options {
     with_create_if_missing => create_if_missing: bool,
     with_error_if_exists => error_if_exists: bool,
-    with_write_buffer_size => write_buffer_size: usize,
-    with_max_write_buffer_number => max_write_buffer_number: usize,
-    with_target_file_size_base => target_file_size_base: u64,
-    with_max_bytes_for_level_base => max_bytes_for_level_base: u64,
-    with_max_bytes_for_level_multiplier => max_bytes_for_level_multiplier: f64,
-    with_num_levels => num_levels: usize,
-    with_level0_file_num_compaction_trigger => level0_file_num_compaction_trigger: usize,
-    with_level0_slowdown_writes_trigger => level0_slowdown_writes_trigger: usize,
-    with_level0_stop_writes_trigger => level0_stop_writes_trigger: usize,
-    with_soft_pending_compaction_bytes_limit => soft_pending_compaction_bytes_limit: u64,
-    with_hard_pending_compaction_bytes_limit => hard_pending_compaction_bytes_limit: u64,
     with_block_cache_capacity => block_cache_capacity: usize,
     with_max_open_files => max_open_files: usize,
     with_max_background_jobs => max_background_jobs: usize,
-    with_compaction_priority => compaction_priority: CompactionPriority,
-    with_output_partitioning => output_partitioning: OutputPartitioning,
-    with_snapshot_filter => snapshot_filter: bool,
     with_paranoid_checks => paranoid_checks: bool,
     with_wal_recovery_mode => wal_recovery_mode: WalRecoveryMode,
     with_max_manifest_file_size => max_manifest_file_size: u64,
@@ -530,8 +517,6 @@ setters!(Options {
     with_use_direct_reads => use_direct_reads: bool,
     with_use_direct_io_for_flush_and_compaction => use_direct_io_for_flush_and_compaction: bool,
     with_db_paths => db_paths: Vec<DbPath>,
-    with_levels => levels: Vec<LevelOptions>,
-    with_merge_operator => merge_operator: Option<Arc<dyn MergeOperator>>,
 });
 
 setters!(LevelOptions {
@@ -564,6 +549,7 @@ macro_rules! cf_options {
         }
 
         setters!(CfOptions { $($setter => $field: $t,)* });
+        setters!(Options { $($setter => $field: $t,)* });
 
         impl Options {
             /// The per-tree fields of these options, as a column family's options.

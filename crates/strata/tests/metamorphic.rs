@@ -18,7 +18,9 @@ mod common;
 use common::*;
 use std::sync::Arc;
 use strata::env::FaultFs;
-use strata::{CompactionPriority, Compression, Db, LevelOptions, Options, OutputPartitioning};
+use strata::{
+    CfOptions, CompactionPriority, Compression, Db, LevelOptions, Options, OutputPartitioning,
+};
 
 const DIR: &str = "/db";
 
@@ -117,7 +119,34 @@ fn option_sets() -> Vec<(&'static str, Options)> {
 /// the real file system if `opts` asks for direct I/O); returns every observation, or
 /// `None` if direct I/O is refused there (printed). With `model`, also checks each
 /// observation against the model.
-fn observe(ops: &[Op], opts: &Options, check_model: bool, ctx: &str) -> Option<Vec<Observed>> {
+/// Option sets whose column families run with options of their own: the per-tree
+/// fields of one set for the database's default family, another's for the families.
+fn family_sets() -> Vec<(&'static str, Options, CfOptions)> {
+    let merging = |o: Options| o.with_merge_operator(Some(append_operator()));
+    vec![
+        (
+            "tiny-families-default-sizes",
+            tiny_options(),
+            merging(Options::default().with_max_manifest_file_size(16 << 10)).cf_options(),
+        ),
+        (
+            "default-sizes-families-tiny-lz4",
+            merging(Options::default().with_max_manifest_file_size(16 << 10)),
+            tiny_options()
+                .with_every_level(|l| l.with_compression(Compression::Lz4))
+                .with_output_partitioning(OutputPartitioning::Fixed)
+                .cf_options(),
+        ),
+    ]
+}
+
+fn observe(
+    ops: &[Op],
+    opts: &Options,
+    family: &CfOptions,
+    check_model: bool,
+    ctx: &str,
+) -> Option<Vec<Observed>> {
     let fs = FaultFs::new();
     let real_dir = if opts.use_direct_reads || opts.use_direct_io_for_flush_and_compaction {
         Some(direct_io_tempdir(ctx)?)
@@ -128,13 +157,23 @@ fn observe(ops: &[Op], opts: &Options, check_model: bool, ctx: &str) -> Option<V
         Some(d) => (Db::builder(), d.path()),
         None => (on(&fs), std::path::Path::new(DIR)),
     };
-    let (db, _, mut seen) = run_ops(&builder, dir, opts, ops, check_model, ctx);
+    let (db, _, mut seen) =
+        run_ops_with_families(&builder, dir, opts, family, ops, check_model, ctx);
     let d = &db;
     d.wait_for_compactions()
         .unwrap_or_else(|e| panic!("{ctx}: idle: {e}"));
     seen.push(Observed::Scan(
         db_scan(d, None, true, &None, &None, usize::MAX).expect("final scan"),
     ));
+    // Every live family in full, by name.
+    let mut names = d.cf_names();
+    names.sort();
+    for name in names {
+        let cf = d.cf(&name).expect("live family");
+        let all = scan(Source::Family(d, &cf, None), true, &None, &None, usize::MAX)
+            .expect("final family scan");
+        seen.push(Observed::Scan(all));
+    }
     Some(seen)
 }
 
@@ -158,14 +197,21 @@ fn seeds() -> Vec<u64> {
 
 #[test]
 fn same_observations_under_every_option_set() {
-    let sets = option_sets();
+    let sets: Vec<(&str, Options, CfOptions)> = option_sets()
+        .into_iter()
+        .map(|(name, o)| {
+            let family = o.cf_options();
+            (name, o, family)
+        })
+        .chain(family_sets())
+        .collect();
     let mut observations = 0;
     for seed in seeds() {
         let ops = random_ops(seed, 1200, 300, true);
         let mut reference: Option<(&str, Vec<Observed>)> = None;
-        for (name, opts) in &sets {
+        for (name, opts, family) in &sets {
             let ctx = format!("seed {seed} options {name}");
-            let Some(seen) = observe(&ops, opts, reference.is_none(), &ctx) else {
+            let Some(seen) = observe(&ops, opts, family, reference.is_none(), &ctx) else {
                 continue;
             };
             match &reference {

@@ -57,7 +57,14 @@ fn run_in(dir: &std::path::Path, seed: u64, n: usize, opts: &Options) {
     for (&n, map) in &model.families {
         let cf = d.cf(&family_name(n)).expect("family");
         for forward in [true, false] {
-            let all = cf_scan(d, &cf, None, forward, &None, &None, usize::MAX).expect("scan");
+            let all = scan(
+                Source::Family(d, &cf, None),
+                forward,
+                &None,
+                &None,
+                usize::MAX,
+            )
+            .expect("scan");
             assert_eq!(
                 all,
                 model_scan(map, forward, &None, &None, usize::MAX),

@@ -157,7 +157,8 @@ fn pick_any(
 ) -> Option<(Arc<Family>, Plan)> {
     let ids: Vec<u32> = st.families.keys().copied().collect();
     let start = ids.iter().position(|&id| id > after).unwrap_or(0);
-    for &id in ids[start..].iter().chain(&ids[..start]) {
+    let (before, from) = ids.split_at(start);
+    for &id in from.iter().chain(before) {
         let Some(f) = st.families.get(&id) else {
             continue;
         };

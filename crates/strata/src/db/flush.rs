@@ -38,15 +38,14 @@ use std::sync::Arc;
 pub(crate) fn flush_oldest(inner: &DbInner) -> Result<bool> {
     let (family, mem, next_log) = {
         let mut st = inner.state.lock();
-        let Some(f) = st
+        let Some((f, oldest)) = st
             .families
             .values()
-            .filter(|f| !f.imm.is_empty())
-            .min_by_key(|f| f.imm.first().map(|m| m.log_number))
+            .filter_map(|f| f.imm.first().map(|m| (f, m)))
+            .min_by_key(|(_, m)| m.log_number)
         else {
             return Ok(false);
         };
-        let oldest = &f.imm[0];
         let mem = Arc::clone(&oldest.mem);
         let next_log = f.imm.get(1).map_or(f.mem.log_number, |m| m.log_number);
         let family = Arc::clone(&f.family);
@@ -119,9 +118,9 @@ pub(crate) fn release_wals(inner: &DbInner) {
     let keep = st
         .wals
         .iter()
-        .position(|&n| n >= needed || n == active)
+        .position(|&(n, _)| n >= needed || n == active)
         .unwrap_or(st.wals.len());
-    for n in st.wals.drain(..keep) {
+    for (n, _) in st.wals.drain(..keep) {
         inner.versions.obsolete().push(Obsolete::Wal(n));
     }
 }

@@ -275,15 +275,17 @@ impl Db {
         Transaction::begin(self, options)
     }
 
-    /// Commits `batch` iff no key of `keys` has a version newer than `snapshot`,
+    /// Commits `batch` iff no key of `keys` (`(family id, key)`) has a version newer
+    /// than `snapshot` in its family,
     /// validated atomically with the write (`conflict`). For [`Transaction::commit`].
     pub(crate) fn write_unless_changed<'k>(
         &self,
         wo: &WriteOptions,
         batch: WriteBatch,
         snapshot: SequenceNumber,
-        keys: impl IntoIterator<Item = &'k [u8]>,
+        keys: impl IntoIterator<Item = (u32, &'k [u8])>,
     ) -> Result<()> {
+        self.check_families(&batch)?;
         conflict::write_unless_changed(&self.inner, wo, batch, snapshot, keys)
     }
 
@@ -417,7 +419,10 @@ impl Db {
         };
         let family = Arc::new(Family::new(versions, opts, Arc::new(MemTable::new())));
         let state = FamilyState::new(Arc::clone(&family), log_number, 0);
-        inner.state.lock().families.insert(family.id(), state);
+        let mut st = inner.state.lock();
+        st.families.insert(family.id(), state);
+        st.refresh_mems();
+        drop(st);
         Ok(CfHandle { family })
     }
 
@@ -439,7 +444,10 @@ impl Db {
             Err(e @ Error::InvalidArgument(_)) => return Err(e),
             Err(e) => return Err(poison(inner, e)),
         }
-        let state = inner.state.lock().families.remove(&cf.id());
+        let mut st = inner.state.lock();
+        let state = st.families.remove(&cf.id());
+        st.refresh_mems();
+        drop(st);
         drop(state);
         flush::release_wals(inner);
         inner.done_cv.notify_all();

@@ -160,9 +160,10 @@ pub(crate) fn open(
         family_states.insert(family.id(), FamilyState::new(family, log_number, pending));
     }
     let default = default.ok_or_else(|| Error::Internal("no default column family".into()))?;
-    let state = DbState {
+    let mut state = DbState {
         families: family_states,
-        wals: vec![log_number],
+        mems: Arc::default(),
+        wals: vec![(log_number, 0)],
         flush_running: false,
         compactions_running: 0,
         bg_error: None,
@@ -170,6 +171,7 @@ pub(crate) fn open(
         shutting_down: false,
         manual_waiting: 0,
     };
+    state.refresh_mems();
     let inner = DbInner {
         dir: dir.to_path_buf(),
         fs,

@@ -225,11 +225,12 @@ impl Replay<'_> {
             ));
         }
         self.versions.set_last_sequence(max_seq);
-        for i in 0..self.families.len() {
-            let (f, mem) = &self.families[i];
-            if mem.approximate_memory_usage() >= f.opts.write_buffer_size {
-                self.flush_mem(i)?;
-            }
+        let full: Vec<usize> = (self.families.iter().enumerate())
+            .filter(|(_, (f, mem))| mem.approximate_memory_usage() >= f.opts.write_buffer_size)
+            .map(|(i, _)| i)
+            .collect();
+        for i in full {
+            self.flush_mem(i)?;
         }
         Ok(())
     }

@@ -38,12 +38,18 @@ pub struct RetryableFailures {
 /// All mutable engine state. See the module docs.
 pub struct DbState {
     /// Each live column family's memtables, running compactions and figures, by id.
-    /// Families are added by `create_cf` and removed by `drop_cf`.
+    /// Families are added by `create_cf` and removed by `drop_cf`; after any change
+    /// of a family or of an active memtable, call [`DbState::refresh_mems`].
     pub families: BTreeMap<u32, FamilyState>,
-    /// The WALs not yet deleted, oldest first; the last one takes writes. Pushed by
-    /// the leader at a switch; the oldest are deleted once every family has flushed
-    /// past them (`flush::release_wals`).
-    pub wals: Vec<u64>,
+    /// The active memtable of each family, by id (the write leader's insert targets):
+    /// one shared list, so a write group takes it with one reference count instead of
+    /// collecting it.
+    pub mems: Arc<Vec<(u32, Arc<MemTable>)>>,
+    /// The WALs not yet deleted, oldest first, as `(number, bytes)`; the last one
+    /// takes writes (its bytes are 0 until it is switched out). Pushed by the leader
+    /// at a switch; the oldest are deleted once every family has flushed past them
+    /// (`flush::release_wals`).
+    pub wals: Vec<(u64, u64)>,
     /// True while the flush thread writes an immutable memtable.
     pub flush_running: bool,
     /// Number of compactions running.
@@ -63,9 +69,19 @@ pub struct DbState {
 }
 
 impl DbState {
+    /// Rebuilds [`DbState::mems`] from the families' active memtables.
+    pub fn refresh_mems(&mut self) {
+        self.mems = Arc::new(
+            self.families
+                .iter()
+                .map(|(&id, f)| (id, Arc::clone(&f.mem.mem)))
+                .collect(),
+        );
+    }
+
     /// The WAL taking writes.
     pub fn current_wal(&self) -> u64 {
-        self.wals.last().copied().unwrap_or(0)
+        self.wals.last().map_or(0, |&(n, _)| n)
     }
 
     /// True iff some family has an immutable memtable waiting for its flush.

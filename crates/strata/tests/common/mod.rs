@@ -11,8 +11,8 @@ use std::sync::Arc;
 use strata::env::FaultFs;
 use strata::merge::{Append, MergeError};
 use strata::{
-    CfHandle, Db, DbBuilder, ErrorKind, MergeOperator, Options, ReadOptions, Snapshot, Transaction,
-    TransactionOptions, WriteBatch, WriteOptions,
+    CfHandle, CfOptions, Db, DbBuilder, ErrorKind, MergeOperator, Options, ReadOptions, Snapshot,
+    Transaction, TransactionOptions, WriteBatch, WriteOptions,
 };
 
 /// The merge operator of the random workloads: append with `,`. Order-sensitive, so a
@@ -423,6 +423,8 @@ macro_rules! collect_scan {
 /// What a scan reads: the database (at a snapshot, or now) or a transaction's view.
 pub enum Source<'a> {
     Db(&'a Db, Option<Snapshot>),
+    /// A column family (at a snapshot, or now).
+    Family(&'a Db, &'a CfHandle, Option<Snapshot>),
     Txn(&'a Transaction<'a>),
 }
 
@@ -442,6 +444,10 @@ pub fn scan(
             let mut it = db.iter(&ro.with_snapshot(snapshot))?;
             collect_scan!(it, forward, limit)
         }
+        Source::Family(db, cf, snapshot) => {
+            let mut it = db.iter_cf(&ro.with_snapshot(snapshot), cf)?;
+            collect_scan!(it, forward, limit)
+        }
         Source::Txn(txn) => {
             let mut it = txn.iter(&ro)?;
             collect_scan!(it, forward, limit)
@@ -452,24 +458,6 @@ pub fn scan(
 /// Bytes of the live tables, all levels.
 pub fn table_bytes(db: &Db) -> u64 {
     db.stats().levels.iter().map(|l| l.size).sum()
-}
-
-/// Runs a scan of column family `cf` with bounds given as ReadOptions.
-pub fn cf_scan(
-    db: &Db,
-    cf: &CfHandle,
-    snapshot: Option<Snapshot>,
-    forward: bool,
-    from: &Option<Vec<u8>>,
-    to: &Option<Vec<u8>>,
-    limit: usize,
-) -> strata::Result<Vec<(Vec<u8>, Vec<u8>)>> {
-    let ro = ReadOptions::default()
-        .with_lower_bound(from.clone())
-        .with_upper_bound(to.clone())
-        .with_snapshot(snapshot);
-    let mut it = db.iter_cf(&ro, cf)?;
-    collect_scan!(it, forward, limit)
 }
 
 /// Runs a scan on the engine with bounds given as ReadOptions.
@@ -590,8 +578,35 @@ pub fn run_ops(
     check_model: bool,
     ctx: &str,
 ) -> (Db, Model, Vec<Observed>) {
-    let open = || builder.open(dir, opts.clone());
-    let mut db = Some(open().unwrap_or_else(|e| panic!("{ctx}: open: {e}")));
+    run_ops_with_families(
+        builder,
+        dir,
+        opts,
+        &opts.cf_options(),
+        ops,
+        check_model,
+        ctx,
+    )
+}
+
+/// [`run_ops`] whose column families are created, and reopened, with `family`.
+pub fn run_ops_with_families(
+    builder: &DbBuilder,
+    dir: &Path,
+    opts: &Options,
+    family: &CfOptions,
+    ops: &[Op],
+    check_model: bool,
+    ctx: &str,
+) -> (Db, Model, Vec<Observed>) {
+    // Every live family is listed with its options (they are not persisted).
+    let open = |live: &BTreeMap<u8, ModelMap>| {
+        let names: Vec<String> = live.keys().map(|&n| family_name(n)).collect();
+        let listed: Vec<(&str, CfOptions)> =
+            names.iter().map(|n| (n.as_str(), family.clone())).collect();
+        builder.open_cf(dir, opts.clone(), &listed)
+    };
+    let mut db = Some(open(&BTreeMap::new()).unwrap_or_else(|e| panic!("{ctx}: open: {e}")));
     let mut model = Model::default();
     let mut seen = Vec::new();
     let wo = WriteOptions::default();
@@ -599,23 +614,16 @@ pub fn run_ops(
         let at = || format!("{ctx} step {step} op {op:?}");
         let d = db.as_ref().expect("db is open between steps");
         match op {
-            Op::Put(k, v) => {
-                d.put(&wo, k, v).unwrap_or_else(|e| panic!("{}: {e}", at()));
-                model.map.insert(k.clone(), v.clone());
-            }
-            Op::Delete(k) => {
-                d.delete(&wo, k).unwrap_or_else(|e| panic!("{}: {e}", at()));
-                model.map.remove(k);
-            }
-            Op::Merge(k, v) => {
-                d.merge(&wo, k, v)
-                    .unwrap_or_else(|e| panic!("{}: {e}", at()));
-                model_merge(&mut model.map, k, v);
-            }
-            Op::DeleteRange(a, b) => {
-                d.delete_range(&wo, a, b)
-                    .unwrap_or_else(|e| panic!("{}: {e}", at()));
-                model_delete_range(&mut model.map, a, b);
+            Op::Put(..)
+            | Op::Delete(_)
+            | Op::Merge(..)
+            | Op::DeleteRange(..)
+            | Op::Get(..)
+            | Op::Scan { .. } => {
+                let snapshots = &model.snapshots;
+                let tree = Tree::Default;
+                let map = &mut model.map;
+                run_in_tree(d, tree, map, snapshots, op, check_model, &mut seen, &at);
             }
             Op::Batch(items) => {
                 let mut b = WriteBatch::new();
@@ -642,44 +650,6 @@ pub fn run_ops(
                     model.snapshots.remove(*i);
                 }
             }
-            Op::Get(k, snap) => {
-                let (ro, expected) = match snap.and_then(|i| model.snapshots.get(i)) {
-                    Some(s) => (
-                        ReadOptions::default().with_snapshot(s.snapshot.clone()),
-                        s.map.get(k).cloned(),
-                    ),
-                    None => (ReadOptions::default(), model.map.get(k).cloned()),
-                };
-                let got = d.get(&ro, k).unwrap_or_else(|e| panic!("{}: {e}", at()));
-                if check_model {
-                    assert_eq!(got, expected, "{}: model", at());
-                }
-                seen.push(Observed::Get(got));
-            }
-            Op::Scan {
-                forward,
-                from,
-                to,
-                snapshot,
-                limit,
-            } => {
-                let (snap, map): (_, &ModelMap) =
-                    match snapshot.and_then(|i| model.snapshots.get(i)) {
-                        Some(s) => (Some(s.snapshot.clone()), &s.map),
-                        None => (None, &model.map),
-                    };
-                let got = db_scan(d, snap, *forward, from, to, *limit)
-                    .unwrap_or_else(|e| panic!("{}: {e}", at()));
-                if check_model {
-                    assert_eq!(
-                        got,
-                        model_scan(map, *forward, from, to, *limit),
-                        "{}: model",
-                        at()
-                    );
-                }
-                seen.push(Observed::Scan(got));
-            }
             Op::Flush => d.flush().unwrap_or_else(|e| panic!("{}: {e}", at())),
             Op::CompactRange(a, b) => d
                 .compact_range(a.as_deref(), b.as_deref())
@@ -690,7 +660,7 @@ pub fn run_ops(
                     .expect("db is open")
                     .close()
                     .unwrap_or_else(|e| panic!("{}: {e}", at()));
-                db = Some(open().unwrap_or_else(|e| panic!("{}: {e}", at())));
+                db = Some(open(&model.families).unwrap_or_else(|e| panic!("{}: {e}", at())));
             }
             Op::Txn { steps, commit } => {
                 run_txn(d, &mut model, steps, *commit, check_model, &mut seen, &at);
@@ -698,7 +668,7 @@ pub fn run_ops(
             Op::CreateCf(n) => {
                 if !model.families.contains_key(n) {
                     let cf = d
-                        .create_cf(&family_name(*n), opts.cf_options())
+                        .create_cf(&family_name(*n), family.clone())
                         .unwrap_or_else(|e| panic!("{}: {e}", at()));
                     assert_eq!(cf.name(), family_name(*n));
                     model.families.insert(*n, ModelMap::new());
@@ -718,7 +688,8 @@ pub fn run_ops(
                 if let Some(map) = model.families.get_mut(n) {
                     let cf = d.cf(&family_name(*n)).expect("live family");
                     let snapshots = &model.snapshots;
-                    run_in_family(d, &cf, *n, map, snapshots, op, check_model, &mut seen, &at);
+                    let tree = Tree::Family(&cf, *n);
+                    run_in_tree(d, tree, map, snapshots, op, check_model, &mut seen, &at);
                 }
             }
         }
@@ -726,13 +697,64 @@ pub fn run_ops(
     (db.expect("db is open at the end"), model, seen)
 }
 
-/// Runs one [`Op::InCf`] operation in family `cf` (model family `n`, whose map is
-/// `map`).
+/// The tree a single-key operation of the workload runs in: the default family
+/// through the API without `_cf` (so both APIs are exercised), or a column family.
+#[derive(Clone, Copy)]
+enum Tree<'a> {
+    Default,
+    /// The family and its model number.
+    Family(&'a CfHandle, u8),
+}
+
+impl Tree<'_> {
+    /// The tree's model map at snapshot `s` (a family created after it is empty).
+    fn at(self, s: &ModelSnapshot) -> Arc<ModelMap> {
+        match self {
+            Tree::Default => Arc::clone(&s.map),
+            Tree::Family(_, n) => s.families.get(&n).cloned().unwrap_or_default(),
+        }
+    }
+
+    fn write(self, d: &Db, op: &Op) -> strata::Result<()> {
+        let wo = WriteOptions::default();
+        match (self, op) {
+            (Tree::Default, Op::Put(k, v)) => d.put(&wo, k, v),
+            (Tree::Default, Op::Delete(k)) => d.delete(&wo, k),
+            (Tree::Default, Op::Merge(k, v)) => d.merge(&wo, k, v),
+            (Tree::Default, Op::DeleteRange(a, b)) => d.delete_range(&wo, a, b),
+            (Tree::Family(cf, _), Op::Put(k, v)) => d.put_cf(&wo, cf, k, v),
+            (Tree::Family(cf, _), Op::Delete(k)) => d.delete_cf(&wo, cf, k),
+            (Tree::Family(cf, _), Op::Merge(k, v)) => d.merge_cf(&wo, cf, k, v),
+            (Tree::Family(cf, _), Op::DeleteRange(a, b)) => d.delete_range_cf(&wo, cf, a, b),
+            (_, other) => panic!("not a write of one tree: {other:?}"),
+        }
+    }
+
+    fn get(self, d: &Db, ro: &ReadOptions, k: &[u8]) -> strata::Result<Option<Vec<u8>>> {
+        match self {
+            Tree::Default => d.get(ro, k),
+            Tree::Family(cf, _) => d.get_cf(ro, cf, k),
+        }
+    }
+
+    /// What a scan of this tree at `snapshot` reads.
+    fn source<'a>(self, d: &'a Db, snapshot: Option<Snapshot>) -> Source<'a>
+    where
+        Self: 'a,
+    {
+        match self {
+            Tree::Default => Source::Db(d, snapshot),
+            Tree::Family(cf, _) => Source::Family(d, cf, snapshot),
+        }
+    }
+}
+
+/// Runs one single-key operation (a put, delete, merge, range delete, get or scan) in
+/// `tree`, whose model map is `map`.
 #[expect(clippy::too_many_arguments, reason = "the pieces of one step")]
-fn run_in_family(
+fn run_in_tree(
     d: &Db,
-    cf: &CfHandle,
-    n: u8,
+    tree: Tree<'_>,
     map: &mut ModelMap,
     snapshots: &[ModelSnapshot],
     op: &Op,
@@ -740,41 +762,18 @@ fn run_in_family(
     seen: &mut Vec<Observed>,
     at: &dyn Fn() -> String,
 ) {
-    let wo = WriteOptions::default();
     let at_snapshot = |i: &Option<usize>| {
-        i.and_then(|i| snapshots.get(i)).map(|s| {
-            let m = s.families.get(&n).cloned().unwrap_or_default();
-            (s.snapshot.clone(), m)
-        })
+        i.and_then(|i| snapshots.get(i))
+            .map(|s| (s.snapshot.clone(), tree.at(s)))
     };
     match op {
-        Op::Put(k, v) => {
-            d.put_cf(&wo, cf, k, v)
-                .unwrap_or_else(|e| panic!("{}: {e}", at()));
-            map.insert(k.clone(), v.clone());
-        }
-        Op::Delete(k) => {
-            d.delete_cf(&wo, cf, k)
-                .unwrap_or_else(|e| panic!("{}: {e}", at()));
-            map.remove(k);
-        }
-        Op::Merge(k, v) => {
-            d.merge_cf(&wo, cf, k, v)
-                .unwrap_or_else(|e| panic!("{}: {e}", at()));
-            model_merge(map, k, v);
-        }
-        Op::DeleteRange(a, b) => {
-            d.delete_range_cf(&wo, cf, a, b)
-                .unwrap_or_else(|e| panic!("{}: {e}", at()));
-            model_delete_range(map, a, b);
-        }
         Op::Get(k, snap) => {
             let (ro, expected) = match at_snapshot(snap) {
                 Some((s, m)) => (ReadOptions::default().with_snapshot(s), m.get(k).cloned()),
                 None => (ReadOptions::default(), map.get(k).cloned()),
             };
-            let got = d
-                .get_cf(&ro, cf, k)
+            let got = tree
+                .get(d, &ro, k)
                 .unwrap_or_else(|e| panic!("{}: {e}", at()));
             if check_model {
                 assert_eq!(got, expected, "{}: model", at());
@@ -792,14 +791,33 @@ fn run_in_family(
                 Some((s, m)) => (Some(s), model_scan(&m, *forward, from, to, *limit)),
                 None => (None, model_scan(map, *forward, from, to, *limit)),
             };
-            let got = cf_scan(d, cf, snap, *forward, from, to, *limit)
+            let got = scan(tree.source(d, snap), *forward, from, to, *limit)
                 .unwrap_or_else(|e| panic!("{}: {e}", at()));
             if check_model {
                 assert_eq!(got, want, "{}: model", at());
             }
             seen.push(Observed::Scan(got));
         }
-        other => panic!("{}: not a family operation: {other:?}", at()),
+        op => {
+            tree.write(d, op)
+                .unwrap_or_else(|e| panic!("{}: {e}", at()));
+            model_write(map, op);
+        }
+    }
+}
+
+/// Applies a put, delete, merge or range delete to a model map (other ops: nothing).
+fn model_write(map: &mut ModelMap, op: &Op) {
+    match op {
+        Op::Put(k, v) => {
+            map.insert(k.clone(), v.clone());
+        }
+        Op::Delete(k) => {
+            map.remove(k);
+        }
+        Op::Merge(k, v) => model_merge(map, k, v),
+        Op::DeleteRange(a, b) => model_delete_range(map, a, b),
+        _ => {}
     }
 }
 
@@ -825,15 +843,12 @@ fn batch_update(d: &Db, b: &mut WriteBatch, model: &mut Model, u: &Update) {
         (Update::DeleteRange(s, e), Some(cf)) => b.delete_range_cf(cf, s, e),
         (Update::InCf(..), _) => return,
     }
-    match u {
-        Update::Put(k, v) => {
-            map.insert(k.clone(), v.clone());
-        }
-        Update::Delete(k) => {
-            map.remove(k);
-        }
-        Update::Merge(k, v) => model_merge(map, k, v),
-        Update::DeleteRange(s, e) => model_delete_range(map, s, e),
-        Update::InCf(..) => {}
-    }
+    let op = match u {
+        Update::Put(k, v) => Op::Put(k.clone(), v.clone()),
+        Update::Delete(k) => Op::Delete(k.clone()),
+        Update::Merge(k, v) => Op::Merge(k.clone(), v.clone()),
+        Update::DeleteRange(s, e) => Op::DeleteRange(s.clone(), e.clone()),
+        Update::InCf(..) => return,
+    };
+    model_write(map, &op);
 }
