@@ -335,3 +335,33 @@ fn partly_covered_files_are_rewritten_not_dropped() {
     assert_eq!(keys(&db, &ReadOptions::default(), false), want);
     db.close().unwrap();
 }
+
+/// A family's tombstones drop only that family's files: the same keys in the default
+/// family, under no tombstone, stay whole through both families' compactions.
+#[test]
+fn tombstones_of_one_family_drop_no_file_of_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), tiny_options()).unwrap();
+    let other = db.create_cf("other", tiny_options().cf_options()).unwrap();
+    let n = 1000;
+    for i in 0..n {
+        db.put(&wo(), &key(i), &[b'x'; 100]).unwrap();
+        db.put_cf(&wo(), &other, &key(i), &[b'y'; 100]).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    db.compact_range_cf(&other, None, None).unwrap();
+    db.wait_for_compactions().unwrap();
+    let before = db.stats().counters;
+    db.delete_range_cf(&wo(), &other, &key(0), &key(n)).unwrap();
+    db.compact_range_cf(&other, None, None).unwrap();
+    db.compact_range(None, None).unwrap();
+    db.wait_for_compactions().unwrap();
+    let after = db.stats().counters;
+    assert!(after.files_dropped_by_range_delete > before.files_dropped_by_range_delete);
+    let ro = ReadOptions::default();
+    assert_eq!(keys(&db, &ro, true).len(), n as usize);
+    let mut it = db.iter_cf(&ro, &other).unwrap();
+    it.seek_to_first();
+    assert!(!it.valid(), "every key of the family is deleted");
+    db.close().unwrap();
+}
