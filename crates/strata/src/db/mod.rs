@@ -309,9 +309,8 @@ impl Db {
     /// Pins the current state: reads with this snapshot see exactly the writes
     /// acknowledged before this call.
     pub fn snapshot(&self) -> Snapshot {
-        self.inner
-            .snapshots
-            .acquire(self.inner.versions.last_sequence())
+        let versions = &self.inner.versions;
+        self.inner.snapshots.acquire(|| versions.last_sequence())
     }
 
     /// The sequence number of the latest acknowledged write.
