@@ -316,16 +316,24 @@ impl WriteBatch {
         }
     }
 
-    /// `Ok` iff adding `key` (with `value`; `None` for a delete) would keep the batch
+    /// `Ok` iff adding `key` (with `value`; `None` for a delete) to `family` would keep the batch
     /// within every limit. Adds nothing. For callers that must refuse one update and
     /// keep the batch usable (`txn::WriteBatchWithIndex`).
     ///
     /// # Errors
     /// As [`Self::check_limits`], for the batch as it would be.
-    pub(crate) fn check_update(&self, key: &[u8], value: Option<&[u8]>) -> Result<()> {
+    pub(crate) fn check_update(
+        &self,
+        family: u32,
+        key: &[u8],
+        value: Option<&[u8]>,
+    ) -> Result<()> {
         self.check_limits()?;
         let record = self.count();
-        let len = self.rep.len().saturating_add(record_len(0, key, value));
+        let len = self
+            .rep
+            .len()
+            .saturating_add(record_len(family, key, value));
         let over = LimitExceeded::check(record, key, value).or_else(|| {
             (len > MAX_BATCH_LEN).then_some(LimitExceeded {
                 what: "batch",

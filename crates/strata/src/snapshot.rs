@@ -20,9 +20,17 @@ pub struct SnapshotList {
 }
 
 impl SnapshotList {
-    /// Pins `seq` and returns its handle.
-    pub fn acquire(self: &Arc<Self>, seq: SequenceNumber) -> Snapshot {
-        *self.live.lock().entry(seq).or_insert(0) += 1;
+    /// Pins the sequence number `seq()` returns and returns its handle. `seq` runs
+    /// under the list's lock, so a compaction that samples [`Self::sequences`]
+    /// concurrently either sees this snapshot or ran before its number was read: every
+    /// version the compaction can drop is then older than a newer version at or below
+    /// the snapshot's number. (Reading the number first and pinning it afterwards let a
+    /// compaction picked in between drop a version the snapshot needs.)
+    pub fn acquire(self: &Arc<Self>, seq: impl FnOnce() -> SequenceNumber) -> Snapshot {
+        let mut live = self.live.lock();
+        let seq = seq();
+        *live.entry(seq).or_insert(0) += 1;
+        drop(live);
         Snapshot {
             inner: Arc::new(SnapshotInner {
                 seq,

@@ -1,7 +1,9 @@
 //! Range deletions end to end, by name: reads at and before the tombstone in every
 //! source (memtable, L0, deeper levels), reopen (WAL and tables), space reclaimed by
-//! compaction, tombstone-only tables, a thousand tombstones, and refusal of an inverted
-//! range. The model-based and metamorphic workloads delete ranges too.
+//! compaction, tombstone-only tables, a thousand tombstones, refusal of an inverted
+//! range, and whole files under a tombstone dropped without being rewritten (unless a
+//! snapshot still sees them). The model-based and metamorphic workloads delete ranges
+//! too.
 
 mod common;
 
@@ -216,5 +218,150 @@ fn an_inverted_range_is_refused_and_an_empty_one_deletes_nothing() {
         db.get(&ReadOptions::default(), b"m").unwrap(),
         Some(b"v".to_vec())
     );
+    db.close().unwrap();
+}
+
+/// Files wholly under a newer tombstone are deleted by a metadata-only edit: after a
+/// range delete over every key, compaction writes nothing, every table (the tombstone's
+/// own too, once it hides nothing) is gone, and a reopen agrees.
+#[test]
+fn covered_files_are_dropped_without_being_rewritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), tiny_options()).unwrap();
+    for i in 0..2000 {
+        db.put(&wo(), &key(i), &[b'x'; 100]).unwrap();
+    }
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    // And one L0 file, older than the tombstone too.
+    for i in 0..20 {
+        db.put(&wo(), &key(i * 7), b"again").unwrap();
+    }
+    db.flush().unwrap();
+    db.wait_for_compactions().unwrap();
+    let before = db.stats();
+    let files: usize = before.levels.iter().map(|l| l.files).sum();
+    assert!(files > 10, "{}", before.level_table());
+    db.delete_range(&wo(), &key(0), &key(2000)).unwrap();
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    db.wait_for_compactions().unwrap();
+    let after = db.stats();
+    let c = |s: &strata::DbStats| s.counters.clone();
+    let (b, a) = (c(&before), c(&after));
+    assert_eq!(
+        a.compaction_bytes_written - b.compaction_bytes_written,
+        0,
+        "{}",
+        after.level_table()
+    );
+    assert_eq!(a.compaction_bytes_read - b.compaction_bytes_read, 0);
+    // Every data file, and the tombstone's table.
+    assert_eq!(
+        a.files_dropped_by_range_delete - b.files_dropped_by_range_delete,
+        files as u64 + 1
+    );
+    assert!(a.bytes_dropped_by_range_delete > b.bytes_dropped_by_range_delete);
+    assert_eq!(table_bytes(&db), 0, "{}", after.level_table());
+    assert!(keys(&db, &ReadOptions::default(), true).is_empty());
+    db.close().unwrap();
+    let db = Db::open(dir.path(), tiny_options()).unwrap();
+    assert!(keys(&db, &ReadOptions::default(), true).is_empty());
+    assert_eq!(db.get(&ReadOptions::default(), &key(7)).unwrap(), None);
+    db.close().unwrap();
+}
+
+/// A snapshot taken before the range delete sees every key through any number of
+/// compactions: no file it can see is dropped. (The compactions made meanwhile keep
+/// the entries it sees beside the tombstone, in the same files, so those are left to
+/// rewrites once it is released.)
+#[test]
+fn a_snapshot_keeps_covered_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), tiny_options()).unwrap();
+    let n = 2000;
+    for i in 0..n {
+        db.put(&wo(), &key(i), &[b'x'; 100]).unwrap();
+    }
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    let snap = db.snapshot();
+    db.delete_range(&wo(), &key(0), &key(n)).unwrap();
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    db.wait_for_compactions().unwrap();
+    assert_eq!(db.stats().counters.files_dropped_by_range_delete, 0);
+    let old = ReadOptions::default().with_snapshot(Some(snap.clone()));
+    assert_eq!(keys(&db, &old, true).len(), n as usize);
+    assert_eq!(db.get(&old, &key(1234)).unwrap(), Some(vec![b'x'; 100]));
+    assert!(keys(&db, &ReadOptions::default(), true).is_empty());
+    drop((old, snap));
+    db.compact_range(None, None).unwrap();
+    db.wait_for_compactions().unwrap();
+    assert!(keys(&db, &ReadOptions::default(), true).is_empty());
+    db.close().unwrap();
+}
+
+/// Files straddling the ends of a range delete stay (their keys outside it are still
+/// read), while the files inside it are dropped.
+#[test]
+fn partly_covered_files_are_rewritten_not_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), tiny_options()).unwrap();
+    let n = 2000;
+    for i in 0..n {
+        db.put(&wo(), &key(i), &[b'x'; 100]).unwrap();
+    }
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    db.wait_for_compactions().unwrap();
+    let before = db.stats().counters;
+    // Odd bounds, so they fall inside files rather than between them.
+    db.delete_range(&wo(), &key(101), &key(1899)).unwrap();
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    db.wait_for_compactions().unwrap();
+    let after = db.stats().counters;
+    assert!(after.files_dropped_by_range_delete > before.files_dropped_by_range_delete);
+    assert!(
+        after.compaction_bytes_written > before.compaction_bytes_written,
+        "the files holding the ends are rewritten"
+    );
+    let want: Vec<Vec<u8>> = (0..n)
+        .filter(|i| !(101..1899).contains(i))
+        .map(key)
+        .collect();
+    assert_eq!(keys(&db, &ReadOptions::default(), true), want);
+    assert_eq!(keys(&db, &ReadOptions::default(), false), want);
+    db.close().unwrap();
+}
+
+/// A family's tombstones drop only that family's files: the same keys in the default
+/// family, under no tombstone, stay whole through both families' compactions.
+#[test]
+fn tombstones_of_one_family_drop_no_file_of_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), tiny_options()).unwrap();
+    let other = db.create_cf("other", tiny_options().cf_options()).unwrap();
+    let n = 1000;
+    for i in 0..n {
+        db.put(&wo(), &key(i), &[b'x'; 100]).unwrap();
+        db.put_cf(&wo(), &other, &key(i), &[b'y'; 100]).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    db.compact_range_cf(&other, None, None).unwrap();
+    db.wait_for_compactions().unwrap();
+    let before = db.stats().counters;
+    db.delete_range_cf(&wo(), &other, &key(0), &key(n)).unwrap();
+    db.compact_range_cf(&other, None, None).unwrap();
+    db.compact_range(None, None).unwrap();
+    db.wait_for_compactions().unwrap();
+    let after = db.stats().counters;
+    assert!(after.files_dropped_by_range_delete > before.files_dropped_by_range_delete);
+    let ro = ReadOptions::default();
+    assert_eq!(keys(&db, &ro, true).len(), n as usize);
+    let mut it = db.iter_cf(&ro, &other).unwrap();
+    it.seek_to_first();
+    assert!(!it.valid(), "every key of the family is deleted");
     db.close().unwrap();
 }

@@ -259,3 +259,108 @@ fn the_check_skips_tables_older_than_the_snapshot() {
     txn.commit(&wo()).unwrap();
     assert_eq!(db.stats().counters.tables_probed, probed);
 }
+
+/// Transactions over column families: a key conflicts only with writes of the same key
+/// in the same family, wherever the write lives; a transaction reads its own writes in
+/// each family (gets and iterators); its writes in several families commit atomically;
+/// a family dropped under it makes the commit fail and write nothing.
+#[test]
+fn transactions_span_column_families_and_conflict_per_family() {
+    for place in PLACES {
+        let fs = FaultFs::new();
+        let db = open(&fs);
+        let cf = db.create_cf("c", strata::CfOptions::default()).expect("cf");
+        db.put_cf(&wo(), &cf, b"k", b"old").expect("put");
+        // The same key in another family: never a conflict.
+        let mut other = db.transaction(&TransactionOptions::default());
+        other.put(b"k", b"default").expect("put");
+        // The same key in the same family, written after the snapshot: a conflict.
+        let mut same = db.transaction(&TransactionOptions::default());
+        assert_eq!(
+            same.get_for_update_cf(&ro(), &cf, b"k").expect("get"),
+            Some(b"old".to_vec())
+        );
+        same.put_cf(&cf, b"x", b"1").expect("put");
+        db.put_cf(&wo(), &cf, b"k", b"new").expect("put");
+        if !matches!(place, Place::Memtable) {
+            db.put(&wo(), b"pad", b"so the default family flushes too")
+                .expect("put");
+        }
+        move_to_family(&db, &fs, &cf, place);
+        fs.clear_faults();
+        assert_conflict(same.commit(&wo()), b"k", place);
+        other
+            .commit(&wo())
+            .expect("the same key in another family does not conflict");
+        assert_eq!(db.get_cf(&ro(), &cf, b"x").expect("get"), None, "{place:?}");
+    }
+
+    let fs = FaultFs::new();
+    let db = open(&fs);
+    let a = db.create_cf("a", strata::CfOptions::default()).expect("a");
+    let b = db.create_cf("b", strata::CfOptions::default()).expect("b");
+    db.put_cf(&wo(), &a, b"base", b"1").expect("put");
+    let mut txn = db.transaction(&TransactionOptions::default());
+    txn.put_cf(&a, b"own", b"a").expect("put");
+    txn.put_cf(&b, b"own", b"b").expect("put");
+    txn.put(b"own", b"d").expect("put");
+    txn.delete_cf(&a, b"base").expect("delete");
+    assert_eq!(
+        txn.get_cf(&ro(), &a, b"own").expect("get"),
+        Some(b"a".to_vec())
+    );
+    assert_eq!(
+        txn.get_cf(&ro(), &b, b"own").expect("get"),
+        Some(b"b".to_vec())
+    );
+    assert_eq!(txn.get(&ro(), b"own").expect("get"), Some(b"d".to_vec()));
+    assert_eq!(txn.get_cf(&ro(), &a, b"base").expect("get"), None);
+    let mut it = txn.iter_cf(&ro(), &a).expect("iter");
+    it.seek_to_first();
+    let mut keys = Vec::new();
+    while it.valid() {
+        keys.push(it.key().to_vec());
+        it.next();
+    }
+    it.status().expect("status");
+    drop(it);
+    assert_eq!(
+        keys,
+        vec![b"own".to_vec()],
+        "the base key is deleted in the txn"
+    );
+    txn.commit(&wo()).expect("commit");
+    assert_eq!(
+        db.get_cf(&ro(), &a, b"own").expect("get"),
+        Some(b"a".to_vec())
+    );
+    assert_eq!(
+        db.get_cf(&ro(), &b, b"own").expect("get"),
+        Some(b"b".to_vec())
+    );
+    assert_eq!(db.get(&ro(), b"own").expect("get"), Some(b"d".to_vec()));
+    assert_eq!(db.get_cf(&ro(), &a, b"base").expect("get"), None);
+
+    // A family dropped while a transaction writes it: the commit writes nothing.
+    let mut txn = db.transaction(&TransactionOptions::default());
+    txn.put(b"lost", b"1").expect("put");
+    txn.put_cf(&b, b"lost", b"1").expect("put");
+    db.drop_cf(&b).expect("drop");
+    let err = txn.commit(&wo()).expect_err("dropped family");
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+    assert_eq!(db.get(&ro(), b"lost").expect("get"), None);
+}
+
+/// [`move_to`] for one family: `flush_cf` / `compact_range_cf` of `cf`.
+fn move_to_family(db: &Db, fs: &FaultFs, cf: &strata::CfHandle, place: Place) {
+    match place {
+        Place::Memtable => {}
+        Place::Immutable => {
+            fs.inject(FaultRule::sticky(FaultKinds::CREATE, 0).on_path(".sst"));
+            let err = db.flush_cf(cf).expect_err("flushes fail");
+            assert!(err.is_retryable(), "{err}");
+        }
+        Place::L0 => db.flush_cf(cf).expect("flush"),
+        Place::Deeper => db.compact_range_cf(cf, None, None).expect("compact"),
+    }
+}

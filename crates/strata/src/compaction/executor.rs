@@ -4,6 +4,7 @@
 //! # What it does
 //! - `TrivialMove`: an edit that deletes each input file from its level and adds it,
 //!   unchanged, to the output stream's level. No I/O.
+//! - `Drop`: an edit that deletes each input file. No I/O, no output.
 //! - `Rewrite`: merge the input runs (newest first) into one stream of internal keys,
 //!   keep what some reader can still see ([`VersionGc`]), fold merge chains within
 //!   their snapshot stripe (`merge_chain`), ask the plan's [`Router`]
@@ -79,6 +80,10 @@ pub(crate) struct Outcome {
     pub false_overlap_bytes: u64,
     /// Files moved by metadata only.
     pub moved_files: u64,
+    /// Files deleted by metadata only ([`Action::Drop`]).
+    pub dropped_files: u64,
+    /// Bytes of the files deleted by metadata only.
+    pub dropped_bytes: u64,
 }
 
 impl Outcome {
@@ -91,18 +96,34 @@ impl Outcome {
 /// Runs `plan`. See the module docs.
 ///
 /// # Errors
-/// `Internal` for a malformed plan (no output stream, a router index out of range, a
-/// trivial move with several streams); corruption or I/O errors from the inputs; I/O
+/// `Internal` for a malformed plan (a rewrite with no output stream, a router index
+/// out of range, a trivial move with several streams, a drop with any); corruption or I/O errors from the inputs; I/O
 /// errors writing outputs. Outputs written before the error are collected as
 /// obsolete once the returned error has dropped their references.
 pub(crate) fn execute(plan: &Plan, ctx: &JobContext<'_>) -> Result<Outcome> {
-    if plan.outputs.is_empty() {
-        return Err(Error::Internal("plan has no output stream".into()));
-    }
     match plan.action {
+        Action::Drop => drop_files(plan),
         Action::TrivialMove => trivial_move(plan),
+        Action::Rewrite if plan.outputs.is_empty() => {
+            Err(Error::Internal("plan has no output stream".into()))
+        }
         Action::Rewrite => rewrite(plan, ctx),
     }
+}
+
+/// An edit deleting every input file. No I/O: the policy showed that no reader can see
+/// any entry of them (`compaction::covered`).
+fn drop_files(plan: &Plan) -> Result<Outcome> {
+    if !plan.outputs.is_empty() {
+        return Err(Error::Internal("a drop plan has no output stream".into()));
+    }
+    let mut out = Outcome::default();
+    for (level, f) in plan.input_files() {
+        out.edit.deleted_files.push((level, f.number));
+        out.dropped_files += 1;
+        out.dropped_bytes += f.size;
+    }
+    Ok(out)
 }
 
 fn trivial_move(plan: &Plan) -> Result<Outcome> {

@@ -68,7 +68,7 @@ impl VersionGc {
     /// stripe): a tombstone with a sequence number in `(seq, upper]` deletes the entry
     /// for every reader that could see it.
     pub fn stripe_upper(&self, seq: SequenceNumber) -> Option<SequenceNumber> {
-        self.snapshots.get(self.stripe(seq)).copied()
+        stripe_upper(&self.snapshots, seq)
     }
 
     /// The range tombstones worth writing: per fragment, the newest of each stripe
@@ -103,6 +103,15 @@ impl VersionGc {
         }
         true
     }
+}
+
+/// The snapshot that closes the stripe of `seq` from above among `snapshots`
+/// (ascending): the oldest one at or above `seq`; `None` if `seq` is in the last
+/// stripe. A tombstone whose sequence number is in `(seq, upper]` hides the entry
+/// `seq` from every reader that could see it (the rule compaction applies per entry,
+/// and `compaction::covered` per file).
+pub fn stripe_upper(snapshots: &[SequenceNumber], seq: SequenceNumber) -> Option<SequenceNumber> {
+    snapshots.get(snapshots.partition_point(|&s| s < seq)).copied()
 }
 
 #[cfg(test)]

@@ -21,6 +21,8 @@
 //! - [`picker`]: leveled scores, targets and file selection.
 //! - `executor`: runs a plan and returns its edit.
 //! - [`gc`]: which versions of a key survive (snapshot stripes).
+//! - [`covered`]: whole files no reader can see (under newer range tombstones), dropped
+//!   by metadata before any other pick.
 //! - [`partitioner`]: where outputs are cut (fixed size, or [`aligned`]).
 //! - [`placement`]: the [`PlacementPolicy`] seam that picks each output's data path;
 //!   the default [`ByLevel`] is RocksDB's rule.
@@ -28,6 +30,7 @@
 //!   statistic.
 
 pub mod aligned;
+pub mod covered;
 pub(crate) mod executor;
 pub mod gc;
 pub(crate) mod merge_chain;
@@ -38,5 +41,6 @@ pub mod plan;
 pub mod policy;
 
 pub use placement::{ByLevel, PlacementPolicy};
+pub use covered::{Coverage, Tombstones};
 pub use plan::{Action, Plan, Reason};
 pub use policy::{CompactionPolicy, Leveled};

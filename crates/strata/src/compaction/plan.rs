@@ -17,7 +17,8 @@
 //! 1. Inputs are given newest first: a memtable, or L0 files newest first, then deeper
 //!    levels in order. The executor merges them, so for equal user keys the newest
 //!    version comes first.
-//! 2. `outputs` is non-empty, and the router only returns indices into it.
+//! 2. `outputs` is non-empty, and the router only returns indices into it; except
+//!    that an [`Action::Drop`] plan has no output (it writes nothing).
 //! 3. Files of one output stream never overlap the files that remain in its level
 //!    (the picker's invariants 2–3), and no two streams of a plan write overlapping key
 //!    ranges into the same level and column group.
@@ -43,6 +44,10 @@ pub enum Action {
     TrivialMove,
     /// Merge the inputs, drop what no reader can see, and write new tables.
     Rewrite,
+    /// Delete the input files by metadata only: no reader can see any of their
+    /// entries (`compaction::covered` states when). Reads and writes nothing; a drop
+    /// plan has no output stream.
+    Drop,
 }
 
 /// Why a plan was made.
@@ -59,6 +64,9 @@ pub enum Reason {
     LevelSize,
     /// Requested by the user (`compact_range`).
     Manual,
+    /// Whole files hidden by range tombstones, or tombstones with nothing left to
+    /// hide (`compaction::covered`).
+    RangeDeletion,
 }
 
 impl Reason {
@@ -180,7 +188,7 @@ pub struct Plan {
     pub action: Action,
     /// Input runs, newest first (invariant 1).
     pub inputs: Vec<Input>,
-    /// Output streams (invariant 2).
+    /// Output streams (invariant 2; none for [`Action::Drop`]).
     pub outputs: Vec<OutputStream>,
     /// Which stream each user key goes to.
     pub router: Arc<dyn Router>,

@@ -15,6 +15,7 @@
 //! output ranges not in conflict, whole overlapping runs), because the executor and
 //! the version set rely on them.
 
+use super::covered::{self, Coverage, Scope};
 use super::picker::{self, Busy};
 use super::placement::PlacementPolicy;
 use super::plan::Plan;
@@ -30,17 +31,21 @@ pub trait CompactionPolicy: Send + Sync + fmt::Debug {
     /// The next automatic compaction of `version`, or `None` if nothing needs doing or
     /// everything that does conflicts with `busy`. Each output stream's data path is
     /// `placement`'s answer for its level (a trivial move only within one path).
+    /// `coverage` (live snapshots, the files' range tombstones) is what
+    /// [`covered::pick`] needs to find files no reader can see.
     fn pick(
         &self,
         version: &Version,
         opts: &Options,
         placement: &dyn PlacementPolicy,
         busy: &Busy,
+        coverage: &Coverage<'_>,
     ) -> Option<Plan>;
 
     /// The manual compaction (`Db::compact_range`) of the files of `level`
     /// overlapping the user-key range `[begin, end]` (`None` = unbounded), or `None`
     /// if there is nothing to do or it conflicts with `busy` (the caller retries).
+    /// `coverage` as for [`CompactionPolicy::pick`].
     #[expect(
         clippy::too_many_arguments,
         reason = "each is one independent input of the pure function"
@@ -54,6 +59,7 @@ pub trait CompactionPolicy: Send + Sync + fmt::Debug {
         begin: Option<&[u8]>,
         end: Option<&[u8]>,
         busy: &Busy,
+        coverage: &Coverage<'_>,
     ) -> Option<Plan>;
 
     /// Bytes compaction must still rewrite (the write path slows and stops writers
@@ -66,6 +72,11 @@ pub trait CompactionPolicy: Send + Sync + fmt::Debug {
 
 /// RocksDB's leveled compaction with static level targets (`compaction::picker`).
 /// The default policy.
+///
+/// Before any leveled pick it drops whole files no reader can see
+/// ([`covered::pick`]): automatic picks anywhere in the tree, manual ones in the
+/// range being compacted from its level down, so the files a rewrite would read
+/// only to discard are gone before it is planned.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Leveled;
 
@@ -76,8 +87,10 @@ impl CompactionPolicy for Leveled {
         opts: &Options,
         placement: &dyn PlacementPolicy,
         busy: &Busy,
+        coverage: &Coverage<'_>,
     ) -> Option<Plan> {
-        picker::pick(version, opts, placement, busy)
+        covered::pick(version, busy, coverage, Scope::default())
+            .or_else(|| picker::pick(version, opts, placement, busy))
     }
 
     fn pick_manual(
@@ -89,8 +102,15 @@ impl CompactionPolicy for Leveled {
         begin: Option<&[u8]>,
         end: Option<&[u8]>,
         busy: &Busy,
+        coverage: &Coverage<'_>,
     ) -> Option<Plan> {
-        picker::pick_manual(version, opts, placement, level, begin, end, busy)
+        let scope = Scope {
+            from_level: level,
+            begin,
+            end,
+        };
+        covered::pick(version, busy, coverage, scope)
+            .or_else(|| picker::pick_manual(version, opts, placement, level, begin, end, busy))
     }
 
     fn pending_compaction_bytes(&self, version: &Version, opts: &Options) -> u64 {

@@ -16,6 +16,13 @@
 //! before the job's `state` lock was released). A flush only adds L0 files; a plan
 //! missing the newest one leaves newer data above older, which is the L0 order.
 //!
+//! Every pick also gets a `Coverage` (`compaction::covered`): the range tombstones of
+//! the families' files, read through the table cache *before* the `state` lock is
+//! taken (opening a table is I/O; tombstones of a file never change, so a set read
+//! from an older version only misses files), and the live snapshots, sampled under
+//! the lock *after* the version is loaded (a snapshot taken later reads above every
+//! tombstone of that version).
+//!
 //! [`Busy`]: crate::compaction::picker::Busy
 
 use super::family::Family;
@@ -23,7 +30,7 @@ use super::flush::flush_oldest;
 use super::obsolete::delete_obsolete;
 use super::state::DbState;
 use super::{jobs, DbInner};
-use crate::compaction::Plan;
+use crate::compaction::{Action, Coverage, Plan, Tombstones};
 use crate::error::{Error, Result};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -112,19 +119,18 @@ fn compaction_loop(inner: &DbInner) {
     // job, so a family that always has work cannot starve the others.
     let mut after = 0u32;
     loop {
-        let (family, plan) = {
+        let (family, plan) = loop {
+            let tombstones = gather_tombstones(inner);
             let mut st = inner.state.lock();
-            loop {
-                if st.shutting_down {
-                    return;
-                }
-                if st.bg_error.is_none() && st.manual_waiting == 0 {
-                    if let Some(picked) = pick_any(inner, &mut st, after) {
-                        break picked;
-                    }
-                }
-                inner.bg_cv.wait(&mut st);
+            if st.shutting_down {
+                return;
             }
+            if st.bg_error.is_none() && st.manual_waiting == 0 {
+                if let Some(picked) = pick_any(inner, &mut st, after, &tombstones) {
+                    break picked;
+                }
+            }
+            inner.bg_cv.wait(&mut st);
         };
         after = family.id();
         let result = jobs::run(inner, &family, &plan, |_| {});
@@ -134,9 +140,21 @@ fn compaction_loop(inner: &DbInner) {
     }
 }
 
+/// The range tombstones of every family's files, for the drop rules of
+/// `compaction::covered`. Requires: the `state` lock not held (this may open tables).
+fn gather_tombstones(inner: &DbInner) -> Tombstones {
+    let versions: Vec<_> = inner.versions.families().iter().map(|f| f.current()).collect();
+    Tombstones::gather(versions.iter().map(|v| v.as_ref()), &inner.table_cache)
+}
+
 /// The next automatic compaction of any family, searched from the family after
 /// `after` round the ids, registered as running. Requires: `st` is the `state` lock.
-fn pick_any(inner: &DbInner, st: &mut DbState, after: u32) -> Option<(Arc<Family>, Plan)> {
+fn pick_any(
+    inner: &DbInner,
+    st: &mut DbState,
+    after: u32,
+    tombstones: &Tombstones,
+) -> Option<(Arc<Family>, Plan)> {
     let ids: Vec<u32> = st.families.keys().copied().collect();
     let start = ids.iter().position(|&id| id > after).unwrap_or(0);
     let (before, from) = ids.split_at(start);
@@ -146,8 +164,14 @@ fn pick_any(inner: &DbInner, st: &mut DbState, after: u32) -> Option<(Arc<Family
         };
         let family = Arc::clone(&f.family);
         let version = family.versions.current();
+        // Sampled after the version: see `compaction::covered`.
+        let snapshots = inner.snapshots.sequences();
+        let coverage = Coverage::new(&snapshots, tombstones);
         let placement = inner.placement.as_ref();
-        if let Some(plan) = inner.policy.pick(&version, &family.opts, placement, &f.busy) {
+        if let Some(plan) = inner
+            .policy
+            .pick(&version, &family.opts, placement, &f.busy, &coverage)
+        {
             mark_busy(st, id, &plan);
             return Some((family, plan));
         }
@@ -199,25 +223,32 @@ pub(crate) fn wait_for_flushes(inner: &DbInner) -> Result<()> {
 /// The poison error; or a retryable error if a flush or compaction attempt failed
 /// while waiting (as [`wait_for_flushes`]).
 pub(crate) fn wait_idle(inner: &DbInner) -> Result<()> {
-    let mut st = inner.state.lock();
-    let (flushes, compactions) = (
-        st.retryable_failures.flushes,
-        st.retryable_failures.compactions,
-    );
+    let (flushes, compactions) = {
+        let st = inner.state.lock();
+        (
+            st.retryable_failures.flushes,
+            st.retryable_failures.compactions,
+        )
+    };
     loop {
+        let tombstones = gather_tombstones(inner);
+        let mut st = inner.state.lock();
         st.check_bg_error()?;
         st.retryable_since(flushes, compactions)?;
         let idle = !st.has_imm()
             && !st.flush_running
             && st.compactions_running == 0
             && st.families.values().all(|f| {
+                let version = f.family.versions.current();
+                let snapshots = inner.snapshots.sequences();
                 inner
                     .policy
                     .pick(
-                        &f.family.versions.current(),
+                        &version,
                         &f.family.opts,
                         inner.placement.as_ref(),
                         &f.busy,
+                        &Coverage::new(&snapshots, &tombstones),
                     )
                     .is_none()
             });
@@ -233,6 +264,8 @@ pub(crate) fn wait_idle(inner: &DbInner) -> Result<()> {
 /// data, one level at a time, in the caller's thread. Each level takes as many plans as
 /// `pick_manual` needs (one per file below L0), at most one more than the files in
 /// range when the level began, so writers adding files meanwhile cannot keep it going.
+/// Plans that only drop files (`Action::Drop`) have a budget of their own of the same
+/// size: they take no file of the level's step, so they must not use up its budget.
 pub(crate) fn compact_range(
     inner: &DbInner,
     family: &Arc<Family>,
@@ -256,11 +289,18 @@ pub(crate) fn compact_range(
                 .overlapping_files(level, begin, end)
                 .len()
                 + 1;
-            while budget > 0 {
+            let mut drop_budget = budget;
+            while budget > 0 && drop_budget > 0 {
+                // Outside the state lock: it may open tables.
+                let tombstones = Tombstones::gather(
+                    std::iter::once(family.versions.current().as_ref()),
+                    &inner.table_cache,
+                );
                 let plan = {
                     let mut st = inner.state.lock();
                     st.check_bg_error()?;
                     let version = family.versions.current();
+                    let snapshots = inner.snapshots.sequences();
                     let Some(busy) = st.families.get(&family.id()).map(|f| &f.busy) else {
                         // Dropped: nothing left to compact.
                         return Ok(());
@@ -273,6 +313,7 @@ pub(crate) fn compact_range(
                         begin,
                         end,
                         busy,
+                        &Coverage::new(&snapshots, &tombstones),
                     );
                     match picked {
                         Some(p) => {
@@ -291,7 +332,11 @@ pub(crate) fn compact_range(
                 let r = jobs::run(inner, family, &plan, |_| {});
                 finish_plan(inner, family, &plan);
                 r?;
-                budget -= 1;
+                if plan.action == Action::Drop {
+                    drop_budget -= 1;
+                } else {
+                    budget -= 1;
+                }
             }
         }
         Ok(())

@@ -26,7 +26,8 @@
 //! docs/ARCHITECTURE.md §16, `txn/` (the transaction), `tests/transaction_conflicts.rs`
 //! and `tests/bank_transfer.rs`.
 
-use super::{read, write, DbInner};
+use super::{read, write, DbInner, SuperVersion};
+use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::key::{LookupKey, SequenceNumber};
 use crate::options::WriteOptions;
@@ -44,16 +45,30 @@ use crate::WriteBatch;
 fn check<'k>(
     inner: &DbInner,
     snapshot: SequenceNumber,
-    keys: impl IntoIterator<Item = &'k [u8]>,
+    keys: impl IntoIterator<Item = (u32, &'k [u8])>,
 ) -> Result<()> {
-    // Sequence first, then the view: the view holds every write up to it (read.rs).
+    // Sequence first, then the views: each holds every write up to it (read.rs).
     let read_seq = inner.versions.last_sequence();
-    // Transactions write the default family only (docs/ARCHITECTURE.md §16).
-    let sv = inner.default.super_version.load();
     let mut lookup = LookupKey::default();
-    for key in keys {
+    // Keys come grouped by family: load each family's view once.
+    let mut current: Option<(u32, arc_swap::Guard<Arc<SuperVersion>>)> = None;
+    for (family, key) in keys {
+        let sv = match &current {
+            Some((id, sv)) if *id == family => sv,
+            _ => {
+                let sv = match inner.state.lock().families.get(&family) {
+                    Some(f) => f.family.super_version.load(),
+                    None => {
+                        return Err(Error::InvalidArgument(format!(
+                            "the transaction touches a dropped column family: id=`{family}`"
+                        )))
+                    }
+                };
+                &current.insert((family, sv)).1
+            }
+        };
         lookup.set(key, read_seq);
-        if let Some(committed) = read::newer_sequence(inner, &sv, &lookup, snapshot)? {
+        if let Some(committed) = read::newer_sequence(inner, sv, &lookup, snapshot)? {
             return Err(Error::Conflict {
                 key: key.to_vec(),
                 snapshot,
@@ -75,7 +90,7 @@ pub(crate) fn write_unless_changed<'k>(
     wo: &WriteOptions,
     batch: WriteBatch,
     snapshot: SequenceNumber,
-    keys: impl IntoIterator<Item = &'k [u8]>,
+    keys: impl IntoIterator<Item = (u32, &'k [u8])>,
 ) -> Result<()> {
     batch.check_limits()?;
     if batch.is_empty() {

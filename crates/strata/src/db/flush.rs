@@ -118,9 +118,9 @@ pub(crate) fn release_wals(inner: &DbInner) {
     let keep = st
         .wals
         .iter()
-        .position(|&n| n >= needed || n == active)
+        .position(|&(n, _)| n >= needed || n == active)
         .unwrap_or(st.wals.len());
-    for n in st.wals.drain(..keep) {
+    for (n, _) in st.wals.drain(..keep) {
         inner.versions.obsolete().push(Obsolete::Wal(n));
     }
 }

@@ -89,7 +89,7 @@ pub(crate) fn run(
 
 /// Per-level figures (RocksDB's level table): what each output level read and wrote.
 fn account_levels(st: &mut FamilyState, plan: &Plan, outcome: &Outcome) {
-    if plan.action == Action::TrivialMove {
+    if matches!(plan.action, Action::TrivialMove | Action::Drop) {
         return;
     }
     for (stream, written) in plan.outputs.iter().zip(&outcome.stream_bytes) {
@@ -116,6 +116,8 @@ fn account(inner: &DbInner, plan: &Plan, outcome: &Outcome) {
         return;
     }
     Statistics::add(&s.local().trivial_moves, outcome.moved_files);
+    Statistics::add(&s.local().files_dropped_by_range_delete, outcome.dropped_files);
+    Statistics::add(&s.local().bytes_dropped_by_range_delete, outcome.dropped_bytes);
     Statistics::add(&s.local().compaction_bytes_read, outcome.bytes_read);
     Statistics::add(&s.local().compaction_bytes_written, outcome.bytes_written());
     Statistics::add(&s.local().compaction_input_entry_bytes, outcome.input_entry_bytes);

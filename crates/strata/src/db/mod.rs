@@ -275,15 +275,17 @@ impl Db {
         Transaction::begin(self, options)
     }
 
-    /// Commits `batch` iff no key of `keys` has a version newer than `snapshot`,
+    /// Commits `batch` iff no key of `keys` (`(family id, key)`) has a version newer
+    /// than `snapshot` in its family,
     /// validated atomically with the write (`conflict`). For [`Transaction::commit`].
     pub(crate) fn write_unless_changed<'k>(
         &self,
         wo: &WriteOptions,
         batch: WriteBatch,
         snapshot: SequenceNumber,
-        keys: impl IntoIterator<Item = &'k [u8]>,
+        keys: impl IntoIterator<Item = (u32, &'k [u8])>,
     ) -> Result<()> {
+        self.check_families(&batch)?;
         conflict::write_unless_changed(&self.inner, wo, batch, snapshot, keys)
     }
 
@@ -307,9 +309,8 @@ impl Db {
     /// Pins the current state: reads with this snapshot see exactly the writes
     /// acknowledged before this call.
     pub fn snapshot(&self) -> Snapshot {
-        self.inner
-            .snapshots
-            .acquire(self.inner.versions.last_sequence())
+        let versions = &self.inner.versions;
+        self.inner.snapshots.acquire(|| versions.last_sequence())
     }
 
     /// The sequence number of the latest acknowledged write.

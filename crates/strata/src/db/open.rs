@@ -163,7 +163,7 @@ pub(crate) fn open(
     let mut state = DbState {
         families: family_states,
         mems: Arc::default(),
-        wals: vec![log_number],
+        wals: vec![(log_number, 0)],
         flush_running: false,
         compactions_running: 0,
         bg_error: None,

@@ -45,10 +45,11 @@ pub struct DbState {
     /// one shared list, so a write group takes it with one reference count instead of
     /// collecting it.
     pub mems: Arc<Vec<(u32, Arc<MemTable>)>>,
-    /// The WALs not yet deleted, oldest first; the last one takes writes. Pushed by
-    /// the leader at a switch; the oldest are deleted once every family has flushed
-    /// past them (`flush::release_wals`).
-    pub wals: Vec<u64>,
+    /// The WALs not yet deleted, oldest first, as `(number, bytes)`; the last one
+    /// takes writes (its bytes are 0 until it is switched out). Pushed by the leader
+    /// at a switch; the oldest are deleted once every family has flushed past them
+    /// (`flush::release_wals`).
+    pub wals: Vec<(u64, u64)>,
     /// True while the flush thread writes an immutable memtable.
     pub flush_running: bool,
     /// Number of compactions running.
@@ -80,7 +81,7 @@ impl DbState {
 
     /// The WAL taking writes.
     pub fn current_wal(&self) -> u64 {
-        self.wals.last().copied().unwrap_or(0)
+        self.wals.last().map_or(0, |&(n, _)| n)
     }
 
     /// True iff some family has an immutable memtable waiting for its flush.

@@ -483,6 +483,7 @@ fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
         let mut st = inner.state.lock();
         st.check_bg_error()?;
         let (mut slow, mut stop, mut switch, mut imm_full) = (false, false, Vec::new(), false);
+        let pinning = families_pinning_wals(&st);
         for (&id, f) in &st.families {
             let opts = &f.family.opts;
             let l0 = f.family.super_version.load().version.files(0).len();
@@ -493,7 +494,7 @@ fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
             stop |= l0 >= opts.level0_stop_writes_trigger || (hard > 0 && pending >= hard);
             let full = f.mem.mem.approximate_memory_usage() >= opts.write_buffer_size;
             let forced = force.is_some_and(|force| force.covers(id)) && !f.mem.mem.is_empty();
-            if full || forced {
+            if full || forced || pinning.contains(&id) {
                 switch.push(id);
                 imm_full |= f.imm.len() + 1 >= opts.max_write_buffer_number;
             }
@@ -530,9 +531,12 @@ fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
         }
         drop(st);
         drain(inner);
-        let log_number = switch_wal(inner)?;
+        let (log_number, old_bytes) = switch_wal(inner)?;
         let mut st = inner.state.lock();
-        st.wals.push(log_number);
+        if let Some(last) = st.wals.last_mut() {
+            last.1 = old_bytes;
+        }
+        st.wals.push((log_number, 0));
         for id in switch {
             // A family dropped since the decision has nothing left to switch.
             let Some(f) = st.families.get_mut(&id) else {
@@ -564,7 +568,7 @@ fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
 /// A retryable error as is if the new WAL could not be created (a full disk, too many
 /// open files): nothing changed, the old WAL and memtable stay active and the next
 /// write tries again. `Poisoned` with the cause if a later step failed.
-fn switch_wal(inner: &DbInner) -> Result<u64> {
+fn switch_wal(inner: &DbInner) -> Result<(u64, u64)> {
     let log_number = inner.versions.new_file_number();
     let dir = inner.versions.db_dir();
     let file = match inner.fs.create(&filename::wal_file(dir, log_number)) {
@@ -578,7 +582,39 @@ fn switch_wal(inner: &DbInner) -> Result<u64> {
     let mut log = inner.writes.log.lock();
     let mut old = std::mem::replace(&mut *log, LogWriter::new(file));
     old.sync().map_err(|e| poison(inner, e))?;
-    Ok(log_number)
+    Ok((log_number, old.size()))
+}
+
+/// The families to switch (and so flush) because they keep the oldest WAL alive while
+/// the closed WALs hold more than four times what all memtables may (RocksDB's
+/// default `max_total_wal_size`): a family written rarely would otherwise keep every
+/// WAL since its last flush. Only families with no flush pending are named: each is
+/// switched once, and the WAL goes when its flush is installed.
+fn families_pinning_wals(st: &super::state::DbState) -> Vec<u32> {
+    if st.families.len() < 2 {
+        return Vec::new();
+    }
+    let closed: u64 = st.wals.iter().map(|&(_, bytes)| bytes).sum();
+    let limit: u64 = st
+        .families
+        .values()
+        .map(|f| {
+            let o = &f.family.opts;
+            (o.write_buffer_size as u64).saturating_mul(o.max_write_buffer_number as u64)
+        })
+        .fold(0u64, u64::saturating_add)
+        .saturating_mul(4);
+    let Some(&(oldest, _)) = st.wals.first() else {
+        return Vec::new();
+    };
+    if closed <= limit {
+        return Vec::new();
+    }
+    st.families
+        .iter()
+        .filter(|(_, f)| f.imm.is_empty() && !f.mem.mem.is_empty() && f.mem.log_number <= oldest)
+        .map(|(&id, _)| id)
+        .collect()
 }
 
 /// Makes every acknowledged write durable (used by `close`).

@@ -152,6 +152,41 @@ impl Fragments {
         })
     }
 
+    /// True iff every user key in `[lo, hi]` (`[lo, hi)` if `!hi_inclusive`) lies in a
+    /// fragment holding a sequence number that `qualifies` accepts: the fragments
+    /// covering the range touch end to start, with no gap. An empty range is not
+    /// covered. Cost: a binary search, then one step per fragment inside the range.
+    pub fn covers_range(
+        &self,
+        lo: &[u8],
+        hi: &[u8],
+        hi_inclusive: bool,
+        qualifies: impl Fn(SequenceNumber) -> bool,
+    ) -> bool {
+        if hi < lo || (hi == lo && !hi_inclusive) {
+            return false;
+        }
+        let mut i = self.frags.partition_point(|f| f.end.as_slice() <= lo);
+        // Every key below `at` is known to be covered.
+        let mut at = lo;
+        while let Some(f) = self.frags.get(i) {
+            if f.start.as_slice() > at || !f.seqs.iter().any(|&s| qualifies(s)) {
+                return false;
+            }
+            let past_hi = if hi_inclusive {
+                f.end.as_slice() > hi
+            } else {
+                f.end.as_slice() >= hi
+            };
+            if past_hi {
+                return true;
+            }
+            at = f.end.as_slice();
+            i += 1;
+        }
+        false
+    }
+
     /// The part of these fragments inside `[lo, hi)` (`None`: unbounded).
     pub fn clip(&self, lo: Option<&[u8]>, hi: Option<&[u8]>) -> Fragments {
         let frags = self

@@ -119,3 +119,65 @@ fn clipping_keeps_the_part_inside() {
         vec![t("f", "m", 9), t("m", "z", 9)]
     );
 }
+
+/// The model of `covers_range`: sweeps the union of the qualifying tombstones from
+/// `lo`, jumping to the farthest end of any tombstone that contains the sweep point.
+fn model_covers_range(ts: &[RangeTombstone], lo: &[u8], hi: &[u8], incl: bool, min: u64) -> bool {
+    if hi < lo || (hi == lo && !incl) {
+        return false;
+    }
+    let mut at = lo.to_vec();
+    loop {
+        let past = if incl { at.as_slice() > hi } else { at.as_slice() >= hi };
+        if past {
+            return true;
+        }
+        let next = ts
+            .iter()
+            .filter(|t| t.seq > min && t.start <= at && at < t.end)
+            .map(|t| t.end.clone())
+            .max();
+        match next {
+            Some(end) => at = end,
+            None => return false,
+        }
+    }
+}
+
+proptest! {
+    #[test]
+    fn covers_range_agrees_with_the_union_of_qualifying_tombstones(
+        raw in proptest::collection::vec((key(), key(), 1u64..40), 0..12),
+        probes in proptest::collection::vec((key(), key(), any::<bool>(), 0u64..45), 1..30),
+    ) {
+        let ts: Vec<RangeTombstone> = raw
+            .into_iter()
+            .enumerate()
+            .map(|(i, (a, b, s))| RangeTombstone { start: a, end: b, seq: s * 16 + i as u64 })
+            .collect();
+        let f = Fragments::new(&ts);
+        for (lo, hi, incl, min) in probes {
+            let min = min * 16;
+            prop_assert_eq!(
+                f.covers_range(&lo, &hi, incl, |s| s > min),
+                model_covers_range(&ts, &lo, &hi, incl, min),
+                "lo={:?} hi={:?} incl={} min={}", lo, hi, incl, min
+            );
+        }
+    }
+}
+
+#[test]
+fn covers_range_needs_touching_qualifying_fragments() {
+    // Adjacent tombstones of different sequence numbers cover their union.
+    let f = Fragments::new(&[t("a", "c", 5), t("c", "f", 9), t("g", "k", 9)]);
+    let any = |_| true;
+    assert!(f.covers_range(b"a", b"e", true, any));
+    assert!(f.covers_range(b"b", b"f", false, any), "[b, f) ends where [c, f) ends");
+    assert!(!f.covers_range(b"b", b"f", true, any), "f itself is not covered");
+    assert!(!f.covers_range(b"b", b"h", true, any), "gap [f, g)");
+    assert!(!f.covers_range(b"a", b"e", true, |s| s > 5), "[a, c) is too old");
+    assert!(f.covers_range(b"c", b"e", true, |s| s > 5));
+    assert!(!f.covers_range(b"e", b"d", true, any), "an empty range is not covered");
+    assert!(!Fragments::default().covers_range(b"a", b"a", true, any));
+}

@@ -48,7 +48,9 @@ pub struct Table {
     filter: Option<BloomFilter>,
     props: TableProperties,
     /// The range tombstones (format version 2), fragmented; `None` without any.
-    range_dels: Option<Fragments>,
+    /// Shared, so the compaction policy's view of them (`compaction::covered`) costs a
+    /// reference count, not a copy, per pick.
+    range_dels: Option<Arc<Fragments>>,
     #[cfg_attr(
         not(feature = "internals"),
         allow(dead_code, reason = "read only by `Table::compression`, for `strata sst-dump`")
@@ -111,10 +113,10 @@ impl Table {
                     "format version 2 table without a range-deletion block",
                 ))
             }
-            (true, Some(h)) => Some(
+            (true, Some(h)) => Some(Arc::new(
                 range_del_block::decode(read(h)?)
                     .map_err(|r| Error::corruption(path, h.offset, r))?,
-            ),
+            )),
         };
         let t = Table {
             file,
@@ -203,7 +205,12 @@ impl Table {
 
     /// The table's range tombstones, if it has any.
     pub fn range_dels(&self) -> Option<&Fragments> {
-        self.range_dels.as_ref()
+        self.range_dels.as_deref()
+    }
+
+    /// The table's range tombstones, shared (they live as long as the returned `Arc`).
+    pub fn shared_range_dels(&self) -> Option<Arc<Fragments>> {
+        self.range_dels.clone()
     }
 
     /// A two-level iterator over every entry; it keeps this table alive.

@@ -82,6 +82,13 @@ counters! {
     compaction_false_overlap_bytes,
     /// Files moved down a level by metadata only (no I/O) instead of being compacted.
     trivial_moves,
+    /// Files deleted by metadata only (no I/O) because no reader could see any entry
+    /// of them: under newer range tombstones, or tombstones with nothing left to hide
+    /// (`compaction::covered`).
+    files_dropped_by_range_delete,
+    /// Bytes of the files counted by `files_dropped_by_range_delete`: what a rewrite
+    /// would have read.
+    bytes_dropped_by_range_delete,
     /// Point lookups served.
     gets,
     /// Tables whose contents a point lookup examined (after the snapshot filter).

@@ -67,17 +67,19 @@ pub struct BaseDeltaIterator<'a> {
 }
 
 impl<'a> BaseDeltaIterator<'a> {
-    /// Requires: `base` was built with the bounds `lower` and `upper`.
+    /// Requires: `base` was built with the bounds `lower` and `upper`; `index` is the
+    /// index of `batch`'s updates of the family `base` reads.
     pub(crate) fn new(
         base: DbIterator,
         batch: &'a WriteBatchWithIndex,
+        index: &'a BTreeMap<Vec<u8>, Entry>,
         lower: Option<Vec<u8>>,
         upper: Option<Vec<u8>>,
     ) -> Self {
         BaseDeltaIterator {
             base,
             batch,
-            index: batch.index(),
+            index,
             lower,
             upper,
             delta: None,

@@ -24,8 +24,15 @@
 //! arms that resolve them (`get_from_batch_and_db`, `BaseDeltaIterator`), which the
 //! compiler lists.
 //!
+//! # Column families
+//! The batch may update several families (`put_cf`, `delete_cf`): there is one index
+//! per family, so a family's reads and its iterator see that family's updates only,
+//! and the `WriteBatch` holds them all (one atomic write). The methods without `_cf`
+//! are the default family's.
+//!
 //! # Invariants
-//! 1. The index holds exactly the keys the batch updates, each with its last update.
+//! 1. Each family's index holds exactly the keys the batch updates in that family,
+//!    each with its last update.
 //! 2. An update that would break a size limit is refused and changes nothing; the batch
 //!    stays usable (a plain [`WriteBatch`] instead remembers the violation).
 //!
@@ -35,7 +42,7 @@
 use super::base_delta::BaseDeltaIterator;
 use crate::batch::WriteBatchInternal;
 use crate::error::Result;
-use crate::{Db, ReadOptions, WriteBatch};
+use crate::{CfHandle, Db, ReadOptions, WriteBatch};
 use std::collections::BTreeMap;
 use std::ops::Range;
 
@@ -64,8 +71,12 @@ pub enum BatchValue<'a> {
 #[derive(Clone, Debug, Default)]
 pub struct WriteBatchWithIndex {
     batch: WriteBatch,
-    index: BTreeMap<Vec<u8>, Entry>,
+    /// Per family id, its updated keys (module docs: *Column families*).
+    indexes: BTreeMap<u32, BTreeMap<Vec<u8>, Entry>>,
 }
+
+/// The index of a family the batch does not touch.
+static EMPTY: BTreeMap<Vec<u8>, Entry> = BTreeMap::new();
 
 impl WriteBatchWithIndex {
     /// An empty batch.
@@ -80,10 +91,20 @@ impl WriteBatchWithIndex {
     /// [`crate::MAX_KEY_LEN`], a value over [`crate::MAX_VALUE_LEN`], or the batch over
     /// [`crate::MAX_BATCH_LEN`]); then nothing is added and the batch stays usable.
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
-        self.batch.check_update(key, Some(value))?;
+        self.batch.check_update(0, key, Some(value))?;
         self.batch.put(key, value);
-        let end = self.batch.data().len();
-        self.set(key, Entry::Put(end - value.len()..end));
+        self.set_put(0, key, value.len());
+        Ok(())
+    }
+
+    /// [`Self::put`] in column family `cf`.
+    ///
+    /// # Errors
+    /// As [`Self::put`].
+    pub fn put_cf(&mut self, cf: &CfHandle, key: &[u8], value: &[u8]) -> Result<()> {
+        self.batch.check_update(cf.id(), key, Some(value))?;
+        self.batch.put_cf(cf, key, value);
+        self.set_put(cf.id(), key, value.len());
         Ok(())
     }
 
@@ -93,17 +114,35 @@ impl WriteBatchWithIndex {
     /// As [`Self::put`] (`InvalidArgument` for a key over [`crate::MAX_KEY_LEN`] or a
     /// full batch).
     pub fn delete(&mut self, key: &[u8]) -> Result<()> {
-        self.batch.check_update(key, None)?;
+        self.batch.check_update(0, key, None)?;
         self.batch.delete(key);
-        self.set(key, Entry::Delete);
+        self.set(0, key, Entry::Delete);
         Ok(())
     }
 
-    fn set(&mut self, key: &[u8], entry: Entry) {
-        match self.index.get_mut(key) {
+    /// [`Self::delete`] in column family `cf`.
+    ///
+    /// # Errors
+    /// As [`Self::delete`].
+    pub fn delete_cf(&mut self, cf: &CfHandle, key: &[u8]) -> Result<()> {
+        self.batch.check_update(cf.id(), key, None)?;
+        self.batch.delete_cf(cf, key);
+        self.set(cf.id(), key, Entry::Delete);
+        Ok(())
+    }
+
+    /// Indexes the put just appended: its value is the batch's last `value_len` bytes.
+    fn set_put(&mut self, family: u32, key: &[u8], value_len: usize) {
+        let end = self.batch.data().len();
+        self.set(family, key, Entry::Put(end - value_len..end));
+    }
+
+    fn set(&mut self, family: u32, key: &[u8], entry: Entry) {
+        let index = self.indexes.entry(family).or_default();
+        match index.get_mut(key) {
             Some(e) => *e = entry,
             None => {
-                self.index.insert(key.to_vec(), entry);
+                index.insert(key.to_vec(), entry);
             }
         }
     }
@@ -111,7 +150,16 @@ impl WriteBatchWithIndex {
     /// The newest update of `key` in the batch, or `None` if the batch does not touch
     /// it. The value borrows the batch.
     pub fn get_from_batch(&self, key: &[u8]) -> Option<BatchValue<'_>> {
-        self.index.get(key).map(|e| self.value(e))
+        self.get_in(0, key)
+    }
+
+    /// [`Self::get_from_batch`] in column family `cf`.
+    pub fn get_from_batch_cf(&self, cf: &CfHandle, key: &[u8]) -> Option<BatchValue<'_>> {
+        self.get_in(cf.id(), key)
+    }
+
+    fn get_in(&self, family: u32, key: &[u8]) -> Option<BatchValue<'_>> {
+        self.index(family).get(key).map(|e| self.value(e))
     }
 
     /// The value of `key` as the batch would leave it if written now over the database
@@ -133,6 +181,24 @@ impl WriteBatchWithIndex {
         }
     }
 
+    /// [`Self::get_from_batch_and_db`] in column family `cf`.
+    ///
+    /// # Errors
+    /// As [`Db::get_cf`], when the batch does not decide.
+    pub fn get_from_batch_and_db_cf(
+        &self,
+        db: &Db,
+        ro: &ReadOptions,
+        cf: &CfHandle,
+        key: &[u8],
+    ) -> Result<Option<Vec<u8>>> {
+        match self.get_from_batch_cf(cf, key) {
+            Some(BatchValue::Put(v)) => Ok(Some(v.to_vec())),
+            Some(BatchValue::Delete) => Ok(None),
+            None => db.get_cf(ro, cf, key),
+        }
+    }
+
     /// An iterator over the database as read with `ro` (snapshot and bounds) with this
     /// batch's updates laid over it: a put replaces or adds a key, a delete hides it.
     /// Unpositioned; it borrows the batch, so the batch cannot change while it lives.
@@ -143,6 +209,26 @@ impl WriteBatchWithIndex {
         Ok(BaseDeltaIterator::new(
             db.iter(ro)?,
             self,
+            self.index(0),
+            ro.lower_bound.clone(),
+            ro.upper_bound.clone(),
+        ))
+    }
+
+    /// [`Self::iter`] over column family `cf`.
+    ///
+    /// # Errors
+    /// As [`Db::iter_cf`].
+    pub fn iter_cf(
+        &self,
+        db: &Db,
+        ro: &ReadOptions,
+        cf: &CfHandle,
+    ) -> Result<BaseDeltaIterator<'_>> {
+        Ok(BaseDeltaIterator::new(
+            db.iter_cf(ro, cf)?,
+            self,
+            self.index(cf.id()),
             ro.lower_bound.clone(),
             ro.upper_bound.clone(),
         ))
@@ -158,15 +244,15 @@ impl WriteBatchWithIndex {
         self.batch.is_empty()
     }
 
-    /// The keys the batch updates, ascending.
+    /// The keys the batch updates in the default family, ascending.
     pub fn keys(&self) -> impl DoubleEndedIterator<Item = &[u8]> + '_ {
-        self.index.keys().map(Vec::as_slice)
+        self.index(0).keys().map(Vec::as_slice)
     }
 
     /// Removes every update.
     pub fn clear(&mut self) {
         self.batch.clear();
-        self.index.clear();
+        self.indexes.clear();
     }
 
     /// The batch to write (e.g. with [`Db::write`]).
@@ -179,14 +265,18 @@ impl WriteBatchWithIndex {
         self.batch
     }
 
-    /// The batch, and the keys it updates.
-    pub(crate) fn into_parts(self) -> (WriteBatch, impl Iterator<Item = Vec<u8>>) {
-        (self.batch, self.index.into_keys())
+    /// The batch, and the keys it updates as `(family id, key)`.
+    pub(crate) fn into_parts(self) -> (WriteBatch, impl Iterator<Item = (u32, Vec<u8>)>) {
+        let keys = self
+            .indexes
+            .into_iter()
+            .flat_map(|(family, index)| index.into_keys().map(move |k| (family, k)));
+        (self.batch, keys)
     }
 
-    /// The index, for the iterator.
-    pub(crate) fn index(&self) -> &BTreeMap<Vec<u8>, Entry> {
-        &self.index
+    /// The index of family `family` (empty if the batch does not touch it).
+    fn index(&self, family: u32) -> &BTreeMap<Vec<u8>, Entry> {
+        self.indexes.get(&family).unwrap_or(&EMPTY)
     }
 
     /// The public view of an entry; a put's value borrows the batch.

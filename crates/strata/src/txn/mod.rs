@@ -44,7 +44,7 @@ pub use base_delta::BaseDeltaIterator;
 pub use indexed_batch::{BatchValue, WriteBatchWithIndex};
 
 use crate::error::Result;
-use crate::{Db, ReadOptions, Snapshot, WriteOptions};
+use crate::{CfHandle, Db, ReadOptions, Snapshot, WriteOptions};
 use std::collections::BTreeSet;
 
 /// Options of one transaction. None yet: the isolation level is fixed (snapshot
@@ -65,8 +65,9 @@ pub struct Transaction<'db> {
     /// Pinned from begin until the transaction ends (module invariant 3).
     snapshot: Snapshot,
     writes: WriteBatchWithIndex,
-    /// Keys read with `get_for_update` (checked at commit with the written keys).
-    read_for_update: BTreeSet<Vec<u8>>,
+    /// Keys read with `get_for_update`, as `(family id, key)` (checked at commit with
+    /// the written keys).
+    read_for_update: BTreeSet<(u32, Vec<u8>)>,
 }
 
 impl<'db> Transaction<'db> {
@@ -105,10 +106,32 @@ impl<'db> Transaction<'db> {
     /// # Errors
     /// As [`Db::get`]; the key is recorded even then.
     pub fn get_for_update(&mut self, ro: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        if !self.read_for_update.contains(key) {
-            self.read_for_update.insert(key.to_vec());
-        }
+        self.read_for_update.insert((0, key.to_vec()));
         self.get(ro, key)
+    }
+
+    /// [`Self::get`] in column family `cf`.
+    ///
+    /// # Errors
+    /// As [`Db::get_cf`].
+    pub fn get_cf(&self, ro: &ReadOptions, cf: &CfHandle, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.writes
+            .get_from_batch_and_db_cf(self.db, &self.at_snapshot(ro), cf, key)
+    }
+
+    /// [`Self::get_for_update`] in column family `cf`: a write of `key` in `cf` after
+    /// the snapshot fails the commit.
+    ///
+    /// # Errors
+    /// As [`Db::get_cf`]; the key is recorded even then.
+    pub fn get_for_update_cf(
+        &mut self,
+        ro: &ReadOptions,
+        cf: &CfHandle,
+        key: &[u8],
+    ) -> Result<Option<Vec<u8>>> {
+        self.read_for_update.insert((cf.id(), key.to_vec()));
+        self.get_cf(ro, cf, key)
     }
 
     /// Sets `key` to `value` in this transaction.
@@ -126,6 +149,30 @@ impl<'db> Transaction<'db> {
     /// As [`Self::put`].
     pub fn delete(&mut self, key: &[u8]) -> Result<()> {
         self.writes.delete(key)
+    }
+
+    /// [`Self::put`] in column family `cf`.
+    ///
+    /// # Errors
+    /// As [`Self::put`].
+    pub fn put_cf(&mut self, cf: &CfHandle, key: &[u8], value: &[u8]) -> Result<()> {
+        self.writes.put_cf(cf, key, value)
+    }
+
+    /// [`Self::delete`] in column family `cf`.
+    ///
+    /// # Errors
+    /// As [`Self::put`].
+    pub fn delete_cf(&mut self, cf: &CfHandle, key: &[u8]) -> Result<()> {
+        self.writes.delete_cf(cf, key)
+    }
+
+    /// [`Self::iter`] over column family `cf`.
+    ///
+    /// # Errors
+    /// As [`Db::iter_cf`].
+    pub fn iter_cf(&self, ro: &ReadOptions, cf: &CfHandle) -> Result<BaseDeltaIterator<'_>> {
+        self.writes.iter_cf(self.db, &self.at_snapshot(ro), cf)
     }
 
     /// An iterator over this transaction's view: the snapshot within `ro`'s bounds with
@@ -166,7 +213,7 @@ impl<'db> Transaction<'db> {
             wo,
             batch,
             snapshot.sequence(),
-            keys.iter().map(Vec::as_slice),
+            keys.iter().map(|(family, key)| (*family, key.as_slice())),
         )
     }
 

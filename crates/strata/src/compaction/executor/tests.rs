@@ -173,6 +173,46 @@ fn a_trivial_move_re_levels_files_without_io() {
     assert_eq!(out.bytes_written(), 0);
 }
 
+#[test]
+fn a_drop_deletes_its_inputs_without_io() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let vs = versions(dir.path());
+    let cache = table_cache(&vs);
+    let files = |level, numbers: &[u64]| Input::Files {
+        level,
+        files: numbers
+            .iter()
+            .map(|&n| Arc::new(FileMetaData::for_test(n, "a", "b", 1, 2, 100)))
+            .collect(),
+    };
+    let mut plan = Plan {
+        action: Action::Drop,
+        inputs: vec![files(1, &[5]), files(3, &[7, 8])],
+        outputs: Vec::new(),
+        router: Arc::new(SingleStream),
+        bottommost: false,
+        log_number: None,
+        reason: Reason::RangeDeletion,
+    };
+    let ctx = context(&vs, &cache);
+    // The files do not exist: nothing is opened.
+    let out = execute(&plan, &ctx).expect("drop");
+    assert_eq!(out.edit.deleted_files, vec![(1, 5), (3, 7), (3, 8)]);
+    assert!(out.edit.new_files.is_empty());
+    assert_eq!((out.dropped_files, out.dropped_bytes), (3, 300));
+    assert_eq!((out.bytes_read, out.bytes_written()), (0, 0));
+    assert_eq!(cache.lookups(), 0);
+    // A drop that names an output is malformed.
+    plan.outputs.push(OutputStream::for_level(
+        &Options::default(),
+        2,
+        0,
+        Partitioning::Fixed { target: 1 << 20 },
+    ));
+    let err = execute(&plan, &ctx).expect_err("drop with an output");
+    assert_eq!(err.kind(), crate::ErrorKind::Internal, "{err}");
+}
+
 /// Tombstones at one end of the key space and entries at the other go to two files
 /// when grandparent files of more than a target size lie between them, and to one
 /// file when they do not.

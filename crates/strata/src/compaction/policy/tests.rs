@@ -22,10 +22,11 @@ impl CompactionPolicy for Counting {
         opts: &Options,
         placement: &dyn PlacementPolicy,
         busy: &Busy,
+        coverage: &Coverage<'_>,
     ) -> Option<Plan> {
         self.picks.fetch_add(1, Ordering::Relaxed);
         self.automatic
-            .then(|| Leveled.pick(version, opts, placement, busy))
+            .then(|| Leveled.pick(version, opts, placement, busy, coverage))
             .flatten()
     }
 
@@ -38,9 +39,10 @@ impl CompactionPolicy for Counting {
         begin: Option<&[u8]>,
         end: Option<&[u8]>,
         busy: &Busy,
+        coverage: &Coverage<'_>,
     ) -> Option<Plan> {
         self.manual_picks.fetch_add(1, Ordering::Relaxed);
-        Leveled.pick_manual(version, opts, placement, level, begin, end, busy)
+        Leveled.pick_manual(version, opts, placement, level, begin, end, busy, coverage)
     }
 
     fn pending_compaction_bytes(&self, version: &Version, opts: &Options) -> u64 {
