@@ -156,7 +156,7 @@ fn four_families_find_every_key_and_each_holds_its_share() {
 }
 
 #[test]
-fn scans_and_strata_transactions_over_families_are_refused() {
+fn scans_over_families_are_refused_and_transactions_span_them() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let db = db_flag(&tmp.path().join("db"));
     for (flags, want) in [
@@ -171,14 +171,6 @@ fn scans_and_strata_transactions_over_families_are_refused() {
         (
             &["--num_column_families=0", "--benchmarks=fillseq"][..],
             "'--num_column_families'",
-        ),
-        (
-            &[
-                "--num_column_families=2",
-                "--transaction_db",
-                "--benchmarks=fillrandom",
-            ][..],
-            "--transaction_db needs --num_column_families=1",
         ),
     ] {
         let mut args = vec!["bench", &db, "--num=100", "--no_json"];
@@ -207,4 +199,24 @@ fn scans_and_strata_transactions_over_families_are_refused() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("workload E scans"), "{err}");
+    // Transactions span families: every transactional write lands in its key's family.
+    let out = strata(
+        &[
+            "bench",
+            &db,
+            "--num=2000",
+            "--no_json",
+            "--num_column_families=3",
+            "--transaction_db",
+            "--benchmarks=fillseq,readrandom",
+        ],
+        None,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("(found 2000 of 2000)"), "{text}");
 }

@@ -271,6 +271,17 @@ fn covered_files_are_dropped_without_being_rewritten() {
     db.close().unwrap();
 }
 
+/// A database of keys `[0, n)` with 100-byte values, flushed and compacted.
+fn compacted(dir: &std::path::Path, n: u32) -> Db {
+    let db = Db::open(dir, tiny_options()).unwrap();
+    for i in 0..n {
+        db.put(&wo(), &key(i), &[b'x'; 100]).unwrap();
+    }
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    db
+}
+
 /// A snapshot taken before the range delete sees every key through any number of
 /// compactions: no file it can see is dropped. (The compactions made meanwhile keep
 /// the entries it sees beside the tombstone, in the same files, so those are left to
@@ -278,13 +289,8 @@ fn covered_files_are_dropped_without_being_rewritten() {
 #[test]
 fn a_snapshot_keeps_covered_files() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(dir.path(), tiny_options()).unwrap();
-    let n = 2000;
-    for i in 0..n {
-        db.put(&wo(), &key(i), &[b'x'; 100]).unwrap();
-    }
-    db.flush().unwrap();
-    db.compact_range(None, None).unwrap();
+    let n = 2000u32;
+    let db = compacted(dir.path(), n);
     let snap = db.snapshot();
     db.delete_range(&wo(), &key(0), &key(n)).unwrap();
     db.flush().unwrap();
@@ -307,13 +313,8 @@ fn a_snapshot_keeps_covered_files() {
 #[test]
 fn partly_covered_files_are_rewritten_not_dropped() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(dir.path(), tiny_options()).unwrap();
-    let n = 2000;
-    for i in 0..n {
-        db.put(&wo(), &key(i), &[b'x'; 100]).unwrap();
-    }
-    db.flush().unwrap();
-    db.compact_range(None, None).unwrap();
+    let n = 2000u32;
+    let db = compacted(dir.path(), n);
     db.wait_for_compactions().unwrap();
     let before = db.stats().counters;
     // Odd bounds, so they fall inside files rather than between them.

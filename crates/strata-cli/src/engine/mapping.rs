@@ -155,17 +155,12 @@ fn strata(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
              families (Db::cf_stats), the text table lists each family's own",
         ));
     }
-    if flag == "transaction_db" && flags.transaction_db && flags.num_column_families > 1 {
-        return unmapped(
-            "refused with --num_column_families > 1: a Strata transaction has no column \
-             families yet",
-        );
-    }
     if flag == "transaction_db" {
         return exact(
             "when true, each write of the fills and readrandomwriterandom is a \
-             Db::transaction (snapshot at begin; get_for_update where the benchmark reads; \
-             commit retried on ErrorKind::Conflict); no special open",
+             Db::transaction (snapshot at begin; get_for_update_cf where the benchmark \
+             reads; put_cf/delete_cf in each key's family; commit retried on \
+             ErrorKind::Conflict); no special open",
         );
     }
     let field = match flag {

@@ -39,21 +39,13 @@ impl StrataEngine {
     ///
     /// # Errors
     /// The engine's open or create error; [`CliError::Usage`] for a missing
-    /// [`Families::One`], or for families other than `default` with
-    /// `--transaction_db` (Strata's transactions write the default family only).
+    /// [`Families::One`].
     pub fn open(
         flags: &EngineFlags,
         options: strata::Options,
         families: &Families,
     ) -> Result<StrataEngine> {
         let names = families.names();
-        if flags.transaction_db && names.iter().any(|n| n != DEFAULT_FAMILY) {
-            return Err(CliError::Usage(
-                "strata: --transaction_db needs --num_column_families=1 (a strata \
-                 transaction has no column families yet)"
-                    .into(),
-            ));
-        }
         let cf_options = options.cf_options();
         let db = db_builder(flags, &flags.db)?.open(&flags.db, options)?;
         let mut cfs = Vec::with_capacity(names.len());
@@ -158,23 +150,18 @@ impl KvEngine for StrataEngine {
     }
 
     fn transaction(&self, read_for_update: &[&[u8]], ops: &[BatchOp<'_>]) -> Result<Commit> {
-        // `open` refuses --transaction_db with other families, but ldb opens one named
-        // family without it: a transaction must not silently write `default` instead.
-        if self.cfs.iter().any(|cf| cf.id() != 0) {
-            return Err(CliError::Usage(
-                "strata: transactions write the default column family only".into(),
-            ));
-        }
+        // Every key in its routed family, as plain writes (one transaction may span
+        // families).
         let ro = ReadOptions::default();
         let mut txn = self.db.transaction(&TransactionOptions::default());
         let mut found = 0;
         for key in read_for_update {
-            found += usize::from(txn.get_for_update(&ro, key)?.is_some());
+            found += usize::from(txn.get_for_update_cf(&ro, self.cf(key), key)?.is_some());
         }
         for op in ops {
             match *op {
-                BatchOp::Put(k, v) => txn.put(k, v)?,
-                BatchOp::Delete(k) => txn.delete(k)?,
+                BatchOp::Put(k, v) => txn.put_cf(self.cf(k), k, v)?,
+                BatchOp::Delete(k) => txn.delete_cf(self.cf(k), k)?,
                 BatchOp::Merge(..) => {
                     return Err(CliError::Usage(
                         "strata: a transaction takes puts and deletes, not merges (yet)".into(),

@@ -11,8 +11,9 @@
 //! Column families: each operation picks one family at random and works in it (its
 //! keys, its expected slots); a batch picks a family per update, so most batches span
 //! families and must land in all of them or in none. Transactions stay in the default
-//! family: a Strata transaction has no column families yet. Ownership is by key number,
-//! the same in every family.
+//! family (transactions over families are checked by the library's
+//! `tests/transaction_conflicts.rs`). Ownership is by key number, the same in every
+//! family.
 //!
 //! Every write follows the same protocol: [`ExpectedState::begin`] for each key, the
 //! database write, [`ExpectedState::commit`] for each key, then the acknowledged-write
