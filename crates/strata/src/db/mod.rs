@@ -54,6 +54,7 @@ use crate::memtable::MemTable;
 use crate::options::CfOptions;
 use crate::version::{VersionSet, DEFAULT_FAMILY_NAME};
 use crate::WriteBatch;
+use arc_swap::ArcSwap;
 use family::{Family, FamilyState};
 use parking_lot::{Condvar, Mutex};
 use state::DbState;
@@ -85,6 +86,10 @@ pub(crate) struct DbInner {
     /// The default column family (also in `state.families`), reached without a
     /// lookup by the API that names no family.
     pub default: Arc<Family>,
+    /// Each live family's id, name and whether it has a merge operator: what
+    /// `Db::write` checks a batch's families against without taking `state`. Stored
+    /// under the `state` lock whenever a family is created or dropped.
+    pub family_view: ArcSwap<Vec<(u32, String, bool)>>,
     /// Live snapshots.
     pub snapshots: Arc<SnapshotList>,
     /// Open tables.
@@ -227,22 +232,22 @@ impl Db {
             }
             return Ok(());
         }
-        let st = self.inner.state.lock();
+        let view = self.inner.family_view.load();
         let mut bad = None;
         // Cannot fail: the batch was built by `WriteBatch`'s own methods.
         let _ = batch.iterate_cf(|id, _, kind, _, _| {
             if bad.is_some() {
                 return;
             }
-            match st.families.get(&id) {
+            match view.iter().find(|(fid, _, _)| *fid == id) {
                 None => {
                     bad = Some(Error::InvalidArgument(format!(
                         "the batch names a column family this database does not have \
                          (dropped, or of another database): id=`{id}`"
                     )))
                 }
-                Some(f) if kind == ValueKind::Merge && f.family.opts.merge_operator.is_none() => {
-                    bad = Some(no_merge_operator(f.family.versions.name()))
+                Some((_, name, false)) if kind == ValueKind::Merge => {
+                    bad = Some(no_merge_operator(name))
                 }
                 Some(_) => {}
             }
@@ -421,6 +426,7 @@ impl Db {
         let mut st = inner.state.lock();
         st.families.insert(family.id(), state);
         st.refresh_mems();
+        inner.family_view.store(Arc::new(st.family_view()));
         drop(st);
         Ok(CfHandle { family })
     }
@@ -446,6 +452,7 @@ impl Db {
         let mut st = inner.state.lock();
         let state = st.families.remove(&cf.id());
         st.refresh_mems();
+        inner.family_view.store(Arc::new(st.family_view()));
         drop(st);
         drop(state);
         flush::release_wals(inner);

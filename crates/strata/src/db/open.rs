@@ -29,6 +29,7 @@
 //! [`WalRecoveryMode`]: crate::WalRecoveryMode
 
 use super::builder::Components;
+use arc_swap::ArcSwap;
 use super::family::{Family, FamilyState};
 use super::replay::{replay_wals, ReplayFamily, Replayed};
 use super::state::DbState;
@@ -172,6 +173,7 @@ pub(crate) fn open(
         manual_waiting: 0,
     };
     state.refresh_mems();
+    let family_view = ArcSwap::from_pointee(state.family_view());
     let inner = DbInner {
         dir: dir.to_path_buf(),
         fs,
@@ -180,6 +182,7 @@ pub(crate) fn open(
         done_cv: Condvar::new(),
         versions,
         default,
+        family_view,
         snapshots: Arc::new(SnapshotList::default()),
         table_cache,
         block_cache,

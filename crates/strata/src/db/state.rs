@@ -69,6 +69,18 @@ pub struct DbState {
 }
 
 impl DbState {
+    /// Each live family's id, name and whether it has a merge operator (for
+    /// `DbInner::family_view`).
+    pub fn family_view(&self) -> Vec<(u32, String, bool)> {
+        self.families
+            .iter()
+            .map(|(&id, f)| {
+                let name = f.family.versions.name().to_owned();
+                (id, name, f.family.opts.merge_operator.is_some())
+            })
+            .collect()
+    }
+
     /// Rebuilds [`DbState::mems`] from the families' active memtables.
     pub fn refresh_mems(&mut self) {
         self.mems = Arc::new(
