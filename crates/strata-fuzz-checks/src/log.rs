@@ -4,7 +4,6 @@
 use std::path::Path;
 use strata::batch::WriteBatchInternal;
 use strata::env::{FaultFs, FileSystem};
-use strata::key::ValueKind;
 use strata::wal::{LogError, LogReader, LogWriter, BLOCK_SIZE, HEADER_SIZE};
 use strata::WriteBatch;
 
@@ -81,30 +80,28 @@ pub fn check_batch(data: &[u8]) {
     assert_eq!(batch.data(), data, "from_data keeps the bytes");
     let mut updates = Vec::new();
     batch
-        .iterate(|seq, kind, k, v| updates.push((seq, kind, k.to_vec(), v.to_vec())))
+        .iterate_cf(|cf, seq, kind, k, v| updates.push((cf, seq, kind, k.to_vec(), v.to_vec())))
         .expect("a batch from_data accepted fails to iterate");
     assert_eq!(updates.len(), batch.len(), "update count");
-    if updates.iter().any(|u| u.1 == ValueKind::Merge) {
-        return; // WriteBatch has no merge builder.
-    }
+    // Rebuilt with the builders' rules (every kind, every family, the limits).
     let mut rebuilt = WriteBatch::new();
     rebuilt.set_sequence(batch.sequence());
-    for (_, kind, k, v) in &updates {
-        match kind {
-            ValueKind::Put => rebuilt.put(k, v),
-            _ => rebuilt.delete(k),
-        }
+    for (cf, _, kind, k, v) in &updates {
+        rebuilt.add_record(*cf, *kind, k, v);
     }
-    // `from_data` and `put`/`delete` apply the same size limits.
+    // `from_data` and the builders apply the same size limits.
     assert_eq!(
         batch.limit_exceeded().map(|o| o.what),
         rebuilt.limit_exceeded().map(|o| o.what),
-        "limit checks of from_data and put/delete disagree"
+        "limit checks of from_data and the builders disagree"
     );
+    if batch.limit_exceeded().is_some() {
+        return; // The builders stopped adding at the violation.
+    }
     let mut again = Vec::new();
     WriteBatch::from_data(rebuilt.data().to_vec())
         .expect("a rebuilt batch decodes")
-        .iterate(|seq, kind, k, v| again.push((seq, kind, k.to_vec(), v.to_vec())))
+        .iterate_cf(|cf, seq, kind, k, v| again.push((cf, seq, kind, k.to_vec(), v.to_vec())))
         .expect("a rebuilt batch iterates");
     assert_eq!(again, updates, "batch round trip");
 }

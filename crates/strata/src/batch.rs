@@ -461,6 +461,16 @@ pub trait WriteBatchInternal: Sized {
         self.iterate_cf(|_, seq, kind, key, value| f(seq, kind, key, value))
     }
 
+    /// Adds one update of `kind` to column family `family` (0: default) exactly as the
+    /// `WriteBatch` builders do (`put_cf`, `delete_cf`, `merge_cf`, `delete_range_cf`,
+    /// limits included), without a family handle: for tools and fuzz checks that
+    /// rebuild a batch from its records. `value` is ignored for a delete.
+    #[cfg_attr(
+        not(feature = "internals"),
+        allow(dead_code, reason = "the fuzz checks rebuild batches with it")
+    )]
+    fn add_record(&mut self, family: u32, kind: ValueKind, key: &[u8], value: &[u8]);
+
     /// [`Self::iterate`], also passing each update's column family id (0: the default
     /// family) first.
     ///
@@ -485,6 +495,14 @@ impl WriteBatchInternal for WriteBatch {
 
     fn data(&self) -> &[u8] {
         &self.rep
+    }
+
+    fn add_record(&mut self, family: u32, kind: ValueKind, key: &[u8], value: &[u8]) {
+        match kind {
+            ValueKind::Delete => self.record(family, kind, key, None),
+            ValueKind::RangeDelete => self.range(family, key, value),
+            ValueKind::Put | ValueKind::Merge => self.record(family, kind, key, Some(value)),
+        }
     }
 
     fn limit_exceeded(&self) -> Option<&LimitExceeded> {
@@ -513,8 +531,19 @@ impl WriteBatchInternal for WriteBatch {
             has_families |= family != 0;
             let value = (kind != ValueKind::Delete).then_some(value);
             len = len.saturating_add(record_len(family, key, value));
+            // A range's end becomes a key: held to the key limit, as `delete_range`
+            // holds it.
+            let end_over = (kind == ValueKind::RangeDelete)
+                .then(|| value.filter(|e| e.len() > MAX_KEY_LEN))
+                .flatten()
+                .map(|e| LimitExceeded {
+                    what: "key",
+                    record: index,
+                    len: e.len(),
+                    max: MAX_KEY_LEN,
+                });
             if over.is_none() {
-                over = LimitExceeded::check(index, key, value).or_else(|| {
+                over = end_over.or_else(|| LimitExceeded::check(index, key, value)).or_else(|| {
                     (len > MAX_BATCH_LEN).then_some(LimitExceeded {
                         what: "batch",
                         record: index,
