@@ -93,9 +93,48 @@ pub struct WriteBatch {
     /// Index of the first `delete_range` whose start is after its end (refused by
     /// [`WriteBatch::check_limits`]), or `None`.
     inverted_range: Option<u32>,
-    /// True iff a record names a family other than the default one: the write path
-    /// then checks that every family named is open. Derived from `rep`.
-    has_families: bool,
+    /// The families other than the default one that records name, and the families
+    /// (the default one included) that records merge into, each sorted and without
+    /// repeats: the write path checks them without decoding the batch. Derived from
+    /// `rep`.
+    families: Families,
+}
+
+/// Which column families a batch's records name (see `WriteBatch::families`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Families {
+    /// Families other than the default one that records name, ascending.
+    named: Vec<u32>,
+    /// Families that records merge into, ascending.
+    merging: Vec<u32>,
+}
+
+impl Families {
+    /// Records a record of `kind` in `family`.
+    fn note(&mut self, family: u32, kind: ValueKind) {
+        if family != 0 {
+            insert_sorted(&mut self.named, family);
+        }
+        if kind == ValueKind::Merge {
+            insert_sorted(&mut self.merging, family);
+        }
+    }
+
+    fn extend(&mut self, other: &Families) {
+        for &f in &other.named {
+            insert_sorted(&mut self.named, f);
+        }
+        for &f in &other.merging {
+            insert_sorted(&mut self.merging, f);
+        }
+    }
+}
+
+/// Inserts `v` into the ascending `list` unless present (lists hold a few families).
+fn insert_sorted(list: &mut Vec<u32>, v: u32) {
+    if let Err(i) = list.binary_search(&v) {
+        list.insert(i, v);
+    }
 }
 
 /// The first size limit a [`WriteBatch`] update broke.
@@ -155,7 +194,7 @@ impl WriteBatch {
             over_limit: None,
             has_merge: false,
             inverted_range: None,
-            has_families: false,
+            families: Families::default(),
         }
     }
 
@@ -169,7 +208,7 @@ impl WriteBatch {
             over_limit: None,
             has_merge: false,
             inverted_range: None,
-            has_families: false,
+            families: Families::default(),
         }
     }
 
@@ -246,7 +285,18 @@ impl WriteBatch {
 
     /// True iff a record names a column family other than the default one.
     pub(crate) fn has_families(&self) -> bool {
-        self.has_families
+        !self.families.named.is_empty()
+    }
+
+    /// The column families other than the default one that records name, ascending.
+    pub(crate) fn named_families(&self) -> &[u32] {
+        &self.families.named
+    }
+
+    /// The column families (the default one included) that records merge into,
+    /// ascending.
+    pub(crate) fn merge_families(&self) -> &[u32] {
+        &self.families.merging
     }
 
     /// Sets the count to `index + added` for a batch that will be `len` bytes long and
@@ -288,8 +338,8 @@ impl WriteBatch {
         } else {
             self.rep.push(kind as u8 | FAMILY_FLAG);
             put_varint32(&mut self.rep, family);
-            self.has_families = true;
         }
+        self.families.note(family, kind);
         self.has_merge |= kind == ValueKind::Merge;
         put_length_prefixed(&mut self.rep, key);
         if let Some(v) = value {
@@ -365,7 +415,7 @@ impl WriteBatch {
         self.over_limit = None;
         self.has_merge = false;
         self.inverted_range = None;
-        self.has_families = false;
+        self.families = Families::default();
     }
 
     /// Size of the serialized batch in bytes (the header included; compared with
@@ -395,7 +445,7 @@ impl WriteBatch {
         }
         self.rep.extend_from_slice(records);
         self.has_merge |= other.has_merge;
-        self.has_families |= other.has_families;
+        self.families.extend(&other.families);
         if self.inverted_range.is_none() {
             self.inverted_range = other.inverted_range.map(|r| index.saturating_add(r));
         }
@@ -518,17 +568,17 @@ impl WriteBatchInternal for WriteBatch {
             over_limit: None,
             has_merge: false,
             inverted_range: None,
-            has_families: false,
+            families: Families::default(),
         };
         // The first violation in record order, exactly as `record` would find it.
         let mut over = None;
         let mut index = 0u32;
         let mut len = HEADER;
         let mut has_merge = false;
-        let mut has_families = false;
+        let mut families = Families::default();
         b.iterate_cf(|family, _, kind, key, value| {
             has_merge |= kind == ValueKind::Merge;
-            has_families |= family != 0;
+            families.note(family, kind);
             let value = (kind != ValueKind::Delete).then_some(value);
             len = len.saturating_add(record_len(family, key, value));
             // A range's end becomes a key: held to the key limit, as `delete_range`
@@ -556,7 +606,7 @@ impl WriteBatchInternal for WriteBatch {
         })?;
         b.over_limit = over;
         b.has_merge = has_merge;
-        b.has_families = has_families;
+        b.families = families;
         // An inverted range in a WAL record replays as written (it deletes nothing).
         Ok(b)
     }

@@ -48,8 +48,6 @@ use crate::snapshot::{Snapshot, SnapshotList};
 use crate::stats::path::PathStats;
 use crate::stats::{DbStats, LevelStats, Statistics};
 use crate::txn::{Transaction, TransactionOptions};
-use crate::batch::WriteBatchInternal;
-use crate::key::ValueKind;
 use crate::memtable::MemTable;
 use crate::options::CfOptions;
 use crate::version::{VersionSet, DEFAULT_FAMILY_NAME};
@@ -232,27 +230,23 @@ impl Db {
             }
             return Ok(());
         }
+        // The batch lists its families as it is built: no decode here.
         let view = self.inner.family_view.load();
-        let mut bad = None;
-        // Cannot fail: the batch was built by `WriteBatch`'s own methods.
-        let _ = batch.iterate_cf(|id, _, kind, _, _| {
-            if bad.is_some() {
-                return;
+        let find = |id: u32| view.iter().find(|(fid, _, _)| *fid == id);
+        for &id in batch.named_families() {
+            if find(id).is_none() {
+                return Err(Error::InvalidArgument(format!(
+                    "the batch names a column family this database does not have \
+                     (dropped, or of another database): id=`{id}`"
+                )));
             }
-            match view.iter().find(|(fid, _, _)| *fid == id) {
-                None => {
-                    bad = Some(Error::InvalidArgument(format!(
-                        "the batch names a column family this database does not have \
-                         (dropped, or of another database): id=`{id}`"
-                    )))
-                }
-                Some((_, name, false)) if kind == ValueKind::Merge => {
-                    bad = Some(no_merge_operator(name))
-                }
-                Some(_) => {}
+        }
+        for &id in batch.merge_families() {
+            if let Some((_, name, false)) = find(id) {
+                return Err(no_merge_operator(name));
             }
-        });
-        bad.map_or(Ok(()), Err)
+        }
+        Ok(())
     }
 
     /// Begins an optimistic transaction: it reads a snapshot taken now (and its own
