@@ -93,13 +93,20 @@ fn families_are_separate_keyspaces_with_their_own_options() {
     let mut mixed = WriteBatch::new();
     mixed.merge_cf(&logs, b"m", b"ok");
     mixed.merge(b"m", b"x");
-    let e = db.write(&sync(), mixed).expect_err("default has no operator");
+    let e = db
+        .write(&sync(), mixed)
+        .expect_err("default has no operator");
     assert!(e.to_string().contains("`default`"), "{e}");
     let plain = db.create_cf("plain", CfOptions::default()).expect("plain");
-    let e = db.merge_cf(&sync(), &plain, b"m", b"x").expect_err("no operator");
+    let e = db
+        .merge_cf(&sync(), &plain, b"m", b"x")
+        .expect_err("no operator");
     assert!(e.to_string().contains("`plain`"), "{e}");
     db.drop_cf(&plain).expect("drop");
-    assert_eq!(db.get_cf(&ro(), &logs, b"m").expect("get"), Some(b"a,b".to_vec()));
+    assert_eq!(
+        db.get_cf(&ro(), &logs, b"m").expect("get"),
+        Some(b"a,b".to_vec())
+    );
     // The family's small memtable flushes on its own: the default family stays in
     // its memtable.
     for i in 0..200u32 {
