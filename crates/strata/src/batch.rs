@@ -87,9 +87,6 @@ pub struct WriteBatch {
     /// The first limit an update broke (that update and all later ones were not
     /// added), or `None`. Written by `record`, `append` and `from_data`.
     over_limit: Option<LimitExceeded>,
-    /// True iff a record is a merge: the write path refuses such a batch when no
-    /// merge operator is configured, without decoding it. Derived from `rep`.
-    has_merge: bool,
     /// Index of the first `delete_range` whose start is after its end (refused by
     /// [`WriteBatch::check_limits`]), or `None`.
     inverted_range: Option<u32>,
@@ -192,7 +189,6 @@ impl WriteBatch {
         WriteBatch {
             rep: vec![0; HEADER],
             over_limit: None,
-            has_merge: false,
             inverted_range: None,
             families: Families::default(),
         }
@@ -206,7 +202,6 @@ impl WriteBatch {
         WriteBatch {
             rep,
             over_limit: None,
-            has_merge: false,
             inverted_range: None,
             families: Families::default(),
         }
@@ -280,7 +275,7 @@ impl WriteBatch {
 
     /// True iff the batch holds a merge.
     pub fn has_merge(&self) -> bool {
-        self.has_merge
+        !self.families.merging.is_empty()
     }
 
     /// True iff a record names a column family other than the default one.
@@ -340,7 +335,6 @@ impl WriteBatch {
             put_varint32(&mut self.rep, family);
         }
         self.families.note(family, kind);
-        self.has_merge |= kind == ValueKind::Merge;
         put_length_prefixed(&mut self.rep, key);
         if let Some(v) = value {
             put_length_prefixed(&mut self.rep, v);
@@ -413,7 +407,6 @@ impl WriteBatch {
         self.rep.clear();
         self.rep.resize(HEADER, 0);
         self.over_limit = None;
-        self.has_merge = false;
         self.inverted_range = None;
         self.families = Families::default();
     }
@@ -444,7 +437,6 @@ impl WriteBatch {
             return;
         }
         self.rep.extend_from_slice(records);
-        self.has_merge |= other.has_merge;
         self.families.extend(&other.families);
         if self.inverted_range.is_none() {
             self.inverted_range = other.inverted_range.map(|r| index.saturating_add(r));
@@ -566,7 +558,6 @@ impl WriteBatchInternal for WriteBatch {
         let mut b = WriteBatch {
             rep: data,
             over_limit: None,
-            has_merge: false,
             inverted_range: None,
             families: Families::default(),
         };
@@ -574,10 +565,8 @@ impl WriteBatchInternal for WriteBatch {
         let mut over = None;
         let mut index = 0u32;
         let mut len = HEADER;
-        let mut has_merge = false;
         let mut families = Families::default();
         b.iterate_cf(|family, _, kind, key, value| {
-            has_merge |= kind == ValueKind::Merge;
             families.note(family, kind);
             let value = (kind != ValueKind::Delete).then_some(value);
             len = len.saturating_add(record_len(family, key, value));
@@ -605,7 +594,6 @@ impl WriteBatchInternal for WriteBatch {
             index = index.saturating_add(1);
         })?;
         b.over_limit = over;
-        b.has_merge = has_merge;
         b.families = families;
         // An inverted range in a WAL record replays as written (it deletes nothing).
         Ok(b)

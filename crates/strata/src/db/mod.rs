@@ -419,8 +419,7 @@ impl Db {
         let state = FamilyState::new(Arc::clone(&family), log_number, 0);
         let mut st = inner.state.lock();
         st.families.insert(family.id(), state);
-        st.refresh_mems();
-        inner.family_view.store(Arc::new(st.family_view()));
+        families_changed(inner, &mut st);
         drop(st);
         Ok(CfHandle { family })
     }
@@ -445,8 +444,7 @@ impl Db {
         }
         let mut st = inner.state.lock();
         let state = st.families.remove(&cf.id());
-        st.refresh_mems();
-        inner.family_view.store(Arc::new(st.family_view()));
+        families_changed(inner, &mut st);
         drop(st);
         drop(state);
         flush::release_wals(inner);
@@ -672,6 +670,14 @@ impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Db({})", self.inner.dir.display())
     }
+}
+
+/// After a family was added to or removed from `st.families`: rebuilds the views
+/// derived from it (the writers' memtable list, the lock-free family list). Requires:
+/// `st` is the `state` lock.
+fn families_changed(inner: &DbInner, st: &mut DbState) {
+    st.refresh_mems();
+    inner.family_view.store(Arc::new(st.family_view()));
 }
 
 fn no_merge_operator(family: &str) -> Error {
