@@ -1,7 +1,9 @@
 //! `strata ycsb`: the YCSB core workloads on Strata, RocksDB or fjall.
 //!
-//! Role: the load phase inserts `--records` keys (`user` + zero-padded number, split
-//! into contiguous ranges over threads); the run phase performs `--operations`
+//! Role: the load phase inserts `--records` keys (`user` + zero-padded digits; key
+//! numbers split into contiguous ranges over threads, and by default scattered over the
+//! key space as YCSB's `insertorder=hashed` does, see [`InsertOrder`]); the run phase
+//! performs `--operations`
 //! operations of the workload's mix ([`workload`]) with keys from the request
 //! distribution ([`generator`]). Each phase prints an overall db_bench-style line and one
 //! line per operation type, and appends one JSON record with per-type summaries.
@@ -44,6 +46,73 @@ pub enum Phase {
     Both,
 }
 
+/// `--insert_order`: how a key number becomes the digits of its key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InsertOrder {
+    /// Key numbers are scattered by a bijection over the key space, so the load inserts
+    /// in random key order and scans cover keys inserted at different times (YCSB's
+    /// default, `insertorder=hashed`; a permutation here, so no two numbers collide).
+    Hashed,
+    /// The digits are the key number: the load inserts in ascending key order.
+    Ordered,
+}
+
+/// Writes the key of a key number: [`KeyFormat`] after [`InsertOrder`].
+#[derive(Clone, Copy, Debug)]
+struct KeyMap {
+    format: KeyFormat,
+    /// `Some(bits)` scatters numbers over `0..2^bits` (the largest power of two the
+    /// format can express); `None` keeps them as they are.
+    scatter_bits: Option<u32>,
+}
+
+impl KeyMap {
+    fn new(format: KeyFormat, order: InsertOrder) -> KeyMap {
+        let scatter_bits = (order == InsertOrder::Hashed).then(|| format.capacity().ilog2());
+        KeyMap {
+            format,
+            scatter_bits,
+        }
+    }
+
+    /// Key numbers this map keeps distinct.
+    fn capacity(&self) -> u64 {
+        match self.scatter_bits {
+            Some(bits) => 1u64.checked_shl(bits).unwrap_or(u64::MAX),
+            None => self.format.capacity(),
+        }
+    }
+
+    #[inline]
+    fn write(&self, n: u64, buf: &mut Vec<u8>) {
+        let digits = match self.scatter_bits {
+            Some(bits) => scatter(n, bits),
+            None => n,
+        };
+        self.format.write(digits, buf);
+    }
+}
+
+/// A bijection of `0..2^bits` (`n` below that): two odd multiplications and xor-shifts,
+/// each invertible modulo `2^bits`, so neighbouring numbers land far apart and no two
+/// collide (YCSB hashes with FNV and tolerates collisions; a permutation keeps every
+/// `found` count exact).
+fn scatter(n: u64, bits: u32) -> u64 {
+    let mask = if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    let shift = (bits / 2).max(1);
+    let mut x = n & mask;
+    x = x.wrapping_mul(0x9E37_79B9_7F4A_7C15) & mask;
+    x ^= x >> shift;
+    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9) & mask;
+    x ^= x >> shift;
+    x
+}
+
 /// `strata ycsb`.
 #[derive(Args, Clone, Debug, Serialize)]
 pub struct YcsbArgs {
@@ -62,6 +131,9 @@ pub struct YcsbArgs {
     /// Key size in bytes (`user` + zero-padded number).
     #[arg(long = "key_size", default_value_t = 16)]
     pub key_size: usize,
+    /// Key order of the load (and of the run phase's inserts).
+    #[arg(long = "insert_order", value_enum, default_value_t = InsertOrder::Hashed)]
+    pub insert_order: InsertOrder,
     /// Value size in bytes (YCSB's default record is 10 fields of 100 bytes).
     #[arg(long = "value_size", default_value_t = 100)]
     pub value_size: usize,
@@ -100,11 +172,12 @@ pub struct YcsbArgs {
 const PREFIX: &[u8] = b"user";
 
 impl YcsbArgs {
-    fn key_format(&self) -> KeyFormat {
-        KeyFormat {
+    fn keys(&self) -> KeyMap {
+        let format = KeyFormat {
             key_size: self.key_size,
             prefix: PREFIX,
-        }
+        };
+        KeyMap::new(format, self.insert_order)
     }
 
     /// The request distribution in force.
@@ -129,7 +202,7 @@ impl YcsbArgs {
         if self.records == 0 {
             return bad("records", "must be > 0");
         }
-        if self.records.saturating_add(self.operations) > self.key_format().capacity() {
+        if self.records.saturating_add(self.operations) > self.keys().capacity() {
             return bad("key_size", "too short for --records + --operations keys");
         }
         if !(self.zipf_const > 0.0 && self.zipf_const < 1.0) {
@@ -306,7 +379,7 @@ fn load(engine: &dyn KvEngine, args: &YcsbArgs) -> Result<PerOp> {
             return Ok(PerOp::default());
         };
         let first = (n / threads as u64) * tid as u64 + (tid as u64).min(n % threads as u64);
-        let fmt = args.key_format();
+        let fmt = args.keys();
         let mut values = ValueGenerator::new(
             thread_seed(args.seed, 1 << 20, tid),
             args.compression_ratio,
@@ -385,7 +458,7 @@ fn run_ops(engine: &dyn KvEngine, args: &YcsbArgs) -> Result<PerOp> {
             args.compression_ratio,
             args.value_size,
         );
-        let fmt = args.key_format();
+        let fmt = args.keys();
         let mut key = Vec::with_capacity(args.key_size);
         let mut per = PerOp::default();
         for i in 0..count {
@@ -485,14 +558,53 @@ mod tests {
     }
 
     #[test]
+    fn scatter_is_a_permutation_and_scatters() {
+        for bits in 1..=16u32 {
+            let n = 1u64 << bits;
+            let mut seen = vec![false; n as usize];
+            for i in 0..n {
+                let x = scatter(i, bits);
+                assert!(x < n, "bits {bits}: {i} -> {x}");
+                assert!(
+                    !std::mem::replace(&mut seen[x as usize], true),
+                    "bits {bits}: collision"
+                );
+            }
+        }
+        // Neighbouring numbers land far apart (an ordered load would be ascending).
+        let ascending = (0..1000u64)
+            .filter(|&i| scatter(i + 1, 39) > scatter(i, 39))
+            .count();
+        assert!(
+            (300..700).contains(&ascending),
+            "{ascending} of 1000 ascending"
+        );
+        // The default 16-byte key: 12 digits, scattered over 2^39 numbers.
+        let y = parse(&[]).expect("parse");
+        assert_eq!(y.keys().capacity(), 1 << 39);
+        let y = parse(&["--insert_order=ordered"]).expect("parse");
+        assert_eq!(y.keys().capacity(), 1_000_000_000_000);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        y.keys().write(7, &mut a);
+        assert_eq!(a, b"user000000000007");
+        parse(&[]).expect("parse").keys().write(7, &mut b);
+        assert_eq!(b.len(), 16);
+        assert_ne!(a, b);
+    }
+
+    #[test]
     fn phases_on_memory_engine() {
         use crate::engine::memory::MemoryEngine;
-        for w in ["a", "b", "c", "d", "e", "f", "ro", "rw", "wh", "uh"] {
+        for (w, order) in ["a", "b", "c", "d", "e", "f", "ro", "rw", "wh", "uh"]
+            .into_iter()
+            .zip(["hashed", "ordered"].into_iter().cycle())
+        {
             for dist in ["uniform", "zipfian", "hotspot", "latest"] {
                 let e = MemoryEngine::default();
                 let y = parse(&[
                     &format!("--workload={w}"),
                     &format!("--distribution={dist}"),
+                    &format!("--insert_order={order}"),
                     "--records=2000",
                     "--operations=3000",
                     "--threads=2",
