@@ -12,7 +12,14 @@
 # Every result (with peak RSS as VmHWM, W-Amp, P99, the option mapping, ...) is appended
 # to $OUT/results.jsonl, and `strata compare` prints one table per benchmark: median
 # ops/sec of each engine, the ratio of strata's median to each other engine's (or of
-# the first engine's, without strata), P99, W-Amp and peak RSS.
+# the first engine's, without strata), P99, W-Amp and peak RSS. `strata plot` draws
+# $OUT/ops_per_sec.svg, $OUT/write_amplification.svg and $OUT/peak_rss_kb.svg.
+#
+# YCSB=1 runs the YCSB core workloads instead of db_bench sets, in YCSB's order: per run
+# and engine, a load of $RECORDS records, then A, B, C, F, D on that database
+# ($OPERATIONS operations each), then a fresh load and E (D and E insert, so they go
+# last, as in YCSB's documentation). Defaults then: RECORDS=2000000,
+# OPERATIONS=4000000, VALUE_SIZE=1000, THREADS=2, WORKLOADS="a b c f d e".
 #
 # Environment:
 #   ENGINES="strata rocksdb"   engines to alternate, in this order (strata, rocksdb, fjall)
@@ -38,7 +45,16 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+YCSB=${YCSB:-0}
 NUM=${NUM:-5000000}
+if [ "$YCSB" = 1 ]; then
+  RECORDS=${RECORDS:-2000000}
+  OPERATIONS=${OPERATIONS:-4000000}
+  read -r -a WORKLOAD_LIST <<< "${WORKLOADS:-a b c f d e}"
+  NUM=$RECORDS
+  THREADS=${THREADS:-2}
+  VALUE_SIZE=${VALUE_SIZE:-1000}
+fi
 THREADS=${THREADS:-1}
 VALUE_SIZE=${VALUE_SIZE:-100}
 read -r -a SET_LIST <<< "${SETS:-fillrandom,readrandom fillseq,readseq}"
@@ -100,7 +116,7 @@ JSON=$OUT/results.jsonl
 LOG=$OUT/runs.log
 
 SHAPE=(
-  --num="$NUM" --key_size=16 --value_size="$VALUE_SIZE"
+  --key_size=16 --value_size="$VALUE_SIZE"
   --write_buffer_size=8388608 --target_file_size_base=8388608
   --max_bytes_for_level_base=33554432 --max_bytes_for_level_multiplier=10
   --bloom_bits=10 "--cache_size=$CACHE_SIZE" --compression_type=none
@@ -110,27 +126,49 @@ SHAPE=(
 TIME=()
 if [[ -x /usr/bin/time ]]; then TIME=(/usr/bin/time -v); fi
 
-run_one() { # engine, benchmarks, extra flags...
-  local engine=$1 benchmarks=$2; shift 2
-  local db=$DB_DIR/$engine
-  echo "== $engine $benchmarks $*" | tee -a "$LOG"
-  "${TIME[@]}" "$BIN" bench --engine="$engine" --db="$db" --benchmarks="$benchmarks" \
+run_one() { # engine, command, flags...: one run of `strata bench` or `strata ycsb`
+  local engine=$1 command=$2; shift 2
+  echo "== $engine $command $*" | tee -a "$LOG"
+  "${TIME[@]}" "$BIN" "$command" --engine="$engine" --db="$DB_DIR/$engine" \
     "${SHAPE[@]}" "${EXTRA_FLAGS[@]}" "$@" --json="$JSON" 2>&1 \
     | grep -v '^\s*\(Command being timed\|User time\|System time\|Percent of CPU\|Elapsed\|Average\|Major\|Minor\|Voluntary\|Involuntary\|Swaps\|File system\|Socket\|Signals\|Page size\|Exit status\)' \
     | tee -a "$LOG"
-  rm -rf "$db"
 }
 
-for set in "${SET_LIST[@]}"; do
-  SET_FLAGS=()
-  case ,$set, in *,readrandom,*|*,seekrandom,*|*,readwhilewriting,*) SET_FLAGS+=(--reads="$READS") ;; esac
-  case ,$set, in *,seekrandom,*) SET_FLAGS+=(--seek_nexts=10) ;; esac
+ycsb_one() { # engine: the workloads of one run, on the databases they need
+  local engine=$1 loaded= w
+  local flags=(--records="$RECORDS" --operations="$OPERATIONS")
+  for w in "${WORKLOAD_LIST[@]}"; do
+    # E scans a database that D has not grown: it gets its own load, as in YCSB.
+    if [[ -z $loaded || $w == e ]]; then
+      rm -rf "${DB_DIR:?}/$engine"
+      run_one "$engine" ycsb --workload="$w" --phase=load "${flags[@]}"
+      loaded=1
+    fi
+    run_one "$engine" ycsb --workload="$w" --phase=run --use_existing_db "${flags[@]}"
+  done
+  rm -rf "${DB_DIR:?}/$engine"
+}
+
+if [ "$YCSB" = 1 ]; then
   for ((i = 1; i <= RUNS; i++)); do
     for engine in "${ENGINE_LIST[@]}"; do
-      run_one "$engine" "$set" "${SET_FLAGS[@]}"
+      ycsb_one "$engine"
     done
   done
-done
+else
+  for set in "${SET_LIST[@]}"; do
+    SET_FLAGS=(--num="$NUM")
+    case ,$set, in *,readrandom,*|*,seekrandom,*|*,readwhilewriting,*) SET_FLAGS+=(--reads="$READS") ;; esac
+    case ,$set, in *,seekrandom,*) SET_FLAGS+=(--seek_nexts=10) ;; esac
+    for ((i = 1; i <= RUNS; i++)); do
+      for engine in "${ENGINE_LIST[@]}"; do
+        run_one "$engine" bench --benchmarks="$set" "${SET_FLAGS[@]}"
+        rm -rf "${DB_DIR:?}/$engine"
+      done
+    done
+  done
+fi
 
 # Ratios against strata (or the first engine when strata did not run).
 CANDIDATE=${ENGINE_LIST[0]}
@@ -147,3 +185,7 @@ echo
 echo "results: $JSON"
 "$BIN" compare --input="$JSON" --candidate="$CANDIDATE" --baseline="$BASELINE_LIST" \
   | tee "$OUT/summary.txt"
+for metric in ops_per_sec write_amplification peak_rss_kb; do
+  "$BIN" plot --input="$JSON" --metric="$metric" --output="$OUT/$metric.svg" >/dev/null
+done
+echo "charts: $OUT/{ops_per_sec,write_amplification,peak_rss_kb}.svg"
