@@ -98,15 +98,22 @@ pub enum CompactionPriority {
 }
 
 /// What recovery does with a damaged write-ahead log.
+///
+/// In every mode, records must continue each other's sequence numbers across logs. A
+/// WAL is not fsynced when writes move to the next one (only before a sync write, a
+/// flush or a close), so a crash can keep a newer WAL's records and lose an older
+/// one's unsynced tail; replay stops at such a gap (an error under
+/// `AbsoluteConsistency`), so what is recovered is always a prefix of the writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum WalRecoveryMode {
-    /// A torn or corrupt record at the *tail* of the newest log (an interrupted write)
-    /// is dropped with everything after it; corruption anywhere else is an error.
+    /// A torn or corrupt record at the *tail* of a log (an interrupted write) is
+    /// dropped with the rest of that log, and replay goes on only if the next log
+    /// continues the sequence; corruption followed by valid records is an error.
     /// Default.
     #[default]
     TolerateCorruptedTailRecords,
-    /// Any damage in any log is an error.
+    /// Any damage in any log, or a gap in sequence numbers, is an error.
     AbsoluteConsistency,
     /// Replay stops at the first damaged record of any log; later data is discarded.
     PointInTime,

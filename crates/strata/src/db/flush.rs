@@ -1,7 +1,8 @@
 //! Flush: writes the oldest immutable memtable of a family to one L0 table, as a plan;
 //! then releases the WALs no family needs any more.
 //!
-//! Ordering that keeps acknowledged writes: table written and fsynced → directory
+//! Ordering that keeps acknowledged writes: with several families, the WALs closed so
+//! far fsynced (`write::sync_closed_wals`) → table written and fsynced → directory
 //! fsynced (the executor) → MANIFEST edit (new file + the family's new `log_number`)
 //! fsynced (the version set) → memtable removed from the read view in the same step
 //! that publishes the new version → WALs below every family's log number queued as
@@ -21,7 +22,7 @@
 //! flight before it moves to a new WAL (`write::make_room`).
 
 use super::family::Family;
-use super::{jobs, poison, DbInner};
+use super::{jobs, poison, write, DbInner};
 use crate::compaction::{Plan, Reason};
 use crate::error::Result;
 use crate::version::file_ref::Obsolete;
@@ -36,7 +37,7 @@ use std::sync::Arc;
 /// # Errors
 /// `Poisoned` with the cause if writing the table or the MANIFEST failed.
 pub(crate) fn flush_oldest(inner: &DbInner) -> Result<bool> {
-    let (family, mem, next_log) = {
+    let (family, mem, next_log, several) = {
         let mut st = inner.state.lock();
         let Some((f, oldest)) = st
             .families
@@ -50,17 +51,31 @@ pub(crate) fn flush_oldest(inner: &DbInner) -> Result<bool> {
         let next_log = f.imm.get(1).map_or(f.mem.log_number, |m| m.log_number);
         let family = Arc::clone(&f.family);
         st.flush_running = true;
-        (family, mem, next_log)
+        (family, mem, next_log, st.families.len() > 1)
     };
     let l0_path =
         inner
             .placement
             .path_for_level(&family.versions.current(), &family.opts, 0);
     let plan = Plan::flush(&family.opts, mem, l0_path, Some(next_log), Reason::Flush);
-    let result = jobs::run(inner, &family, &plan, |f| {
-        if !f.imm.is_empty() {
-            f.imm.remove(0);
-        }
+    // With several families, fsync the WALs closed so far (this memtable's writes are
+    // in them) before the table takes their writes: another family replays those WALs
+    // after a crash, and a torn tail there would stop it short of batches whose other
+    // half this table kept. With one family nothing replays them once the table is
+    // installed, so the fsync (~20 ms for a WAL the page cache holds megabytes of)
+    // stays off the flush; a family created meanwhile fsynced every WAL before it
+    // existed (`create_cf`).
+    let synced = if several {
+        write::sync_closed_wals(inner)
+    } else {
+        Ok(())
+    };
+    let result = synced.and_then(|()| {
+        jobs::run(inner, &family, &plan, |f| {
+            if !f.imm.is_empty() {
+                f.imm.remove(0);
+            }
+        })
     });
     inner.state.lock().flush_running = false;
     inner.done_cv.notify_all();
@@ -113,6 +128,8 @@ fn advance_empty_families(inner: &DbInner, flushed: &Family) -> Result<()> {
 /// them needs it), never the WAL taking writes.
 pub(crate) fn release_wals(inner: &DbInner) {
     let needed = inner.versions.log_number();
+    // Their writes are all in tables: nothing needs them synced any more.
+    write::forget_closed_wals(inner, needed);
     let mut st = inner.state.lock();
     let active = st.current_wal();
     let keep = st

@@ -13,9 +13,15 @@
 //! WALs in charge and the next open replays the same logs again (the half-written
 //! tables are orphans).
 //!
-//! What a damaged record means depends on [`WalRecoveryMode`]; the tail a crash may
-//! have torn is that of the newest log holding records (empty newer logs are legal: a
-//! crash after a switch created the next WAL, or after a recovery created its WAL).
+//! What a damaged record means depends on [`WalRecoveryMode`]. A crash may tear the
+//! tail of any WAL, not only the newest: a switch does not fsync the WAL it closes
+//! (`write::switch_wal`), so the page cache may have written the new WAL's records
+//! back and not the old one's tail. Replay therefore checks that sequence numbers run
+//! on without a gap from record to record, across WALs: at the first gap the writes
+//! after it were never durable in order (a sync write fsyncs every older WAL before
+//! its own), so replay stops there, as at a torn tail, and the database recovers a
+//! prefix of its writes. Empty logs are legal anywhere (a crash after a switch created
+//! the next WAL, or after a recovery created its WAL).
 
 use crate::cache::TableCache;
 use crate::compaction::executor::{self, JobContext};
@@ -100,20 +106,14 @@ pub(crate) fn replay_wals(
             .map(|f| (f, Arc::new(MemTable::new())))
             .collect(),
         max_column_family,
+        next_sequence: None,
         out: Replayed {
             edits: Vec::new(),
             refs: Vec::new(),
         },
     };
-    let tail = logs
-        .iter()
-        .rposition(|&n| {
-            fs.file_size(&filename::wal_file(dir, n))
-                .map_or(true, |s| s > 0)
-        })
-        .unwrap_or(0);
-    for (i, &log) in logs.iter().enumerate() {
-        if replay.log(log, i >= tail)? == Stop::Halt {
+    for &log in &logs {
+        if replay.log(log)? == Stop::Halt {
             break;
         }
     }
@@ -140,13 +140,14 @@ struct Replay<'a> {
     /// Each live family with the memtable it replays into.
     families: Vec<(ReplayFamily, Arc<MemTable>)>,
     max_column_family: u32,
+    /// The sequence number the next record must start at (none before the first).
+    next_sequence: Option<u64>,
     out: Replayed,
 }
 
 impl Replay<'_> {
-    /// Replays one WAL. `last`: no later log holds records, so this log's tail is the
-    /// one a crash may have torn.
-    fn log(&mut self, number: u64, last: bool) -> Result<Stop> {
+    /// Replays one WAL; `Halt` once a record is missing (see the module docs).
+    fn log(&mut self, number: u64) -> Result<Stop> {
         let path = filename::wal_file(self.dir, number);
         let mut reader = LogReader::new(self.fs.open_sequential(&path)?);
         let mut buf = Vec::new();
@@ -155,6 +156,11 @@ impl Replay<'_> {
                 Ok(None) => return Ok(Stop::Continue),
                 Ok(Some(offset)) => match WriteBatch::from_data(std::mem::take(&mut buf)) {
                     Ok(batch) => {
+                        let first = batch.sequence();
+                        if self.next_sequence.is_some_and(|next| next != first) {
+                            return self.gap(&path, offset, first);
+                        }
+                        self.next_sequence = Some(first + batch.len() as u64);
                         self.apply(&batch, number, &path, offset)?;
                         continue;
                     }
@@ -165,18 +171,27 @@ impl Replay<'_> {
                 },
                 Err(e) => e,
             };
-            return self.damaged(&path, err, &mut reader, last);
+            return self.damaged(&path, err, &mut reader);
         }
     }
 
+    /// A record starting at `found` where the sequence should have run on: the writes
+    /// between were lost with the unsynced tail of an earlier WAL. Every mode but
+    /// absolute consistency recovers up to the gap.
+    fn gap(&self, path: &Path, offset: u64, found: u64) -> Result<Stop> {
+        if self.opts.wal_recovery_mode != WalRecoveryMode::AbsoluteConsistency {
+            return Ok(Stop::Halt);
+        }
+        let expected = self.next_sequence.unwrap_or(found);
+        Err(Error::corruption(
+            path,
+            offset,
+            format!("WAL sequence gap: record starts at {found}, expected {expected}"),
+        ))
+    }
+
     /// Decides what a damaged record means under the recovery mode.
-    fn damaged(
-        &mut self,
-        path: &Path,
-        err: LogError,
-        reader: &mut LogReader,
-        last: bool,
-    ) -> Result<Stop> {
+    fn damaged(&mut self, path: &Path, err: LogError, reader: &mut LogReader) -> Result<Stop> {
         if let LogError::Io(e) = err {
             return Err(e);
         }
@@ -184,14 +199,13 @@ impl Replay<'_> {
             WalRecoveryMode::AbsoluteConsistency => Err(err.into_error(path.to_path_buf())),
             WalRecoveryMode::PointInTime => Ok(Stop::Halt),
             WalRecoveryMode::TolerateCorruptedTailRecords => {
-                if !last {
-                    return Err(err.into_error(path.to_path_buf()));
-                }
-                // A tail is torn only if nothing valid follows the damage.
+                // A tail is torn only if nothing valid follows the damage. Replay goes
+                // on with the next WAL only if its records continue the sequence, so
+                // a tear that lost a write stops recovery there.
                 let mut buf = Vec::new();
                 loop {
                     match reader.read_record(&mut buf) {
-                        Ok(None) => return Ok(Stop::Halt),
+                        Ok(None) => return Ok(Stop::Continue),
                         Ok(Some(_)) => return Err(err.into_error(path.to_path_buf())),
                         Err(LogError::Io(e)) => return Err(e),
                         Err(_) => continue,

@@ -104,6 +104,14 @@ pub(crate) struct WriteQueue {
     /// when no leader can exist). Lock order: `log` before `state` (the error path
     /// poisons while holding it); nothing takes `log` while holding `state`.
     log: Mutex<LogWriter>,
+    /// WALs closed by a switch and not yet fsynced, with their numbers, oldest first
+    /// (see [`sync_closed_wals`]; dropped unsynced by [`forget_closed_wals`] once no
+    /// family needs them). Lock order: `log`, then `sync_turn`, then `closed`.
+    closed: Mutex<Vec<(u64, LogWriter)>>,
+    /// Held by whoever syncs the closed WALs, for the whole sync: a sync write that
+    /// finds `closed` empty must not overtake a flush thread still syncing what it
+    /// took from there.
+    sync_turn: Mutex<()>,
     /// Bumped (after the queue changed) whenever `cv` is notified, so a spinning
     /// waiter notices without the lock.
     epoch: AtomicU64,
@@ -120,6 +128,8 @@ impl WriteQueue {
     pub fn new(log: LogWriter, last_sequence: u64) -> Self {
         WriteQueue {
             queue: Mutex::new(QueueState::default()),
+            closed: Mutex::new(Vec::new()),
+            sync_turn: Mutex::new(()),
             cv: Condvar::new(),
             log: Mutex::new(log),
             epoch: AtomicU64::new(0),
@@ -362,6 +372,7 @@ fn stage_group(
             return Err(poison(inner, e));
         }
         if sync {
+            sync_closed_wals(inner)?;
             if let Err(e) = log.sync() {
                 return Err(poison(inner, e));
             }
@@ -524,9 +535,15 @@ fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
                 st.retryable_failures.compactions,
             ));
             st.retryable_since(f, c)?;
-            Statistics::add(&inner.stats.local().write_stops, 1);
+            let stats = inner.stats.local();
+            Statistics::add(&stats.write_stops, 1);
+            if !stopped {
+                Statistics::add(&stats.write_stops_on_memtables, 1);
+            }
             inner.bg_cv.notify_all();
+            let t = Instant::now();
             inner.done_cv.wait_for(&mut st, Duration::from_millis(100));
+            Statistics::add(&stats.write_stop_micros, t.elapsed().as_micros() as u64);
             continue;
         }
         drop(st);
@@ -559,10 +576,19 @@ fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
 }
 
 /// Leader only, `state` lock not held: creates the next WAL (durably named), makes it
-/// the active one, and fsyncs the old one, so that a later sync write in the new WAL
-/// can never be durable while older unsynced writes are lost (no holes). The new WAL
-/// exists before the memtable that uses it, so a memtable never holds writes of a WAL
-/// that could be deleted with an older memtable's.
+/// the active one, and queues the old one for a later fsync ([`sync_closed_wals`]).
+/// The new WAL exists before the memtable that uses it, so a memtable never holds
+/// writes of a WAL that could be deleted with an older memtable's.
+///
+/// Why the old WAL is not synced here: the fsync of a WAL that the page cache holds
+/// megabytes of took ~20 ms, with every writer waiting behind the leader; measured
+/// on fillrandom with 1 KiB values and two writers, 71 K ops/s with the sync here and
+/// 103 K without (3 pairs). What the sync bought is kept by three rules instead
+/// (docs/ARCHITECTURE.md §7.4): a sync write fsyncs the closed WALs before its own; with
+/// several families, a flush fsyncs them before its table takes any of their writes;
+/// and replay stops
+/// at the first gap in sequence numbers, so a crash that kept the new WAL's bytes but
+/// not the old one's tail recovers a prefix.
 ///
 /// # Errors
 /// A retryable error as is if the new WAL could not be created (a full disk, too many
@@ -579,10 +605,33 @@ fn switch_wal(inner: &DbInner) -> Result<(u64, u64)> {
         Err(e) => return Err(poison(inner, e)),
     };
     inner.fs.sync_dir(dir).map_err(|e| poison(inner, e))?;
+    // Only the leader switches, so the number cannot change under it.
+    let old_number = inner.state.lock().current_wal();
     let mut log = inner.writes.log.lock();
-    let mut old = std::mem::replace(&mut *log, LogWriter::new(file));
-    old.sync().map_err(|e| poison(inner, e))?;
-    Ok((log_number, old.size()))
+    let old = std::mem::replace(&mut *log, LogWriter::new(file));
+    let size = old.size();
+    inner.writes.closed.lock().push((old_number, old));
+    Ok((log_number, size))
+}
+
+/// Fsyncs every WAL closed by a switch and not synced yet, oldest first. Called before
+/// a sync write's own fsync (so an acknowledged sync write is never durable while an
+/// earlier write is not), by `sync_wal`, and by the flush thread before a flush when
+/// there are several families (so no table holds a write its WAL may still lose:
+/// replay would otherwise keep one family's flushed writes beyond a gap it stops at
+/// for another).
+/// Lock order: may be called with `log` held, never with `state` held.
+///
+/// # Errors
+/// `Poisoned` with the cause if an fsync failed (the WAL's bytes may be gone).
+pub(crate) fn sync_closed_wals(inner: &DbInner) -> Result<()> {
+    let _turn = inner.writes.sync_turn.lock();
+    let closed = std::mem::take(&mut *inner.writes.closed.lock());
+    for (_, mut wal) in closed {
+        wal.sync().map_err(|e| poison(inner, e))?;
+        Statistics::add(&inner.stats.local().wal_syncs, 1);
+    }
+    Ok(())
 }
 
 /// The families to switch (and so flush) because they keep the oldest WAL alive while
@@ -617,8 +666,17 @@ fn families_pinning_wals(st: &super::state::DbState) -> Vec<u32> {
         .collect()
 }
 
-/// Makes every acknowledged write durable (used by `close`).
+/// Closes, unsynced, the WALs numbered below `needed` (every family's log number): all
+/// their writes are in tables, and the files are about to be deleted, whose space an
+/// open handle would keep.
+pub(crate) fn forget_closed_wals(inner: &DbInner, needed: u64) {
+    inner.writes.closed.lock().retain(|&(n, _)| n >= needed);
+}
+
+/// Makes every acknowledged write durable, in every WAL (used by `close`, `create_cf`
+/// and `drop_cf`).
 pub(crate) fn sync_wal(inner: &DbInner) -> Result<()> {
     let mut log = inner.writes.log.lock();
+    sync_closed_wals(inner)?;
     log.sync().map_err(|e| poison(inner, e))
 }

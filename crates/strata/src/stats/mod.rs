@@ -115,6 +115,11 @@ counters! {
     write_slowdown_micros,
     /// Times a writer waited because writes were stopped.
     write_stops,
+    /// Of `write_stops`, the waits for a memtable (every one full, flushes behind)
+    /// rather than for compactions (L0 files or pending bytes at the stop limit).
+    write_stops_on_memtables,
+    /// Microseconds writers spent waiting in `write_stops`.
+    write_stop_micros,
     /// Background jobs (flushes, compactions) that failed with a retryable error and
     /// were abandoned, to be retried after a backoff instead of poisoning the database.
     background_retries,
