@@ -186,6 +186,7 @@ echo "results: $JSON"
 "$BIN" compare --input="$JSON" --candidate="$CANDIDATE" --baseline="$BASELINE_LIST" \
   | tee "$OUT/summary.txt"
 for metric in ops_per_sec write_amplification peak_rss_kb; do
-  "$BIN" plot --input="$JSON" --metric="$metric" --output="$OUT/$metric.svg" >/dev/null
+  "$BIN" plot --input="$JSON" --metric="$metric" --output="$OUT/$metric.svg" \
+    --title="$metric, median of $RUNS alternating runs per engine" >/dev/null
 done
 echo "charts: $OUT/{ops_per_sec,write_amplification,peak_rss_kb}.svg"

@@ -629,7 +629,6 @@ pub(crate) fn sync_closed_wals(inner: &DbInner) -> Result<()> {
     let closed = std::mem::take(&mut *inner.writes.closed.lock());
     for (_, mut wal) in closed {
         wal.sync().map_err(|e| poison(inner, e))?;
-        Statistics::add(&inner.stats.local().wal_syncs, 1);
     }
     Ok(())
 }
