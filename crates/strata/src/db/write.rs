@@ -581,14 +581,13 @@ fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
 /// writes of a WAL that could be deleted with an older memtable's.
 ///
 /// Why the old WAL is not synced here: the fsync of a WAL that the page cache holds
-/// megabytes of took ~20 ms, with every writer waiting behind the leader; measured
-/// on fillrandom with 1 KiB values and two writers, 71 K ops/s with the sync here and
-/// 103 K without (3 pairs). What the sync bought is kept by three rules instead
-/// (docs/ARCHITECTURE.md §7.4): a sync write fsyncs the closed WALs before its own; with
-/// several families, a flush fsyncs them before its table takes any of their writes;
-/// and replay stops
-/// at the first gap in sequence numbers, so a crash that kept the new WAL's bytes but
-/// not the old one's tail recovers a prefix.
+/// megabytes of took ~20 ms, with every writer waiting behind the leader (1 KiB
+/// fillrandom with two writers ran 1.43x faster without it, docs/performance.md).
+/// What the sync bought is kept by three rules instead (docs/ARCHITECTURE.md §7.4): a
+/// sync write fsyncs the closed WALs before its own; with several families, a flush
+/// fsyncs them before its table takes any of their writes; and replay stops at the
+/// first gap in sequence numbers, so a crash that kept the new WAL's bytes but not the
+/// old one's tail recovers a prefix.
 ///
 /// # Errors
 /// A retryable error as is if the new WAL could not be created (a full disk, too many
