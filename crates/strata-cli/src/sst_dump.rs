@@ -101,6 +101,7 @@ pub fn run(args: &SstDumpArgs) -> Result<()> {
         None,
         Arc::new(Statistics::default()),
         false,
+        false,
     )?);
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let r = dump(&table, args, &mut out);

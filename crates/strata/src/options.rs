@@ -316,6 +316,20 @@ pub struct Options {
     ///
     /// Default: 32 MiB. Runtime-mutable: no. Format: none.
     pub block_cache_capacity: usize,
+    /// Keep each open table's index block and bloom filter in the block cache, charged
+    /// to its capacity and evictable like data blocks, instead of in the table for as
+    /// long as it is open (RocksDB's `cache_index_and_filter_blocks`; MyRocks turns it
+    /// on by default). True: memory for table metadata is bounded by the block cache,
+    /// at the price of reading an evicted index block or filter from the file again
+    /// (a device read with [`Options::use_direct_reads`]); false: metadata memory grows
+    /// with the open tables and a lookup never reads it from the file. Index blocks and
+    /// filters get no priority over data blocks, and L0's are not pinned (RocksDB's
+    /// `..._with_high_priority` and `pin_l0_filter_and_index_blocks_in_cache` are not
+    /// built). Without a block cache the option has no effect. Open reads and checks
+    /// both blocks, as without the option, then caches them.
+    ///
+    /// Default: false. Runtime-mutable: no. Format: none.
+    pub cache_index_and_filter_blocks: bool,
     /// Table files kept open (table cache entries). More: fewer re-opens (each reads
     /// a footer, index and filter); more file handles and memory. Up to half of them
     /// are pinned by their files for the files' lives, so that a lookup in them skips
@@ -384,7 +398,9 @@ pub struct Options {
     /// operating system's page cache: user reads (gets, iterators) and compaction
     /// reads. The block cache ([`Options::block_cache_capacity`], or a shared one) is
     /// then the only cache of table data, so size it for the working set; the table
-    /// cache still keeps each open table's index, filter and properties in memory.
+    /// cache still keeps each open table's index, filter and properties in memory
+    /// (unless [`Options::cache_index_and_filter_blocks`] puts the first two in the
+    /// block cache).
     /// True: no double caching (page cache + block cache) and memory the OS cannot
     /// reclaim from elsewhere; false: the page cache absorbs block-cache misses and
     /// reads ahead for scans and compactions (Strata does no compaction readahead of
@@ -476,6 +492,7 @@ impl Default for Options {
             soft_pending_compaction_bytes_limit: 64 << 30,
             hard_pending_compaction_bytes_limit: 256 << 30,
             block_cache_capacity: 32 << 20,
+            cache_index_and_filter_blocks: false,
             max_open_files: 1000,
             max_background_jobs: 2,
             compaction_priority: CompactionPriority::MinOverlappingRatio,
@@ -515,6 +532,7 @@ setters!(Options {
     with_create_if_missing => create_if_missing: bool,
     with_error_if_exists => error_if_exists: bool,
     with_block_cache_capacity => block_cache_capacity: usize,
+    with_cache_index_and_filter_blocks => cache_index_and_filter_blocks: bool,
     with_max_open_files => max_open_files: usize,
     with_max_background_jobs => max_background_jobs: usize,
     with_paranoid_checks => paranoid_checks: bool,

@@ -62,8 +62,9 @@
 //! the first version-1 writer; `OPTIONS-v1-direct-io` is the same with the keys added
 //! since (`enable_pipelined_write`, `use_direct_reads`,
 //! `use_direct_io_for_flush_and_compaction`), `OPTIONS-v1-db-paths` adds the
-//! `[DbPath]` sections and `OPTIONS-v1-merge-operator` the `merge_operator` key. All
-//! must keep decoding: keys and sections are only ever appended.
+//! `[DbPath]` sections, `OPTIONS-v1-merge-operator` the `merge_operator` key and
+//! `OPTIONS-v1-cache-index-and-filter-blocks` the `cache_index_and_filter_blocks` key.
+//! All must keep decoding: keys and sections are only ever appended.
 //!
 //! # Invariants
 //! 1. The format grows by keys and sections only; names are append-only and never
@@ -233,6 +234,8 @@ const DB_FIELDS: &[Field<Options>] = &[
     // Added after the first v1 fixture (`OPTIONS-v1` lacks them; they default to false).
     field!(Options, use_direct_reads),
     field!(Options, use_direct_io_for_flush_and_compaction),
+    // Added after `OPTIONS-v1-merge-operator` (absent there: the default applies).
+    field!(Options, cache_index_and_filter_blocks),
 ];
 
 /// `[LevelOptions "i"]`, in file order. Append new options at the end.

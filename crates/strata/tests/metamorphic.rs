@@ -98,6 +98,13 @@ fn option_sets() -> Vec<(&'static str, Options)> {
             t().with_merge_operator(Some(Arc::new(AppendNoPartial))),
         ),
         ("tiny-direct-reads", t().with_use_direct_reads(true)),
+        // Index blocks and filters in a block cache too small to keep them: evicted
+        // and read back from the files all the time.
+        (
+            "tiny-index-and-filter-in-small-cache",
+            t().with_cache_index_and_filter_blocks(true)
+                .with_block_cache_capacity(16 << 10),
+        ),
         (
             "tiny-direct-io-lz4-no-cache",
             t().with_use_direct_reads(true)

@@ -143,6 +143,18 @@ fn model_based_three_data_paths() {
     }
 }
 
+/// Index blocks and filters in the block cache (`cache_index_and_filter_blocks`), a
+/// cache small enough that they are evicted and read back from the files often.
+#[test]
+fn model_based_index_and_filter_blocks_in_a_small_cache() {
+    for seed in seeds().into_iter().take(4) {
+        let opts = tiny_options()
+            .with_cache_index_and_filter_blocks(true)
+            .with_block_cache_capacity(16 << 10);
+        run(6000 + seed, 1500, &opts);
+    }
+}
+
 /// `use_direct_reads` alone (tables written buffered, read direct), with no block
 /// cache: every table read goes to the device.
 #[test]

@@ -242,6 +242,13 @@ fn rocksdb(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
             "Options::set_use_direct_reads({})",
             flags.use_direct_reads
         )),
+        "cache_index_and_filter_blocks" if !flags.cache_index_and_filter_blocks => {
+            exact("BlockBasedOptions::set_cache_index_and_filter_blocks(false)")
+        }
+        "cache_index_and_filter_blocks" => approx(
+            "BlockBasedOptions::set_cache_index_and_filter_blocks(true); RocksDB inserts \
+             them with high priority (its default), Strata with none",
+        ),
         "use_direct_io_for_flush_and_compaction" => exact(format!(
             "Options::set_use_direct_io_for_flush_and_compaction({})",
             flags.use_direct_io_for_flush_and_compaction
@@ -407,6 +414,10 @@ fn fjall(flag: &str, flags: &EngineFlags, p: &FjallPlan) -> (Fidelity, String) {
         "paranoid_checks" | "max_manifest_file_size" | "enable_pipelined_write" => {
             unmapped("no equivalent option in fjall 3 (ignored)")
         }
+        "cache_index_and_filter_blocks" => unmapped(
+            "not passed: fjall's pinning defaults apply (L0-L1 index and L0 filter blocks \
+             pinned outside the cache, the rest read through it)",
+        ),
         "use_direct_reads" if !flags.use_direct_reads => {
             exact("buffered reads: fjall 3 has no direct I/O")
         }

@@ -229,6 +229,13 @@ pub struct EngineFlags {
           default_missing_value = "true", action = clap::ArgAction::Set,
           value_parser = clap::builder::BoolishValueParser::new())]
     pub use_direct_io_for_flush_and_compaction: bool,
+    /// Keep index blocks and bloom filters in the block cache (charged, evictable)
+    /// instead of with each open table (RocksDB's `cache_index_and_filter_blocks`).
+    #[arg(long = "cache_index_and_filter_blocks",
+          default_value_t = d().cache_index_and_filter_blocks, num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub cache_index_and_filter_blocks: bool,
     /// Data paths for table files, `DIR:BYTES,DIR:BYTES,...` (RocksDB's `db_paths`):
     /// levels fill the paths in order, each path holding levels up to its target bytes,
     /// the last taking the rest. Empty: tables in `--db`. A DIR may not contain `,`.
@@ -443,6 +450,7 @@ impl EngineFlags {
             .with_use_direct_io_for_flush_and_compaction(
                 self.use_direct_io_for_flush_and_compaction,
             )
+            .with_cache_index_and_filter_blocks(self.cache_index_and_filter_blocks)
             .with_db_paths(
                 self.db_paths
                     .iter()

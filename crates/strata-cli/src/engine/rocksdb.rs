@@ -181,6 +181,7 @@ impl RocksEngine {
         let mut t = BlockBasedOptions::default();
         t.set_block_size(flags.block_size);
         t.set_block_restart_interval(clamp_i32(flags.block_restart_interval));
+        t.set_cache_index_and_filter_blocks(flags.cache_index_and_filter_blocks);
         if flags.bloom_bits > 0 {
             t.set_bloom_filter(f64::from(flags.bloom_bits), false);
             t.set_whole_key_filtering(true);

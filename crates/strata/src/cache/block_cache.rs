@@ -1,15 +1,21 @@
-//! [`BlockCache`]: decoded data blocks keyed by `(owner, file number, block offset)`,
+//! [`BlockCache`]: decoded blocks keyed by `(owner, file number, block offset)`,
 //! weighted by bytes.
 //!
-//! Values are `Arc<Block>`: a hit clones the `Arc` (no copy of the block), and a block
-//! evicted while an iterator still reads it stays alive until that iterator lets go.
-//! Eviction is quick_cache's CLOCK-Pro-like policy, per shard.
+//! Values are data blocks and, with `Options::cache_index_and_filter_blocks`, index
+//! blocks and bloom filters too, each behind an `Arc`: a hit clones the `Arc` (no copy
+//! of the block), and a block evicted while an iterator still reads it stays alive
+//! until that iterator lets go. Blocks of one table sit at distinct offsets, so a
+//! filter and a data block never share a key. Eviction is quick_cache's
+//! CLOCK-Pro-like policy, per shard; index and filter blocks get no priority over
+//! data blocks (RocksDB's `cache_index_and_filter_blocks_with_high_priority` is not
+//! built; ARCHITECTURE §14).
 //!
 //! Sharing: one cache's memory may serve several databases. File numbers are unique
 //! only within one database, so each database reads and writes through its own
 //! *handle* ([`BlockCache::share`]), whose `owner` id is part of every key: two
 //! databases' blocks never collide, yet they compete for one capacity.
 
+use crate::sst::filter::BloomFilter;
 use crate::sst::Block;
 use quick_cache::sync::Cache;
 use quick_cache::Weighter;
@@ -19,20 +25,31 @@ use std::sync::Arc;
 /// `(owner, file number, block offset)`.
 type Key = (u64, u64, u64);
 
-/// Weighs a block by the memory it pins.
+/// A cached value: a data or index block, or a table's bloom filter.
+#[derive(Clone)]
+enum Cached {
+    Block(Arc<Block>),
+    Filter(Arc<BloomFilter>),
+}
+
+/// Weighs a value by the memory it pins.
 #[derive(Clone, Copy, Debug, Default)]
 struct BlockWeighter;
 
-impl Weighter<Key, Arc<Block>> for BlockWeighter {
-    fn weight(&self, _key: &Key, block: &Arc<Block>) -> u64 {
+impl Weighter<Key, Cached> for BlockWeighter {
+    fn weight(&self, _key: &Key, value: &Cached) -> u64 {
+        let charge = match value {
+            Cached::Block(b) => b.charge(),
+            Cached::Filter(f) => f.charge(),
+        };
         // Never 0: zero-weight entries are never evicted by quick_cache.
-        (block.charge() as u64).max(1)
+        (charge as u64).max(1)
     }
 }
 
 /// The storage every handle of one cache shares.
 struct Store {
-    cache: Cache<Key, Arc<Block>, BlockWeighter>,
+    cache: Cache<Key, Cached, BlockWeighter>,
     capacity: usize,
     /// The next unused owner id ([`BlockCache::share`]).
     next_owner: AtomicU64,
@@ -108,7 +125,10 @@ impl BlockCache {
 
     /// The block at `offset` of table `file_number`, if this handle cached it.
     pub(crate) fn get(&self, file_number: u64, offset: u64) -> Option<Arc<Block>> {
-        self.store.cache.get(&(self.owner, file_number, offset))
+        match self.store.cache.get(&(self.owner, file_number, offset))? {
+            Cached::Block(b) => Some(b),
+            Cached::Filter(_) => None,
+        }
     }
 
     /// Caches a block under this handle (replacing any entry with the same key). A
@@ -116,7 +136,22 @@ impl BlockCache {
     pub(crate) fn insert(&self, file_number: u64, offset: u64, block: Arc<Block>) {
         self.store
             .cache
-            .insert((self.owner, file_number, offset), block);
+            .insert((self.owner, file_number, offset), Cached::Block(block));
+    }
+
+    /// The bloom filter at `offset` of table `file_number`, if this handle cached it.
+    pub(crate) fn get_filter(&self, file_number: u64, offset: u64) -> Option<Arc<BloomFilter>> {
+        match self.store.cache.get(&(self.owner, file_number, offset))? {
+            Cached::Filter(f) => Some(f),
+            Cached::Block(_) => None,
+        }
+    }
+
+    /// Caches a table's bloom filter under this handle, as [`BlockCache::insert`].
+    pub(crate) fn insert_filter(&self, file_number: u64, offset: u64, filter: Arc<BloomFilter>) {
+        self.store
+            .cache
+            .insert((self.owner, file_number, offset), Cached::Filter(filter));
     }
 }
 
@@ -152,6 +187,22 @@ mod tests {
         assert!(Arc::ptr_eq(&got, &b));
         assert!(c.get(3, 1).is_none());
         assert!(c.get(4, 0).is_none());
+    }
+
+    #[test]
+    fn filters_are_cached_weighed_and_kept_apart_from_blocks() {
+        let c = BlockCache::new(1 << 20);
+        let mut bits = crate::sst::filter::FilterBuilder::new(10);
+        for i in 0..1000u32 {
+            bits.add(&i.to_le_bytes());
+        }
+        let f = Arc::new(BloomFilter::decode(bits.finish()).expect("valid"));
+        c.insert_filter(5, 4096, Arc::clone(&f));
+        assert!(Arc::ptr_eq(&c.get_filter(5, 4096).expect("cached"), &f));
+        assert!(c.get(5, 4096).is_none(), "a filter is not a block");
+        assert_eq!(c.usage(), f.charge());
+        c.insert(5, 0, block(100));
+        assert!(c.get_filter(5, 0).is_none(), "a block is not a filter");
     }
 
     #[test]

@@ -97,6 +97,9 @@ pub struct TableCache {
     paranoid: bool,
     /// How table files are opened (direct I/O or not); set once, before sharing.
     file_options: FileOptions,
+    /// Index blocks and filters go to the block cache instead of staying with their
+    /// tables (`Options::cache_index_and_filter_blocks`); set once, before sharing.
+    cache_index_and_filter_blocks: bool,
 }
 
 impl std::fmt::Debug for TableCache {
@@ -140,6 +143,7 @@ impl TableCache {
             stats,
             paranoid,
             file_options: FileOptions::default(),
+            cache_index_and_filter_blocks: false,
         }
     }
 
@@ -147,6 +151,14 @@ impl TableCache {
     #[must_use]
     pub fn with_file_options(mut self, opts: FileOptions) -> TableCache {
         self.file_options = opts;
+        self
+    }
+
+    /// Tables opened from now on keep their index block and filter in the block cache
+    /// (if there is one) rather than with themselves (chainable; call before sharing).
+    #[must_use]
+    pub fn with_cache_index_and_filter_blocks(mut self, on: bool) -> TableCache {
+        self.cache_index_and_filter_blocks = on;
         self
     }
 
@@ -179,6 +191,7 @@ impl TableCache {
                 meta.number,
                 self.block_cache.clone(),
                 Arc::clone(&self.stats),
+                self.cache_index_and_filter_blocks,
                 self.paranoid,
             )?;
             Ok(Arc::new(table))

@@ -120,7 +120,8 @@ pub(crate) fn open(
             Arc::clone(&stats),
             opts.paranoid_checks,
         )
-        .with_file_options(FileOptions::default().with_direct(opts.use_direct_reads)),
+        .with_file_options(FileOptions::default().with_direct(opts.use_direct_reads))
+        .with_cache_index_and_filter_blocks(opts.cache_index_and_filter_blocks),
     );
     let replay_families = versions
         .families()

@@ -26,17 +26,32 @@ const KEYS_AFTER_FIRST_V1: &[&str] = &[
     "enable_pipelined_write",
     "use_direct_reads",
     "use_direct_io_for_flush_and_compaction",
+    "cache_index_and_filter_blocks",
 ];
 
-/// `text` without the lines of keys appended after `OPTIONS-v1` was frozen.
-fn without_later_keys(text: &str) -> String {
+/// `[DBOptions]` keys appended after `OPTIONS-v1-merge-operator` was frozen (the
+/// direct-I/O, `[DbPath]` and merge-operator fixtures lack them).
+const KEYS_AFTER_MERGE_OPERATOR: &[&str] = &["cache_index_and_filter_blocks"];
+
+/// `text` without the lines of `keys`.
+fn without_keys(text: &str, keys: &[&str]) -> String {
     text.split_inclusive('\n')
         .filter(|l| {
-            !KEYS_AFTER_FIRST_V1
+            !keys
                 .iter()
                 .any(|k| l.strip_prefix(k).is_some_and(|r| r.starts_with('=')))
         })
         .collect()
+}
+
+/// `text` without the lines of keys appended after `OPTIONS-v1` was frozen.
+fn without_later_keys(text: &str) -> String {
+    without_keys(text, KEYS_AFTER_FIRST_V1)
+}
+
+/// Today's encoding as a writer before `KEYS_AFTER_MERGE_OPERATOR` wrote it.
+fn encode_before_cache_index_and_filter_blocks(opts: &Options) -> String {
+    without_keys(&encode(opts), KEYS_AFTER_MERGE_OPERATOR)
 }
 
 /// Every option away from its default, three level entries.
@@ -100,10 +115,7 @@ fn frozen_fixture_v1_direct_io_decodes_exactly_and_encodes_identically() {
     let opts = fixture_options()
         .with_use_direct_reads(true)
         .with_use_direct_io_for_flush_and_compaction(true);
-    let encoded = encode(&opts);
-    if std::env::var_os("STRATA_REGEN_FIXTURES").is_some() {
-        std::fs::write(direct_io_fixture_path(), &encoded).expect("write fixture");
-    }
+    let encoded = encode_before_cache_index_and_filter_blocks(&opts);
     let frozen = std::fs::read_to_string(direct_io_fixture_path()).expect("fixture present");
     let stored = decode(&frozen).expect("fixture decodes");
     assert_eq!(stored.version, 1);
@@ -128,10 +140,7 @@ fn frozen_fixture_v1_db_paths_decodes_exactly_and_encodes_identically() {
             DbPath::new("/fast/db", 1 << 30),
             DbPath::new("relative/slow db", 0),
         ]);
-    let encoded = encode(&opts);
-    if std::env::var_os("STRATA_REGEN_FIXTURES").is_some() {
-        std::fs::write(db_paths_fixture_path(), &encoded).expect("write fixture");
-    }
+    let encoded = encode_before_cache_index_and_filter_blocks(&opts);
     let frozen = std::fs::read_to_string(db_paths_fixture_path()).expect("fixture present");
     let stored = decode(&frozen).expect("fixture decodes");
     assert_eq!(stored.options, opts);
@@ -160,10 +169,7 @@ fn frozen_fixture_v1_merge_operator_decodes_exactly_and_encodes_identically() {
             DbPath::new("relative/slow db", 0),
         ])
         .with_merge_operator(Some(std::sync::Arc::new(crate::merge::Append::new(b", "))));
-    let encoded = encode(&opts);
-    if std::env::var_os("STRATA_REGEN_FIXTURES").is_some() {
-        std::fs::write(merge_operator_fixture_path(), &encoded).expect("write fixture");
-    }
+    let encoded = encode_before_cache_index_and_filter_blocks(&opts);
     let frozen = std::fs::read_to_string(merge_operator_fixture_path()).expect("fixture present");
     let stored = decode(&frozen).expect("fixture decodes");
     assert_eq!(stored.options, opts);
@@ -172,6 +178,44 @@ fn frozen_fixture_v1_merge_operator_decodes_exactly_and_encodes_identically() {
     assert_eq!(encoded, frozen, "the v1 encoding changed");
     let older = std::fs::read_to_string(db_paths_fixture_path()).expect("fixture present");
     assert_eq!(frozen.replace("merge_operator=strata.append:2c20\n", ""), older);
+}
+
+/// The fixture of the v1 writer that added `cache_index_and_filter_blocks`.
+fn cache_index_and_filter_blocks_fixture_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src/options_file/fixtures/OPTIONS-v1-cache-index-and-filter-blocks")
+}
+
+/// The v1 file with a `cache_index_and_filter_blocks` line: decodes exactly,
+/// re-encodes byte for byte, and without the line is the merge-operator fixture, which
+/// (without the key) takes the default.
+#[test]
+fn frozen_fixture_v1_cache_index_and_filter_blocks_decodes_exactly_and_encodes_identically() {
+    let opts = fixture_options()
+        .with_use_direct_reads(true)
+        .with_use_direct_io_for_flush_and_compaction(true)
+        .with_db_paths(vec![
+            DbPath::new("/fast/db", 1 << 30),
+            DbPath::new("relative/slow db", 0),
+        ])
+        .with_merge_operator(Some(std::sync::Arc::new(crate::merge::Append::new(b", "))))
+        .with_cache_index_and_filter_blocks(true);
+    let encoded = encode(&opts);
+    if std::env::var_os("STRATA_REGEN_FIXTURES").is_some() {
+        std::fs::write(cache_index_and_filter_blocks_fixture_path(), &encoded)
+            .expect("write fixture");
+    }
+    let frozen = std::fs::read_to_string(cache_index_and_filter_blocks_fixture_path())
+        .expect("fixture present");
+    let stored = decode(&frozen).expect("fixture decodes");
+    assert_eq!(stored.options, opts);
+    assert!(stored.options.cache_index_and_filter_blocks);
+    assert!(stored.unknown.is_empty(), "{:?}", stored.unknown);
+    assert_eq!(encoded, frozen, "the v1 encoding changed");
+    let older = std::fs::read_to_string(merge_operator_fixture_path()).expect("fixture present");
+    assert_eq!(frozen.replace("cache_index_and_filter_blocks=true\n", ""), older);
+    let stored = decode(&older).expect("older fixture decodes");
+    assert!(!stored.options.cache_index_and_filter_blocks);
 }
 
 /// An operator that is not a built-in: its name is kept, the options have none.
@@ -290,7 +334,7 @@ fn options() -> impl Strategy<Value = Options> {
         proptest::collection::vec(any::<u8>(), 0..4)
             .prop_map(|sep| Some(std::sync::Arc::new(crate::merge::Append::new(&sep)) as std::sync::Arc<dyn crate::MergeOperator>)),
     ];
-    (sizes, triggers, policies, (any::<bool>(), paths, merge)).prop_map(|(s, t, p, (pipelined, paths, merge))| {
+    (sizes, triggers, policies, (any::<bool>(), paths, merge, any::<bool>())).prop_map(|(s, t, p, (pipelined, paths, merge, cache_meta))| {
         Options::default()
             .with_merge_operator(merge)
             .with_create_if_missing(s.0)
@@ -320,6 +364,7 @@ fn options() -> impl Strategy<Value = Options> {
             .with_use_direct_reads(p.7)
             .with_use_direct_io_for_flush_and_compaction(p.8)
             .with_db_paths(paths)
+            .with_cache_index_and_filter_blocks(cache_meta)
     })
 }
 

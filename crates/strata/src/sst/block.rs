@@ -203,6 +203,16 @@ impl Block {
         Ok(block)
     }
 
+    /// A block without entries (one restart at 0): what a table iterator walks when
+    /// its table's index block could not be read.
+    pub(crate) fn empty() -> Block {
+        Block {
+            data: vec![0, 0, 0, 0, 1, 0, 0, 0].into_boxed_slice(),
+            restarts_offset: 0,
+            num_restarts: 1,
+        }
+    }
+
     /// The `i`-th restart offset, `None` if out of range.
     #[inline]
     pub(crate) fn restart(&self, i: usize) -> Option<usize> {

@@ -117,7 +117,8 @@ impl FilterBuilder {
     }
 }
 
-/// A decoded filter. Owns its bits (kept in memory for the table's lifetime).
+/// A decoded filter. Owns its bits; held by its table for the table's life, or by the
+/// block cache (`Options::cache_index_and_filter_blocks`).
 #[derive(Debug)]
 pub struct BloomFilter {
     data: Vec<u8>,
@@ -161,6 +162,11 @@ impl BloomFilter {
             line.get((bit / 8) as usize)
                 .is_some_and(|b| b & (1 << (bit % 8)) != 0)
         })
+    }
+
+    /// Bytes of memory this filter pins (for cache weighting).
+    pub fn charge(&self) -> usize {
+        self.data.len() + std::mem::size_of::<BloomFilter>()
     }
 
     /// Bytes of filter bits.

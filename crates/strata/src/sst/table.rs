@@ -1,14 +1,18 @@
 //! [`Table`]: an open SSTable, shared by `Arc` between readers.
 //!
 //! Role: opened by the table cache (or tools) from a [`RandomAccessFile`]; at open it
-//! reads and keeps in memory the footer, index block, filter and properties. Data
-//! blocks are read on demand through the optional block cache. Point lookups go through
-//! [`Table::get`]; scans through [`Table::iter`].
+//! reads the footer, index block, filter and properties. It keeps the footer and
+//! properties; the index block and filter it either keeps too (the default) or hands
+//! to the block cache (`Options::cache_index_and_filter_blocks`, RocksDB's option of
+//! that name), where they are charged and may be evicted, to be read from the file
+//! again on the next use ([`Meta`]). Data blocks are read on demand through the
+//! optional block cache. Point lookups go through [`Table::get`]; scans through
+//! [`Table::iter`].
 //!
 //! Concurrency: `Table` is immutable after open and `Send + Sync`; all reads are
 //! positional on the shared file handle, so any number of threads read at once.
 //!
-//! Allocation on the get path: the index block is held as an `Arc`, cached data blocks
+//! Allocation on the get path: the index block is an `Arc` (held or cached), cached data blocks
 //! are `Arc`s cloned out of the cache (no copy), and the two key buffers that prefix
 //! decoding needs are per-thread and reused, so a warm cache hit allocates nothing.
 
@@ -37,6 +41,15 @@ thread_local! {
     static GET_KEY_BUFS: Cell<[Vec<u8>; 2]> = const { Cell::new([Vec::new(), Vec::new()]) };
 }
 
+/// Where a table keeps one of its metadata blocks (the index block, the filter).
+enum Meta<T> {
+    /// Read at open and held for the table's life.
+    Held(Arc<T>),
+    /// Read at open into the block cache and looked up there on each use; a miss (it
+    /// was evicted) reads the block from the file again and caches it.
+    Cached(BlockHandle),
+}
+
 /// An open, immutable SSTable.
 pub struct Table {
     file: Arc<dyn RandomAccessFile>,
@@ -44,8 +57,8 @@ pub struct Table {
     block_cache: Option<Arc<BlockCache>>,
     stats: Arc<Statistics>,
     footer: Footer,
-    index: Arc<Block>,
-    filter: Option<BloomFilter>,
+    index: Meta<Block>,
+    filter: Option<Meta<BloomFilter>>,
     props: TableProperties,
     /// The range tombstones (format version 2), fragmented; `None` without any.
     /// Shared, so the compaction policy's view of them (`compaction::covered`) costs a
@@ -69,8 +82,10 @@ impl std::fmt::Debug for Table {
 }
 
 impl Table {
-    /// Opens a table: reads the footer, index, filter and properties (kept in memory).
-    /// With `paranoid`, also reads and checks every data block.
+    /// Opens a table: reads the footer, index, filter and properties, and checks them.
+    /// With `cache_meta` and a `block_cache`, the index block and filter go into the
+    /// cache instead of staying with the table ([`Meta::Cached`]). With `paranoid`,
+    /// also reads and checks every data block.
     ///
     /// # Errors
     /// [`Error::Corruption`] naming the file and offset for a short file, bad footer or
@@ -80,6 +95,7 @@ impl Table {
         file_number: u64,
         block_cache: Option<Arc<BlockCache>>,
         stats: Arc<Statistics>,
+        cache_meta: bool,
         paranoid: bool,
     ) -> Result<Table> {
         let size = file.size();
@@ -118,13 +134,24 @@ impl Table {
                     .map_err(|r| Error::corruption(path, h.offset, r))?,
             )),
         };
+        let (index, filter) = match block_cache.as_ref().filter(|_| cache_meta) {
+            Some(cache) => {
+                cache.insert(file_number, footer.index.offset, Arc::new(index));
+                let filter = filter.zip(footer.filter).map(|(f, h)| {
+                    cache.insert_filter(file_number, h.offset, Arc::new(f));
+                    Meta::Cached(h)
+                });
+                (Meta::Cached(footer.index), filter)
+            }
+            None => (Meta::Held(Arc::new(index)), filter.map(|f| Meta::Held(Arc::new(f)))),
+        };
         let t = Table {
             file,
             file_number,
             block_cache,
             stats,
             footer,
-            index: Arc::new(index),
+            index,
             filter,
             props,
             range_dels,
@@ -158,13 +185,18 @@ impl Table {
         let user_key = key::user_key(lookup);
         if let Some(filter) = &self.filter {
             Statistics::add(&self.stats.local().bloom_checked, 1);
-            if !filter.may_contain(user_key) {
+            let may_contain = match filter {
+                Meta::Held(f) => f.may_contain(user_key),
+                Meta::Cached(h) => self.cached_filter(*h)?.may_contain(user_key),
+            };
+            if !may_contain {
                 Statistics::add(&self.stats.local().bloom_negatives, 1);
                 return Ok(None);
             }
         }
+        let index_block = self.index_block()?;
         let [index_buf, mut data_buf] = GET_KEY_BUFS.take();
-        let mut index = BlockIter::with_key_buf(Arc::clone(&self.index), index_buf);
+        let mut index = BlockIter::with_key_buf(index_block, index_buf);
         let result = self.get_in_block(lookup, f, &mut index, &mut data_buf);
         GET_KEY_BUFS.set([index.into_key_buf(), data_buf]);
         let found = result?;
@@ -232,7 +264,7 @@ impl Table {
     /// The first [`Error::Corruption`] met, or an I/O error.
     pub fn verify_checksums(&self) -> Result<u64> {
         let mut checked = 0u64;
-        let mut index = BlockIter::new(Arc::clone(&self.index));
+        let mut index = BlockIter::new(self.index_block()?);
         index.seek_to_first();
         while index.valid() {
             let handle = self.index_handle(index.value())?;
@@ -265,9 +297,36 @@ impl Table {
         Ok(checked)
     }
 
-    /// The index block (shared with iterators).
-    pub(crate) fn index_block(&self) -> &Arc<Block> {
-        &self.index
+    /// The index block (shared with iterators): the table's own, or the block cache's
+    /// (read from the file again if it was evicted).
+    ///
+    /// # Errors
+    /// Only with a cached index block: I/O errors and [`Error::Corruption`] of the
+    /// re-read.
+    pub(crate) fn index_block(&self) -> Result<Arc<Block>> {
+        match &self.index {
+            Meta::Held(b) => Ok(Arc::clone(b)),
+            Meta::Cached(h) => self.read_data_block(*h, true),
+        }
+    }
+
+    /// The bloom filter at `handle`, from the block cache or, after an eviction, from
+    /// the file (and cached again).
+    fn cached_filter(&self, handle: BlockHandle) -> Result<Arc<BloomFilter>> {
+        if let Some(cache) = &self.block_cache {
+            if let Some(f) = cache.get_filter(self.file_number, handle.offset) {
+                Statistics::add(&self.stats.local().block_cache_hits, 1);
+                return Ok(f);
+            }
+            Statistics::add(&self.stats.local().block_cache_misses, 1);
+        }
+        let filter = BloomFilter::decode(self.read_contents(handle)?)
+            .map_err(|r| self.corruption(handle.offset, r))?;
+        let filter = Arc::new(filter);
+        if let Some(cache) = &self.block_cache {
+            cache.insert_filter(self.file_number, handle.offset, Arc::clone(&filter));
+        }
+        Ok(filter)
     }
 
     /// Offset of the index block (for error messages).
@@ -360,9 +419,16 @@ impl Table {
     }
 
     /// False iff the filter proves no entry of `user_key` is in the table; true when the
-    /// table has no filter. Bumps no counters (see [`Table::get`]).
+    /// table has no filter, or a cached filter could not be read back. Bumps no
+    /// counters of its own (see [`Table::get`]).
     pub fn may_contain(&self, user_key: &[u8]) -> bool {
-        self.filter.as_ref().is_none_or(|f| f.may_contain(user_key))
+        match &self.filter {
+            None => true,
+            Some(Meta::Held(f)) => f.may_contain(user_key),
+            Some(Meta::Cached(h)) => self
+                .cached_filter(*h)
+                .map_or(true, |f| f.may_contain(user_key)),
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 //! The first error (bad block, failed read) is kept and makes the iterator invalid
 //! for good; later moves are no-ops.
 
+use super::block::Block;
 use super::block_iter::BlockIter;
 use super::readahead::Readahead;
 use super::Table;
@@ -43,13 +44,18 @@ impl std::fmt::Debug for TableIterator {
 
 impl TableIterator {
     pub(crate) fn new(table: Arc<Table>, fill_cache: bool) -> Self {
-        let index = BlockIter::new(Arc::clone(table.index_block()));
+        // A cached index block that cannot be read back makes an iterator that is
+        // never valid and reports the error.
+        let (index, err) = match table.index_block() {
+            Ok(b) => (b, None),
+            Err(e) => (Arc::new(Block::empty()), Some(e)),
+        };
         TableIterator {
             table,
-            index,
+            index: BlockIter::new(index),
             data: None,
             data_offset: None,
-            err: None,
+            err,
             fill_cache,
             readahead: Readahead::default(),
         }

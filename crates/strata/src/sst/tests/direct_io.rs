@@ -57,9 +57,9 @@ fn write_table(path: &Path, es: &Entries, opts: &TableOptions, file_opts: FileOp
 fn regions(path: &Path) -> Vec<(u64, usize)> {
     let file = PosixFs.open_random(path).expect("open");
     let size = file.size();
-    let t = Table::open(file, 1, None, Arc::new(Statistics::default()), false).expect("table");
+    let t = Table::open(file, 1, None, Arc::new(Statistics::default()), false, false).expect("table");
     let mut out = Vec::new();
-    let mut index = crate::sst::block_iter::BlockIter::new(Arc::clone(t.index_block()));
+    let mut index = crate::sst::block_iter::BlockIter::new(t.index_block().expect("held index"));
     index.seek_to_first();
     while index.valid() {
         let h = t.index_handle(index.value()).expect("handle");
@@ -101,7 +101,7 @@ fn direct_reads_of_every_block_match_buffered_for_every_block_size() {
             }
             // The whole table through the direct file: entries and checksums.
             let t = Arc::new(
-                Table::open(direct, 1, None, Arc::new(Statistics::default()), true)
+                Table::open(direct, 1, None, Arc::new(Statistics::default()), false, true)
                     .expect("open table direct"),
             );
             t.verify_checksums().expect("checksums");

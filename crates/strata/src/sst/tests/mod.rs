@@ -105,11 +105,22 @@ pub(super) fn open(
     stats: Arc<Statistics>,
     paranoid: bool,
 ) -> Result<Arc<Table>> {
+    open_with(bytes, cache, stats, false, paranoid)
+}
+
+/// [`open`], with the index block and filter in the block cache iff `cache_meta`.
+pub(super) fn open_with(
+    bytes: Vec<u8>,
+    cache: Option<Arc<BlockCache>>,
+    stats: Arc<Statistics>,
+    cache_meta: bool,
+    paranoid: bool,
+) -> Result<Arc<Table>> {
     let file = Arc::new(MemRandom {
         data: bytes,
         path: PathBuf::from("/mem/000007.sst"),
     });
-    Table::open(file, 7, cache, stats, paranoid).map(Arc::new)
+    Table::open(file, 7, cache, stats, cache_meta, paranoid).map(Arc::new)
 }
 
 pub(super) fn ikey(user_key: &[u8], seq: u64, kind: ValueKind) -> Vec<u8> {

@@ -80,10 +80,22 @@ fn collect_forward(it: &mut TableIterator) -> Entries {
 }
 
 fn check_table(seed: u64, m: &Model, opts: &TableOptions, cache: Option<Arc<BlockCache>>) {
+    check_table_with(seed, m, opts, cache, false);
+}
+
+/// [`check_table`], with the index block and filter in the block cache iff
+/// `cache_meta`.
+fn check_table_with(
+    seed: u64,
+    m: &Model,
+    opts: &TableOptions,
+    cache: Option<Arc<BlockCache>>,
+    cache_meta: bool,
+) {
     let want = entries(m);
     let (bytes, props) = build(&want, opts);
     let stats = Arc::new(Statistics::default());
-    let t = open(bytes, cache, Arc::clone(&stats), true).expect("open");
+    let t = open_with(bytes, cache, Arc::clone(&stats), cache_meta, true).expect("open");
     assert_eq!(t.properties(), &props);
     assert_eq!(props.num_entries, want.len() as u64);
     assert_eq!(
@@ -191,6 +203,63 @@ fn round_trip_matches_model_across_options() {
         check_table(seed, &model(seed, 1500), &opts, None);
     }
     check_table(5, &model(5, 1), &small_opts(Compression::None), None);
+}
+
+/// With `cache_index_and_filter_blocks`, the same answers whether the index block and
+/// filter stay cached (a roomy cache) or are evicted at once and read back from the
+/// file on every use (a cache that holds nothing).
+#[test]
+fn round_trip_matches_model_with_index_and_filter_in_the_cache() {
+    let m = model(6, 3000);
+    for capacity in [1 << 20, 0] {
+        for c in [Compression::None, Compression::Lz4] {
+            let cache = Arc::new(BlockCache::new(capacity));
+            check_table_with(6, &m, &small_opts(c), Some(cache), true);
+        }
+    }
+}
+
+/// Where the index block and filter live, counted: held by the table, no reads after
+/// open; cached, one cache hit each per lookup; cached but evicted (a cache that holds
+/// nothing), one file read each per lookup.
+#[test]
+fn index_and_filter_in_the_cache_are_read_through_it() {
+    let m = model(10, 2000);
+    let (bytes, _) = build(&entries(&m), &small_opts(Compression::None));
+    let (k, v) = m.iter().nth(555).expect("entry");
+    let lookup = ikey(user_key(&k.0), crate::key::sequence(&k.0), KIND_SEEK);
+    let absent = ikey(b"absent-key", 5, KIND_SEEK);
+    // (capacity, cache_meta) -> blocks read by one present and one absent lookup, the
+    // data block already cached where the cache holds anything.
+    for (capacity, cache_meta, reads_present, reads_absent) in
+        [(1 << 20, false, 0, 0), (1 << 20, true, 0, 0), (0, false, 1, 0), (0, true, 3, 1)]
+    {
+        let stats = Arc::new(Statistics::default());
+        let cache = Arc::new(BlockCache::new(capacity));
+        let t = open_with(bytes.clone(), Some(Arc::clone(&cache)), Arc::clone(&stats), cache_meta, false)
+            .expect("open");
+        if capacity > 0 && cache_meta {
+            assert!(cache.len() >= 2, "index block and filter cached at open");
+        }
+        let warm = t.get(&lookup, |_, val| val.to_vec()).expect("get");
+        assert_eq!(warm.as_ref(), Some(v));
+        let before = stats.snapshot();
+        let got = t.get(&lookup, |_, val| val.to_vec()).expect("get");
+        assert_eq!(got.as_ref(), Some(v));
+        let s = stats.snapshot();
+        let case = format!("capacity {capacity}, cache_meta {cache_meta}");
+        assert_eq!(s.blocks_read - before.blocks_read, reads_present, "{case}: present");
+        if capacity > 0 {
+            let hits = if cache_meta { 3 } else { 1 };
+            assert_eq!(s.block_cache_hits - before.block_cache_hits, hits, "{case}");
+        }
+        let before = stats.snapshot();
+        assert_eq!(t.get(&absent, |_, _| ()).expect("get"), None);
+        let s = stats.snapshot();
+        assert_eq!(s.bloom_negatives - before.bloom_negatives, 1, "{case}: bloom rejects");
+        assert_eq!(s.blocks_read - before.blocks_read, reads_absent, "{case}: absent");
+        assert!(t.may_contain(user_key(&lookup)));
+    }
 }
 
 #[test]
