@@ -32,7 +32,16 @@ enum Cached {
     Filter(Arc<BloomFilter>),
 }
 
-/// Weighs a value by the memory it pins.
+/// Memory an entry pins beyond its value's own charge: the `Arc`'s two counts, the
+/// cache's key and value slots, and an estimate of 32 bytes for quick_cache's
+/// per-entry state and the allocator's chunk header of the value's bytes. RocksDB's
+/// default `kFullChargeCacheMetadata` charges the same kinds of overhead, so that the
+/// capacity bounds what the cache really holds on to (about 2% more than the bytes of
+/// 4 KiB blocks).
+const ENTRY_OVERHEAD: usize =
+    2 * std::mem::size_of::<usize>() + std::mem::size_of::<Key>() + std::mem::size_of::<Cached>() + 32;
+
+/// Weighs a value by the memory it pins, entry overhead included.
 #[derive(Clone, Copy, Debug, Default)]
 struct BlockWeighter;
 
@@ -42,8 +51,7 @@ impl Weighter<Key, Cached> for BlockWeighter {
             Cached::Block(b) => b.charge(),
             Cached::Filter(f) => f.charge(),
         };
-        // Never 0: zero-weight entries are never evicted by quick_cache.
-        (charge as u64).max(1)
+        (charge + ENTRY_OVERHEAD) as u64
     }
 }
 
@@ -200,7 +208,7 @@ mod tests {
         c.insert_filter(5, 4096, Arc::clone(&f));
         assert!(Arc::ptr_eq(&c.get_filter(5, 4096).expect("cached"), &f));
         assert!(c.get(5, 4096).is_none(), "a filter is not a block");
-        assert_eq!(c.usage(), f.charge());
+        assert_eq!(c.usage(), f.charge() + ENTRY_OVERHEAD);
         c.insert(5, 0, block(100));
         assert!(c.get_filter(5, 0).is_none(), "a block is not a filter");
     }
