@@ -151,6 +151,19 @@ fn frozen_fixture_v1_db_paths_decodes_exactly_and_encodes_identically() {
     assert_eq!(&frozen[..cut], older.as_str());
 }
 
+/// The options `OPTIONS-v1-merge-operator` holds: direct I/O, two data paths and the
+/// built-in append operator on top of [`fixture_options`].
+fn merge_operator_fixture_options() -> Options {
+    fixture_options()
+        .with_use_direct_reads(true)
+        .with_use_direct_io_for_flush_and_compaction(true)
+        .with_db_paths(vec![
+            DbPath::new("/fast/db", 1 << 30),
+            DbPath::new("relative/slow db", 0),
+        ])
+        .with_merge_operator(Some(std::sync::Arc::new(crate::merge::Append::new(b", "))))
+}
+
 /// The fixture of the v1 writer that added `merge_operator`.
 fn merge_operator_fixture_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -161,14 +174,7 @@ fn merge_operator_fixture_path() -> PathBuf {
 /// re-encodes byte for byte, and without the line is the `[DbPath]` fixture.
 #[test]
 fn frozen_fixture_v1_merge_operator_decodes_exactly_and_encodes_identically() {
-    let opts = fixture_options()
-        .with_use_direct_reads(true)
-        .with_use_direct_io_for_flush_and_compaction(true)
-        .with_db_paths(vec![
-            DbPath::new("/fast/db", 1 << 30),
-            DbPath::new("relative/slow db", 0),
-        ])
-        .with_merge_operator(Some(std::sync::Arc::new(crate::merge::Append::new(b", "))));
+    let opts = merge_operator_fixture_options();
     let encoded = encode_before_cache_index_and_filter_blocks(&opts);
     let frozen = std::fs::read_to_string(merge_operator_fixture_path()).expect("fixture present");
     let stored = decode(&frozen).expect("fixture decodes");
@@ -191,15 +197,7 @@ fn cache_index_and_filter_blocks_fixture_path() -> PathBuf {
 /// (without the key) takes the default.
 #[test]
 fn frozen_fixture_v1_cache_index_and_filter_blocks_decodes_exactly_and_encodes_identically() {
-    let opts = fixture_options()
-        .with_use_direct_reads(true)
-        .with_use_direct_io_for_flush_and_compaction(true)
-        .with_db_paths(vec![
-            DbPath::new("/fast/db", 1 << 30),
-            DbPath::new("relative/slow db", 0),
-        ])
-        .with_merge_operator(Some(std::sync::Arc::new(crate::merge::Append::new(b", "))))
-        .with_cache_index_and_filter_blocks(true);
+    let opts = merge_operator_fixture_options().with_cache_index_and_filter_blocks(true);
     let encoded = encode(&opts);
     if std::env::var_os("STRATA_REGEN_FIXTURES").is_some() {
         std::fs::write(cache_index_and_filter_blocks_fixture_path(), &encoded)
