@@ -5,8 +5,9 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 /// Longest a single `strata` run may take before the test kills it and fails: a hung
-/// engine must fail CI, not stall it. (fjall 3.1.13 once deadlocked here, every thread
-/// blocked sending to its full worker queue; see the session note of issue 14.)
+/// engine must fail CI, not stall it. (fjall 3.1.13 deadlocked here twice, every thread
+/// blocked sending to its full worker queue; `engine_fjall.rs` now runs it with larger
+/// memtables.)
 const RUN_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// Runs the `strata` binary with `args` (and stdin `input`), returning its output.
