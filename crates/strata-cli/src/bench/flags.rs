@@ -137,6 +137,11 @@ pub struct BenchArgs {
     /// readrandomwriterandom: reads per hundred operations (the rest are writes).
     #[arg(long = "readwritepercent", default_value_t = 90)]
     pub readwritepercent: u32,
+    /// Caps the key + value bytes per second that the fills, overwrite, deleterandom
+    /// and mergerandom write, split evenly over the threads (db_bench's flag of this
+    /// name); 0: no cap. For measuring an engine at another engine's ingest rate.
+    #[arg(long = "benchmark_write_rate_limit", default_value_t = 0)]
+    pub benchmark_write_rate_limit: u64,
     /// Engine options.
     #[command(flatten)]
     pub engine: EngineFlags,

@@ -14,7 +14,7 @@ use crate::values::ValueGenerator;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// What one benchmark measured.
 #[derive(Debug)]
@@ -40,6 +40,35 @@ pub fn mix(mut z: u64) -> u64 {
 /// The seed of thread `tid` in the benchmark at position `index`.
 pub fn thread_seed(seed: u64, index: usize, tid: usize) -> u64 {
     mix(seed ^ mix((index as u64) << 32 | tid as u64))
+}
+
+/// Holds one writer thread to `--benchmark_write_rate_limit`: after each operation it
+/// sleeps until the bytes written so far are due, so an oversleep is made up by later
+/// operations that do not sleep (the schedule is absolute, not per operation).
+struct Pacer {
+    start: Instant,
+    bytes_per_sec: f64,
+    bytes: u64,
+}
+
+impl Pacer {
+    /// `None` without a limit; otherwise this thread's share of `limit` bytes/s.
+    fn new(limit: u64, threads: usize) -> Option<Pacer> {
+        (limit > 0).then(|| Pacer {
+            start: Instant::now(),
+            bytes_per_sec: limit as f64 / threads.max(1) as f64,
+            bytes: 0,
+        })
+    }
+
+    fn account(&mut self, bytes: usize) {
+        self.bytes += bytes as u64;
+        let due = Duration::from_secs_f64(self.bytes as f64 / self.bytes_per_sec);
+        let elapsed = self.start.elapsed();
+        if due > elapsed {
+            std::thread::sleep(due - elapsed);
+        }
+    }
 }
 
 struct Ctx<'a> {
@@ -271,6 +300,7 @@ impl Ctx<'_> {
         let mut keys: Vec<Vec<u8>> = vec![Vec::with_capacity(a.key_size); batch];
         let mut vals: Vec<Vec<u8>> = vec![Vec::new(); if batch > 1 || txn { batch } else { 0 }];
         let mut stats = OpStats::default();
+        let mut pacer = Pacer::new(a.benchmark_write_rate_limit, threads);
         let mut i = 0u64;
         let mut since_progress = 0u64;
         while budget.allows(i) {
@@ -333,6 +363,9 @@ impl Ctx<'_> {
                 }
             }
             stats.record_n(start, n as u64, bytes);
+            if let Some(p) = pacer.as_mut() {
+                p.account(bytes);
+            }
             i += n as u64;
             since_progress += n as u64;
             if since_progress >= PROGRESS_CHUNK {
@@ -632,6 +665,19 @@ mod tests {
         let a = args(&["--duration=1", "--threads=2"]);
         let o = go(&e, &a, Benchmark::Overwrite, 4);
         assert!(o.seconds >= 1.0 && o.stats.ops > 0);
+    }
+
+    /// `--benchmark_write_rate_limit` holds the writes to their byte rate: 20,000 writes
+    /// of 16 + 50 bytes at 6,600,000 bytes/s take at least 0.2 s.
+    #[test]
+    fn write_rate_limit_paces_the_writers() {
+        use crate::engine::memory::MemoryEngine;
+        let e = MemoryEngine::default();
+        let a = args(&["--threads=2", "--benchmark_write_rate_limit=6600000"]);
+        let o = go(&e, &a, Benchmark::Fillrandom, 0);
+        assert_eq!(o.stats.ops, 20_000);
+        assert!(o.seconds >= 0.2 - 0.005, "{}", o.seconds);
+        assert!(o.seconds < 5.0, "{}", o.seconds);
     }
 
     /// deleteseq and deleterange remove exactly keys `[0, --deletes)`, split among
