@@ -262,7 +262,16 @@ fn measure(args: &SnapshotFilterArgs, base: &Path, c: &Config<'_>) -> Result<Row
             before.bloom_false_positives,
             ops,
         ),
-        blocks_read_per_op: per_op(after.blocks_read, before.blocks_read, ops),
+        // The lookups' own reads: compactions run beside them.
+        blocks_read_per_op: per_op(
+            after
+                .blocks_read
+                .saturating_sub(after.compaction_blocks_read),
+            before
+                .blocks_read
+                .saturating_sub(before.compaction_blocks_read),
+            ops,
+        ),
         block_cache_misses_per_op: per_op(after.block_cache_misses, before.block_cache_misses, ops),
         writes_during_run: writes,
     })

@@ -377,6 +377,10 @@ impl Table {
             })?,
             None => self.read_contents(handle)?,
         };
+        if !fill_cache {
+            // Only compactions read without filling the cache (`Table::iter_no_fill`).
+            Statistics::add(&self.stats.local().compaction_blocks_read, 1);
+        }
         let block =
             Arc::new(Block::decode(contents).map_err(|r| self.corruption(handle.offset, r))?);
         if let Some(cache) = self.block_cache.as_ref().filter(|_| fill_cache) {

@@ -105,6 +105,9 @@ counters! {
     bloom_false_positives,
     /// Data/index/filter blocks read from files.
     blocks_read,
+    /// Of `blocks_read`, the data blocks compactions read as their inputs (so a
+    /// per-lookup figure can leave out the background's reads).
+    compaction_blocks_read,
     /// Bytes of blocks read from files.
     block_bytes_read,
     /// Block cache hits.
