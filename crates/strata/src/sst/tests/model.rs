@@ -262,13 +262,20 @@ fn index_and_filter_in_the_cache_are_read_through_it() {
     }
 }
 
-#[test]
-fn get_counts_bloom_and_cache_events() {
-    let m = model(9, 2000);
-    let (bytes, _) = build(&entries(&m), &small_opts(Compression::None));
+/// `model(seed, n)` as a table of small blocks over a 1 MiB block cache: the model, the
+/// table, its counters and its data block count.
+fn open_cached(seed: u64, n: usize) -> (Model, Arc<Table>, Arc<Statistics>, u64) {
+    let m = model(seed, n);
+    let (bytes, props) = build(&entries(&m), &small_opts(Compression::None));
     let stats = Arc::new(Statistics::default());
     let cache = Arc::new(BlockCache::new(1 << 20));
     let t = open(bytes, Some(cache), Arc::clone(&stats), false).expect("open");
+    (m, t, stats, props.num_data_blocks)
+}
+
+#[test]
+fn get_counts_bloom_and_cache_events() {
+    let (m, t, stats, _) = open_cached(9, 2000);
     let (k, v) = m.iter().nth(777).expect("entry");
     let lookup = ikey(user_key(&k.0), crate::key::sequence(&k.0), KIND_SEEK);
     for round in 0..2u64 {
@@ -486,11 +493,7 @@ fn pins_stay_within_half_the_capacity_and_are_never_evicted() {
 /// per-lookup figures can leave them out; a user scan counts none.
 #[test]
 fn compaction_reads_are_counted_apart() {
-    let m = model(12, 1500);
-    let (bytes, props) = build(&entries(&m), &small_opts(Compression::None));
-    let stats = Arc::new(Statistics::default());
-    let cache = Arc::new(BlockCache::new(1 << 20));
-    let t = open(bytes, Some(cache), Arc::clone(&stats), false).expect("open");
+    let (_, t, stats, data_blocks) = open_cached(12, 1500);
     let scan = |mut it: TableIterator| {
         it.seek_to_first();
         while it.valid() {
@@ -500,11 +503,11 @@ fn compaction_reads_are_counted_apart() {
     let before = stats.snapshot();
     scan(t.iter_no_fill());
     let s = stats.snapshot();
-    assert_eq!(s.compaction_blocks_read - before.compaction_blocks_read, props.num_data_blocks);
-    assert_eq!(s.blocks_read - before.blocks_read, props.num_data_blocks);
+    assert_eq!(s.compaction_blocks_read - before.compaction_blocks_read, data_blocks);
+    assert_eq!(s.blocks_read - before.blocks_read, data_blocks);
     let before = s;
     scan(t.iter());
     let s = stats.snapshot();
     assert_eq!(s.compaction_blocks_read, before.compaction_blocks_read);
-    assert_eq!(s.blocks_read - before.blocks_read, props.num_data_blocks);
+    assert_eq!(s.blocks_read - before.blocks_read, data_blocks);
 }
