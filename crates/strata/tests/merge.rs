@@ -1,15 +1,19 @@
 //! Merge operators end to end: counters resolved across memtables, tables and levels,
-//! snapshots across folds, compaction folding chains, and the clear errors (no
-//! operator, another operator, an operator's refusal). The random workloads of the
-//! model-based and metamorphic tests merge too (append); this file pins the cases by
-//! name.
+//! snapshots across folds, compaction folding chains, order-sensitive (append) chains
+//! read back exactly across flushes, compactions, reopens and snapshots, and the clear
+//! errors (no operator, another operator, an operator's refusal). The random workloads
+//! of the model-based and metamorphic tests merge too (append); this file pins the
+//! cases by name.
 
 mod common;
 
-use common::{db_scan, table_bytes, tiny_options, AppendNoPartial};
+use common::{append_operator, db_scan, table_bytes, tiny_options, AppendNoPartial};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use strata::merge::{Max, U64Add};
-use strata::{Db, ErrorKind, MergeOperator, Options, ReadOptions, WriteBatch, WriteOptions};
+use strata::{
+    Db, ErrorKind, MergeOperator, Options, ReadOptions, Snapshot, WriteBatch, WriteOptions,
+};
 
 fn wo() -> WriteOptions {
     WriteOptions::default()
@@ -228,4 +232,269 @@ fn an_operators_refusal_is_merge_failed_and_nothing_is_lost() {
     db.merge(&wo(), b"k", &U64Add::operand(2)).unwrap();
     assert_eq!(counter(&db, &ro, b"k"), Some(42));
     db.close().unwrap();
+}
+
+/// The order-sensitive operators: `Append` with `,` (compaction may partial-merge its
+/// operands) and the same meaning without a partial merge (compaction keeps operands
+/// until it reaches a base or the bottom). A chain folded or resolved in any order but
+/// oldest first reads back as another string.
+fn appends() -> Vec<(&'static str, Arc<dyn MergeOperator>)> {
+    vec![
+        ("append", append_operator()),
+        ("append without partial merge", Arc::new(AppendNoPartial)),
+    ]
+}
+
+/// What a read should see: user key to value.
+type Expected = BTreeMap<Vec<u8>, String>;
+
+/// Asserts that `db` reads exactly `now` with no snapshot and each snapshot's map at
+/// that snapshot: a get of every key (and of one key never written), and full scans
+/// forward and backward.
+fn check_appends(db: &Db, now: &Expected, snaps: &[(&str, Snapshot, Expected)], ctx: &str) {
+    let views = std::iter::once(("now", None, now))
+        .chain(snaps.iter().map(|(n, s, m)| (*n, Some(s.clone()), m)));
+    for (view, snap, want) in views {
+        let ro = ReadOptions::default().with_snapshot(snap.clone());
+        for (k, v) in want {
+            let got = db
+                .get(&ro, k)
+                .unwrap_or_else(|e| panic!("{ctx} {view}: {e}"));
+            let got = got.map(|g| String::from_utf8(g).unwrap());
+            assert_eq!(
+                got.as_deref(),
+                Some(v.as_str()),
+                "{ctx}, {view}: get {}",
+                k.escape_ascii()
+            );
+        }
+        assert_eq!(db.get(&ro, b"never written").unwrap(), None, "{ctx}");
+        let want: Vec<(Vec<u8>, Vec<u8>)> = want
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone().into_bytes()))
+            .collect();
+        let fwd = scan(db, &ro, true);
+        same_entries(&fwd, &want, &format!("{ctx}, {view}: forward scan"));
+        let mut rev = scan(db, &ro, false);
+        rev.reverse();
+        same_entries(&rev, &want, &format!("{ctx}, {view}: reverse scan"));
+    }
+}
+
+/// Asserts `got == want`, naming the first entry that differs (not all of them).
+fn same_entries(got: &[(Vec<u8>, Vec<u8>)], want: &[(Vec<u8>, Vec<u8>)], ctx: &str) {
+    let show = |e: Option<&(Vec<u8>, Vec<u8>)>| {
+        e.map(|(k, v)| format!("{} = {}", k.escape_ascii(), v.escape_ascii()))
+    };
+    if let Some(i) = (0..got.len().max(want.len())).find(|&i| got.get(i) != want.get(i)) {
+        panic!(
+            "{ctx}: entry {i} is {:?}, expected {:?}",
+            show(got.get(i)),
+            show(want.get(i))
+        );
+    }
+}
+
+/// Files in L0, and in all deeper levels.
+fn l0_and_deeper_files(db: &Db) -> (usize, usize) {
+    let levels = db.stats().levels;
+    let deeper = levels.iter().skip(1).map(|l| l.files).sum();
+    (levels.first().map_or(0, |l| l.files), deeper)
+}
+
+/// Append chains over 120 keys, each round's operand a letter (`a` for round 0, `b`
+/// for round 1, ...): a quarter of the keys start from a put of `base`, a quarter are
+/// deleted before round 4, a quarter are operands only and a quarter are reset by a
+/// put of `reset` before round 5. The chains are spread over the bottom level, several
+/// L0 files and the memtable, with snapshots held inside them (between rounds, on
+/// tables and in the memtable); every read must give the letters in write order after
+/// each flush, `compact_range` (with the snapshots held, then released one by one) and
+/// reopen. With either operator, folding or resolving a chain newest first fails.
+#[test]
+fn append_chains_keep_their_order_across_flushes_compactions_snapshots_and_reopen() {
+    for (name, op) in appends() {
+        let dir = tempfile::tempdir().unwrap();
+        // Memtables large enough that only the test flushes; four L0 files compact.
+        let opts = tiny_options()
+            .with_merge_operator(Some(op))
+            .with_write_buffer_size(64 << 10)
+            .with_level0_file_num_compaction_trigger(4);
+        let db = Db::open(dir.path(), opts.clone()).unwrap();
+        let keys = 120u32;
+        let mut now = Expected::new();
+        let mut snaps: Vec<(&str, Snapshot, Expected)> = Vec::new();
+        // One round: the category's put or delete first, then an operand for every key.
+        let round = |db: &Db, now: &mut Expected, r: u8| {
+            let letter = char::from(b'a' + r).to_string();
+            for i in 0..keys {
+                let k = key(i);
+                match (i % 4, r) {
+                    (0, 0) => {
+                        db.put(&wo(), &k, b"base").unwrap();
+                        now.insert(k.clone(), "base".into());
+                    }
+                    (1, 4) => {
+                        db.delete(&wo(), &k).unwrap();
+                        now.remove(&k);
+                    }
+                    (3, 5) => {
+                        db.put(&wo(), &k, b"reset").unwrap();
+                        now.insert(k.clone(), "reset".into());
+                    }
+                    _ => {}
+                }
+                db.merge(&wo(), &k, letter.as_bytes()).unwrap();
+                let v = match now.get(&k) {
+                    Some(old) => format!("{old},{letter}"),
+                    None => letter.clone(),
+                };
+                now.insert(k, v);
+            }
+        };
+        // Rounds a-c in the bottom level (folded there into one value per key).
+        for r in 0..3 {
+            round(&db, &mut now, r);
+            db.flush().unwrap();
+        }
+        db.compact_range(None, None).unwrap();
+        // Rounds d-g in four L0 files, which an automatic compaction merges into L1
+        // while snapshot "e" holds the chains apart.
+        for r in 3..7 {
+            round(&db, &mut now, r);
+            db.flush().unwrap();
+            if r == 4 {
+                snaps.push(("snapshot after e", db.snapshot(), now.clone()));
+            }
+        }
+        db.wait_for_compactions().unwrap();
+        // Rounds h-i in two L0 files, a snapshot between them.
+        round(&db, &mut now, 7);
+        db.flush().unwrap();
+        snaps.push(("snapshot after h", db.snapshot(), now.clone()));
+        round(&db, &mut now, 8);
+        db.flush().unwrap();
+        // Rounds j-k in the memtable, a snapshot between them.
+        round(&db, &mut now, 9);
+        snaps.push(("snapshot after j", db.snapshot(), now.clone()));
+        round(&db, &mut now, 10);
+        let (l0, deeper) = l0_and_deeper_files(&db);
+        assert!(
+            l0 >= 2 && deeper >= 1,
+            "{name}: {l0} L0 files, {deeper} deeper"
+        );
+
+        // The exact strings, spelled out for one key of each kind.
+        assert_eq!(now[&key(0)], "base,a,b,c,d,e,f,g,h,i,j,k");
+        assert_eq!(now[&key(1)], "e,f,g,h,i,j,k");
+        assert_eq!(now[&key(2)], "a,b,c,d,e,f,g,h,i,j,k");
+        assert_eq!(now[&key(3)], "reset,f,g,h,i,j,k");
+        assert_eq!(snaps[0].2[&key(1)], "e");
+        assert_eq!(snaps[0].2[&key(3)], "a,b,c,d,e");
+        assert_eq!(snaps[2].2[&key(0)], "base,a,b,c,d,e,f,g,h,i,j");
+
+        check_appends(&db, &now, &snaps, &format!("{name}, spread out"));
+        db.flush().unwrap();
+        check_appends(&db, &now, &snaps, &format!("{name}, flushed"));
+        db.compact_range(None, None).unwrap();
+        check_appends(&db, &now, &snaps, &format!("{name}, compacted"));
+        // Released one by one, oldest first: each compaction folds across the stripe
+        // boundary the snapshot held.
+        while !snaps.is_empty() {
+            snaps.remove(0);
+            db.compact_range(None, None).unwrap();
+            let ctx = format!("{name}, compacted with {} snapshots", snaps.len());
+            check_appends(&db, &now, &snaps, &ctx);
+        }
+        db.close().unwrap();
+
+        let db = Db::open(dir.path(), opts.clone()).unwrap();
+        check_appends(&db, &now, &[], &format!("{name}, reopened"));
+        // Chains grow on the folded values: a table of round l over round k's values,
+        // round m in the memtable.
+        round(&db, &mut now, 11);
+        db.flush().unwrap();
+        round(&db, &mut now, 12);
+        assert_eq!(now[&key(1)], "e,f,g,h,i,j,k,l,m");
+        check_appends(&db, &now, &[], &format!("{name}, reopened and merged"));
+        db.compact_range(None, None).unwrap();
+        check_appends(&db, &now, &[], &format!("{name}, reopened and compacted"));
+        db.close().unwrap();
+        let db = Db::open(dir.path(), opts).unwrap();
+        check_appends(&db, &now, &[], &format!("{name}, reopened twice"));
+        db.close().unwrap();
+    }
+}
+
+/// One key's chain, spelled out: `a` put and `b` merged in the bottom level, `c` and
+/// `d` in L0 files, `e` and `f` in the memtable, with snapshots after `c` and after
+/// `e`. A second key is deleted between `x` (in a table) and `y`, `z`; a third has
+/// operands only, one per place. Every read gives the values in write order, at each
+/// snapshot too, after a flush, a compaction with the snapshots held, and a reopen.
+#[test]
+fn a_snapshot_inside_an_append_chain_reads_its_prefix_in_order() {
+    for (name, op) in appends() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = tiny_options().with_merge_operator(Some(op));
+        let db = Db::open(dir.path(), opts.clone()).unwrap();
+        db.put(&wo(), b"chain", b"a").unwrap();
+        db.merge(&wo(), b"chain", b"b").unwrap();
+        db.merge(&wo(), b"deleted", b"x").unwrap();
+        db.merge(&wo(), b"operands", b"1").unwrap();
+        db.compact_range(None, None).unwrap();
+        db.merge(&wo(), b"chain", b"c").unwrap();
+        db.delete(&wo(), b"deleted").unwrap();
+        db.merge(&wo(), b"operands", b"2").unwrap();
+        db.flush().unwrap();
+        let at_c = db.snapshot();
+        db.merge(&wo(), b"chain", b"d").unwrap();
+        db.merge(&wo(), b"deleted", b"y").unwrap();
+        db.merge(&wo(), b"operands", b"3").unwrap();
+        db.flush().unwrap();
+        db.merge(&wo(), b"chain", b"e").unwrap();
+        db.merge(&wo(), b"operands", b"4").unwrap();
+        let at_e = db.snapshot();
+        db.merge(&wo(), b"chain", b"f").unwrap();
+        db.merge(&wo(), b"deleted", b"z").unwrap();
+        db.merge(&wo(), b"operands", b"5").unwrap();
+
+        let expect = |pairs: &[(&str, &str)]| -> Expected {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.as_bytes().to_vec(), v.to_string()))
+                .collect()
+        };
+        let now = expect(&[
+            ("chain", "a,b,c,d,e,f"),
+            ("deleted", "y,z"),
+            ("operands", "1,2,3,4,5"),
+        ]);
+        let snaps = vec![
+            (
+                "snapshot after c",
+                at_c,
+                expect(&[("chain", "a,b,c"), ("operands", "1,2")]),
+            ),
+            (
+                "snapshot after e",
+                at_e,
+                expect(&[
+                    ("chain", "a,b,c,d,e"),
+                    ("deleted", "y"),
+                    ("operands", "1,2,3,4"),
+                ]),
+            ),
+        ];
+        check_appends(&db, &now, &snaps, &format!("{name}, spread out"));
+        db.flush().unwrap();
+        check_appends(&db, &now, &snaps, &format!("{name}, flushed"));
+        db.compact_range(None, None).unwrap();
+        check_appends(&db, &now, &snaps, &format!("{name}, compacted"));
+        drop(snaps);
+        db.compact_range(None, None).unwrap();
+        check_appends(&db, &now, &[], &format!("{name}, compacted unpinned"));
+        db.close().unwrap();
+        let db = Db::open(dir.path(), opts).unwrap();
+        check_appends(&db, &now, &[], &format!("{name}, reopened"));
+        db.close().unwrap();
+    }
 }

@@ -9,7 +9,10 @@
 //! *what* it returns. A bug that only one configuration shows (a filter false negative,
 //! a partition boundary that drops a key, a snapshot filter that skips a visible table)
 //! shows up as a mismatch naming the two option sets, the seed and the first differing
-//! observation. The first option set is also checked against the in-memory model.
+//! observation. Every option set is also checked against the in-memory model, read by
+//! read, so that a bug all of them share fails too, naming the option set and the
+//! operation. Each seed draws its keys from a universe of its own
+//! ([`common::KeyUniverse`]).
 //!
 //! Seeds: `STRATA_SEED=<n>` replays one; `STRATA_SEEDS=<n>` or `STRATA_LONG=1` runs more.
 
@@ -122,10 +125,6 @@ fn option_sets() -> Vec<(&'static str, Options)> {
     .collect()
 }
 
-/// Runs `ops` on a fresh in-memory database with `opts` (on a temporary directory of
-/// the real file system if `opts` asks for direct I/O); returns every observation, or
-/// `None` if direct I/O is refused there (printed). With `model`, also checks each
-/// observation against the model.
 /// Option sets whose column families run with options of their own: the per-tree
 /// fields of one set for the database's default family, another's for the families.
 fn family_sets() -> Vec<(&'static str, Options, CfOptions)> {
@@ -147,13 +146,11 @@ fn family_sets() -> Vec<(&'static str, Options, CfOptions)> {
     ]
 }
 
-fn observe(
-    ops: &[Op],
-    opts: &Options,
-    family: &CfOptions,
-    check_model: bool,
-    ctx: &str,
-) -> Option<Vec<Observed>> {
+/// Runs `ops` on a fresh in-memory database with `opts` (on a temporary directory of
+/// the real file system if `opts` asks for direct I/O), checking each observation
+/// against the model as it goes and the final contents of every family at the end;
+/// returns every observation, or `None` if direct I/O is refused there (printed).
+fn observe(ops: &[Op], opts: &Options, family: &CfOptions, ctx: &str) -> Option<Vec<Observed>> {
     let fs = FaultFs::new();
     let real_dir = if opts.use_direct_reads || opts.use_direct_io_for_flush_and_compaction {
         Some(direct_io_tempdir(ctx)?)
@@ -164,14 +161,14 @@ fn observe(
         Some(d) => (Db::builder(), d.path()),
         None => (on(&fs), std::path::Path::new(DIR)),
     };
-    let (db, _, mut seen) =
-        run_ops_with_families(&builder, dir, opts, family, ops, check_model, ctx);
+    let (db, model, mut seen) = run_ops_with_families(&builder, dir, opts, family, ops, true, ctx);
     let d = &db;
     d.wait_for_compactions()
         .unwrap_or_else(|e| panic!("{ctx}: idle: {e}"));
-    seen.push(Observed::Scan(
-        db_scan(d, None, true, &None, &None, usize::MAX).expect("final scan"),
-    ));
+    let all = db_scan(d, None, true, &None, &None, usize::MAX).expect("final scan");
+    let want = model_scan(&model.map, true, &None, &None, usize::MAX);
+    assert_eq!(all, want, "{ctx}: final scan against the model");
+    seen.push(Observed::Scan(all));
     // Every live family in full, by name.
     let mut names = d.cf_names();
     names.sort();
@@ -179,6 +176,20 @@ fn observe(
         let cf = d.cf(&name).expect("live family");
         let all = scan(Source::Family(d, &cf, None), true, &None, &None, usize::MAX)
             .expect("final family scan");
+        let map = match name.as_str() {
+            "default" => &model.map,
+            _ => model
+                .families
+                .iter()
+                .find(|&(&n, _)| family_name(n) == name)
+                .map(|(_, m)| m)
+                .unwrap_or_else(|| panic!("{ctx}: family {name} is not in the model")),
+        };
+        let want = model_scan(map, true, &None, &None, usize::MAX);
+        assert_eq!(
+            all, want,
+            "{ctx}: final scan of family {name} against the model"
+        );
         seen.push(Observed::Scan(all));
     }
     Some(seen)
@@ -214,11 +225,12 @@ fn same_observations_under_every_option_set() {
         .collect();
     let mut observations = 0;
     for seed in seeds() {
-        let ops = random_ops(seed, 1200, 300, true);
+        let universe = KeyUniverse::for_seed(seed);
+        let ops = random_ops(seed, 1200, &universe, true);
         let mut reference: Option<(&str, Vec<Observed>)> = None;
         for (name, opts, family) in &sets {
-            let ctx = format!("seed {seed} options {name}");
-            let Some(seen) = observe(&ops, opts, family, reference.is_none(), &ctx) else {
+            let ctx = format!("seed {seed} ({universe}) options {name}");
+            let Some(seen) = observe(&ops, opts, family, &ctx) else {
                 continue;
             };
             match &reference {

@@ -5,8 +5,10 @@
 //! of their own writes, scans, `get_for_update`, outside writes and flushes while they
 //! are open, commit or rollback) against an in-memory model with history, with tiny
 //! memtables and files so flushes and compactions run constantly.
-//! Every read is compared. The seed of a failure is printed; rerun one seed with
-//! `STRATA_SEED=<n> cargo test --test model_based`.
+//! Every read is compared. Each seed draws its keys from a universe of its own
+//! ([`common::KeyUniverse`]: a few dozen to tens of thousands of keys, decimal, binary,
+//! long or sharing long prefixes). The seed of a failure is printed; rerun one seed
+//! with `STRATA_SEED=<n> cargo test --test model_based`.
 
 mod common;
 
@@ -19,14 +21,15 @@ fn run(seed: u64, n: usize, opts: &Options) {
 }
 
 fn run_in(dir: &std::path::Path, seed: u64, n: usize, opts: &Options) {
-    let ops = random_ops(seed, n, 300, true);
+    let universe = KeyUniverse::for_seed(seed);
+    let ops = random_ops(seed, n, &universe, true);
     let (db, model, _) = run_ops(
         &Db::builder(),
         dir,
         opts,
         &ops,
         true,
-        &format!("seed {seed}"),
+        &format!("seed {seed} ({universe})"),
     );
     // Final full comparison, both directions.
     let d = &db;

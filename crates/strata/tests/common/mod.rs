@@ -137,7 +137,10 @@ pub enum Op {
     Batch(Vec<Update>),
     TakeSnapshot,
     ReleaseSnapshot(usize),
+    /// A get, now or at a live snapshot counted from the newest (an index past the
+    /// oldest reads now).
     Get(Vec<u8>, Option<usize>),
+    /// A scan, now or at a live snapshot counted from the newest, as [`Op::Get`].
     Scan {
         forward: bool,
         from: Option<Vec<u8>>,
@@ -198,13 +201,6 @@ pub enum Update {
     InCf(u8, Box<Update>),
 }
 
-/// A random range of at most `span` keys out of `keys`, as `[start, end)`.
-fn random_range(rng: &mut StdRng, keys: u32, span: u32) -> (Vec<u8>, Vec<u8>) {
-    let a = rng.random_range(0..keys);
-    let b = (a + rng.random_range(0..=span)).min(keys);
-    (key(a), key(b))
-}
-
 /// The model of a range deletion.
 pub fn model_delete_range(map: &mut ModelMap, start: &[u8], end: &[u8]) {
     if start < end {
@@ -216,9 +212,208 @@ pub fn key(i: u32) -> Vec<u8> {
     format!("key{i:05}").into_bytes()
 }
 
-/// A random workload of `n` operations over `keys` keys, from `seed`.
-pub fn random_ops(seed: u64, n: usize, keys: u32, allow_reopen: bool) -> Vec<Op> {
+/// The keys one seed's random workload draws from: how many there are, how long, and
+/// what bytes they hold all depend on the seed, so that more seeds explore new keys
+/// (new filter hashes, new prefix-compression and block-boundary shapes), not only new
+/// orders of the same few.
+#[derive(Clone, Debug)]
+pub struct KeyUniverse {
+    /// Sorted and distinct, so index ranges are key ranges.
+    keys: Vec<Vec<u8>>,
+    /// The share of written keys, in percent, drawn from a few hot keys: overwrites,
+    /// merge chains and tombstones pile up there even in a large universe.
+    hot_percent: u32,
+    /// Indices of the hot keys.
+    hot: Vec<usize>,
+    shape: KeyShape,
+}
+
+impl std::fmt::Display for KeyUniverse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (len, shape, hot) = (self.keys.len(), self.shape, self.hot_percent);
+        write!(f, "{len} {shape:?} keys, {hot}% of writes to hot keys")
+    }
+}
+
+/// The shapes a [`KeyUniverse`]'s keys take.
+#[derive(Clone, Copy, Debug)]
+enum KeyShape {
+    /// `key00042`: the fixed-width decimal keys of [`key`].
+    Decimal,
+    /// 0 to 24 arbitrary bytes (the empty key and `0x00`/`0xff` bytes included).
+    Binary,
+    /// One of a few long shared prefixes, then a varied suffix: long restart runs and
+    /// keys that differ only near their end.
+    SharedPrefix,
+    /// 40 to 300 bytes: few entries per block, large index entries.
+    Long,
+}
+
+impl KeyUniverse {
+    /// The universe of `seed`: its size ranges from a few dozen keys, where collisions
+    /// and overwrites dominate, to tens of thousands, where filters and many files
+    /// matter.
+    pub fn for_seed(seed: u64) -> Self {
+        let mut rng = StdRng::seed_from_u64(seed ^ 0x6b65_7973_7061_6365);
+        let size = match rng.random_range(0..6u32) {
+            0 => rng.random_range(12..64usize),
+            1 => rng.random_range(64..400),
+            2 => rng.random_range(400..3_000),
+            3 => rng.random_range(3_000..20_000),
+            _ => rng.random_range(20_000..60_000),
+        };
+        let shape = match rng.random_range(0..4u32) {
+            0 => KeyShape::Decimal,
+            1 => KeyShape::Binary,
+            2 => KeyShape::SharedPrefix,
+            _ => KeyShape::Long,
+        };
+        Self::generate(&mut rng, size, shape)
+    }
+
+    fn generate(rng: &mut StdRng, size: usize, shape: KeyShape) -> Self {
+        let prefixes: Vec<Vec<u8>> = (0..rng.random_range(1..5))
+            .map(|p| {
+                let mut v = format!("tenant/{p:02}/").into_bytes();
+                v.extend((0..rng.random_range(8..40)).map(|_| rng.random_range(b'a'..=b'z')));
+                v
+            })
+            .collect();
+        let mut set = BTreeSet::new();
+        // Short shapes cannot always reach `size` distinct keys; stop trying after a
+        // while rather than loop.
+        let mut attempts = 0;
+        while set.len() < size && attempts < size * 20 {
+            attempts += 1;
+            let k = match shape {
+                KeyShape::Decimal => key(set.len() as u32),
+                KeyShape::Binary => {
+                    let len = rng.random_range(0..=24usize);
+                    (0..len).map(|_| rng.random::<u8>()).collect()
+                }
+                KeyShape::SharedPrefix => {
+                    let mut k = prefixes[rng.random_range(0..prefixes.len())].clone();
+                    let len = rng.random_range(1..=12usize);
+                    k.extend((0..len).map(|_| rng.random_range(b'0'..=b'z')));
+                    k
+                }
+                KeyShape::Long => {
+                    let len = rng.random_range(40..=300usize);
+                    (0..len).map(|_| rng.random_range(b' '..=b'~')).collect()
+                }
+            };
+            set.insert(k);
+        }
+        let keys: Vec<Vec<u8>> = set.into_iter().collect();
+        let hot = (0..keys.len().min(rng.random_range(8..40)))
+            .map(|_| rng.random_range(0..keys.len()))
+            .collect();
+        let hot_percent = match keys.len() {
+            0..=400 => 0,
+            _ => rng.random_range(10..60),
+        };
+        Self {
+            keys,
+            hot_percent,
+            hot,
+            shape,
+        }
+    }
+
+    /// A key index: one of the hot keys now and then, else any.
+    fn pick_index(&self, rng: &mut StdRng) -> usize {
+        match rng.random_range(0..100) < self.hot_percent {
+            true => self.hot[rng.random_range(0..self.hot.len())],
+            false => rng.random_range(0..self.keys.len()),
+        }
+    }
+}
+
+/// Draws keys of a [`KeyUniverse`] for one workload, remembering what it drew so that
+/// reads mostly ask for keys the workload has written (in a universe of tens of
+/// thousands, a uniform get would almost always miss).
+struct KeyDraw<'a> {
+    universe: &'a KeyUniverse,
+    drawn: Vec<usize>,
+    /// The keys on either side of the newest snapshot: the last written before it and
+    /// the first written after it. A read at the snapshot must see the first and not
+    /// the second, so an off-by-one in visibility shows on them.
+    edge: Vec<usize>,
+    /// Whether the first write after the newest snapshot is still to come.
+    edge_open: bool,
+}
+
+impl KeyDraw<'_> {
+    /// A key to write.
+    fn write(&mut self, rng: &mut StdRng) -> Vec<u8> {
+        let i = self.universe.pick_index(rng);
+        self.drawn.push(i);
+        if std::mem::take(&mut self.edge_open) {
+            self.edge.push(i);
+        }
+        self.universe.keys[i].clone()
+    }
+
+    /// Notes that the workload takes a snapshot here.
+    fn snapshot(&mut self) {
+        self.edge = self.drawn.last().copied().into_iter().collect();
+        self.edge_open = true;
+    }
+
+    /// A key to read at a snapshot, and the snapshot counted from the newest: half of
+    /// the time, a key at the newest snapshot's edge, read there.
+    fn read_at_snapshot(&self, rng: &mut StdRng) -> Op {
+        let (i, snapshot) = match self.edge.is_empty() || rng.random_bool(0.5) {
+            true => (self.read_index(rng), snapshot_index(rng)),
+            false => (self.edge[rng.random_range(0..self.edge.len())], 0),
+        };
+        Op::Get(self.universe.keys[i].clone(), Some(snapshot))
+    }
+
+    /// The index of a key to read (or bound a scan with): one written before, mostly,
+    /// and often one of the last few, which the newest snapshot may just miss.
+    fn read_index(&self, rng: &mut StdRng) -> usize {
+        let n = self.drawn.len();
+        match rng.random_range(0..10u32) {
+            _ if n == 0 => self.universe.pick_index(rng),
+            0..=2 => self.universe.pick_index(rng),
+            3..=5 => self.drawn[rng.random_range(n.saturating_sub(4)..n)],
+            _ => self.drawn[rng.random_range(0..n)],
+        }
+    }
+
+    fn read(&self, rng: &mut StdRng) -> Vec<u8> {
+        self.universe.keys[self.read_index(rng)].clone()
+    }
+
+    /// A random range of at most `span` keys of the universe, as `[start, end)`,
+    /// starting at a key drawn before, mostly. `end` may be past the last key.
+    fn range(&self, rng: &mut StdRng, span: usize) -> (Vec<u8>, Vec<u8>) {
+        let a = self.read_index(rng);
+        let b = a + rng.random_range(0..=span);
+        let end = match self.universe.keys.get(b) {
+            Some(k) => k.clone(),
+            // Past the last key: the last key with a byte appended sorts after it.
+            None => [
+                self.universe.keys[self.universe.keys.len() - 1].as_slice(),
+                b"\xff",
+            ]
+            .concat(),
+        };
+        (self.universe.keys[a].clone(), end)
+    }
+}
+
+/// A random workload of `n` operations over `universe` (usually
+/// [`KeyUniverse::for_seed`] of the same seed), from `seed`.
+pub fn random_ops(seed: u64, n: usize, universe: &KeyUniverse, allow_reopen: bool) -> Vec<Op> {
     let mut rng = StdRng::seed_from_u64(seed);
+    let mut keys = KeyDraw {
+        universe,
+        drawn: Vec::new(),
+        edge: Vec::new(),
+        edge_open: false,
+    };
     let mut ops = Vec::with_capacity(n);
     let value = |rng: &mut StdRng, i: usize| -> Vec<u8> {
         let len = rng.random_range(0..200usize);
@@ -227,14 +422,13 @@ pub fn random_ops(seed: u64, n: usize, keys: u32, allow_reopen: bool) -> Vec<Op>
         v
     };
     for i in 0..n {
-        let k = key(rng.random_range(0..keys));
         let op = match rng.random_range(0..100u32) {
-            0..=27 => Op::Put(k, value(&mut rng, i)),
-            28..=31 => random_txn(&mut rng, i, keys, &value),
-            32..=40 => Op::Merge(k, format!("m{i}").into_bytes()),
-            41..=46 => Op::Delete(k),
+            0..=27 => Op::Put(keys.write(&mut rng), value(&mut rng, i)),
+            28..=31 => random_txn(&mut rng, i, &mut keys, &value),
+            32..=40 => Op::Merge(keys.write(&mut rng), format!("m{i}").into_bytes()),
+            41..=46 => Op::Delete(keys.write(&mut rng)),
             47..=49 => {
-                let (a, b) = random_range(&mut rng, keys, 12);
+                let (a, b) = keys.range(&mut rng, 12);
                 Op::DeleteRange(a, b)
             }
             50..=57 => {
@@ -242,13 +436,13 @@ pub fn random_ops(seed: u64, n: usize, keys: u32, allow_reopen: bool) -> Vec<Op>
                 Op::Batch(
                     (0..m)
                         .map(|_| {
-                            let k = key(rng.random_range(0..keys));
+                            let k = keys.write(&mut rng);
                             let u = match rng.random_range(0..20u32) {
                                 0..=11 => Update::Put(k, value(&mut rng, i)),
                                 12..=15 => Update::Merge(k, format!("b{i}").into_bytes()),
                                 16..=18 => Update::Delete(k),
                                 _ => {
-                                    let (a, b) = random_range(&mut rng, keys, 6);
+                                    let (a, b) = keys.range(&mut rng, 6);
                                     Update::DeleteRange(a, b)
                                 }
                             };
@@ -261,23 +455,29 @@ pub fn random_ops(seed: u64, n: usize, keys: u32, allow_reopen: bool) -> Vec<Op>
                         .collect(),
                 )
             }
-            58..=61 => Op::TakeSnapshot,
+            58..=61 => {
+                keys.snapshot();
+                Op::TakeSnapshot
+            }
             62..=64 => Op::ReleaseSnapshot(rng.random_range(0..8)),
-            65..=82 => Op::Get(k, rng.random_bool(0.3).then(|| rng.random_range(0..8))),
+            65..=82 => match rng.random_bool(0.3) {
+                true => keys.read_at_snapshot(&mut rng),
+                false => Op::Get(keys.read(&mut rng), None),
+            },
             83..=92 => {
-                let a = rng.random_bool(0.5).then(|| key(rng.random_range(0..keys)));
-                let b = rng.random_bool(0.5).then(|| key(rng.random_range(0..keys)));
+                let a = rng.random_bool(0.5).then(|| keys.read(&mut rng));
+                let b = rng.random_bool(0.5).then(|| keys.read(&mut rng));
                 Op::Scan {
                     forward: rng.random_bool(0.5),
                     from: a,
                     to: b,
-                    snapshot: rng.random_bool(0.3).then(|| rng.random_range(0..8)),
+                    snapshot: rng.random_bool(0.3).then(|| snapshot_index(&mut rng)),
                     limit: rng.random_range(1..50),
                 }
             }
             93..=95 => Op::Flush,
             96..=97 => {
-                let a = rng.random_bool(0.5).then(|| key(rng.random_range(0..keys)));
+                let a = rng.random_bool(0.5).then(|| keys.read(&mut rng));
                 Op::CompactRange(a, None)
             }
             _ if allow_reopen => Op::Reopen,
@@ -304,18 +504,23 @@ pub fn random_ops(seed: u64, n: usize, keys: u32, allow_reopen: bool) -> Vec<Op>
     ops
 }
 
+/// The snapshot a read is at, counted from the newest: mostly the newest few.
+fn snapshot_index(rng: &mut StdRng) -> usize {
+    rng.random_range(0..8).min(rng.random_range(0..8))
+}
+
 /// A transaction of one to eight steps; an outside write hits a key the transaction
 /// touched half of the time, so conflicts are common.
 fn random_txn(
     rng: &mut StdRng,
     i: usize,
-    keys: u32,
+    keys: &mut KeyDraw<'_>,
     value: &impl Fn(&mut StdRng, usize) -> Vec<u8>,
 ) -> Op {
     let mut touched: Vec<Vec<u8>> = Vec::new();
     let mut steps = Vec::new();
     for _ in 0..rng.random_range(1..=8) {
-        let k = key(rng.random_range(0..keys));
+        let k = keys.write(rng);
         let step = match rng.random_range(0..100u32) {
             0..=29 => TxnStep::Put(k.clone(), value(rng, i)),
             30..=39 => TxnStep::Delete(k.clone()),
@@ -323,8 +528,8 @@ fn random_txn(
             55..=69 => TxnStep::GetForUpdate(k.clone()),
             70..=79 => TxnStep::Scan {
                 forward: rng.random_bool(0.5),
-                from: rng.random_bool(0.5).then(|| key(rng.random_range(0..keys))),
-                to: rng.random_bool(0.5).then(|| key(rng.random_range(0..keys))),
+                from: rng.random_bool(0.5).then(|| keys.read(rng)),
+                to: rng.random_bool(0.5).then(|| keys.read(rng)),
                 limit: rng.random_range(1..30),
             },
             80..=91 => {
@@ -763,7 +968,7 @@ fn run_in_tree(
     at: &dyn Fn() -> String,
 ) {
     let at_snapshot = |i: &Option<usize>| {
-        i.and_then(|i| snapshots.get(i))
+        i.and_then(|i| snapshots.iter().rev().nth(i))
             .map(|s| (s.snapshot.clone(), tree.at(s)))
     };
     match op {
