@@ -17,6 +17,7 @@ use strata::sst::compression::seal_block;
 use strata::sst::filter::FilterBuilder;
 use strata::sst::{properties, BlockBuilder, BlockHandle, Footer, TableBuilder, TableOptions};
 use strata::sst::{TableProperties, FORMAT_VERSION};
+use strata::version::virtual_table::Slice;
 use strata::version::{FileKind, FileMetaData, VersionEdit};
 use strata::wal::{LogReader, LogWriter};
 use strata::{
@@ -303,17 +304,42 @@ pub fn edits() -> Vec<Seed> {
         ],
         ..VersionEdit::default()
     };
+    // Virtual tables (format v3): slices over the whole table (sub-tag 11 alone), and
+    // slices with ranges of their own (sub-tag 13), with the parents sent (tag 10).
+    let slice = |parent, lo: &[u8], hi: &[u8], bytes| Slice {
+        parent,
+        smallest: lo.to_vec(),
+        largest: hi.to_vec(),
+        bytes,
+    };
     let virtual_file = VersionEdit {
-        new_files: vec![(
-            2,
-            file(
-                30,
-                (b"c", b"k"),
-                FileKind::Virtual {
-                    parents: vec![20, 21, 1 << 40],
-                },
+        deleted_files: vec![(1, 20), (1, 21)],
+        new_files: vec![
+            (
+                2,
+                file(
+                    30,
+                    (b"c", b"k"),
+                    FileKind::Virtual {
+                        slices: vec![slice(20, b"c", b"h", 4000), slice(21, b"e", b"k", 126)],
+                    },
+                ),
             ),
-        )],
+            (
+                2,
+                file(
+                    31,
+                    (b"l", b"m"),
+                    FileKind::Virtual {
+                        slices: vec![slice(20, b"l", b"m", 4127)],
+                    },
+                ),
+            ),
+        ],
+        new_parents: vec![
+            file(20, (b"a", b"m"), FileKind::Real),
+            file(21, (b"c", b"z"), FileKind::Real),
+        ],
         ..VersionEdit::default()
     };
     // Column families (format v2): add, a family's flush, drop.

@@ -619,7 +619,7 @@ impl Db {
     pub fn verify_checksums(&self) -> Result<u64> {
         let mut blocks = 0;
         for family in self.inner.versions.families() {
-            for f in family.current().live_files() {
+            for f in family.current().physical_tables() {
                 blocks += self.inner.table_cache.get(f)?.verify_checksums()?;
             }
         }

@@ -56,7 +56,10 @@ pub(crate) fn remove_orphans(inner: &DbInner) {
         .versions
         .families()
         .iter()
-        .flat_map(|f| f.current().live_files().map(|f| f.number).collect::<Vec<_>>())
+        .flat_map(|f| {
+            let v = f.current();
+            v.physical_tables().map(|f| f.number).collect::<Vec<_>>()
+        })
         .collect();
     let manifest = inner.versions.manifest_number();
     let log_number = inner.versions.log_number();

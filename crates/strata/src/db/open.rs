@@ -339,7 +339,7 @@ fn recover_versions(
     // have been deleted: refuse it now rather than fail reads later.
     for f in versions.families().iter().flat_map(|f| {
         let v = f.current();
-        v.live_files().cloned().collect::<Vec<_>>()
+        v.physical_tables().cloned().collect::<Vec<_>>()
     }) {
         let Some(table_dir) = dirs.tables.get(f.path_id as usize) else {
             return Err(Error::InvalidArgument(format!(

@@ -24,6 +24,7 @@
 //! | 7   | `column_family_add`| bytes: the family's name (UTF-8)              | v2    |
 //! | 8   | `column_family_drop` | (none)                                      | v2    |
 //! | 9   | `max_column_family`| varint32: the largest id ever given           | v2    |
+//! | 10  | `virtual_parent`   | body: bytes (new-file sub-fields, no level)   | v3    |
 //! | `t \| 0x2000` | safe-to-ignore | bytes (skipped by readers that do not know `t`) | v1 |
 //!
 //! Retired tags: none yet. A retired tag stays listed here forever and is never reused.
@@ -42,6 +43,16 @@
 //! A top-level tag with bit 13 (`0x2000`, [`TAG_SAFE_TO_IGNORE`]) set carries a
 //! length-prefixed payload; a reader that does not know it skips it. Any other unknown
 //! tag is an error (it may change the meaning of the edit), as in RocksDB.
+//!
+//! ## Virtual tables (format version 3)
+//! A virtual table (`version::virtual_table`) is a `new_file` whose body has sub-tag 11
+//! (its parents, in read order) and, unless every slice is the table's whole range
+//! with the size split evenly, sub-tag 13 (each slice's range and bytes). Tag 10 carries
+//! a parent's full new-file body, once, in the edit whose version first names it, and
+//! in every snapshot edit while it is live; like `new_file` it belongs to the edit's
+//! family. A parent has no level: it left every level when it became a parent. Tag 10
+//! is not safe to ignore, so a build without it refuses the MANIFEST at once ("unknown
+//! edit tag") instead of failing later on a table it cannot find.
 //!
 //! ## New-file body
 //! The body of tag 5 is a sequence of sub-fields `sub_tag: varint32, value: bytes`, so
@@ -62,6 +73,7 @@
 //! | 10      | `column_group`   | varint32                                   | yes      |
 //! | 11      | virtual parents  | count: varint64, then count × varint64     | no: absent = [`FileKind::Real`] |
 //! | 12      | `num_range_deletions` | varint64, written only when > 0 (not safe to ignore: a reader that skipped it would ignore the file's range tombstones on iteration) | no: absent = 0 |
+//! | 13      | virtual slices   | one per parent of sub-tag 11, in its order: smallest user key: bytes, largest user key: bytes, referenced bytes: varint64 (v3; not safe to ignore) | no: absent = each slice is the table's range, the size split evenly, the remainder to the first |
 //!
 //! Sub-tags with bit 6 (`0x40`, [`SUB_TAG_SAFE_TO_IGNORE`]) set may be skipped by a
 //! reader that does not know them; any other unknown sub-tag is an error. Retired
@@ -88,8 +100,9 @@
 //! `frozen_fixture_v1` test below.
 
 use super::file_meta::{FileKind, FileMetaData};
+use super::virtual_table::{whole_range_slices, Slice};
 use crate::coding::{put_length_prefixed, put_varint32, put_varint64, Decoder};
-use crate::key::parse_internal_key;
+use crate::key::{parse_internal_key, user_key};
 
 /// Top-level tag bit: the field carries a length-prefixed payload that readers which do
 /// not know the tag may skip.
@@ -109,6 +122,7 @@ mod tag {
     pub const COLUMN_FAMILY_ADD: u64 = 7;
     pub const COLUMN_FAMILY_DROP: u64 = 8;
     pub const MAX_COLUMN_FAMILY: u64 = 9;
+    pub const VIRTUAL_PARENT: u64 = 10;
 }
 
 /// New-file sub-tags. On disk: append only, never renumber.
@@ -125,6 +139,7 @@ mod sub {
     pub const COLUMN_GROUP: u32 = 10;
     pub const VIRTUAL_PARENTS: u32 = 11;
     pub const NUM_RANGE_DELETIONS: u32 = 12;
+    pub const VIRTUAL_SLICES: u32 = 13;
 }
 
 /// The change from one version to the next.
@@ -145,6 +160,9 @@ pub struct VersionEdit {
     pub deleted_files: Vec<(usize, u64)>,
     /// Files added: `(level, metadata)`.
     pub new_files: Vec<(usize, FileMetaData)>,
+    /// Parents of virtual tables that the version learns of with this edit (ordinary
+    /// tables, in no level).
+    pub new_parents: Vec<FileMetaData>,
     /// The column family this edit changes (0: the default family).
     pub column_family: u32,
     /// Creates family `column_family` with this name.
@@ -203,6 +221,12 @@ impl VersionEdit {
             encode_new_file(&mut body, f);
             put_length_prefixed(dst, &body);
         }
+        for f in &self.new_parents {
+            put_varint64(dst, tag::VIRTUAL_PARENT);
+            body.clear();
+            encode_new_file(&mut body, f);
+            put_length_prefixed(dst, &body);
+        }
     }
 
     /// Decodes an edit encoded by [`VersionEdit::encode`] (any format version this build
@@ -237,6 +261,14 @@ impl VersionEdit {
                     let body = d.length_prefixed().ok_or("truncated new_file body")?;
                     edit.new_files
                         .push((level_usize(level)?, decode_new_file(body)?));
+                }
+                tag::VIRTUAL_PARENT => {
+                    let body = d.length_prefixed().ok_or("truncated virtual_parent body")?;
+                    let parent = decode_new_file(body)?;
+                    if parent.kind != FileKind::Real {
+                        return Err("a virtual_parent is itself virtual");
+                    }
+                    edit.new_parents.push(parent);
                 }
                 tag::COLUMN_FAMILY => {
                     if edit.column_family != 0 {
@@ -335,16 +367,29 @@ fn encode_new_file(dst: &mut Vec<u8>, f: &FileMetaData) {
     put_sub_u64(dst, &mut s, sub::NUM_ENTRIES, f.num_entries);
     put_sub_u64(dst, &mut s, sub::NUM_DELETIONS, f.num_deletions);
     put_sub_u64(dst, &mut s, sub::COLUMN_GROUP, u64::from(f.column_group));
-    if let FileKind::Virtual { parents } = &f.kind {
+    if let FileKind::Virtual { slices } = &f.kind {
         s.clear();
-        put_varint64(&mut s, parents.len() as u64);
-        for &p in parents {
-            put_varint64(&mut s, p);
+        put_varint64(&mut s, slices.len() as u64);
+        for slice in slices {
+            put_varint64(&mut s, slice.parent);
         }
         put_sub(dst, sub::VIRTUAL_PARENTS, &s);
     }
     if f.num_range_deletions > 0 {
         put_sub_u64(dst, &mut s, sub::NUM_RANGE_DELETIONS, f.num_range_deletions);
+    }
+    if let FileKind::Virtual { slices } = &f.kind {
+        let parents: Vec<u64> = slices.iter().map(|s| s.parent).collect();
+        let whole = whole_range_slices(&parents, f.smallest_user_key(), f.largest_user_key(), f.size);
+        if *slices != whole {
+            s.clear();
+            for slice in slices {
+                put_length_prefixed(&mut s, &slice.smallest);
+                put_length_prefixed(&mut s, &slice.largest);
+                put_varint64(&mut s, slice.bytes);
+            }
+            put_sub(dst, sub::VIRTUAL_SLICES, &s);
+        }
     }
 }
 
@@ -365,6 +410,21 @@ fn exact_varint32(v: &[u8]) -> Result<u32, &'static str> {
 fn internal_key(v: &[u8]) -> Result<Vec<u8>, &'static str> {
     parse_internal_key(v).ok_or("bad internal key in new_file")?;
     Ok(v.to_vec())
+}
+
+/// Decodes the slice ranges and bytes of sub-tag 13 onto `slices` (one per parent, in
+/// order; their ranges and bytes are replaced).
+fn slice_ranges(v: &[u8], slices: &mut [Slice]) -> Result<(), &'static str> {
+    let mut d = Decoder::new(v);
+    for slice in slices.iter_mut() {
+        slice.smallest = d.length_prefixed().ok_or("truncated virtual slice")?.to_vec();
+        slice.largest = d.length_prefixed().ok_or("truncated virtual slice")?.to_vec();
+        slice.bytes = d.varint64().ok_or("truncated virtual slice bytes")?;
+    }
+    if !d.is_empty() {
+        return Err("trailing bytes in virtual slices");
+    }
+    Ok(())
 }
 
 /// Decodes the virtual-parents list; allocation is bounded by the value's length.
@@ -397,7 +457,8 @@ fn decode_new_file(body: &[u8]) -> Result<FileMetaData, &'static str> {
     let (mut smallest, mut largest) = (None, None);
     let (mut smallest_seqno, mut largest_seqno) = (None, None);
     let (mut num_entries, mut num_deletions, mut column_group) = (None, None, None);
-    let mut kind = None;
+    let mut parents_of = None;
+    let mut slices_of = None;
     let mut num_range_deletions = None;
     while !d.is_empty() {
         let t = d.varint32().ok_or("truncated new_file sub-tag")?;
@@ -413,12 +474,8 @@ fn decode_new_file(body: &[u8]) -> Result<FileMetaData, &'static str> {
             sub::NUM_ENTRIES => put_field(&mut num_entries, exact_varint64(v)?)?,
             sub::NUM_DELETIONS => put_field(&mut num_deletions, exact_varint64(v)?)?,
             sub::COLUMN_GROUP => put_field(&mut column_group, exact_varint32(v)?)?,
-            sub::VIRTUAL_PARENTS => put_field(
-                &mut kind,
-                FileKind::Virtual {
-                    parents: parents(v)?,
-                },
-            )?,
+            sub::VIRTUAL_PARENTS => put_field(&mut parents_of, parents(v)?)?,
+            sub::VIRTUAL_SLICES => put_field(&mut slices_of, v)?,
             sub::NUM_RANGE_DELETIONS => {
                 put_field(&mut num_range_deletions, exact_varint64(v)?)?
             }
@@ -427,18 +484,33 @@ fn decode_new_file(body: &[u8]) -> Result<FileMetaData, &'static str> {
             _ => return Err("unknown new_file sub-tag"),
         }
     }
+    let size = size.ok_or("new_file lacks size")?;
+    let smallest = smallest.ok_or("new_file lacks smallest")?;
+    let largest = largest.ok_or("new_file lacks largest")?;
+    let kind = match (parents_of, slices_of) {
+        (None, None) => FileKind::Real,
+        (None, Some(_)) => return Err("virtual slices without virtual parents"),
+        (Some(parents), slices_of) => {
+            let (lo, hi) = (user_key(&smallest), user_key(&largest));
+            let mut slices = whole_range_slices(&parents, lo, hi, size);
+            if let Some(v) = slices_of {
+                slice_ranges(v, &mut slices)?;
+            }
+            FileKind::Virtual { slices }
+        }
+    };
     Ok(FileMetaData {
         number: number.ok_or("new_file lacks number")?,
         path_id: path_id.ok_or("new_file lacks path_id")?,
-        size: size.ok_or("new_file lacks size")?,
-        smallest: smallest.ok_or("new_file lacks smallest")?,
-        largest: largest.ok_or("new_file lacks largest")?,
+        size,
+        smallest,
+        largest,
         smallest_seqno: smallest_seqno.ok_or("new_file lacks smallest_seqno")?,
         largest_seqno: largest_seqno.ok_or("new_file lacks largest_seqno")?,
         num_entries: num_entries.ok_or("new_file lacks num_entries")?,
         num_deletions: num_deletions.ok_or("new_file lacks num_deletions")?,
         column_group: column_group.ok_or("new_file lacks column_group")?,
-        kind: kind.unwrap_or(FileKind::Real),
+        kind,
         num_range_deletions: num_range_deletions.unwrap_or(0),
     })
 }

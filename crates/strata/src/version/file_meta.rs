@@ -3,8 +3,9 @@
 //! Persisted in the MANIFEST by `version::edit`. Carries, from the first format
 //! version, the fields later techniques need: the storage tier (`path_id`, HotRAP), the
 //! column group (`column_group`, LASER) and real/virtual kind with parents
-//! (dCompaction), and the smallest sequence number (snapshot filters).
+//! (`version::virtual_table`), and the smallest sequence number (snapshot filters).
 
+use super::virtual_table::Slice;
 use crate::key::{self, SequenceNumber};
 
 /// Whether a file's bytes are its own.
@@ -13,11 +14,12 @@ pub enum FileKind {
     /// An ordinary SSTable. Default.
     #[default]
     Real,
-    /// A metadata-only table: the key range `[smallest, largest]` of its parents
-    /// (dCompaction's virtual SSTable). Reads go to the parents.
+    /// A metadata-only table whose entries are slices of other tables, its *parents*
+    /// (`version::virtual_table`). No file of its own exists; reads go to the parents.
     Virtual {
-        /// File numbers of the real tables whose ranges this file covers.
-        parents: Vec<u64>,
+        /// The slices, in read order: for any user key, an earlier slice holds only
+        /// newer versions than a later one.
+        slices: Vec<Slice>,
     },
 }
 

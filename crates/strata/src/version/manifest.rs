@@ -381,7 +381,9 @@ impl Replay {
             // between the version-set refactor and its fix could record a stale value
             // (an edit logged after a newer one); reading below a table's entries
             // would hide them.
-            for file in f.version.live_files() {
+            // Virtual tables and parents have numbers too (a parent's entries are
+            // its virtual tables').
+            for file in f.version.live_files().chain(f.version.parents()) {
                 last_sequence = last_sequence.max(file.largest_seqno);
                 max_used = max_used.max(file.number);
             }

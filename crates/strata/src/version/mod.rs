@@ -4,6 +4,8 @@
 //! - [`edit`]: the delta between two versions and its MANIFEST encoding.
 //! - [`manifest`]: the durable log of edits, `CURRENT`, and recovery.
 //! - [`version`](mod@version): one immutable snapshot of the live files, level by level.
+//! - [`virtual_table`]: tables whose entries are slices of other tables, and what keeps
+//!   those alive.
 //! - `set`: the version set, owner of the MANIFEST, the current version, file numbers
 //!   and the file references (`file_ref`) that decide when a file may be deleted.
 
@@ -18,6 +20,7 @@ pub(crate) mod set;
     reason = "version/version.rs holds the Version type; callers use version::Version"
 )]
 pub mod version;
+pub mod virtual_table;
 
 pub use edit::VersionEdit;
 pub(crate) use family::{FamilyVersion, DEFAULT_FAMILY_ID};

@@ -214,7 +214,7 @@ impl VersionSet {
         for f in recovered.families {
             let mut version = f.version;
             let refs: Vec<Arc<FileRef>> = version
-                .live_files()
+                .physical_tables()
                 .map(|f| FileRef::new(f.number, f.path_id, &obsolete))
                 .collect();
             version

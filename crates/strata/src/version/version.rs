@@ -24,23 +24,33 @@
 //! [`Version::apply`] enforces 4 and the ordering of 1 and 2; [`Version::check_invariants`]
 //! checks 2 and 3 (tests call it after every install; recovery calls it after replay).
 //!
+//! # Virtual tables and their parents
+//! A level file may be virtual (`version::virtual_table`): its entries are slices of
+//! *parents*, ordinary tables that are in no level. The version keeps each parent's
+//! metadata once ([`Version::parents`]), learns of it from an edit's `new_parents`, and
+//! forgets it in the `apply` that leaves no slice naming it. The files a version needs
+//! on disk are its real level files and its parents ([`Version::physical_tables`]);
+//! [`Version::check_invariants`] also checks the invariants of `version::virtual_table`.
+//!
 //! # File references
 //! A version installed by the `VersionSet` also holds one counted
-//! reference (`FileRef`) per file it names (`Version::attach_refs`), so the files stay
-//! on disk for as long as anyone holds the version (see `version::file_ref`). Versions
-//! built by MANIFEST replay or in tests hold none until the version set adopts them.
-//! The references are laid out like the files (`refs[l][i]` is the reference of
-//! `files(l)[i]`), so a read that picked a file by position reaches its pinned table
-//! (`Version::file_ref`) without a search.
+//! reference per file it names (`Version::attach_refs`): the `FileRef` of a real file,
+//! or for a virtual table the shared `VirtualRef` holding its parents' `FileRef`s. So
+//! the files stay on disk for as long as anyone holds the version (see
+//! `version::file_ref`). Versions built by MANIFEST replay or in tests hold none until
+//! the version set adopts them. The references are laid out like the files
+//! (`refs[l][i]` is the reference of `files(l)[i]`), so a read that picked a file by
+//! position reaches its pinned table (`Version::file_ref`) without a search.
 //!
 //! Concurrency: immutable, `Send + Sync`; share as `Arc<Version>`.
 
 use super::edit::VersionEdit;
-use super::file_meta::FileMetaData;
+use super::file_meta::{FileKind, FileMetaData};
 use super::file_ref::FileRef;
+use super::virtual_table::{SliceRef, VirtualRef};
 use crate::key::compare_internal;
 use std::cmp::Ordering;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 /// The live files of the database at one point in time. See the module docs.
@@ -48,9 +58,21 @@ use std::sync::Arc;
 pub struct Version {
     /// `levels[l]` = files of level `l`, ordered as the module invariants say.
     levels: Vec<Vec<Arc<FileMetaData>>>,
+    /// The parents of the virtual tables of `levels`, by file number: ordinary tables
+    /// in no level, each named by at least one slice.
+    parents: BTreeMap<u64, Arc<FileMetaData>>,
     /// One reference per file named by `levels`, in the same shape (`refs[l][i]` for
     /// `levels[l][i]`); empty for versions not (yet) installed by the version set.
-    refs: Vec<Vec<Arc<FileRef>>>,
+    refs: Vec<Vec<TableRef>>,
+}
+
+/// The counted reference a version holds for one of its level files.
+#[derive(Clone, Debug)]
+pub(crate) enum TableRef {
+    /// A real file's one reference.
+    Real(Arc<FileRef>),
+    /// A virtual table's shared reference to its parents.
+    Virtual(Arc<VirtualRef>),
 }
 
 /// L0 order: newest first (largest sequence number, then file number, descending).
@@ -71,6 +93,7 @@ impl Version {
     pub fn new(num_levels: usize) -> Version {
         Version {
             levels: vec![Vec::new(); num_levels],
+            parents: BTreeMap::new(),
             refs: Vec::new(),
         }
     }
@@ -114,7 +137,10 @@ impl Version {
     /// The borrow lasts as long as `self`.
     #[inline]
     pub(crate) fn file_ref(&self, level: usize, index: usize) -> Option<&FileRef> {
-        self.refs.get(level)?.get(index).map(|r| &**r)
+        match self.refs.get(level)?.get(index)? {
+            TableRef::Real(r) => Some(r),
+            TableRef::Virtual(_) => None,
+        }
     }
 
     /// Total size in bytes of the files of `level` (0 if out of range).
@@ -129,20 +155,37 @@ impl Version {
         self.levels.iter().map(Vec::len).sum()
     }
 
-    /// Every live file, level by level, in read order within each level.
+    /// Every live file, level by level, in read order within each level (virtual
+    /// tables included, parents not).
     pub fn live_files(&self) -> impl Iterator<Item = &Arc<FileMetaData>> {
         self.levels.iter().flatten()
     }
 
+    /// The parents of the virtual tables, by file number (in no level).
+    pub fn parents(&self) -> impl Iterator<Item = &Arc<FileMetaData>> {
+        self.parents.values()
+    }
+
+    /// Every table file this version needs on disk, each once: the real level files,
+    /// then the parents of the virtual tables.
+    pub fn physical_tables(&self) -> impl Iterator<Item = &Arc<FileMetaData>> {
+        self.live_files()
+            .filter(|f| f.kind == FileKind::Real)
+            .chain(self.parents.values())
+    }
+
     /// Builds the version that results from applying `edit` to this one: first every
-    /// deletion, then every addition (so a delete + add of the same number is a move).
-    /// `edit`'s counters (`log_number`, ...) are not part of a version and are ignored.
+    /// deletion, then every addition (so a delete + add of the same number is a move),
+    /// then the edit's new parents; parents no virtual table names any more are
+    /// dropped. `edit`'s counters (`log_number`, ...) are not part of a version and are
+    /// ignored.
     ///
     /// # Errors
     /// A description naming the level and file if a level is out of range, a deleted
-    /// file is not present in its level (or is deleted twice), or an added file number
-    /// is already live (or added twice). Overlap in L1+ is *not* checked here; call
-    /// [`Version::check_invariants`].
+    /// file is not present in its level (or is deleted twice), an added file number
+    /// is already live (or added twice), a new parent is a level file or already known,
+    /// or a virtual table names a parent the version does not know. Overlap in L1+ is
+    /// *not* checked here; call [`Version::check_invariants`].
     pub fn apply(&self, edit: &VersionEdit) -> Result<Version, String> {
         let n = self.levels.len();
         let mut deleted: Vec<HashSet<u64>> = vec![HashSet::new(); n];
@@ -200,46 +243,111 @@ impl Version {
                 files.sort_by(sorted_order);
             }
         }
+        let parents = self.apply_parents(edit, &levels, &live)?;
         Ok(Version {
             levels,
+            parents,
             refs: Vec::new(),
         })
     }
 
-    /// Gives this version one reference per file it names: taken from `base` (the
-    /// version it was derived from) or from `new` (the refs of files an edit added).
-    /// Afterwards the version keeps every file it names alive.
+    /// The parents after `edit`: this version's and the edit's new ones, less those
+    /// that no virtual table of `levels` names. `live` is every level file's number.
+    fn apply_parents(
+        &self,
+        edit: &VersionEdit,
+        levels: &[Vec<Arc<FileMetaData>>],
+        live: &HashSet<u64>,
+    ) -> Result<BTreeMap<u64, Arc<FileMetaData>>, String> {
+        let mut parents = self.parents.clone();
+        for p in &edit.new_parents {
+            if live.contains(&p.number) {
+                return Err(format!("new parent {} is a level file", p.number));
+            }
+            if parents.insert(p.number, Arc::new(p.clone())).is_some() {
+                return Err(format!("new parent {} is already known", p.number));
+            }
+        }
+        let mut named = HashSet::new();
+        for f in levels.iter().flatten() {
+            if let FileKind::Virtual { slices } = &f.kind {
+                for s in slices {
+                    if !parents.contains_key(&s.parent) {
+                        return Err(format!(
+                            "virtual table {} names unknown parent {}",
+                            f.number, s.parent
+                        ));
+                    }
+                    named.insert(s.parent);
+                }
+            }
+        }
+        parents.retain(|n, _| named.contains(n));
+        Ok(parents)
+    }
+
+    /// Gives this version one reference per file it names: a real file's is taken from
+    /// `base` (the version it was derived from) or from `new` (the refs of files an
+    /// edit added); a virtual table's is `base`'s if `base` has the table, else a new
+    /// one over its parents' refs, found among `base`'s real files, `base`'s virtual
+    /// tables' parents and `new`. Afterwards the version keeps every file it names, and
+    /// every parent of those, alive.
     ///
     /// # Errors
-    /// A description naming the file if a named file has no reference in either
+    /// A description naming the file if a named file or parent has no reference in any
     /// source: the edit named a file nobody holds, which is a bookkeeping bug.
     pub(crate) fn attach_refs(
         &mut self,
         base: &Version,
         new: &[Arc<FileRef>],
     ) -> Result<(), String> {
-        let mut kept: Vec<&Arc<FileRef>> = base.refs.iter().flatten().collect();
-        kept.sort_unstable_by_key(|r| r.number());
-        let mut added: Vec<&Arc<FileRef>> = new.iter().collect();
-        added.sort_unstable_by_key(|r| r.number());
-        let find = |refs: &[&Arc<FileRef>], n: u64| {
-            refs.binary_search_by_key(&n, |r| r.number())
-                .ok()
-                .and_then(|i| refs.get(i).map(|r| Arc::clone(r)))
+        let mut real: HashMap<u64, &Arc<FileRef>> = HashMap::new();
+        let mut virtual_refs: HashMap<u64, &Arc<VirtualRef>> = HashMap::new();
+        for (f, r) in base.levels.iter().flatten().zip(base.refs.iter().flatten()) {
+            match r {
+                TableRef::Real(r) => {
+                    real.insert(r.number(), r);
+                }
+                TableRef::Virtual(v) => {
+                    virtual_refs.insert(f.number, v);
+                    for s in v.slices() {
+                        real.insert(s.file.number(), &s.file);
+                    }
+                }
+            }
+        }
+        real.extend(new.iter().map(|r| (r.number(), r)));
+        let parents = &self.parents;
+        let table_ref = |f: &Arc<FileMetaData>| -> Result<TableRef, String> {
+            let FileKind::Virtual { slices } = &f.kind else {
+                return real
+                    .get(&f.number)
+                    .map(|r| TableRef::Real(Arc::clone(r)))
+                    .ok_or_else(|| format!("file {} has no reference", f.number));
+            };
+            if let Some(v) = virtual_refs.get(&f.number) {
+                return Ok(TableRef::Virtual(Arc::clone(v)));
+            }
+            let slices = slices
+                .iter()
+                .map(|s| {
+                    match (parents.contains_key(&s.parent), real.get(&s.parent)) {
+                        (true, Some(file)) => Ok(SliceRef {
+                            file: Arc::clone(file),
+                        }),
+                        _ => Err(format!(
+                            "parent {} of virtual table {} has no reference",
+                            s.parent, f.number
+                        )),
+                    }
+                })
+                .collect::<Result<_, String>>()?;
+            Ok(TableRef::Virtual(VirtualRef::new(slices)))
         };
         self.refs = self
             .levels
             .iter()
-            .map(|files| {
-                files
-                    .iter()
-                    .map(|f| {
-                        find(&kept, f.number)
-                            .or_else(|| find(&added, f.number))
-                            .ok_or_else(|| format!("file {} has no reference", f.number))
-                    })
-                    .collect()
-            })
+            .map(|files| files.iter().map(&table_ref).collect())
             .collect::<Result<_, _>>()?;
         Ok(())
     }
@@ -251,11 +359,27 @@ impl Version {
         self.refs.iter().map(Vec::len).sum()
     }
 
-    /// Checks invariants 1–3 of the module docs.
+    #[cfg(test)]
+    /// The parents' references held through the virtual table `files(level)[index]`,
+    /// by file number.
+    pub(crate) fn parent_refs(&self, level: usize, index: usize) -> Vec<u64> {
+        match self.refs.get(level).and_then(|r| r.get(index)) {
+            Some(TableRef::Virtual(v)) => v.slices().iter().map(|s| s.file.number()).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Checks invariants 1–3 of the module docs, and those of `version::virtual_table`.
     ///
     /// # Errors
     /// A description naming the level and files of the first violation.
     pub fn check_invariants(&self) -> Result<(), String> {
+        self.check_levels()?;
+        self.check_virtual_tables()
+    }
+
+    /// Invariants 1–3 of the module docs.
+    fn check_levels(&self) -> Result<(), String> {
         for (level, files) in self.levels.iter().enumerate() {
             for f in files {
                 if compare_internal(&f.smallest, &f.largest) == Ordering::Greater {
@@ -280,6 +404,70 @@ impl Version {
                         a.number, b.number
                     ));
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// The invariants of `version::virtual_table`: no virtual table in L0; each
+    /// table's slices lie in its range and their parents', add up to its size, and
+    /// name known parents; the slices of one parent are disjoint; every parent is
+    /// named, and none is a level file.
+    fn check_virtual_tables(&self) -> Result<(), String> {
+        // Per parent: each slice's user-key range and the table holding it.
+        type Ranges<'a> = Vec<(&'a [u8], &'a [u8], u64)>;
+        let mut by_parent: BTreeMap<u64, Ranges<'_>> = BTreeMap::new();
+        for (level, f) in self
+            .levels
+            .iter()
+            .enumerate()
+            .flat_map(|(l, files)| files.iter().map(move |f| (l, f)))
+        {
+            let FileKind::Virtual { slices } = &f.kind else {
+                continue;
+            };
+            let name = format!("L{level} virtual table {}", f.number);
+            if level == 0 || slices.is_empty() {
+                return Err(format!("{name} is in L0 or has no slices"));
+            }
+            let (lo, hi) = (f.smallest_user_key(), f.largest_user_key());
+            for s in slices {
+                let parent = self
+                    .parents
+                    .get(&s.parent)
+                    .ok_or_else(|| format!("{name} names unknown parent {}", s.parent))?;
+                let (a, b) = (s.smallest.as_slice(), s.largest.as_slice());
+                let inside = |lo: &[u8], hi: &[u8]| lo <= a && a <= b && b <= hi;
+                if !inside(lo, hi) || !inside(parent.smallest_user_key(), parent.largest_user_key())
+                {
+                    return Err(format!(
+                        "{name}: slice of parent {} lies outside the table or the parent",
+                        s.parent
+                    ));
+                }
+                by_parent.entry(s.parent).or_default().push((a, b, f.number));
+            }
+            let bytes = slices.iter().fold(0u64, |acc, s| acc.saturating_add(s.bytes));
+            if bytes != f.size {
+                return Err(format!("{name}: slices hold {bytes} bytes, size is {}", f.size));
+            }
+        }
+        for (parent, slices) in &mut by_parent {
+            slices.sort_unstable();
+            for w in slices.windows(2) {
+                if let [(_, end, t1), (start, _, t2)] = w {
+                    if start <= end {
+                        return Err(format!(
+                            "slices of parent {parent} in virtual tables {t1} and {t2} overlap"
+                        ));
+                    }
+                }
+            }
+        }
+        let level_files: HashSet<u64> = self.live_files().map(|f| f.number).collect();
+        for &n in self.parents.keys() {
+            if level_files.contains(&n) || !by_parent.contains_key(&n) {
+                return Err(format!("parent {n} is a level file or named by no slice"));
             }
         }
         Ok(())
@@ -325,9 +513,13 @@ impl Version {
     }
 
     /// An edit that rebuilds this version from an empty one: every live file as a new
-    /// file at its level, and no counters (the caller fills those in).
+    /// file at its level, every parent once, and no counters (the caller fills those
+    /// in).
     pub fn to_snapshot_edit(&self) -> VersionEdit {
-        let mut edit = VersionEdit::default();
+        let mut edit = VersionEdit {
+            new_parents: self.parents.values().map(|p| FileMetaData::clone(p)).collect(),
+            ..VersionEdit::default()
+        };
         for (level, files) in self.levels.iter().enumerate() {
             edit.new_files
                 .extend(files.iter().map(|f| (level, FileMetaData::clone(f))));

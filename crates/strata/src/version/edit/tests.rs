@@ -1,7 +1,7 @@
 //! Tests of the version-edit encoding: frozen fixture, round trips, hostile input.
 
 use super::*;
-use crate::key::{make_internal_key, ValueKind};
+use crate::key::{make_internal_key, user_key, ValueKind};
 use proptest::prelude::*;
 
 fn file(number: u64, kind: FileKind) -> FileMetaData {
@@ -35,7 +35,7 @@ fn fixture_edit() -> VersionEdit {
                 file(
                     13,
                     FileKind::Virtual {
-                        parents: vec![9, 130],
+                        slices: whole_range_slices(&[9, 130], b"apple", b"pear", 4096),
                     },
                 ),
             ),
@@ -115,7 +115,7 @@ fn skips_safe_to_ignore_tags_and_sub_tags() {
 
     // A future new-file sub-field marked safe to ignore, and one that is not.
     let f = file(44, FileKind::Real);
-    for (sub_tag, ok) in [(SUB_TAG_SAFE_TO_IGNORE | 1, true), (13, false)] {
+    for (sub_tag, ok) in [(SUB_TAG_SAFE_TO_IGNORE | 1, true), (14, false)] {
         let mut body = Vec::new();
         encode_new_file(&mut body, &f);
         put_varint32(&mut body, sub_tag);
@@ -197,10 +197,43 @@ fn arb_file() -> impl Strategy<Value = FileMetaData> {
         ),
         (any::<u64>(), any::<u64>(), any::<u64>(), any::<u64>()),
         any::<u32>(),
-        proptest::option::of(proptest::collection::vec(any::<u64>(), 0..4)),
+        proptest::option::of((
+            proptest::collection::vec(
+                (
+                    any::<u64>(),
+                    proptest::collection::vec(any::<u8>(), 0..6),
+                    proptest::collection::vec(any::<u8>(), 0..6),
+                    any::<u64>(),
+                ),
+                0..4,
+            ),
+            any::<bool>(),
+        )),
     )
         .prop_map(
-            |((number, path_id, size, smallest, largest), (sa, la, ne, nd), cg, parents)| {
+            |((number, path_id, size, smallest, largest), (sa, la, ne, nd), cg, slices)| {
+                let kind = match slices {
+                    // Slices over the whole table (written without sub-tag 13).
+                    Some((s, true)) => {
+                        let parents: Vec<u64> = s.iter().map(|s| s.0).collect();
+                        let (lo, hi) = (user_key(&smallest), user_key(&largest));
+                        FileKind::Virtual {
+                            slices: whole_range_slices(&parents, lo, hi, size),
+                        }
+                    }
+                    Some((s, false)) => FileKind::Virtual {
+                        slices: s
+                            .into_iter()
+                            .map(|(parent, smallest, largest, bytes)| Slice {
+                                parent,
+                                smallest,
+                                largest,
+                                bytes,
+                            })
+                            .collect(),
+                    },
+                    None => FileKind::Real,
+                };
                 FileMetaData {
                     number,
                     path_id,
@@ -212,10 +245,7 @@ fn arb_file() -> impl Strategy<Value = FileMetaData> {
                     num_entries: ne,
                     num_deletions: nd,
                     column_group: cg,
-                    kind: match parents {
-                        Some(parents) => FileKind::Virtual { parents },
-                        None => FileKind::Real,
-                    },
+                    kind,
                     // Exercised: the new sub-tag (absent when 0) round-trips.
                     num_range_deletions: nd % 3,
                 }
@@ -230,6 +260,7 @@ fn arb_edit() -> impl Strategy<Value = VersionEdit> {
         proptest::option::of(any::<u64>()),
         proptest::collection::vec((0usize..40, any::<u64>()), 0..5),
         proptest::collection::vec((0usize..40, arb_file()), 0..5),
+        proptest::collection::vec(arb_file(), 0..3),
         (
             0u32..4,
             proptest::option::of("[a-z]{0,6}"),
@@ -238,12 +269,20 @@ fn arb_edit() -> impl Strategy<Value = VersionEdit> {
         ),
     )
         .prop_map(
-            |(l, n, s, deleted_files, new_files, (cf, add, drop, max))| VersionEdit {
+            |(l, n, s, deleted_files, new_files, parents, (cf, add, drop, max))| VersionEdit {
                 log_number: l,
                 next_file_number: n,
                 last_sequence: s,
                 deleted_files,
                 new_files,
+                // Parents are ordinary tables.
+                new_parents: parents
+                    .into_iter()
+                    .map(|p| FileMetaData {
+                        kind: FileKind::Real,
+                        ..p
+                    })
+                    .collect(),
                 column_family: cf,
                 add_column_family: add,
                 drop_column_family: drop,
@@ -281,6 +320,126 @@ fn frozen_fixture_v2_column_families() {
     assert!(VersionEdit::decode(&unhex("06 00")).is_err());
     assert!(VersionEdit::decode(&unhex("07 01 ff")).is_err());
     assert!(VersionEdit::decode(&unhex("08 08")).is_err());
+}
+
+/// The edit pinned by [`FIXTURE_V3_VIRTUAL`]: a compaction of L1 file 12 and L2
+/// virtual table 19 (over parent 9, which an older edit sent) that writes no data.
+/// Parent 12 is sent now. Virtual table 20 reads `[apple, kiwi]` of 12, then `[banana,
+/// kiwi]` of 9; table 21 reads `[lime, pear]` of 12, then `[lime, orange]` of 9. Their
+/// slices are not their whole ranges, so sub-tag 13 is written.
+fn fixture_v3_edit() -> VersionEdit {
+    let slice = |parent, lo: &str, hi: &str, bytes| Slice {
+        parent,
+        smallest: lo.as_bytes().to_vec(),
+        largest: hi.as_bytes().to_vec(),
+        bytes,
+    };
+    let table = |number, lo: &str, hi: &str, slices: Vec<Slice>| FileMetaData {
+        number,
+        path_id: 0,
+        size: slices.iter().map(|s| s.bytes).sum(),
+        smallest: make_internal_key(lo.as_bytes(), 10, ValueKind::Put),
+        largest: make_internal_key(hi.as_bytes(), 3, ValueKind::Put),
+        smallest_seqno: 3,
+        largest_seqno: 10,
+        num_entries: 40,
+        num_deletions: 0,
+        column_group: 0,
+        kind: FileKind::Virtual { slices },
+        num_range_deletions: 0,
+    };
+    VersionEdit {
+        deleted_files: vec![(1, 12), (2, 19)],
+        new_files: vec![
+            (
+                2,
+                table(
+                    20,
+                    "apple",
+                    "kiwi",
+                    vec![slice(12, "apple", "kiwi", 700), slice(9, "banana", "kiwi", 300)],
+                ),
+            ),
+            (
+                2,
+                table(
+                    21,
+                    "lime",
+                    "pear",
+                    vec![slice(12, "lime", "pear", 500), slice(9, "lime", "orange", 200)],
+                ),
+            ),
+        ],
+        new_parents: vec![FileMetaData {
+            path_id: 0,
+            ..file(12, FileKind::Real)
+        }],
+        ..Default::default()
+    }
+}
+
+/// Format version 3 encoding of [`fixture_v3_edit`]. Frozen.
+const FIXTURE_V3_VIRTUAL: &str = concat!(
+    "04010c040213",
+    "0502580101140201000302e807040d6170706c65010a000000000000050c6b69",
+    "7769010300000000000006010307010a0801280901000a01000b03020c090d1b",
+    "056170706c65046b697769bc050662616e616e61046b697769ac02",
+    "0502560101150201000302bc05040c6c696d65010a000000000000050c706561",
+    "72010300000000000006010307010a0801280901000a01000b03020c090d1a04",
+    "6c696d650470656172f403046c696d65066f72616e6765c801",
+    "0a3601010c02010003028020040d6170706c65010a000000000000050c706561",
+    "72000300000000000006010307010a0801640901070a0102",
+);
+
+#[test]
+fn frozen_fixture_v3_virtual_tables() {
+    let mut enc = Vec::new();
+    fixture_v3_edit().encode(&mut enc);
+    assert_eq!(enc, unhex(FIXTURE_V3_VIRTUAL), "encoding changed: {}", hex(&enc));
+    assert_eq!(VersionEdit::decode(&enc), Ok(fixture_v3_edit()));
+}
+
+#[test]
+fn virtual_parent_and_slices_are_checked() {
+    // A parent must be an ordinary table.
+    let mut virtual_parent = file(5, FileKind::Real);
+    virtual_parent.kind = FileKind::Virtual {
+        slices: whole_range_slices(&[4], b"apple", b"pear", 4096),
+    };
+    let mut enc = Vec::new();
+    VersionEdit {
+        new_parents: vec![virtual_parent],
+        ..Default::default()
+    }
+    .encode(&mut enc);
+    assert_eq!(VersionEdit::decode(&enc), Err("a virtual_parent is itself virtual"));
+
+    // Slice ranges without parents, fewer ranges than parents, and trailing bytes.
+    let f = file(44, FileKind::Real);
+    let mut slices = Vec::new();
+    put_length_prefixed(&mut slices, b"a");
+    put_length_prefixed(&mut slices, b"b");
+    put_varint64(&mut slices, 9);
+    for (parents, extra, want) in [
+        (None, &b""[..], "virtual slices without virtual parents"),
+        (Some(&[1u64, 2][..]), &b""[..], "truncated virtual slice"),
+        (Some(&[1u64][..]), &b"\x00"[..], "trailing bytes in virtual slices"),
+    ] {
+        let mut body = Vec::new();
+        encode_new_file(&mut body, &f);
+        if let Some(parents) = parents {
+            let mut list = Vec::new();
+            put_varint64(&mut list, parents.len() as u64);
+            parents.iter().for_each(|&p| put_varint64(&mut list, p));
+            put_sub(&mut body, sub::VIRTUAL_PARENTS, &list);
+        }
+        put_sub(&mut body, sub::VIRTUAL_SLICES, &[slices.as_slice(), extra].concat());
+        let mut enc = Vec::new();
+        put_varint64(&mut enc, tag::NEW_FILE);
+        put_varint32(&mut enc, 1);
+        put_length_prefixed(&mut enc, &body);
+        assert_eq!(VersionEdit::decode(&enc), Err(want));
+    }
 }
 
 proptest! {

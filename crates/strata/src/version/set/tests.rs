@@ -173,3 +173,90 @@ fn an_edit_records_the_last_sequence_when_it_is_written() {
     add(&rolling, 1, vec![table(&rolling, "a", "b")]).expect("roll over");
     assert_eq!(recovered_sequence(dir2.path()), 40);
 }
+
+/// A virtual table `number` over `[lo, hi]` with `slices` of `(parent, lo, hi, bytes)`.
+fn virtual_table(number: u64, lo: &str, hi: &str, slices: &[(u64, &str, &str, u64)]) -> FileMetaData {
+    let slices: Vec<crate::version::virtual_table::Slice> = slices
+        .iter()
+        .map(|&(parent, a, b, bytes)| crate::version::virtual_table::Slice {
+            parent,
+            smallest: a.as_bytes().to_vec(),
+            largest: b.as_bytes().to_vec(),
+            bytes,
+        })
+        .collect();
+    FileMetaData {
+        size: slices.iter().map(|s| s.bytes).sum(),
+        kind: crate::version::FileKind::Virtual { slices },
+        ..FileMetaData::for_test(number, lo, hi, 1, 1, 0)
+    }
+}
+
+/// A parent stays referenced while any version names a virtual table over it, survives
+/// recovery (through appended edits and through roll-over snapshots), and becomes
+/// obsolete when the last table naming it goes.
+#[test]
+fn virtual_tables_hold_their_parents_through_versions_and_recovery() {
+    for max_manifest in [u64::MAX, 1] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let vs = empty(Arc::new(PosixFs), dir.path(), max_manifest);
+        let (a, b) = (table(&vs, "a", "c"), table(&vs, "k", "p"));
+        let (na, nb) = (a.0.number(), b.0.number());
+        let (pa, pb) = (a.1.clone(), b.1.clone());
+        let v1 = add(&vs, 1, vec![a, b]).expect("add");
+        let (t1, t2) = (vs.new_file_number(), vs.new_file_number());
+        let edit = VersionEdit {
+            deleted_files: vec![(1, na), (1, nb)],
+            new_files: vec![
+                (2, virtual_table(t1, "a", "m", &[(na, "a", "c", 100), (nb, "k", "m", 60)])),
+                (2, virtual_table(t2, "n", "p", &[(nb, "n", "p", 40)])),
+            ],
+            new_parents: vec![pa, pb],
+            ..Default::default()
+        };
+        let v2 = vs.log_and_apply(&vs.default_family(), edit, &[], |_| {}).expect("virtualize");
+        drop(v1);
+        assert!(tables(vs.obsolete()).is_empty(), "the virtual tables hold both parents");
+        assert_eq!(v2.parent_refs(2, 0), [na, nb]);
+        assert_eq!(v2.parent_refs(2, 1), [nb]);
+
+        // Recovery: the same levels and parents, one reference per parent.
+        let (again, _) = VersionSet::recover(
+            Arc::new(PosixFs),
+            Dirs::new(dir.path(), []),
+            u64::MAX,
+            &|_| 4,
+        )
+        .expect("recover")
+        .expect("exists");
+        let r = again.current();
+        r.check_invariants().expect("invariants");
+        assert_eq!(r.parents().map(|p| p.number).collect::<Vec<_>>(), [na, nb]);
+        assert_eq!(r.parent_refs(2, 0), [na, nb]);
+        assert!(again.next_file_number() > t2, "virtual table numbers are used");
+        drop((r, again));
+
+        // Table t2 goes: parent nb stays for t1.
+        let edit = VersionEdit {
+            deleted_files: vec![(2, t2)],
+            ..Default::default()
+        };
+        let v3 = vs.log_and_apply(&vs.default_family(), edit, &[], |_| {}).expect("drop t2");
+        drop(v2);
+        assert!(tables(vs.obsolete()).is_empty(), "t1 still names both parents");
+        // Table t1 goes: both parents are obsolete once no version names t1.
+        let edit = VersionEdit {
+            deleted_files: vec![(2, t1)],
+            ..Default::default()
+        };
+        let v4 = vs.log_and_apply(&vs.default_family(), edit, &[], |_| {}).expect("drop t1");
+        assert!(tables(vs.obsolete()).is_empty(), "v3 still names t1");
+        drop(v3);
+        assert_eq!(tables(vs.obsolete()), {
+            let mut n = vec![na, nb];
+            n.sort_unstable();
+            n
+        });
+        assert_eq!(v4.num_files(), 0);
+    }
+}

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::key::{make_internal_key, ValueKind};
+use crate::version::virtual_table::Slice;
 
 /// A file covering user keys `[lo, hi]` with sequence numbers `[s0, s1]`.
 fn meta(number: u64, lo: &str, hi: &str, s0: u64, s1: u64, size: u64) -> FileMetaData {
@@ -190,5 +191,161 @@ proptest::proptest! {
                 proptest::prop_assert!(v.files(level).iter().any(|f| f.number == n));
             }
         }
+    }
+}
+
+/// A virtual table `number` at user keys `[lo, hi]` over `slices` of `(parent, lo, hi,
+/// bytes)`, its size their sum.
+fn virtual_meta(number: u64, lo: &str, hi: &str, slices: &[(u64, &str, &str, u64)]) -> FileMetaData {
+    let slices: Vec<Slice> = slices
+        .iter()
+        .map(|&(parent, a, b, bytes)| Slice {
+            parent,
+            smallest: a.as_bytes().to_vec(),
+            largest: b.as_bytes().to_vec(),
+            bytes,
+        })
+        .collect();
+    FileMetaData {
+        size: slices.iter().map(|s| s.bytes).sum(),
+        kind: FileKind::Virtual { slices },
+        ..meta(number, lo, hi, 1, 5, 0)
+    }
+}
+
+/// [`sample`] after L1 files 4 (`a..c`) and 5 (`k..p`) became parents of two virtual
+/// tables in L3 (a version does not check where a compaction may put them): table 20
+/// reads `[a, c]` of 4 and `[k, m]` of 5, table 21 reads `[n, p]` of 5.
+fn virtualized() -> (Version, VersionEdit) {
+    let e = VersionEdit {
+        deleted_files: vec![(1, 4), (1, 5)],
+        new_files: vec![
+            (3, virtual_meta(20, "a", "m", &[(4, "a", "c", 1000), (5, "k", "m", 600)])),
+            (3, virtual_meta(21, "n", "p", &[(5, "n", "p", 400)])),
+        ],
+        new_parents: vec![meta(4, "a", "c", 1, 5, 1000), meta(5, "k", "p", 1, 5, 1000)],
+        ..Default::default()
+    };
+    let v = sample().apply(&e).expect("virtualize");
+    v.check_invariants().expect("invariants");
+    (v, e)
+}
+
+#[test]
+fn virtual_tables_keep_their_parents_until_none_names_them() {
+    let (v, _) = virtualized();
+    assert_eq!(numbers(v.files(1)), [6]);
+    assert_eq!(numbers(v.files(3)), [20, 21]);
+    let parents: Vec<u64> = v.parents().map(|p| p.number).collect();
+    assert_eq!(parents, [4, 5]);
+    // On disk: the real level files and the parents, not the virtual tables.
+    let mut physical: Vec<u64> = v.physical_tables().map(|f| f.number).collect();
+    physical.sort_unstable();
+    assert_eq!(physical, [3, 4, 5, 6, 9, 10, 11]);
+    // Each parent byte counted once: 1,000 + 600 + 400.
+    assert_eq!(v.level_bytes(3), 2000);
+    // The snapshot edit rebuilds levels and parents.
+    let again = Version::new(4).apply(&v.to_snapshot_edit()).expect("apply");
+    again.check_invariants().expect("invariants");
+    assert_eq!(again.parents().collect::<Vec<_>>(), v.parents().collect::<Vec<_>>());
+    for level in 0..4 {
+        assert_eq!(v.files(level), again.files(level));
+    }
+    // Table 21 goes: parent 5 stays for table 20's slice.
+    let v = v
+        .apply(&VersionEdit {
+            deleted_files: vec![(3, 21)],
+            ..Default::default()
+        })
+        .expect("delete 21");
+    v.check_invariants().expect("invariants");
+    assert_eq!(v.parents().map(|p| p.number).collect::<Vec<_>>(), [4, 5]);
+    // Table 20 goes: no parent is named any more.
+    let v = v
+        .apply(&VersionEdit {
+            deleted_files: vec![(3, 20)],
+            ..Default::default()
+        })
+        .expect("delete 20");
+    v.check_invariants().expect("invariants");
+    assert_eq!(v.parents().count(), 0);
+    assert_eq!(v.physical_tables().count(), 5);
+}
+
+#[test]
+fn apply_refuses_unknown_duplicate_and_live_parents() {
+    let (v, _) = virtualized();
+    let err = |e: VersionEdit| v.apply(&e).expect_err("refused");
+    // A virtual table naming a parent nobody sent.
+    let e = VersionEdit {
+        new_files: vec![(2, virtual_meta(30, "zz", "zz", &[(77, "zz", "zz", 1)]))],
+        ..Default::default()
+    };
+    assert!(err(e).contains("unknown parent 77"));
+    // A parent sent twice.
+    let e = VersionEdit {
+        new_parents: vec![meta(4, "a", "c", 1, 5, 1000)],
+        ..Default::default()
+    };
+    assert!(err(e).contains("already known"));
+    // A parent that is still a level file.
+    let e = VersionEdit {
+        new_parents: vec![meta(6, "q", "t", 1, 5, 1000)],
+        ..Default::default()
+    };
+    assert!(err(e).contains("is a level file"));
+}
+
+#[test]
+fn check_invariants_catches_bad_slices() {
+    let base = || {
+        let e = VersionEdit {
+            deleted_files: vec![(1, 4), (1, 5)],
+            new_parents: vec![meta(4, "a", "c", 1, 5, 1000), meta(5, "k", "p", 1, 5, 1000)],
+            ..Default::default()
+        };
+        sample().apply(&e)
+    };
+    let with = |level: usize, files: Vec<FileMetaData>| {
+        let e = VersionEdit {
+            deleted_files: vec![(1, 4), (1, 5)],
+            new_files: files.into_iter().map(|f| (level, f)).collect(),
+            new_parents: vec![meta(4, "a", "c", 1, 5, 1000), meta(5, "k", "p", 1, 5, 1000)],
+            ..Default::default()
+        };
+        let v = sample().apply(&e).expect("apply");
+        v.check_invariants().expect_err("a broken invariant")
+    };
+    // Parents that no slice names are dropped by apply, never left behind.
+    assert_eq!(base().expect("apply").parents().count(), 0);
+    let cases = [
+        (0, vec![virtual_meta(20, "a", "c", &[(4, "a", "c", 1)])], "is in L0"),
+        (3, vec![virtual_meta(20, "a", "d", &[(4, "a", "d", 1)])], "outside"),
+        (3, vec![virtual_meta(20, "b", "c", &[(4, "a", "c", 1)])], "outside"),
+        // Tables may share the user key `b` when the first ends at the range-tombstone
+        // sentinel, but two slices of one parent may not both hold it.
+        (
+            3,
+            vec![
+                FileMetaData {
+                    largest: make_internal_key(b"b", crate::key::MAX_SEQUENCE, ValueKind::RangeDelete),
+                    ..virtual_meta(20, "a", "b", &[(4, "a", "b", 1)])
+                },
+                virtual_meta(21, "b", "c", &[(4, "b", "c", 1)]),
+            ],
+            "slices of parent 4 in virtual tables 20 and 21 overlap",
+        ),
+        (
+            3,
+            vec![FileMetaData {
+                size: 5,
+                ..virtual_meta(20, "a", "c", &[(4, "a", "c", 1)])
+            }],
+            "slices hold 1 bytes, size is 5",
+        ),
+    ];
+    for (level, files, want) in cases {
+        let got = with(level, files);
+        assert!(got.contains(want), "{got} (wanted {want})");
     }
 }

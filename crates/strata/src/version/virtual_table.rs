@@ -1,0 +1,120 @@
+//! Virtual tables: tables whose entries are slices of other tables.
+//!
+//! A virtual table is a level file with no bytes of its own ([`FileKind::Virtual`]). Its
+//! entries are, for each of its [`Slice`]s, the entries of the slice's *parent* (an
+//! ordinary table that left every level when the virtual table was made) whose user
+//! key lies in the slice's range, and nothing outside it. A compaction that defers its
+//! rewrite can so replace its inputs by metadata; a later compaction reads each parent
+//! once.
+//!
+//! # Why slices carry ranges
+//! A parent may be shared by several virtual tables, each naming a different part of
+//! it. If one of them is compacted for real, the parent stays alive for the others; a
+//! table that later inherits the parent from one of them must see only that one's
+//! part, or entries that were deleted or rewritten elsewhere come back. So a slice is
+//! `(parent, [smallest, largest] user keys, referenced bytes)`, never a bare parent.
+//!
+//! # Invariants (checked by `Version::check_invariants`)
+//! 1. No virtual table is in L0.
+//! 2. Every slice lies inside its table's user-key range and inside its parent's.
+//! 3. The slices of one parent are pairwise disjoint across the whole version, so each
+//!    parent byte is counted once (a table's `size` is the sum of its slices' bytes).
+//! 4. A parent is never also a level file, and every parent a slice names is known to
+//!    the version (`Version::parents`); a parent no slice names is dropped by
+//!    `Version::apply`, which is when its file becomes obsolete.
+//! 5. Slice order is read order: for any user key, an earlier slice holds only newer
+//!    versions than a later one.
+//!
+//! # Liveness
+//! A version holds, for each virtual table, one shared [`VirtualRef`] with every
+//! parent's metadata and counted reference (`file_ref`), built once when the table is
+//! first installed and cloned by every later version that keeps the table. So a parent
+//! stays on disk while any version, iterator or job holds a table that names it, and
+//! is queued for deletion exactly when the last of them drops. A virtual table has no
+//! `FileRef` of its own: no file exists to delete.
+
+use super::file_ref::FileRef;
+use std::sync::Arc;
+
+/// The part of a parent table that a virtual table reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Slice {
+    /// File number of the parent, an ordinary table.
+    pub parent: u64,
+    /// Smallest user key of the slice (inclusive).
+    pub smallest: Vec<u8>,
+    /// Largest user key of the slice (inclusive).
+    pub largest: Vec<u8>,
+    /// Bytes of the parent the slice covers (approximate, measured on the parent's
+    /// index when the slice was made).
+    pub bytes: u64,
+}
+
+/// The slices a virtual table over `parents` has when only their numbers are known
+/// (a MANIFEST without slice ranges): each covers the table's own range
+/// `[smallest, largest]`, and the table's `size` is split evenly over them, the
+/// remainder to the first, so that the slices' bytes add up to `size`.
+pub(crate) fn whole_range_slices(
+    parents: &[u64],
+    smallest: &[u8],
+    largest: &[u8],
+    size: u64,
+) -> Vec<Slice> {
+    let n = parents.len() as u64;
+    let each = size.checked_div(n).unwrap_or(0);
+    parents
+        .iter()
+        .enumerate()
+        .map(|(i, &parent)| Slice {
+            parent,
+            smallest: smallest.to_vec(),
+            largest: largest.to_vec(),
+            bytes: match i {
+                0 => size - each * n.saturating_sub(1),
+                _ => each,
+            },
+        })
+        .collect()
+}
+
+/// One slice of an installed virtual table: its parent's counted reference (which
+/// also carries the parent's pinned table).
+#[derive(Debug)]
+pub(crate) struct SliceRef {
+    /// The parent's one counted reference: the slice keeps the parent's file alive.
+    pub file: Arc<FileRef>,
+}
+
+/// What an installed virtual table holds: its slices' parents' references, in the
+/// order of its `FileKind::Virtual::slices`. One allocation per virtual table, shared
+/// by every version naming the table. See the module docs.
+#[derive(Debug)]
+pub(crate) struct VirtualRef {
+    slices: Vec<SliceRef>,
+}
+
+impl VirtualRef {
+    /// A reference over `slices`, one per slice of the table, in its order.
+    pub fn new(slices: Vec<SliceRef>) -> Arc<VirtualRef> {
+        Arc::new(VirtualRef { slices })
+    }
+
+    /// The parents, one per slice, in read order. The borrow lasts as long as `self`.
+    pub fn slices(&self) -> &[SliceRef] {
+        &self.slices
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_range_slices_add_up_to_the_size() {
+        let s = whole_range_slices(&[4, 9, 2], b"a", b"m", 10);
+        assert_eq!(s.iter().map(|s| s.bytes).collect::<Vec<_>>(), [4, 3, 3]);
+        assert!(s.iter().all(|s| s.smallest == b"a" && s.largest == b"m"));
+        assert_eq!(s.iter().map(|s| s.parent).collect::<Vec<_>>(), [4, 9, 2]);
+        assert!(whole_range_slices(&[], b"a", b"m", 10).is_empty());
+    }
+}
