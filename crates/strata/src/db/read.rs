@@ -30,7 +30,7 @@ use crate::options::ReadOptions;
 use crate::snapshot_filter::SnapshotFilter;
 use crate::stats::Statistics;
 use crate::version::file_ref::FileRef;
-use crate::version::{FileMetaData, Version};
+use crate::version::{FileKind, FileMetaData, Version};
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -176,8 +176,8 @@ fn get_from_version(
     filter: SnapshotFilter,
     p: &mut Pending,
 ) -> Result<Option<Vec<u8>>> {
-    let found = probe_tables(version, lookup, |level, i, f| {
-        Ok(match probe(inner, f, version.file_ref(level, i), lookup, filter, p)? {
+    let found = probe_tables(version, lookup, |f, file| {
+        Ok(match probe(inner, f, file, lookup, filter, p)? {
             Probe::Found(v) => Some(v),
             Probe::Absent => None,
         })
@@ -185,23 +185,26 @@ fn get_from_version(
     Ok(found.flatten())
 }
 
-/// Calls `probe(level, index, file)` on every table that may hold `lookup`'s user key,
-/// newest first, until one returns `Some` (the answer): each L0 file whose key range
-/// holds the key (L0 is ordered newest first), then on each deeper level the one file
-/// whose fence pointers can hold it. The read path's one definition of where a key
-/// can be; the conflict check of transactions ([`newer_sequence`]) walks it too.
+/// Calls `probe(table, its reference)` on every physical table that may hold
+/// `lookup`'s user key, newest first, until one returns `Some` (the answer): each L0
+/// file whose key range holds the key (L0 is ordered newest first), then on each
+/// deeper level the one file whose fence pointers can hold it. A virtual table there
+/// (§7.1.1) stands for its parents: each whose slice holds the key is probed in the
+/// slices' order (read order), as L0 files are. The read path's one definition of
+/// where a key can be; the conflict check of transactions ([`newer_sequence`]) walks
+/// it too.
 #[inline]
 fn probe_tables<R>(
     version: &Version,
     lookup: &LookupKey,
-    mut probe: impl FnMut(usize, usize, &FileMetaData) -> Result<Option<R>>,
+    mut probe: impl FnMut(&FileMetaData, Option<&FileRef>) -> Result<Option<R>>,
 ) -> Result<Option<R>> {
     let ukey = lookup.user_key();
     for (i, f) in version.files(0).iter().enumerate() {
         if ukey < f.smallest_user_key() || ukey > f.largest_user_key() {
             continue;
         }
-        if let Some(r) = probe(0, i, f)? {
+        if let Some(r) = probe(f, version.file_ref(0, i))? {
             return Ok(Some(r));
         }
     }
@@ -212,8 +215,19 @@ fn probe_tables<R>(
         if ukey < f.smallest_user_key() {
             continue;
         }
-        if let Some(r) = probe(level, i, f)? {
-            return Ok(Some(r));
+        if let FileKind::Real = f.kind {
+            if let Some(r) = probe(f, version.file_ref(level, i))? {
+                return Ok(Some(r));
+            }
+            continue;
+        }
+        for s in version.slices(level, i) {
+            let s = s?;
+            if s.slice.contains(ukey) {
+                if let Some(r) = probe(s.parent, s.file)? {
+                    return Ok(Some(r));
+                }
+            }
         }
     }
     Ok(None)
@@ -251,13 +265,11 @@ pub(crate) fn newer_sequence(
         .find_map(|mem| newest_of(mem.newest_sequence(lookup), mem.range_dels().as_deref()));
     let newest = match in_memtables {
         Some(seq) => Some(seq),
-        None => probe_tables(&sv.version, lookup, |level, i, f| {
+        None => probe_tables(&sv.version, lookup, |f, file| {
             if f.largest_seqno <= floor {
                 return Ok(None);
             }
-            let table = inner
-                .table_cache
-                .get_pinned(f, sv.version.file_ref(level, i))?;
+            let table = inner.table_cache.get_pinned(f, file)?;
             let point = table.get(lookup.internal_key(), |ikey, _| key::sequence(ikey))?;
             Ok(newest_of(point, table.range_dels()))
         })?,
@@ -309,9 +321,23 @@ pub(crate) fn iter(inner: &DbInner, family: &Family, ro: &ReadOptions) -> Result
             if f.num_range_deletions == 0 || out_of_bounds(f) || filter.skips(f, &inner.stats) {
                 continue;
             }
-            let table = inner.table_cache.get_pinned(f, sv.version.file_ref(level, i))?;
-            if let Some(rd) = table.range_dels() {
-                gather(rd);
+            if let FileKind::Real = f.kind {
+                let table = inner.table_cache.get_pinned(f, sv.version.file_ref(level, i))?;
+                if let Some(rd) = table.range_dels() {
+                    gather(rd);
+                }
+                continue;
+            }
+            // A virtual table's tombstones are its parents', clipped to its slices.
+            for s in sv.version.slices(level, i) {
+                let s = s?;
+                if s.parent.num_range_deletions == 0 || filter.skips(s.parent, &inner.stats) {
+                    continue;
+                }
+                let table = inner.table_cache.get_pinned(s.parent, s.file)?;
+                if let Some(rd) = table.range_dels() {
+                    gather(&rd.clip(Some(&s.slice.smallest), Some(&s.slice.end_bound())));
+                }
             }
         }
     }
@@ -341,3 +367,6 @@ pub(crate) fn iter(inner: &DbInner, family: &Family, ro: &ReadOptions) -> Result
         },
     ))
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,15 +5,20 @@
 //! Adds to the [`InternalIterator`] contract: files the [`SnapshotFilter`] rejects are
 //! skipped when seeking and when stepping onto the next or previous file, so a read at
 //! an old snapshot never opens tables made entirely of newer data.
+//!
+//! A virtual table (ARCHITECTURE §7.1.1) is read as a merge of its slices, each its
+//! parent's iterator clipped to the slice's range (parents the snapshot filter
+//! rejects are left out). A real file is read through its own table iterator, with no
+//! dynamic dispatch: the child is an enum.
 
-use super::InternalIterator;
+use super::{ClippedIterator, InternalIterator, MergingIterator};
 use crate::cache::TableCache;
 use crate::error::Result;
 use crate::key;
 use crate::snapshot_filter::SnapshotFilter;
 use crate::sst::TableIterator;
 use crate::stats::Statistics;
-use crate::version::Version;
+use crate::version::{FileKind, Version};
 use std::cmp::Ordering;
 use std::sync::Arc;
 
@@ -26,8 +31,59 @@ pub struct LevelIterator {
     stats: Arc<Statistics>,
     /// Index of the file `current` reads; meaningful only while `current` is some.
     index: usize,
-    current: Option<TableIterator>,
+    current: Option<Child>,
     err: Option<crate::Error>,
+}
+
+/// What a level iterator reads one file through.
+enum Child {
+    /// A real file's table.
+    Table(TableIterator),
+    /// A virtual table: its slices, merged.
+    Slices(MergingIterator),
+}
+
+/// Forwards a call to whichever iterator the child holds.
+macro_rules! child {
+    ($c:expr, $it:ident => $e:expr) => {
+        match $c {
+            Child::Table($it) => $e,
+            Child::Slices($it) => $e,
+        }
+    };
+}
+
+impl InternalIterator for Child {
+    fn valid(&self) -> bool {
+        child!(self, c => c.valid())
+    }
+    fn seek_to_first(&mut self) {
+        child!(self, c => c.seek_to_first())
+    }
+    fn seek_to_last(&mut self) {
+        child!(self, c => c.seek_to_last())
+    }
+    fn seek(&mut self, target: &[u8]) {
+        child!(self, c => c.seek(target))
+    }
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        child!(self, c => c.seek_for_prev(target))
+    }
+    fn next(&mut self) {
+        child!(self, c => c.next())
+    }
+    fn prev(&mut self) {
+        child!(self, c => c.prev())
+    }
+    fn key(&self) -> &[u8] {
+        child!(self, c => c.key())
+    }
+    fn value(&self) -> &[u8] {
+        child!(self, c => c.value())
+    }
+    fn status(&self) -> Result<()> {
+        child!(self, c => c.status())
+    }
 }
 
 impl LevelIterator {
@@ -62,10 +118,16 @@ impl LevelIterator {
         let Some(meta) = self.version.files(self.level).get(index) else {
             return false;
         };
-        let file = self.version.file_ref(self.level, index);
-        match self.tables.get_pinned(meta, file) {
-            Ok(t) => {
-                self.current = Some(t.iter());
+        let child = match meta.kind {
+            FileKind::Real => {
+                let file = self.version.file_ref(self.level, index);
+                self.tables.get_pinned(meta, file).map(|t| Child::Table(t.iter()))
+            }
+            FileKind::Virtual { .. } => self.open_slices(index).map(Child::Slices),
+        };
+        match child {
+            Ok(c) => {
+                self.current = Some(c);
                 true
             }
             Err(e) => {
@@ -73,6 +135,21 @@ impl LevelIterator {
                 false
             }
         }
+    }
+
+    /// The merge of virtual table `index`'s slices, each its parent clipped to it.
+    fn open_slices(&self, index: usize) -> Result<MergingIterator> {
+        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+        for s in self.version.slices(self.level, index) {
+            let s = s?;
+            if self.filter.skips(s.parent, &self.stats) {
+                continue;
+            }
+            let table = self.tables.get_pinned(s.parent, s.file)?;
+            let (lo, hi) = (&s.slice.smallest, &s.slice.largest);
+            children.push(Box::new(ClippedIterator::new(table.iter(), lo, hi)));
+        }
+        Ok(MergingIterator::new(children))
     }
 
     fn skipped(&self, index: usize) -> bool {

@@ -291,6 +291,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::iter::test_util::FailingIter;
     use crate::key::{make_internal_key, ValueKind};
     use crate::memtable::MemTable;
 
@@ -462,76 +463,6 @@ mod tests {
         assert_eq!(it.value(), b"c2-1-5");
         it.prev();
         assert_eq!(it.value(), b"c1-1-5");
-    }
-
-    /// A sorted in-memory child that fails (invalid + error) after `budget` moves.
-    struct FailingIter {
-        entries: Vec<(Vec<u8>, Vec<u8>)>,
-        pos: Option<usize>,
-        budget: usize,
-        failed: bool,
-    }
-
-    impl FailingIter {
-        fn spend(&mut self) {
-            if self.budget == 0 {
-                self.failed = true;
-                self.pos = None;
-            } else {
-                self.budget -= 1;
-            }
-        }
-        fn set(&mut self, p: Option<usize>) {
-            self.pos = p.filter(|&p| p < self.entries.len());
-            self.spend();
-        }
-    }
-
-    impl InternalIterator for FailingIter {
-        fn valid(&self) -> bool {
-            self.pos.is_some()
-        }
-        fn seek_to_first(&mut self) {
-            self.set(Some(0));
-        }
-        fn seek_to_last(&mut self) {
-            self.set(self.entries.len().checked_sub(1));
-        }
-        fn seek(&mut self, t: &[u8]) {
-            let p = self
-                .entries
-                .partition_point(|e| compare_internal(&e.0, t).is_lt());
-            self.set(Some(p));
-        }
-        fn seek_for_prev(&mut self, t: &[u8]) {
-            let p = self
-                .entries
-                .partition_point(|e| compare_internal(&e.0, t).is_le());
-            self.set(p.checked_sub(1));
-        }
-        fn next(&mut self) {
-            self.set(self.pos.map(|p| p + 1));
-        }
-        fn prev(&mut self) {
-            self.set(self.pos.and_then(|p| p.checked_sub(1)));
-        }
-        fn key(&self) -> &[u8] {
-            self.pos
-                .and_then(|p| self.entries.get(p))
-                .map_or(&[], |e| &e.0)
-        }
-        fn value(&self) -> &[u8] {
-            self.pos
-                .and_then(|p| self.entries.get(p))
-                .map_or(&[], |e| &e.1)
-        }
-        fn status(&self) -> Result<()> {
-            if self.failed {
-                Err(Error::corruption("000007.sst", 4096, "injected"))
-            } else {
-                Ok(())
-            }
-        }
     }
 
     #[test]

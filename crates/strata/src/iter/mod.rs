@@ -16,10 +16,15 @@
 //!   must check `status()` before concluding the range is exhausted.
 //! - Bounds are not checked here: the user-facing iterator applies
 //!   [`crate::ReadOptions`] bounds; level iterators may use them to skip files.
+//!   [`ClippedIterator`] restricts any iterator to a user-key range.
 
+mod clipped;
 mod level;
 mod merging;
+#[cfg(test)]
+mod test_util;
 
+pub use clipped::ClippedIterator;
 pub use level::LevelIterator;
 pub use merging::MergingIterator;
 

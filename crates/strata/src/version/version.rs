@@ -47,7 +47,7 @@
 use super::edit::VersionEdit;
 use super::file_meta::{FileKind, FileMetaData};
 use super::file_ref::FileRef;
-use super::virtual_table::{SliceRef, VirtualRef};
+use super::virtual_table::{SliceRef, SliceView, VirtualRef};
 use crate::key::compare_internal;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -141,6 +141,47 @@ impl Version {
             TableRef::Real(r) => Some(r),
             TableRef::Virtual(_) => None,
         }
+    }
+
+    /// The slices of the virtual table `files(level)[index]`, in read order, each with
+    /// its parent; nothing for a real file or an index out of range. The views borrow
+    /// `self`.
+    ///
+    /// # Errors
+    /// `Internal` for a slice whose parent the version does not know, which
+    /// `Version::apply` never lets happen.
+    pub(crate) fn slices(
+        &self,
+        level: usize,
+        index: usize,
+    ) -> impl Iterator<Item = crate::Result<SliceView<'_>>> {
+        let f = self.files(level).get(index);
+        let slices = match f.map(|f| &f.kind) {
+            Some(FileKind::Virtual { slices }) => slices.as_slice(),
+            _ => &[],
+        };
+        let refs = match self.refs.get(level).and_then(|r| r.get(index)) {
+            Some(TableRef::Virtual(v)) => v.slices(),
+            _ => &[],
+        };
+        slices.iter().enumerate().map(move |(i, slice)| {
+            let (parent, file) = match refs.get(i) {
+                Some(r) => (Some(&*r.parent), Some(&*r.file)),
+                None => (self.parents.get(&slice.parent).map(|p| &**p), None),
+            };
+            let parent = parent.ok_or_else(|| {
+                crate::Error::Internal(format!(
+                    "virtual table {} names parent {}, which the version does not know",
+                    f.map_or(0, |f| f.number),
+                    slice.parent
+                ))
+            })?;
+            Ok(SliceView {
+                slice,
+                parent,
+                file,
+            })
+        })
     }
 
     /// Total size in bytes of the files of `level` (0 if out of range).
@@ -331,8 +372,9 @@ impl Version {
             let slices = slices
                 .iter()
                 .map(|s| {
-                    match (parents.contains_key(&s.parent), real.get(&s.parent)) {
-                        (true, Some(file)) => Ok(SliceRef {
+                    match (parents.get(&s.parent), real.get(&s.parent)) {
+                        (Some(parent), Some(file)) => Ok(SliceRef {
+                            parent: Arc::clone(parent),
                             file: Arc::clone(file),
                         }),
                         _ => Err(format!(

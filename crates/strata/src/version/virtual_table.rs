@@ -33,6 +33,7 @@
 //! is queued for deletion exactly when the last of them drops. A virtual table has no
 //! `FileRef` of its own: no file exists to delete.
 
+use super::file_meta::FileMetaData;
 use super::file_ref::FileRef;
 use std::sync::Arc;
 
@@ -48,6 +49,20 @@ pub struct Slice {
     /// Bytes of the parent the slice covers (approximate, measured on the parent's
     /// index when the slice was made).
     pub bytes: u64,
+}
+
+impl Slice {
+    /// True iff user key `k` lies in the slice.
+    #[inline]
+    pub fn contains(&self, k: &[u8]) -> bool {
+        self.smallest.as_slice() <= k && k <= self.largest.as_slice()
+    }
+
+    /// The smallest user key after the slice: its exclusive end, for APIs that take
+    /// half-open ranges.
+    pub fn end_bound(&self) -> Vec<u8> {
+        [self.largest.as_slice(), &[0]].concat()
+    }
 }
 
 /// The slices a virtual table over `parents` has when only their numbers are known
@@ -77,12 +92,24 @@ pub(crate) fn whole_range_slices(
         .collect()
 }
 
-/// One slice of an installed virtual table: its parent's counted reference (which
-/// also carries the parent's pinned table).
+/// One slice of an installed virtual table: its parent's metadata and counted
+/// reference (which also carries the parent's pinned table).
 #[derive(Debug)]
 pub(crate) struct SliceRef {
+    /// The parent's metadata, shared with the version's parent list.
+    pub parent: Arc<FileMetaData>,
     /// The parent's one counted reference: the slice keeps the parent's file alive.
     pub file: Arc<FileRef>,
+}
+
+/// One slice of a virtual table as a read sees it: the slice, its parent's metadata,
+/// and the parent's counted reference (`None` in a version the version set has not
+/// installed). Borrows the version.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SliceView<'a> {
+    pub slice: &'a Slice,
+    pub parent: &'a FileMetaData,
+    pub file: Option<&'a FileRef>,
 }
 
 /// What an installed virtual table holds: its slices' parents' references, in the

@@ -9,6 +9,7 @@ mod direct_io;
 mod fixture;
 mod limits;
 mod model;
+mod offsets;
 
 use super::*;
 use crate::cache::BlockCache;

@@ -68,6 +68,11 @@ fn entries(m: &Model) -> Entries {
     m.iter().map(|(k, v)| (k.0.clone(), v.clone())).collect()
 }
 
+/// The sorted entries of `model(seed, n)`, for the other table tests.
+pub(super) fn model_entries(seed: u64, n: usize) -> Entries {
+    entries(&model(seed, n))
+}
+
 fn collect_forward(it: &mut TableIterator) -> Entries {
     let mut out = Vec::new();
     it.seek_to_first();
