@@ -110,8 +110,8 @@ pub use key::SequenceNumber;
 pub use limits::{MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use merge::{AssociativeMergeOperator, MergeOperator};
 pub use options::{
-    CfOptions, CompactionPriority, Compression, DbPath, LevelOptions, Options, OutputPartitioning,
-    ReadOptions, WalRecoveryMode, WriteOptions, MAX_DB_PATHS, MAX_LEVELS,
+    CfOptions, CompactionPriority, Compression, DbPath, DelayedCompaction, LevelOptions, Options,
+    OutputPartitioning, ReadOptions, WalRecoveryMode, WriteOptions, MAX_DB_PATHS, MAX_LEVELS,
 };
 pub use snapshot::Snapshot;
 pub use stats::{DbStats, LatencyHistogram, LevelStats, PathStatsSnapshot, StatisticsSnapshot};

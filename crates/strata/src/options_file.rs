@@ -56,7 +56,8 @@
 //!   `none|lz4|zstd`, `compaction_priority` =
 //!   `min_overlapping_ratio|oldest_smallest_seq_first`, `wal_recovery_mode` =
 //!   `tolerate_corrupted_tail_records|absolute_consistency|point_in_time`,
-//!   `output_partitioning` = `fixed|aligned:<variance>`.
+//!   `output_partitioning` = `fixed|aligned:<variance>`, `delayed_compaction` =
+//!   `off|vct:<n>`.
 //!
 //! The frozen fixture `src/options_file/fixtures/OPTIONS-v1` is a complete example of
 //! the first version-1 writer; `OPTIONS-v1-direct-io` is the same with the keys added
@@ -90,7 +91,7 @@ use crate::env::{read_to_vec, write_file_atomic, FileSystem};
 use crate::error::{Error, Result};
 use crate::merge;
 use crate::options::{
-    CompactionPriority, Compression, DbPath, LevelOptions, Options, OutputPartitioning,
+    CompactionPriority, DelayedCompaction, Compression, DbPath, LevelOptions, Options, OutputPartitioning,
     WalRecoveryMode,
 };
 use std::collections::HashSet;
@@ -236,7 +237,36 @@ const DB_FIELDS: &[Field<Options>] = &[
     field!(Options, use_direct_io_for_flush_and_compaction),
     // Added after `OPTIONS-v1-merge-operator` (absent there: the default applies).
     field!(Options, cache_index_and_filter_blocks),
+    // Added after `OPTIONS-v1-cache-index-and-filter-blocks` (absent: off).
+    Field {
+        name: "delayed_compaction",
+        get: |o| match o.delayed_compaction {
+            None => "off".to_string(),
+            Some(d) => format!("vct:{}", d.vct),
+        },
+        set: |o, v| {
+            o.delayed_compaction = match v {
+                "off" => None,
+                v => Some(delayed_compaction(v)?),
+            };
+            Ok(())
+        },
+    },
 ];
+
+/// Parses `delayed_compaction`'s `key:value` list (`vct:12`): keys in any order, a key
+/// left out takes its default, an unknown key is an error (a newer writer's setting
+/// this build would ignore changes what the database does).
+fn delayed_compaction(v: &str) -> Result<DelayedCompaction, String> {
+    let mut d = DelayedCompaction::new();
+    for item in v.split(',') {
+        match item.split_once(':') {
+            Some(("vct", n)) => d = d.with_vct(n.parse().map_err(|e| format!("vct: {e}"))?),
+            _ => return Err(format!("expected off or vct:<n>, found `{item}`")),
+        }
+    }
+    Ok(d)
+}
 
 /// `[LevelOptions "i"]`, in file order. Append new options at the end.
 const LEVEL_FIELDS: &[Field<LevelOptions>] = &[

@@ -4,7 +4,7 @@
 //! What it protects: options that change *how* the engine stores and finds data (file
 //! and memtable sizes, compression, compaction priority, background threads, output
 //! partitioning, the snapshot filter, bloom filters, the block cache, direct I/O, data
-//! paths, how merge chains fold) must
+//! paths, how merge chains fold, delayed compaction's virtual tables) must
 //! never change
 //! *what* it returns. A bug that only one configuration shows (a filter false negative,
 //! a partition boundary that drops a key, a snapshot filter that skips a visible table)
@@ -22,10 +22,16 @@ use common::*;
 use std::sync::Arc;
 use strata::env::FaultFs;
 use strata::{
-    CfOptions, CompactionPriority, Compression, Db, LevelOptions, Options, OutputPartitioning,
+    CfOptions, CompactionPriority, Compression, Db, DelayedCompaction, LevelOptions, Options,
+    OutputPartitioning,
 };
 
 const DIR: &str = "/db";
+
+/// Delayed compaction with virtual compaction threshold `vct`.
+fn delayed(vct: usize) -> DelayedCompaction {
+    DelayedCompaction::new().with_vct(vct)
+}
 
 fn option_sets() -> Vec<(&'static str, Options)> {
     let t = tiny_options;
@@ -108,6 +114,32 @@ fn option_sets() -> Vec<(&'static str, Options)> {
             t().with_cache_index_and_filter_blocks(true)
                 .with_block_cache_capacity(16 << 10),
         ),
+        // Delayed compaction: rewrites of fewer than 3 real tables become virtual
+        // tables, read through their parents, compacted for real later.
+        (
+            "tiny-delayed-vct3",
+            t().with_delayed_compaction(Some(delayed(3))),
+        ),
+        (
+            "tiny-delayed-vct12-fixed-no-snapshot-filter",
+            t().with_delayed_compaction(Some(delayed(12)))
+                .with_output_partitioning(OutputPartitioning::Fixed)
+                .with_snapshot_filter(false),
+        ),
+        (
+            "tiny-delayed-vct8-three-paths",
+            three_data_paths().with_delayed_compaction(Some(delayed(8))),
+        ),
+        (
+            "tiny-delayed-vct8-merge-no-partial",
+            t().with_delayed_compaction(Some(delayed(8)))
+                .with_merge_operator(Some(Arc::new(AppendNoPartial))),
+        ),
+        (
+            "tiny-delayed-vct8-direct-reads",
+            t().with_delayed_compaction(Some(delayed(8)))
+                .with_use_direct_reads(true),
+        ),
         (
             "tiny-direct-io-lz4-no-cache",
             t().with_use_direct_reads(true)
@@ -136,6 +168,13 @@ fn family_sets() -> Vec<(&'static str, Options, CfOptions)> {
             merging(Options::default().with_max_manifest_file_size(16 << 10)).cf_options(),
         ),
         (
+            "tiny-families-delayed-vct8",
+            tiny_options(),
+            tiny_options()
+                .with_delayed_compaction(Some(delayed(8)))
+                .cf_options(),
+        ),
+        (
             "default-sizes-families-tiny-lz4",
             merging(Options::default().with_max_manifest_file_size(16 << 10)),
             tiny_options()
@@ -150,7 +189,13 @@ fn family_sets() -> Vec<(&'static str, Options, CfOptions)> {
 /// the real file system if `opts` asks for direct I/O), checking each observation
 /// against the model as it goes and the final contents of every family at the end;
 /// returns every observation, or `None` if direct I/O is refused there (printed).
-fn observe(ops: &[Op], opts: &Options, family: &CfOptions, ctx: &str) -> Option<Vec<Observed>> {
+/// Also returns the number of compactions deferred as virtual tables.
+fn observe(
+    ops: &[Op],
+    opts: &Options,
+    family: &CfOptions,
+    ctx: &str,
+) -> Option<(Vec<Observed>, u64)> {
     let fs = FaultFs::new();
     let real_dir = if opts.use_direct_reads || opts.use_direct_io_for_flush_and_compaction {
         Some(direct_io_tempdir(ctx)?)
@@ -192,7 +237,7 @@ fn observe(ops: &[Op], opts: &Options, family: &CfOptions, ctx: &str) -> Option<
         );
         seen.push(Observed::Scan(all));
     }
-    Some(seen)
+    Some((seen, d.stats().counters.virtual_compactions))
 }
 
 fn seeds() -> Vec<u64> {
@@ -224,15 +269,17 @@ fn same_observations_under_every_option_set() {
         .chain(family_sets())
         .collect();
     let mut observations = 0;
+    let mut virtualized = 0;
     for seed in seeds() {
         let universe = KeyUniverse::for_seed(seed);
         let ops = random_ops(seed, 1200, &universe, true);
         let mut reference: Option<(&str, Vec<Observed>)> = None;
         for (name, opts, family) in &sets {
             let ctx = format!("seed {seed} ({universe}) options {name}");
-            let Some(seen) = observe(&ops, opts, family, &ctx) else {
+            let Some((seen, deferred)) = observe(&ops, opts, family, &ctx) else {
                 continue;
             };
+            virtualized += deferred;
             match &reference {
                 None => reference = Some((name, seen)),
                 Some((ref_name, want)) => {
@@ -250,8 +297,13 @@ fn same_observations_under_every_option_set() {
         }
     }
     println!(
-        "metamorphic: {} option sets, {} seeds, {observations} observations compared",
+        "metamorphic: {} option sets, {} seeds, {observations} observations compared, \
+         {virtualized} compactions deferred as virtual tables",
         sets.len(),
         seeds().len()
+    );
+    assert!(
+        virtualized > 0,
+        "the delayed-compaction sets deferred no compaction"
     );
 }

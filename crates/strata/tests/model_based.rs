@@ -13,14 +13,18 @@
 mod common;
 
 use common::*;
-use strata::{CompactionPriority, Compression, Db, Options, OutputPartitioning};
+use strata::{
+    CompactionPriority, Compression, Db, DelayedCompaction, Options, OutputPartitioning,
+    StatisticsSnapshot,
+};
 
-fn run(seed: u64, n: usize, opts: &Options) {
+fn run(seed: u64, n: usize, opts: &Options) -> StatisticsSnapshot {
     let dir = tempfile::tempdir().expect("tempdir");
-    run_in(dir.path(), seed, n, opts);
+    run_in(dir.path(), seed, n, opts)
 }
 
-fn run_in(dir: &std::path::Path, seed: u64, n: usize, opts: &Options) {
+/// Runs the workload of `seed` in `dir`; returns the database's counters at the end.
+fn run_in(dir: &std::path::Path, seed: u64, n: usize, opts: &Options) -> StatisticsSnapshot {
     let universe = KeyUniverse::for_seed(seed);
     let ops = random_ops(seed, n, &universe, true);
     let (db, model, _) = run_ops(
@@ -75,6 +79,7 @@ fn run_in(dir: &std::path::Path, seed: u64, n: usize, opts: &Options) {
             );
         }
     }
+    d.stats().counters
 }
 
 fn seeds() -> Vec<u64> {
@@ -171,4 +176,22 @@ fn model_based_direct_reads_without_block_cache() {
             .with_block_cache_capacity(0);
         run_in(dir.path(), 4000 + seed, 1500, &opts);
     }
+}
+
+/// Delayed compaction with a virtual compaction threshold of 3 and of 8: rewrites of
+/// fewer real tables become virtual tables, which gets, scans, snapshots,
+/// transactions, reopens and later real compactions read through their parents. VCT 8
+/// found tiles whose first key collided with a neighbour's range-tombstone bound.
+#[test]
+fn model_based_delayed_compaction() {
+    let mut virtualized = 0;
+    for seed in seeds().into_iter().take(4) {
+        for vct in [3, 8, 16] {
+            let delayed = DelayedCompaction::new().with_vct(vct);
+            let opts = tiny_options().with_delayed_compaction(Some(delayed));
+            virtualized += run(7000 + seed, 1500, &opts).virtual_compactions;
+        }
+    }
+    println!("virtual compactions: {virtualized}");
+    assert!(virtualized > 0, "no compaction was deferred");
 }

@@ -5,12 +5,17 @@
 //! - `TrivialMove`: an edit that deletes each input file from its level and adds it,
 //!   unchanged, to the output stream's level. No I/O.
 //! - `Drop`: an edit that deletes each input file. No I/O, no output.
+//! - `Virtualize`: an edit that replaces the inputs by virtual tables over them, cut
+//!   where the output stream's partitioning cuts (`compaction::virtualize`). Reads
+//!   only the parents' index blocks; writes no file.
 //! - `Rewrite`: merge the input runs (newest first) into one stream of internal keys,
 //!   keep what some reader can still see ([`VersionGc`]), fold merge chains within
 //!   their snapshot stripe (`merge_chain`), ask the plan's [`Router`]
 //!   which stream each user key goes to, and write each stream's records into tables
 //!   cut by that stream's [`OutputPartitioner`]. Then fsync the directory of every data
 //!   path written and return the edit that replaces the inputs by the outputs.
+//!   A virtual input is read slice by slice: each slice's parent, clipped to the
+//!   slice's user-key range (its range tombstones too), found in the job's version.
 //!
 //! The executor never installs anything: the caller passes the returned [`Outcome`]
 //! to `VersionSet::log_and_apply` (or, at open, gathers the edits of several
@@ -37,13 +42,14 @@ use super::plan::{Action, Input, OutputStream, Partitioning, Plan};
 use crate::cache::TableCache;
 use crate::env::FileSystem;
 use crate::error::{Error, Result};
-use crate::iter::{InternalIterator, MergingIterator};
+use crate::iter::{ClippedIterator, InternalIterator, MergingIterator};
 use crate::key::{self, ParsedKey, SequenceNumber, ValueKind};
 use crate::merge::MergeOperator;
 use crate::range_del::{Fragments, RangeTombstone};
 use crate::sst::TableBuilder;
 use crate::version::file_ref::FileRef;
-use crate::version::{FileKind, FileMetaData, VersionEdit, VersionSet};
+use crate::version::virtual_table::SliceView;
+use crate::version::{FileKind, FileMetaData, Version, VersionEdit, VersionSet};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -59,6 +65,11 @@ pub(crate) struct JobContext<'a> {
     pub snapshots: Vec<SequenceNumber>,
     /// Folds merge chains (`None`: operands are written unchanged).
     pub merge_operator: Option<&'a dyn MergeOperator>,
+    /// The version the plan's input files are in (the family's current version when
+    /// the job starts: a compaction's inputs are busy, so they stay in every version
+    /// until its edit is installed). Virtual inputs find their slices' parents here;
+    /// `None` only for jobs with no virtual input (flushes, recovery flushes).
+    pub version: Option<&'a Version>,
 }
 
 /// The result of a plan: the edit to install and what it cost.
@@ -68,7 +79,8 @@ pub(crate) struct Outcome {
     pub edit: VersionEdit,
     /// References of the output files: keep them until the edit is installed.
     pub refs: Vec<Arc<FileRef>>,
-    /// Bytes of every input file read.
+    /// Bytes of every input file read (for a virtual input, the bytes its slices
+    /// reference in their parents).
     pub bytes_read: u64,
     /// Of `bytes_read`, the bytes of the first input run (the level being compacted).
     pub bytes_read_upper: u64,
@@ -97,7 +109,8 @@ impl Outcome {
 ///
 /// # Errors
 /// `Internal` for a malformed plan (a rewrite with no output stream, a router index
-/// out of range, a trivial move with several streams, a drop with any); corruption or I/O errors from the inputs; I/O
+/// out of range, a trivial move with several streams, a drop with any, a virtual input
+/// the job's version does not hold); corruption or I/O errors from the inputs; I/O
 /// errors writing outputs. Outputs written before the error are collected as
 /// obsolete once the returned error has dropped their references.
 pub(crate) fn execute(plan: &Plan, ctx: &JobContext<'_>) -> Result<Outcome> {
@@ -108,6 +121,7 @@ pub(crate) fn execute(plan: &Plan, ctx: &JobContext<'_>) -> Result<Outcome> {
             Err(Error::Internal("plan has no output stream".into()))
         }
         Action::Rewrite => rewrite(plan, ctx),
+        Action::Virtualize => super::virtualize::virtualize(plan, ctx),
     }
 }
 
@@ -285,6 +299,11 @@ impl Sink<'_> {
 /// filling the block cache (a compaction reads each block once). Entry bytes of runs
 /// after the first are counted as false overlap where they fall outside the first
 /// run's key range (the aligned-compaction statistic).
+///
+/// A virtual input is read as one child per slice, in its slice order: the slice's
+/// parent clipped to the slice's user-key range, and the parent's range tombstones
+/// clipped to the same range; it counts the bytes its slices reference, not its
+/// parents' sizes.
 fn open_inputs(
     plan: &Plan,
     ctx: &JobContext<'_>,
@@ -302,22 +321,34 @@ fn open_inputs(
                     tombstones.extend(rd.tombstones());
                 }
             }
-            Input::Files { files, .. } => {
+            Input::Files { level, files } => {
                 let range = if run == 0 { None } else { upper_range.clone() };
                 for f in files {
-                    let table = ctx.table_cache.get(f)?;
-                    if let Some(rd) = table.range_dels() {
-                        tombstones.extend(rd.tombstones());
-                    }
-                    let it = table.iter_no_fill();
-                    children.push(Box::new(CountingIter::new(
-                        it,
-                        Arc::clone(counter),
-                        range.clone(),
-                    )));
-                    out.bytes_read += f.size;
+                    let bytes = match &f.kind {
+                        FileKind::Real => {
+                            let table = ctx.table_cache.get(f)?;
+                            if let Some(rd) = table.range_dels() {
+                                tombstones.extend(rd.tombstones());
+                            }
+                            children.push(Box::new(CountingIter::new(
+                                table.iter_no_fill(),
+                                Arc::clone(counter),
+                                range.clone(),
+                            )));
+                            f.size
+                        }
+                        FileKind::Virtual { .. } => open_virtual(
+                            ctx,
+                            (*level, f),
+                            counter,
+                            &range,
+                            &mut children,
+                            &mut tombstones,
+                        )?,
+                    };
+                    out.bytes_read += bytes;
                     if run == 0 {
-                        out.bytes_read_upper += f.size;
+                        out.bytes_read_upper += bytes;
                     }
                 }
                 if run == 0 {
@@ -327,6 +358,86 @@ fn open_inputs(
         }
     }
     Ok((MergingIterator::new(children), Fragments::new(&tombstones)))
+}
+
+/// Opens the virtual input `f` of `level` as one child per slice, in slice order (see
+/// [`open_inputs`]), adding its children and tombstones; returns the bytes its slices
+/// reference.
+fn open_virtual(
+    ctx: &JobContext<'_>,
+    (level, f): (usize, &FileMetaData),
+    counter: &Arc<OverlapCounter>,
+    range: &Option<(Vec<u8>, Vec<u8>)>,
+    children: &mut Vec<Box<dyn InternalIterator>>,
+    tombstones: &mut Vec<RangeTombstone>,
+) -> Result<u64> {
+    let mut bytes = 0u64;
+    for view in virtual_slices(ctx.version, level, f)? {
+        let view = view?;
+        let (lo, hi) = (
+            view.slice.smallest.as_slice(),
+            view.slice.largest.as_slice(),
+        );
+        let table = ctx.table_cache.get_pinned(view.parent, view.file)?;
+        if let Some(rd) = table.range_dels() {
+            // The slice's range `[lo, hi]` as a half-open tombstone range.
+            let end = key_after(hi);
+            tombstones.extend(rd.clip(Some(lo), Some(&end)).tombstones());
+        }
+        let it = ClippedIterator::new(table.iter_no_fill(), lo, hi);
+        children.push(Box::new(CountingIter::new(
+            it,
+            Arc::clone(counter),
+            range.clone(),
+        )));
+        bytes = bytes.saturating_add(view.slice.bytes);
+    }
+    Ok(bytes)
+}
+
+/// The least user key after `user_key` (`user_key ++ [0]`): an inclusive upper bound
+/// made exclusive.
+pub(super) fn key_after(user_key: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(user_key.len() + 1);
+    k.extend_from_slice(user_key);
+    k.push(0);
+    k
+}
+
+/// The slices of the virtual input `f` of `level`, each with its parent, from
+/// `version` (which holds `f`).
+///
+/// # Errors
+/// `Internal` if there is no version or `f` is not in its level there (a plan over
+/// another version), or a slice names a parent the version does not know.
+pub(super) fn virtual_slices<'v>(
+    version: Option<&'v Version>,
+    level: usize,
+    f: &FileMetaData,
+) -> Result<impl Iterator<Item = Result<SliceView<'v>>>> {
+    let version = version.ok_or_else(|| {
+        Error::Internal(format!(
+            "virtual input {} but the job was given no version to find its parents in",
+            f.number
+        ))
+    })?;
+    let files = version.files(level);
+    // L1+ files are sorted and disjoint: the first whose largest key is `>= f.smallest`
+    // is `f` if `f` is there.
+    let at = version.find_file(level, &f.smallest);
+    let index = match files.get(at) {
+        Some(g) if g.number == f.number => at,
+        _ => files
+            .iter()
+            .position(|g| g.number == f.number)
+            .ok_or_else(|| {
+                Error::Internal(format!(
+                    "virtual input {} is not in L{level} of the job's version",
+                    f.number
+                ))
+            })?,
+    };
+    Ok(version.slices(level, index))
 }
 
 /// The user-key range covered by `files`.
@@ -481,4 +592,4 @@ impl<'a> StreamWriter<'a> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

@@ -17,9 +17,12 @@
 //! Modules:
 //! - [`plan`]: the plan: action, input runs, output streams, router.
 //! - [`policy`]: the [`CompactionPolicy`] seam the scheduler asks for work; the
-//!   default [`Leveled`] policy is the [`picker`].
+//!   [`policy::Leveled`] policy is the [`picker`]. The database's default is
+//!   [`Delayed`], which is `Leveled` unless delayed compaction is on.
 //! - [`picker`]: leveled scores, targets and file selection.
 //! - `executor`: runs a plan and returns its edit.
+//! - `virtualize`: the executor's [`Action::Virtualize`]: inputs replaced by virtual
+//!   tables over them, cut like the output stream, with no data I/O.
 //! - [`gc`]: which versions of a key survive (snapshot stripes).
 //! - [`covered`]: whole files no reader can see (under newer range tombstones), dropped
 //!   by metadata before any other pick.
@@ -28,9 +31,12 @@
 //!   the default [`ByLevel`] is RocksDB's rule.
 //! - [`aligned`]: aligned compaction (Kim et al. Algorithm 1) and the false-overlap
 //!   statistic.
+//! - [`delayed`]: delayed compaction (Pei et al.): rewrites of few tables deferred as
+//!   virtual tables, the [`Delayed`] policy.
 
 pub mod aligned;
 pub mod covered;
+pub mod delayed;
 pub(crate) mod executor;
 pub mod gc;
 pub(crate) mod merge_chain;
@@ -39,8 +45,10 @@ pub mod picker;
 pub mod placement;
 pub mod plan;
 pub mod policy;
+pub(crate) mod virtualize;
 
 pub use placement::{ByLevel, PlacementPolicy};
 pub use covered::{Coverage, Tombstones};
+pub use delayed::Delayed;
 pub use plan::{Action, Plan, Reason};
-pub use policy::{CompactionPolicy, Leveled};
+pub use policy::CompactionPolicy;

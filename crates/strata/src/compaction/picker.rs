@@ -104,7 +104,13 @@ impl Busy {
         files.any(|f| self.files.contains(&f.number))
     }
 
-    fn output_conflict(&self, output_level: usize, lo: &[u8], hi: &[u8]) -> bool {
+    /// True iff a job holds `f` as an input.
+    pub fn is_busy(&self, f: &FileMetaData) -> bool {
+        self.files.contains(&f.number)
+    }
+
+    /// True iff a job writes an output range of `output_level` that meets `[lo, hi]`.
+    pub fn output_conflict(&self, output_level: usize, lo: &[u8], hi: &[u8]) -> bool {
         self.output_ranges
             .iter()
             .any(|(l, a, b)| *l == output_level && a.as_slice() <= hi && lo <= b.as_slice())

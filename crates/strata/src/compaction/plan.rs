@@ -48,6 +48,13 @@ pub enum Action {
     /// entries (`compaction::covered` states when). Reads and writes nothing; a drop
     /// plan has no output stream.
     Drop,
+    /// Replace the inputs by virtual tables over them (`version::virtual_table`) in
+    /// the (single) output stream's level, cut where the stream's partitioning cuts,
+    /// measured on the parents' index blocks: no data block is read and no file is
+    /// written. Requires: the output level is L1 or deeper, every parent lives on the
+    /// stream's path, and the plan's input files are in the job's version
+    /// (`compaction::virtualize`). Planned by `compaction::delayed`.
+    Virtualize,
 }
 
 /// Why a plan was made.

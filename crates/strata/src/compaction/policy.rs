@@ -62,6 +62,30 @@ pub trait CompactionPolicy: Send + Sync + fmt::Debug {
         coverage: &Coverage<'_>,
     ) -> Option<Plan>;
 
+    /// The last step of a manual compaction (`Db::compact_range`): a rewrite, into
+    /// `level` itself, of a table of `level` (the deepest holding data in the range)
+    /// that the policy wants rewritten, or `None` if there is none (or it conflicts
+    /// with `busy`; the caller retries while files in range are busy). The default
+    /// rewrites nothing: the deepest level's tables are already what a manual
+    /// compaction promises. A policy that keeps tables there which are not (virtual
+    /// tables) returns them one at a time.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "each is one independent input of the pure function"
+    )]
+    fn pick_manual_in_place(
+        &self,
+        _version: &Version,
+        _opts: &Options,
+        _placement: &dyn PlacementPolicy,
+        _level: usize,
+        _begin: Option<&[u8]>,
+        _end: Option<&[u8]>,
+        _busy: &Busy,
+    ) -> Option<Plan> {
+        None
+    }
+
     /// Bytes compaction must still rewrite (the write path slows and stops writers
     /// on it, against `soft_`/`hard_pending_compaction_bytes_limit`).
     fn pending_compaction_bytes(&self, version: &Version, opts: &Options) -> u64;

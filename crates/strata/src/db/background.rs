@@ -30,7 +30,9 @@ use super::flush::flush_oldest;
 use super::obsolete::delete_obsolete;
 use super::state::DbState;
 use super::{jobs, DbInner};
+use crate::compaction::picker::Busy;
 use crate::compaction::{Action, Coverage, Plan, Tombstones};
+use crate::version::Version;
 use crate::error::{Error, Result};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -261,11 +263,13 @@ pub(crate) fn wait_idle(inner: &DbInner) -> Result<()> {
 }
 
 /// Manual compaction of `[begin, end]` of `family` down to the deepest level holding
-/// data, one level at a time, in the caller's thread. Each level takes as many plans as
-/// `pick_manual` needs (one per file below L0), at most one more than the files in
-/// range when the level began, so writers adding files meanwhile cannot keep it going.
-/// Plans that only drop files (`Action::Drop`) have a budget of their own of the same
-/// size: they take no file of the level's step, so they must not use up its budget.
+/// data, one level at a time, in the caller's thread; then, in that deepest level, the
+/// rewrites in place the policy asks for (`CompactionPolicy::pick_manual_in_place`).
+/// Each level takes as many plans as the policy needs (one per file below L0), at most
+/// one more than the files in range when the level began, so writers adding files
+/// meanwhile cannot keep it going. Plans that only drop files (`Action::Drop`) have a
+/// budget of their own of the same size: they take no file of the level's step, so
+/// they must not use up its budget.
 pub(crate) fn compact_range(
     inner: &DbInner,
     family: &Arc<Family>,
@@ -283,66 +287,116 @@ pub(crate) fn compact_range(
     inner.state.lock().manual_waiting += 1;
     let result = (|| {
         for level in 0..deepest {
-            let mut budget = family
-                .versions
-                .current()
-                .overlapping_files(level, begin, end)
-                .len()
-                + 1;
-            let mut drop_budget = budget;
-            while budget > 0 && drop_budget > 0 {
-                // Outside the state lock: it may open tables.
-                let tombstones = Tombstones::gather(
-                    std::iter::once(family.versions.current().as_ref()),
-                    &inner.table_cache,
-                );
-                let plan = {
-                    let mut st = inner.state.lock();
-                    st.check_bg_error()?;
-                    let version = family.versions.current();
-                    let snapshots = inner.snapshots.sequences();
-                    let Some(busy) = st.families.get(&family.id()).map(|f| &f.busy) else {
-                        // Dropped: nothing left to compact.
-                        return Ok(());
-                    };
-                    let picked = inner.policy.pick_manual(
-                        &version,
-                        &family.opts,
-                        inner.placement.as_ref(),
-                        level,
-                        begin,
-                        end,
-                        busy,
-                        &Coverage::new(&snapshots, &tombstones),
-                    );
-                    match picked {
-                        Some(p) => {
-                            mark_busy(&mut st, family.id(), &p);
-                            Some(p)
-                        }
-                        None if version.overlapping_files(level, begin, end).is_empty() => None,
-                        None => {
-                            // Files in range are being compacted: wait and retry.
-                            inner.done_cv.wait_for(&mut st, Duration::from_millis(50));
-                            continue;
-                        }
-                    }
-                };
-                let Some(plan) = plan else { break };
-                let r = jobs::run(inner, family, &plan, |_| {});
-                finish_plan(inner, family, &plan);
-                r?;
-                if plan.action == Action::Drop {
-                    drop_budget -= 1;
-                } else {
-                    budget -= 1;
-                }
-            }
+            manual_level(inner, family, level, (begin, end), false, |pick| {
+                inner.policy.pick_manual(
+                    pick.version,
+                    &family.opts,
+                    inner.placement.as_ref(),
+                    level,
+                    begin,
+                    end,
+                    pick.busy,
+                    pick.coverage,
+                )
+            })?;
         }
-        Ok(())
+        manual_level(inner, family, deepest, (begin, end), true, |pick| {
+            inner.policy.pick_manual_in_place(
+                pick.version,
+                &family.opts,
+                inner.placement.as_ref(),
+                deepest,
+                begin,
+                end,
+                pick.busy,
+            )
+        })
     })();
     inner.state.lock().manual_waiting -= 1;
     inner.bg_cv.notify_all();
     delete_obsolete(inner);
     result
+}
+
+/// What a manual step's policy call sees, under the `state` lock.
+struct ManualPick<'a> {
+    version: &'a Version,
+    busy: &'a Busy,
+    coverage: &'a Coverage<'a>,
+}
+
+/// Runs the plans `pick` returns for `level` of a manual compaction, within the
+/// budgets of [`compact_range`], until no file of `level` is in range (moving down a
+/// level) or, `in_place`, until `pick` wants none of the files in range that no job
+/// holds; waits and asks again while it returns none and files in range are busy.
+fn manual_level(
+    inner: &DbInner,
+    family: &Arc<Family>,
+    level: usize,
+    (begin, end): (Option<&[u8]>, Option<&[u8]>),
+    in_place: bool,
+    pick: impl Fn(&ManualPick<'_>) -> Option<Plan>,
+) -> Result<()> {
+    let mut budget = family
+        .versions
+        .current()
+        .overlapping_files(level, begin, end)
+        .len()
+        + 1;
+    let mut drop_budget = budget;
+    while budget > 0 && drop_budget > 0 {
+        // Outside the state lock: it may open tables.
+        let tombstones = Tombstones::gather(
+            std::iter::once(family.versions.current().as_ref()),
+            &inner.table_cache,
+        );
+        let plan = {
+            let mut st = inner.state.lock();
+            st.check_bg_error()?;
+            let version = family.versions.current();
+            let snapshots = inner.snapshots.sequences();
+            let Some(busy) = st.families.get(&family.id()).map(|f| &f.busy) else {
+                // Dropped: nothing left to compact.
+                return Ok(());
+            };
+            let coverage = Coverage::new(&snapshots, &tombstones);
+            let picked = pick(&ManualPick {
+                version: &version,
+                busy,
+                coverage: &coverage,
+            });
+            match picked {
+                Some(p) => {
+                    mark_busy(&mut st, family.id(), &p);
+                    Some(p)
+                }
+                None if version.overlapping_files(level, begin, end).is_empty() => None,
+                // In place, the policy wants none of the files in range that no job
+                // holds: done (the others are retried below until they are free).
+                None if in_place
+                    && !version
+                        .overlapping_files(level, begin, end)
+                        .iter()
+                        .any(|f| busy.is_busy(f)) =>
+                {
+                    None
+                }
+                None => {
+                    // Files in range are being compacted: wait and retry.
+                    inner.done_cv.wait_for(&mut st, Duration::from_millis(50));
+                    continue;
+                }
+            }
+        };
+        let Some(plan) = plan else { break };
+        let r = jobs::run(inner, family, &plan, |_| {});
+        finish_plan(inner, family, &plan);
+        r?;
+        if plan.action == Action::Drop {
+            drop_budget -= 1;
+        } else {
+            budget -= 1;
+        }
+    }
+    Ok(())
 }

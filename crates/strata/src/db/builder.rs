@@ -23,7 +23,7 @@
 
 use super::{background, open, Db};
 use crate::cache::BlockCache;
-use crate::compaction::{ByLevel, CompactionPolicy, Leveled, PlacementPolicy};
+use crate::compaction::{ByLevel, CompactionPolicy, Delayed, PlacementPolicy};
 use crate::env::{FileSystem, PosixFs};
 use crate::error::Result;
 use crate::options::{CfOptions, Options};
@@ -92,7 +92,8 @@ impl DbBuilder {
     }
 
     /// Asks `policy` what to compact (see `compaction::policy` for the contract every
-    /// plan it returns must keep). Default: `compaction::Leveled`.
+    /// plan it returns must keep). Default: `compaction::Delayed`, which is
+    /// `compaction::Leveled` unless `Options::delayed_compaction` is on.
     ///
     /// **Experimental**, and only with the `internals` feature: the seam research
     /// techniques plug into, whose argument types (versions, plans) are internal.
@@ -140,7 +141,7 @@ impl DbBuilder {
         let components = Components {
             fs: self.fs.clone().unwrap_or_else(|| Arc::new(PosixFs)),
             block_cache: self.block_cache.clone(),
-            policy: self.policy.clone().unwrap_or_else(|| Arc::new(Leveled)),
+            policy: self.policy.clone().unwrap_or_else(|| Arc::new(Delayed)),
             placement: self.placement.clone().unwrap_or_else(|| Arc::new(ByLevel)),
         };
         let inner = Arc::new(open::open(path.as_ref(), options, components, families)?);

@@ -42,14 +42,22 @@ pub(crate) fn run(
     plan: &Plan,
     on_install: impl FnOnce(&mut FamilyState),
 ) -> Result<()> {
+    // The plan's inputs are busy, so they are in the current version until the edit
+    // is installed; the executor finds virtual inputs' parents there. The version is
+    // released when the executor returns, before the edit is installed.
+    let version = family.versions.current();
     let ctx = JobContext {
         fs: inner.fs.as_ref(),
         versions: &inner.versions,
         table_cache: &inner.table_cache,
         snapshots: inner.snapshots.sequences(),
         merge_operator: family.opts.merge_operator.as_deref(),
+        version: Some(&version),
     };
-    let mut outcome = match executor::execute(plan, &ctx) {
+    let executed = executor::execute(plan, &ctx);
+    drop(ctx);
+    drop(version);
+    let mut outcome = match executed {
         Ok(o) => o,
         Err(e) if e.is_retryable() => {
             // Nothing was written that an edit could name: abandon the job (its
@@ -62,6 +70,7 @@ pub(crate) fn run(
     };
     inner.state.lock().check_bg_error()?;
     let edit = std::mem::take(&mut outcome.edit);
+    let tables_added = edit.new_files.len() as u64;
     let installed = inner
         .versions
         .log_and_apply(&family.versions, edit, &outcome.refs, |version| {
@@ -81,7 +90,7 @@ pub(crate) fn run(
         Err(_) if family.versions.is_dropped() => return Ok(()),
         Err(e) => return Err(poison(inner, e)),
     }
-    account(inner, plan, &outcome);
+    account(inner, plan, &outcome, tables_added);
     inner.done_cv.notify_all();
     inner.bg_cv.notify_all();
     Ok(())
@@ -89,7 +98,10 @@ pub(crate) fn run(
 
 /// Per-level figures (RocksDB's level table): what each output level read and wrote.
 fn account_levels(st: &mut FamilyState, plan: &Plan, outcome: &Outcome) {
-    if matches!(plan.action, Action::TrivialMove | Action::Drop) {
+    if matches!(
+        plan.action,
+        Action::TrivialMove | Action::Drop | Action::Virtualize
+    ) {
         return;
     }
     for (stream, written) in plan.outputs.iter().zip(&outcome.stream_bytes) {
@@ -108,12 +120,21 @@ fn account_levels(st: &mut FamilyState, plan: &Plan, outcome: &Outcome) {
     }
 }
 
-/// Database-wide counters.
-fn account(inner: &DbInner, plan: &Plan, outcome: &Outcome) {
+/// Database-wide counters; `tables_added` is the number of tables the plan's edit
+/// added.
+fn account(inner: &DbInner, plan: &Plan, outcome: &Outcome, tables_added: u64) {
     let s = &inner.stats;
     if plan.reason.is_flush() {
         Statistics::add(&s.local().flush_bytes_written, outcome.bytes_written());
         return;
+    }
+    if plan.action == Action::Virtualize {
+        let deferred = plan
+            .input_files()
+            .fold(0u64, |acc, (_, f)| acc.saturating_add(f.size));
+        Statistics::add(&s.local().virtual_compactions, 1);
+        Statistics::add(&s.local().virtual_tables_created, tables_added);
+        Statistics::add(&s.local().virtual_bytes_deferred, deferred);
     }
     Statistics::add(&s.local().trivial_moves, outcome.moved_files);
     Statistics::add(&s.local().files_dropped_by_range_delete, outcome.dropped_files);

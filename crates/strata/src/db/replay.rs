@@ -268,6 +268,8 @@ impl Replay<'_> {
             // key.
             snapshots: Vec::new(),
             merge_operator: f.opts.merge_operator.as_deref(),
+            // A flush has no virtual input.
+            version: None,
         };
         let outcome = executor::execute(&plan, &ctx)?;
         let id = f.id;

@@ -8,6 +8,7 @@
 //! `STRATA_REGEN_FIXTURES=1 cargo test -p strata --lib options_file`.
 
 use super::*;
+use crate::options::DelayedCompaction;
 use crate::env::FaultFs;
 use proptest::prelude::*;
 use std::path::PathBuf;
@@ -27,11 +28,12 @@ const KEYS_AFTER_FIRST_V1: &[&str] = &[
     "use_direct_reads",
     "use_direct_io_for_flush_and_compaction",
     "cache_index_and_filter_blocks",
+    "delayed_compaction",
 ];
 
 /// `[DBOptions]` keys appended after `OPTIONS-v1-merge-operator` was frozen (the
 /// direct-I/O, `[DbPath]` and merge-operator fixtures lack them).
-const KEYS_AFTER_MERGE_OPERATOR: &[&str] = &["cache_index_and_filter_blocks"];
+const KEYS_AFTER_MERGE_OPERATOR: &[&str] = &["cache_index_and_filter_blocks", "delayed_compaction"];
 
 /// `text` without the lines of `keys`.
 fn without_keys(text: &str, keys: &[&str]) -> String {
@@ -198,11 +200,8 @@ fn cache_index_and_filter_blocks_fixture_path() -> PathBuf {
 #[test]
 fn frozen_fixture_v1_cache_index_and_filter_blocks_decodes_exactly_and_encodes_identically() {
     let opts = merge_operator_fixture_options().with_cache_index_and_filter_blocks(true);
-    let encoded = encode(&opts);
-    if std::env::var_os("STRATA_REGEN_FIXTURES").is_some() {
-        std::fs::write(cache_index_and_filter_blocks_fixture_path(), &encoded)
-            .expect("write fixture");
-    }
+    // As the writer of that fixture wrote it: without the keys added since.
+    let encoded = without_keys(&encode(&opts), KEYS_AFTER_CACHE_INDEX_AND_FILTER_BLOCKS);
     let frozen = std::fs::read_to_string(cache_index_and_filter_blocks_fixture_path())
         .expect("fixture present");
     let stored = decode(&frozen).expect("fixture decodes");
@@ -214,6 +213,43 @@ fn frozen_fixture_v1_cache_index_and_filter_blocks_decodes_exactly_and_encodes_i
     assert_eq!(frozen.replace("cache_index_and_filter_blocks=true\n", ""), older);
     let stored = decode(&older).expect("older fixture decodes");
     assert!(!stored.options.cache_index_and_filter_blocks);
+}
+
+/// `[DBOptions]` keys appended after `OPTIONS-v1-cache-index-and-filter-blocks`.
+const KEYS_AFTER_CACHE_INDEX_AND_FILTER_BLOCKS: &[&str] = &["delayed_compaction"];
+
+/// The fixture of the v1 writer that added `delayed_compaction`.
+fn delayed_compaction_fixture_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src/options_file/fixtures/OPTIONS-v1-delayed-compaction")
+}
+
+/// The v1 file with a `delayed_compaction` line: decodes exactly, re-encodes byte for
+/// byte, and without the line is the previous fixture, which (without the key) is off.
+/// A malformed or unknown setting is refused, naming the line.
+#[test]
+fn frozen_fixture_v1_delayed_compaction_decodes_exactly_and_encodes_identically() {
+    let opts = merge_operator_fixture_options()
+        .with_cache_index_and_filter_blocks(true)
+        .with_delayed_compaction(Some(DelayedCompaction::new().with_vct(3)));
+    let encoded = encode(&opts);
+    if std::env::var_os("STRATA_REGEN_FIXTURES").is_some() {
+        std::fs::write(delayed_compaction_fixture_path(), &encoded).expect("write fixture");
+    }
+    let frozen =
+        std::fs::read_to_string(delayed_compaction_fixture_path()).expect("fixture present");
+    let stored = decode(&frozen).expect("fixture decodes");
+    assert_eq!(stored.options, opts);
+    assert!(stored.unknown.is_empty(), "{:?}", stored.unknown);
+    assert_eq!(encoded, frozen, "the v1 encoding changed");
+    let older = std::fs::read_to_string(cache_index_and_filter_blocks_fixture_path())
+        .expect("fixture present");
+    assert_eq!(frozen.replace("delayed_compaction=vct:3\n", ""), older);
+    assert_eq!(decode(&older).expect("older fixture decodes").options.delayed_compaction, None);
+    for bad in ["vct:x", "vct:3,vsmt", "on", "vct:3,zzz:1"] {
+        let text = frozen.replace("delayed_compaction=vct:3", &format!("delayed_compaction={bad}"));
+        let err = decode(&text).expect_err(bad);
+        assert!(err.to_string().contains("delayed_compaction"), "{bad}: {err}");
+    }
 }
 
 /// An operator that is not a built-in: its name is kept, the options have none.
@@ -332,7 +368,8 @@ fn options() -> impl Strategy<Value = Options> {
         proptest::collection::vec(any::<u8>(), 0..4)
             .prop_map(|sep| Some(std::sync::Arc::new(crate::merge::Append::new(&sep)) as std::sync::Arc<dyn crate::MergeOperator>)),
     ];
-    (sizes, triggers, policies, (any::<bool>(), paths, merge, any::<bool>())).prop_map(|(s, t, p, (pipelined, paths, merge, cache_meta))| {
+    let delayed = proptest::option::of((2usize..1000).prop_map(|vct| DelayedCompaction::new().with_vct(vct)));
+    (sizes, triggers, policies, (any::<bool>(), paths, merge, any::<bool>(), delayed)).prop_map(|(s, t, p, (pipelined, paths, merge, cache_meta, delayed))| {
         Options::default()
             .with_merge_operator(merge)
             .with_create_if_missing(s.0)
@@ -363,6 +400,7 @@ fn options() -> impl Strategy<Value = Options> {
             .with_use_direct_io_for_flush_and_compaction(p.8)
             .with_db_paths(paths)
             .with_cache_index_and_filter_blocks(cache_meta)
+            .with_delayed_compaction(delayed)
     })
 }
 

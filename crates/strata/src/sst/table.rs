@@ -312,14 +312,6 @@ impl Table {
     ///
     /// # Errors
     /// As [`Table::approximate_offset_of`].
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "used by the next step: sizing key ranges of tables without reading \
-                      them (this also keeps `approximate_offset_of` from being dead code)"
-        )
-    )]
     pub(crate) fn approximate_range_bytes(&self, lo_user: &[u8], hi_user: &[u8]) -> Result<u64> {
         // `(k, MAX_SEQUENCE, KIND_SEEK)` sorts at or before every point entry of `k`
         // (data blocks hold no range-deletion entries). `hi ++ 0x00` is the least user
@@ -330,6 +322,36 @@ impl Table {
         let past = key::make_internal_key(&after_hi, key::MAX_SEQUENCE, key::KIND_SEEK);
         let end = self.approximate_offset_of(&past)?;
         Ok(end.saturating_sub(self.approximate_offset_of(&first)?))
+    }
+
+    /// The user keys of the data blocks' index entries that lie in `[lo_user,
+    /// hi_user]`, ascending and without repeats: a key `u` here is where a data block
+    /// ends, so a cut after `u` (before `u ++ 0x00`) falls on a block boundary and
+    /// [`Table::approximate_range_bytes`] of the ranges on either side of it is exact to
+    /// that block. Reads only the index block, like
+    /// [`Table::approximate_offset_of`].
+    ///
+    /// # Errors
+    /// [`Error::Corruption`] at the index block's offset for a malformed index entry;
+    /// with a cached index block, I/O errors and corruption of its re-read.
+    pub(crate) fn block_boundaries(&self, lo_user: &[u8], hi_user: &[u8]) -> Result<Vec<Vec<u8>>> {
+        let mut out: Vec<Vec<u8>> = Vec::new();
+        let mut index = BlockIter::new(self.index_block()?);
+        index.seek(&key::make_internal_key(lo_user, key::MAX_SEQUENCE, key::KIND_SEEK));
+        while index.valid() {
+            let u = key::user_key(index.key());
+            if u > hi_user {
+                break;
+            }
+            if out.last().is_none_or(|last| last.as_slice() != u) {
+                out.push(u.to_vec());
+            }
+            index.next();
+        }
+        if index.is_corrupt() {
+            return Err(self.corruption(self.footer.index.offset, "malformed index entry"));
+        }
+        Ok(out)
     }
 
     /// Reads every block from the file (bypassing the cache), checking checksums and

@@ -89,6 +89,12 @@ counters! {
     /// Bytes of the files counted by `files_dropped_by_range_delete`: what a rewrite
     /// would have read.
     bytes_dropped_by_range_delete,
+    /// Compactions that replaced their inputs by virtual tables (no data written).
+    virtual_compactions,
+    /// Virtual tables those compactions made.
+    virtual_tables_created,
+    /// Input bytes those compactions did not read (a rewrite would have).
+    virtual_bytes_deferred,
     /// Point lookups served.
     gets,
     /// Tables whose contents a point lookup examined (after the snapshot filter).

@@ -95,4 +95,28 @@ impl FileMetaData {
             num_range_deletions: 0,
         }
     }
+
+    /// Test helper: a virtual table `number` covering user keys `[lo, hi]` (sequence
+    /// numbers 1 to 5) over `slices` of `(parent, lo, hi, bytes)`, its size their sum.
+    pub(crate) fn virtual_for_test(
+        number: u64,
+        lo: &str,
+        hi: &str,
+        slices: &[(u64, &str, &str, u64)],
+    ) -> Self {
+        let slices: Vec<Slice> = slices
+            .iter()
+            .map(|&(parent, a, b, bytes)| Slice {
+                parent,
+                smallest: a.as_bytes().to_vec(),
+                largest: b.as_bytes().to_vec(),
+                bytes,
+            })
+            .collect();
+        FileMetaData {
+            size: slices.iter().map(|s| s.bytes).sum(),
+            kind: FileKind::Virtual { slices },
+            ..FileMetaData::for_test(number, lo, hi, 1, 5, 0)
+        }
+    }
 }

@@ -202,6 +202,11 @@ impl Version {
         self.levels.iter().flatten()
     }
 
+    /// The parent numbered `number`, if the version has it.
+    pub fn parent(&self, number: u64) -> Option<&Arc<FileMetaData>> {
+        self.parents.get(&number)
+    }
+
     /// The parents of the virtual tables, by file number (in no level).
     pub fn parents(&self) -> impl Iterator<Item = &Arc<FileMetaData>> {
         self.parents.values()

@@ -9,6 +9,7 @@ use crate::key::{ParsedKey, ValueKind};
 use crate::memtable::MemTable;
 use crate::stats::Statistics;
 use crate::version::file_meta::ALL_COLUMNS;
+use crate::version::virtual_table::Slice;
 use crate::Options;
 use std::path::Path;
 
@@ -35,6 +36,7 @@ fn context<'a>(vs: &'a VersionSet, cache: &'a TableCache) -> JobContext<'a> {
         table_cache: cache,
         snapshots: Vec::new(),
         merge_operator: None,
+        version: None,
     }
 }
 
@@ -260,4 +262,454 @@ fn tombstones_far_from_the_next_key_end_their_file() {
     assert_eq!(points, b"xy");
     let (one, _) = run(10);
     assert_eq!(one, vec![(b"a".to_vec(), b"y".to_vec(), 1)]);
+}
+
+// ---------------------------------------------------------------------------------
+// Virtual inputs: hand-built tables, made parents of virtual tables, compacted.
+// (The helpers are shared with `compaction::virtualize`'s tests.)
+
+/// One entry of a hand-built table: user key, sequence number, kind, value.
+pub(crate) type Row = (Vec<u8>, u64, ValueKind, Vec<u8>);
+
+pub(crate) fn row(k: &str, seq: u64, kind: ValueKind, v: &str) -> Row {
+    (k.as_bytes().to_vec(), seq, kind, v.as_bytes().to_vec())
+}
+
+/// A version set with `levels` levels in `dir`, its MANIFEST started.
+pub(crate) fn version_set(dir: &Path, levels: usize) -> VersionSet {
+    let vs = VersionSet::create(Arc::new(PosixFs), Dirs::new(dir, []), u64::MAX, levels)
+        .expect("version set");
+    vs.start_manifest(&[], &[], 1).expect("first manifest");
+    vs
+}
+
+/// A table cache over `vs`'s data paths.
+pub(crate) fn cache_of(vs: &VersionSet) -> TableCache {
+    table_cache(vs)
+}
+
+/// A job context over `version` whose snapshots see every sequence number in
+/// `1..=max_seq` (so GC keeps every version, and no tombstone hides an entry of
+/// another snapshot stripe: the output holds exactly the input's entries).
+pub(crate) fn keep_all_context<'a>(
+    vs: &'a VersionSet,
+    cache: &'a TableCache,
+    version: &'a Version,
+    max_seq: u64,
+) -> JobContext<'a> {
+    JobContext {
+        snapshots: (1..=max_seq).collect(),
+        version: Some(version),
+        ..context(vs, cache)
+    }
+}
+
+/// Writes a table of `rows` (any order) and `tombstones` on path 0 with data blocks of
+/// about `block_size` bytes; returns its metadata and reference.
+pub(crate) fn build_table(
+    vs: &VersionSet,
+    rows: &[Row],
+    tombstones: &[RangeTombstone],
+    block_size: usize,
+) -> (FileMetaData, Arc<FileRef>) {
+    let mut sorted = rows.to_vec();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    let (file_ref, file) = vs.new_table(0).expect("new table");
+    let mut opts = crate::sst::TableOptions::for_level(&Options::default(), 1);
+    opts.block_size = block_size;
+    let mut b = TableBuilder::new(file, opts);
+    for (k, seq, kind, v) in &sorted {
+        b.add(&key::make_internal_key(k, *seq, *kind), v)
+            .expect("add");
+    }
+    if !tombstones.is_empty() {
+        b.set_range_dels(Fragments::new(tombstones));
+    }
+    let p = b.finish().expect("finish");
+    let meta = FileMetaData {
+        number: file_ref.number(),
+        path_id: 0,
+        size: p.file_size,
+        smallest: p.smallest_key,
+        largest: p.largest_key,
+        smallest_seqno: p.smallest_seqno,
+        largest_seqno: p.largest_seqno,
+        num_entries: p.num_entries,
+        num_deletions: p.num_deletions,
+        column_group: ALL_COLUMNS,
+        kind: FileKind::Real,
+        num_range_deletions: p.num_range_deletions,
+    };
+    (meta, file_ref)
+}
+
+/// Logs and installs `edit` in `vs`'s default family (its new tables' `refs`), checks
+/// the installed version's invariants, and returns it.
+pub(crate) fn install(vs: &VersionSet, edit: VersionEdit, refs: &[Arc<FileRef>]) -> Arc<Version> {
+    let v = vs
+        .log_and_apply(&vs.default_family(), edit, refs, |_| {})
+        .expect("install");
+    v.check_invariants().expect("installed version invariants");
+    v
+}
+
+/// Point entries as (internal key, value).
+pub(crate) type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// Every point entry (internal key, value) of the real tables `files`, in
+/// internal-key order, and their range tombstones.
+pub(crate) fn contents<'a>(
+    cache: &TableCache,
+    files: impl IntoIterator<Item = &'a FileMetaData>,
+) -> (Entries, Vec<RangeTombstone>) {
+    let mut rows = Vec::new();
+    let mut tombstones = Vec::new();
+    for f in files {
+        let table = cache.get(f).expect("open");
+        let mut it = table.iter();
+        it.seek_to_first();
+        while it.valid() {
+            rows.push((it.key().to_vec(), it.value().to_vec()));
+            it.next();
+        }
+        it.status().expect("read");
+        if let Some(rd) = table.range_dels() {
+            tombstones.extend(rd.tombstones());
+        }
+    }
+    rows.sort_by(|a, b| key::compare_internal(&a.0, &b.0));
+    (rows, tombstones)
+}
+
+/// The internal keys and values of `rows` whose user key is in one of `ranges`, in
+/// internal-key order.
+pub(crate) fn model(rows: &[Row], ranges: &[(&str, &str)]) -> Entries {
+    let mut out: Entries = rows
+        .iter()
+        .filter(|(k, ..)| {
+            ranges
+                .iter()
+                .any(|(lo, hi)| lo.as_bytes() <= k.as_slice() && k.as_slice() <= hi.as_bytes())
+        })
+        .map(|(k, seq, kind, v)| (key::make_internal_key(k, *seq, *kind), v.clone()))
+        .collect();
+    out.sort_by(|a, b| key::compare_internal(&a.0, &b.0));
+    out
+}
+
+/// For each probe user key, the sequence numbers of the tombstones covering it: two
+/// sets of tombstones delete the same things iff these agree on every probe (probes
+/// at every tombstone bound and entry key).
+pub(crate) fn coverage(tombstones: &[RangeTombstone], probes: &[Vec<u8>]) -> Vec<Vec<u64>> {
+    probes
+        .iter()
+        .map(|k| {
+            let mut seqs: Vec<u64> = tombstones
+                .iter()
+                .filter(|t| t.start.as_slice() <= k.as_slice() && k.as_slice() < t.end.as_slice())
+                .map(|t| t.seq)
+                .collect();
+            seqs.sort_unstable();
+            seqs.dedup();
+            seqs
+        })
+        .collect()
+}
+
+/// Probe keys for [`coverage`]: every bound and row key, and the key right after each.
+pub(crate) fn probes(rows: &[Row], tombstones: &[RangeTombstone]) -> Vec<Vec<u8>> {
+    let mut keys: Vec<Vec<u8>> = rows.iter().map(|r| r.0.clone()).collect();
+    for t in tombstones {
+        keys.push(t.start.clone());
+        keys.push(t.end.clone());
+    }
+    let after: Vec<Vec<u8>> = keys.iter().map(|k| key_after(k)).collect();
+    keys.extend(after);
+    keys.sort_unstable();
+    keys.dedup();
+    keys
+}
+
+/// A one-stream rewrite of `inputs` into `level`, one output file.
+pub(crate) fn rewrite_plan(inputs: Vec<Input>, level: usize) -> Plan {
+    Plan {
+        action: Action::Rewrite,
+        inputs,
+        outputs: vec![OutputStream::for_level(
+            &Options::default(),
+            level,
+            0,
+            Partitioning::Fixed { target: u64::MAX },
+        )],
+        router: Arc::new(SingleStream),
+        bottommost: false,
+        log_number: None,
+        reason: Reason::LevelSize,
+    }
+}
+
+/// A virtual table at user keys `[lo, hi]` (interior-tile bounds) over `slices`.
+fn virtual_table(number: u64, lo: &str, hi: &str, slices: Vec<Slice>) -> FileMetaData {
+    FileMetaData {
+        number,
+        path_id: 0,
+        size: slices.iter().map(|s| s.bytes).sum(),
+        smallest: key::make_internal_key(lo.as_bytes(), key::MAX_SEQUENCE, ValueKind::RangeDelete),
+        largest: key::make_internal_key(hi.as_bytes(), 0, ValueKind::Delete),
+        smallest_seqno: 1,
+        largest_seqno: 30,
+        num_entries: 1,
+        num_deletions: 0,
+        column_group: ALL_COLUMNS,
+        kind: FileKind::Virtual { slices },
+        num_range_deletions: 1,
+    }
+}
+
+/// Parent 1 (`a..h`, tombstones to `i`) is shared by two virtual tables with disjoint
+/// slices (`[b, d]` and `[f, g]`), parent 2 (`j..n`) read in `[j, l]` by the second;
+/// entries `a`, `e`, `h`, `m`, `n` lie outside every slice. A compaction of both with
+/// a real L2 file yields exactly the slices' entries and tombstones and the real
+/// file's, reads the slices' bytes, and installs a version that no longer needs the
+/// parents.
+#[test]
+fn a_compaction_reads_each_slice_of_its_virtual_inputs_and_nothing_else() {
+    use ValueKind::{Delete, Merge, Put};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let vs = version_set(dir.path(), 4);
+    let cache = cache_of(&vs);
+    let p1_rows = vec![
+        row("a", 10, Put, "a10"),
+        row("b", 11, Put, "b11"),
+        row("b", 5, Put, "b5"),
+        row("c", 12, Delete, ""),
+        row("c", 6, Put, "c6"),
+        row("d", 13, Merge, "m2"),
+        row("d", 7, Merge, "m1"),
+        row("d", 3, Put, "base"),
+        row("e", 14, Put, "e14"),
+        row("f", 15, Put, "f15"),
+        row("g", 16, Put, "g16"),
+        row("g", 8, Delete, ""),
+        row("h", 17, Put, "h17"),
+    ];
+    let p1_rd = vec![
+        RangeTombstone::of("b", "e", 9),
+        RangeTombstone::of("g", "i", 4),
+    ];
+    let p2_rows = vec![
+        row("j", 20, Put, "j20"),
+        row("k", 21, Put, "k21"),
+        row("k", 18, Delete, ""),
+        row("l", 22, Merge, "l22"),
+        row("m", 23, Put, "m23"),
+        row("n", 24, Put, "n24"),
+    ];
+    let p2_rd = vec![RangeTombstone::of("k", "n", 19)];
+    let r_rows = vec![
+        row("c", 2, Put, "c2"),
+        row("k", 1, Put, "k1"),
+        row("z", 1, Put, "z1"),
+    ];
+    let r_rd = vec![RangeTombstone::of("x", "y", 1)];
+    let (p1, p1_ref) = build_table(&vs, &p1_rows, &p1_rd, 1);
+    let (p2, p2_ref) = build_table(&vs, &p2_rows, &p2_rd, 1);
+    let (r, r_ref) = build_table(&vs, &r_rows, &r_rd, 1);
+    install(
+        &vs,
+        VersionEdit {
+            new_files: vec![(1, p1.clone()), (1, p2.clone()), (2, r.clone())],
+            ..VersionEdit::default()
+        },
+        &[p1_ref, p2_ref, r_ref],
+    );
+    let bytes = |f: &FileMetaData, lo: &str, hi: &str| {
+        let b = cache
+            .get(f)
+            .expect("open")
+            .approximate_range_bytes(lo.as_bytes(), hi.as_bytes())
+            .expect("bytes");
+        assert!(b > 0, "one entry per block: every slice spans some");
+        b
+    };
+    let slice = |f: &FileMetaData, lo: &str, hi: &str| Slice {
+        parent: f.number,
+        smallest: lo.as_bytes().to_vec(),
+        largest: hi.as_bytes().to_vec(),
+        bytes: bytes(f, lo, hi),
+    };
+    let v1 = virtual_table(100, "b", "d", vec![slice(&p1, "b", "d")]);
+    let v2 = virtual_table(
+        101,
+        "f",
+        "l",
+        vec![slice(&p1, "f", "g"), slice(&p2, "j", "l")],
+    );
+    let slice_bytes = v1.size + v2.size;
+    assert!(slice_bytes < p1.size + p2.size);
+    let version = install(
+        &vs,
+        VersionEdit {
+            deleted_files: vec![(1, p1.number), (1, p2.number)],
+            new_files: vec![(1, v1.clone()), (1, v2.clone())],
+            new_parents: vec![p1.clone(), p2.clone()],
+            ..VersionEdit::default()
+        },
+        &[],
+    );
+    assert_eq!(version.parents().count(), 2);
+    let plan = rewrite_plan(
+        vec![
+            Input::Files {
+                level: 1,
+                files: vec![Arc::new(v1), Arc::new(v2)],
+            },
+            Input::Files {
+                level: 2,
+                files: vec![Arc::new(r.clone())],
+            },
+        ],
+        2,
+    );
+    let out = execute(&plan, &keep_all_context(&vs, &cache, &version, 30)).expect("compact");
+    assert_eq!(out.bytes_read, slice_bytes + r.size);
+    assert_eq!(out.bytes_read_upper, slice_bytes);
+    let outputs: Vec<FileMetaData> = out.edit.new_files.iter().map(|(_, f)| f.clone()).collect();
+    let (got, got_rd) = contents(&cache, &outputs);
+    let mut want = model(&p1_rows, &[("b", "d"), ("f", "g")]);
+    want.extend(model(&p2_rows, &[("j", "l")]));
+    want.extend(model(&r_rows, &[("", "zz")]));
+    want.sort_by(|a, b| key::compare_internal(&a.0, &b.0));
+    assert_eq!(got, want, "exactly the slices' entries and the real file's");
+    let want_rd = vec![
+        RangeTombstone::of("b", "d\0", 9),
+        RangeTombstone::of("g", "g\0", 4),
+        RangeTombstone::of("k", "l\0", 19),
+        RangeTombstone::of("x", "y", 1),
+    ];
+    let all_rows: Vec<Row> = [p1_rows.clone(), p2_rows.clone(), r_rows.clone()].concat();
+    let all_rd = [p1_rd.clone(), p2_rd.clone(), r_rd.clone(), want_rd.clone()].concat();
+    let probes = probes(&all_rows, &all_rd);
+    assert_eq!(
+        coverage(&got_rd, &probes),
+        coverage(&want_rd, &probes),
+        "the slices' tombstones, clipped to the slices: {got_rd:?}"
+    );
+
+    // GC, tombstones and merge folding as for real inputs: at the bottom with no
+    // snapshot and a merge operator, the virtual inputs compact exactly as real tables
+    // holding just their slices' entries and tombstones would.
+    let part = |rows: &[Row], rd: &[RangeTombstone], lo: &str, hi: &str| {
+        let rows: Vec<Row> = rows
+            .iter()
+            .filter(|r| lo.as_bytes() <= r.0.as_slice() && r.0.as_slice() <= hi.as_bytes())
+            .cloned()
+            .collect();
+        let end = key_after(hi.as_bytes());
+        let rd: Vec<RangeTombstone> = Fragments::new(rd)
+            .clip(Some(lo.as_bytes()), Some(&end))
+            .tombstones()
+            .collect();
+        (rows, rd)
+    };
+    let (a_rows, a_rd) = part(&p1_rows, &p1_rd, "b", "d");
+    let (b1_rows, b1_rd) = part(&p1_rows, &p1_rd, "f", "g");
+    let (b2_rows, b2_rd) = part(&p2_rows, &p2_rd, "j", "l");
+    let (t1, _t1_ref) = build_table(&vs, &a_rows, &a_rd, 1);
+    let (t2, _t2_ref) = build_table(
+        &vs,
+        &[b1_rows, b2_rows].concat(),
+        &[b1_rd, b2_rd].concat(),
+        1,
+    );
+    let append = crate::merge::Append::new(b",");
+    let bottom = |plan: &Plan| {
+        let mut plan = plan.clone();
+        plan.bottommost = true;
+        let ctx = JobContext {
+            merge_operator: Some(&append),
+            version: Some(&version),
+            ..context(&vs, &cache)
+        };
+        let out = execute(&plan, &ctx).expect("compact at the bottom");
+        let outputs: Vec<FileMetaData> =
+            out.edit.new_files.iter().map(|(_, f)| f.clone()).collect();
+        contents(&cache, &outputs)
+    };
+    let from_virtual = bottom(&plan);
+    let real_plan = rewrite_plan(
+        vec![
+            Input::Files {
+                level: 1,
+                files: vec![Arc::new(t1), Arc::new(t2)],
+            },
+            Input::Files {
+                level: 2,
+                files: vec![Arc::new(r.clone())],
+            },
+        ],
+        2,
+    );
+    let from_real = bottom(&real_plan);
+    assert!(
+        !from_real.0.is_empty() && from_real.0.len() < got.len(),
+        "GC dropped and folded entries"
+    );
+    assert_eq!(from_virtual.0, from_real.0);
+    assert_eq!(
+        coverage(&from_virtual.1, &probes),
+        coverage(&from_real.1, &probes)
+    );
+    let installed = install(&vs, out.edit, &out.refs);
+    assert_eq!(
+        installed.parents().count(),
+        0,
+        "no slice names the parents any more"
+    );
+    assert_eq!(installed.files(1).len(), 0);
+}
+
+#[test]
+fn a_virtual_table_moves_and_drops_by_metadata_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let vs = versions(dir.path());
+    let cache = table_cache(&vs);
+    let v = Arc::new(virtual_table(
+        9,
+        "b",
+        "d",
+        vec![Slice {
+            parent: 4,
+            smallest: b"b".to_vec(),
+            largest: b"d".to_vec(),
+            bytes: 70,
+        }],
+    ));
+    let input = Input::Files {
+        level: 1,
+        files: vec![Arc::clone(&v)],
+    };
+    let mut plan = rewrite_plan(vec![input], 2);
+    plan.action = Action::TrivialMove;
+    // No version is given and parent 4 does not exist: nothing is opened.
+    let out = execute(&plan, &context(&vs, &cache)).expect("move");
+    assert_eq!(out.edit.new_files, vec![(2, FileMetaData::clone(&v))]);
+    assert_eq!(out.edit.deleted_files, vec![(1, 9)]);
+    assert!(out.edit.new_parents.is_empty());
+    plan.action = Action::Drop;
+    plan.outputs.clear();
+    let out = execute(&plan, &context(&vs, &cache)).expect("drop");
+    assert_eq!((out.dropped_files, out.dropped_bytes), (1, 70));
+    assert_eq!(cache.lookups(), 0);
+    // A rewrite of it needs the version that knows its parent.
+    let mut plan = rewrite_plan(
+        vec![Input::Files {
+            level: 1,
+            files: vec![v],
+        }],
+        2,
+    );
+    plan.action = Action::Rewrite;
+    let err = execute(&plan, &context(&vs, &cache)).expect_err("no version");
+    assert_eq!(err.kind(), crate::ErrorKind::Internal, "{err}");
 }

@@ -174,23 +174,6 @@ fn an_edit_records_the_last_sequence_when_it_is_written() {
     assert_eq!(recovered_sequence(dir2.path()), 40);
 }
 
-/// A virtual table `number` over `[lo, hi]` with `slices` of `(parent, lo, hi, bytes)`.
-fn virtual_table(number: u64, lo: &str, hi: &str, slices: &[(u64, &str, &str, u64)]) -> FileMetaData {
-    let slices: Vec<crate::version::virtual_table::Slice> = slices
-        .iter()
-        .map(|&(parent, a, b, bytes)| crate::version::virtual_table::Slice {
-            parent,
-            smallest: a.as_bytes().to_vec(),
-            largest: b.as_bytes().to_vec(),
-            bytes,
-        })
-        .collect();
-    FileMetaData {
-        size: slices.iter().map(|s| s.bytes).sum(),
-        kind: crate::version::FileKind::Virtual { slices },
-        ..FileMetaData::for_test(number, lo, hi, 1, 1, 0)
-    }
-}
 
 /// A parent stays referenced while any version names a virtual table over it, survives
 /// recovery (through appended edits and through roll-over snapshots), and becomes
@@ -208,8 +191,8 @@ fn virtual_tables_hold_their_parents_through_versions_and_recovery() {
         let edit = VersionEdit {
             deleted_files: vec![(1, na), (1, nb)],
             new_files: vec![
-                (2, virtual_table(t1, "a", "m", &[(na, "a", "c", 100), (nb, "k", "m", 60)])),
-                (2, virtual_table(t2, "n", "p", &[(nb, "n", "p", 40)])),
+                (2, FileMetaData::virtual_for_test(t1, "a", "m", &[(na, "a", "c", 100), (nb, "k", "m", 60)])),
+                (2, FileMetaData::virtual_for_test(t2, "n", "p", &[(nb, "n", "p", 40)])),
             ],
             new_parents: vec![pa, pb],
             ..Default::default()

@@ -2,7 +2,6 @@
 
 use super::*;
 use crate::key::{make_internal_key, ValueKind};
-use crate::version::virtual_table::Slice;
 
 /// A file covering user keys `[lo, hi]` with sequence numbers `[s0, s1]`.
 fn meta(number: u64, lo: &str, hi: &str, s0: u64, s1: u64, size: u64) -> FileMetaData {
@@ -194,24 +193,6 @@ proptest::proptest! {
     }
 }
 
-/// A virtual table `number` at user keys `[lo, hi]` over `slices` of `(parent, lo, hi,
-/// bytes)`, its size their sum.
-fn virtual_meta(number: u64, lo: &str, hi: &str, slices: &[(u64, &str, &str, u64)]) -> FileMetaData {
-    let slices: Vec<Slice> = slices
-        .iter()
-        .map(|&(parent, a, b, bytes)| Slice {
-            parent,
-            smallest: a.as_bytes().to_vec(),
-            largest: b.as_bytes().to_vec(),
-            bytes,
-        })
-        .collect();
-    FileMetaData {
-        size: slices.iter().map(|s| s.bytes).sum(),
-        kind: FileKind::Virtual { slices },
-        ..meta(number, lo, hi, 1, 5, 0)
-    }
-}
 
 /// [`sample`] after L1 files 4 (`a..c`) and 5 (`k..p`) became parents of two virtual
 /// tables in L3 (a version does not check where a compaction may put them): table 20
@@ -220,8 +201,8 @@ fn virtualized() -> (Version, VersionEdit) {
     let e = VersionEdit {
         deleted_files: vec![(1, 4), (1, 5)],
         new_files: vec![
-            (3, virtual_meta(20, "a", "m", &[(4, "a", "c", 1000), (5, "k", "m", 600)])),
-            (3, virtual_meta(21, "n", "p", &[(5, "n", "p", 400)])),
+            (3, FileMetaData::virtual_for_test(20, "a", "m", &[(4, "a", "c", 1000), (5, "k", "m", 600)])),
+            (3, FileMetaData::virtual_for_test(21, "n", "p", &[(5, "n", "p", 400)])),
         ],
         new_parents: vec![meta(4, "a", "c", 1, 5, 1000), meta(5, "k", "p", 1, 5, 1000)],
         ..Default::default()
@@ -278,7 +259,7 @@ fn apply_refuses_unknown_duplicate_and_live_parents() {
     let err = |e: VersionEdit| v.apply(&e).expect_err("refused");
     // A virtual table naming a parent nobody sent.
     let e = VersionEdit {
-        new_files: vec![(2, virtual_meta(30, "zz", "zz", &[(77, "zz", "zz", 1)]))],
+        new_files: vec![(2, FileMetaData::virtual_for_test(30, "zz", "zz", &[(77, "zz", "zz", 1)]))],
         ..Default::default()
     };
     assert!(err(e).contains("unknown parent 77"));
@@ -319,9 +300,9 @@ fn check_invariants_catches_bad_slices() {
     // Parents that no slice names are dropped by apply, never left behind.
     assert_eq!(base().expect("apply").parents().count(), 0);
     let cases = [
-        (0, vec![virtual_meta(20, "a", "c", &[(4, "a", "c", 1)])], "is in L0"),
-        (3, vec![virtual_meta(20, "a", "d", &[(4, "a", "d", 1)])], "outside"),
-        (3, vec![virtual_meta(20, "b", "c", &[(4, "a", "c", 1)])], "outside"),
+        (0, vec![FileMetaData::virtual_for_test(20, "a", "c", &[(4, "a", "c", 1)])], "is in L0"),
+        (3, vec![FileMetaData::virtual_for_test(20, "a", "d", &[(4, "a", "d", 1)])], "outside"),
+        (3, vec![FileMetaData::virtual_for_test(20, "b", "c", &[(4, "a", "c", 1)])], "outside"),
         // Tables may share the user key `b` when the first ends at the range-tombstone
         // sentinel, but two slices of one parent may not both hold it.
         (
@@ -329,9 +310,9 @@ fn check_invariants_catches_bad_slices() {
             vec![
                 FileMetaData {
                     largest: make_internal_key(b"b", crate::key::MAX_SEQUENCE, ValueKind::RangeDelete),
-                    ..virtual_meta(20, "a", "b", &[(4, "a", "b", 1)])
+                    ..FileMetaData::virtual_for_test(20, "a", "b", &[(4, "a", "b", 1)])
                 },
-                virtual_meta(21, "b", "c", &[(4, "b", "c", 1)]),
+                FileMetaData::virtual_for_test(21, "b", "c", &[(4, "b", "c", 1)]),
             ],
             "slices of parent 4 in virtual tables 20 and 21 overlap",
         ),
@@ -339,7 +320,7 @@ fn check_invariants_catches_bad_slices() {
             3,
             vec![FileMetaData {
                 size: 5,
-                ..virtual_meta(20, "a", "c", &[(4, "a", "c", 1)])
+                ..FileMetaData::virtual_for_test(20, "a", "c", &[(4, "a", "c", 1)])
             }],
             "slices hold 1 bytes, size is 5",
         ),
