@@ -56,7 +56,10 @@ pick() { # pick one of the arguments at random
 }
 
 random_options() {
-    echo "--compression_type=$(pick none lz4 zstd)" \
+    # Delayed compaction on half the time; --vct is ignored when it is off.
+    echo "--delayed_compaction=$(pick true false)" \
+        "--vct=$(pick 3 8 12)" \
+        "--compression_type=$(pick none lz4 zstd)" \
         "--write_buffer_size=$(pick 16384 65536 262144 4194304)" \
         "--target_file_size_base=$(pick 8192 65536 2097152)" \
         "--max_bytes_for_level_base=$(pick 65536 1048576 16777216)" \

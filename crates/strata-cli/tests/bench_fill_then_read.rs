@@ -271,3 +271,83 @@ fn device_flag_models_one_data_path() {
     let bad = common::strata(&["bench", &db_flag(&db), "--device=0:floppy"], None);
     assert!(!bad.status.success());
 }
+
+/// `--delayed_compaction --vct=4` reaches the engine: the database's OPTIONS file
+/// records `delayed_compaction=vct:4`, the JSON record carries both flags, what Strata
+/// made of them and the virtual-compaction counters (some compactions of a small tree
+/// were deferred); `--vct=1` is refused naming the flag, before any database is made.
+#[test]
+fn delayed_compaction_flags_reach_the_engine_and_are_recorded() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let flags = [
+        "--num=20000",
+        "--benchmarks=fillrandom",
+        "--write_buffer_size=65536",
+        "--target_file_size_base=65536",
+        "--max_bytes_for_level_base=262144",
+        "--delayed_compaction=true",
+        "--vct=4",
+    ];
+    let (out, records) = common::bench_with_json(tmp.path(), &flags);
+    assert!(out.contains("fillrandom   :"), "{out}");
+    let options: String = std::fs::read_dir(tmp.path().join("db"))
+        .expect("list db")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("OPTIONS"))
+        .map(|e| std::fs::read_to_string(e.path()).expect("read OPTIONS"))
+        .collect();
+    assert!(
+        options
+            .lines()
+            .any(|l| l.trim() == "delayed_compaction=vct:4"),
+        "{options}"
+    );
+    let line = records.lines().last().expect("a record");
+    let v: serde_json::Value = serde_json::from_str(line).expect("json line");
+    assert_eq!(v["options"]["engine"]["delayed_compaction"], true, "{line}");
+    assert_eq!(v["options"]["engine"]["vct"], 4, "{line}");
+    let mapping = v["option_mapping"].as_array().expect("mapping");
+    assert!(
+        mapping.iter().any(|m| m["flag"] == "delayed_compaction"
+            && m["engine"]
+                .as_str()
+                .is_some_and(|e| e.contains("with_vct(4)"))),
+        "{line}"
+    );
+    assert!(mapping.iter().any(|m| m["flag"] == "vct"), "{line}");
+    let counters = &v["counters"];
+    for c in [
+        "virtual_compactions",
+        "virtual_tables_created",
+        "virtual_bytes_deferred",
+    ] {
+        assert!(counters[c].as_u64().is_some(), "{c} missing: {line}");
+    }
+    assert!(
+        counters["virtual_compactions"].as_u64() > Some(0),
+        "no compaction deferred: {line}"
+    );
+    assert!(
+        counters["virtual_tables_created"].as_u64() > Some(0),
+        "{line}"
+    );
+
+    let db = tmp.path().join("refused");
+    let bad = common::strata(
+        &[
+            "bench",
+            &db_flag(&db),
+            "--num=100",
+            "--benchmarks=fillrandom",
+            "--no_json",
+            "--delayed_compaction",
+            "--vct=1",
+        ],
+        None,
+    );
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("invalid value for '--vct'"), "{err}");
+    assert!(err.contains(">= 2"), "{err}");
+    assert!(!db.exists(), "a refused run made {}", db.display());
+}

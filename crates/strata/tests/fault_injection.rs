@@ -9,17 +9,19 @@
 //!   failed rename of `CURRENT`. After a power loss the database reopens with every
 //!   write acknowledged with `sync` (or made durable by a successful `flush`/`close`).
 //! - The crash loop: each scenario (sync writes + flushes; compactions; MANIFEST
-//!   roll-over; recovery itself) is run once to count its file-system operations, then
+//!   roll-over; recovery itself; delayed compaction's virtual tables) is run once to count its file-system operations, then
 //!   replayed with the disk dying at operation `k` (a sticky fault) or the power cut
 //!   when the operation count reaches `k`, for a sample of `k`. After the crash
 //!   (dropping unsynced bytes, keeping a random prefix of them, or garbling them) the
 //!   database must reopen and hold exactly the state after some prefix of the attempted
-//!   writes, no shorter than what was acknowledged durable.
+//!   writes, no shorter than what was acknowledged durable. A scenario that makes
+//!   virtual tables also verifies every physical table (each parent) after recovery
+//!   and reopens with delayed compaction off to read the same state.
 //!
 //! Runs are deterministic apart from background-thread interleaving; every failure
 //! message names the scenario, `k`, the kill and the crash mode. Replay one case with
 //! `STRATA_CRASH_SCENARIO=<name> STRATA_CRASH_K=<k>`. Budgets: `STRATA_CRASH_ITERS=<n>`
-//! cycles per scenario (default 500), `STRATA_LONG=1` for every operation index.
+//! cycles per scenario (default 500; 250 for `virtual`), `STRATA_LONG=1` for every operation index.
 
 mod common;
 
@@ -28,7 +30,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use strata::env::{CrashMode, FailedSyncMode, FaultFs, FaultKinds, FaultRule};
 use strata::{
-    Db, Error, ErrorKind, Options, ReadOptions, WalRecoveryMode, WriteBatch, WriteOptions,
+    Db, DelayedCompaction, Error, ErrorKind, Options, ReadOptions, WalRecoveryMode, WriteBatch,
+    WriteOptions,
 };
 
 const DIR: &str = "/db";
@@ -539,6 +542,14 @@ impl Recorder {
         }
     }
 
+    /// Waits until no flush or compaction runs (the faulted phase's jobs reach their
+    /// end, so the counters below count them all).
+    fn settle(&mut self, db: &Db) -> Result<(), Stop> {
+        self.maybe_cut()?;
+        db.wait_for_compactions()
+            .map_err(|e| self.failed(db, &e, "wait_for_compactions"))
+    }
+
     fn compact(&mut self, db: &Db) -> Result<(), Stop> {
         self.maybe_cut()?;
         match db.compact_range(None, None) {
@@ -559,6 +570,12 @@ struct Scenario {
     setup: Option<fn(&FaultFs, &mut Recorder)>,
     /// The faulted phase, after `Db::open`.
     run: fn(&Db, &mut Recorder) -> Result<(), Stop>,
+    /// Cycles in the default run (`STRATA_CRASH_ITERS` overrides it).
+    iters: u64,
+    /// The scenario makes virtual tables (delayed compaction): the counting run must
+    /// make some, and every cycle checks the recovered database with delayed
+    /// compaction off too ([`check_without_delayed`]).
+    virtual_tables: bool,
 }
 
 fn value(tag: &str, n: usize, i: u32, pad: usize) -> Vec<u8> {
@@ -713,6 +730,68 @@ fn run_families(db: &Db, r: &mut Recorder) -> Result<(), Stop> {
     r.compact(db)
 }
 
+/// (h) Delayed compaction (VCT 8) under tiny options and a 2 KiB MANIFEST limit:
+/// automatic compactions that read fewer than eight tables become virtual tables over
+/// their inputs, later ones read those virtual tables' parents (virtualizing again
+/// or, at eight parents, rewriting them), the MANIFEST rolls over with parents in its
+/// snapshot, and a manual compaction midway rewrites virtual tables for real.
+/// Overwrites, then (from write 150 on, once L1 and L2 hold data, so few L0→L1 plans
+/// are bottommost) deletes and a few range deletions keep the tables overlapping.
+fn run_virtual(db: &Db, r: &mut Recorder) -> Result<(), Stop> {
+    for n in 0..600usize {
+        let i = (n * 13 % 140) as u32;
+        let item = match n % 19 {
+            3 | 11 if n >= 150 => Item::delete(key(i)),
+            7 if n > 400 => Item::DeleteRange(key(i), key(i + 3)),
+            _ => Item::put(key(i), value("v", n, i, 70)),
+        };
+        r.write(db, vec![item], n % 3 == 0)?;
+        if n == 300 {
+            r.compact(db)?;
+        }
+    }
+    r.settle(db)
+}
+
+fn virtual_options() -> Options {
+    tiny_options()
+        .with_delayed_compaction(Some(DelayedCompaction::new().with_vct(8)))
+        .with_max_manifest_file_size(2048)
+}
+
+/// The checks of a scenario making virtual tables, on the recovered `db`: every
+/// physical table (each parent once) reads with good checksums, so recovery found
+/// every parent the MANIFEST names and no orphan deletion took one; then the database
+/// reopens with delayed compaction off and reads the same state, before and after a
+/// manual compaction rewrites its virtual tables.
+fn check_without_delayed(ctx: &str, fs: &FaultFs, db: Db, opts: &Options) {
+    let verify = |db: &Db, when: &str| {
+        db.verify_checksums()
+            .unwrap_or_else(|e| panic!("{ctx}: verify_checksums {when}: {e}"));
+    };
+    verify(&db, "after recovery");
+    let state = read_all(&db);
+    db.close()
+        .unwrap_or_else(|e| panic!("{ctx}: close after recovery: {e}"));
+    let off = opts.clone().with_delayed_compaction(None);
+    let db = on(fs)
+        .open(DIR, off)
+        .unwrap_or_else(|e| panic!("{ctx}: reopen with delayed compaction off: {e}"));
+    verify(&db, "with delayed compaction off");
+    assert!(
+        read_all(&db) == state,
+        "{ctx}: delayed compaction off reads another state"
+    );
+    db.compact_range(None, None)
+        .unwrap_or_else(|e| panic!("{ctx}: compact_range with delayed compaction off: {e}"));
+    verify(&db, "after compact_range with delayed compaction off");
+    assert!(
+        read_all(&db) == state,
+        "{ctx}: compact_range with delayed compaction off changed the state"
+    );
+    db.close().unwrap_or_else(|e| panic!("{ctx}: close: {e}"));
+}
+
 fn scenarios() -> Vec<Scenario> {
     vec![
         Scenario {
@@ -720,42 +799,64 @@ fn scenarios() -> Vec<Scenario> {
             opts: || Options::default().with_write_buffer_size(64 << 10),
             setup: None,
             run: run_sync_flush,
+            iters: 500,
+            virtual_tables: false,
         },
         Scenario {
             name: "compactions",
             opts: tiny_options,
             setup: None,
             run: run_compactions,
+            iters: 500,
+            virtual_tables: false,
         },
         Scenario {
             name: "manifest_roll",
             opts: || tiny_options().with_max_manifest_file_size(1024),
             setup: None,
             run: run_manifest_roll,
+            iters: 500,
+            virtual_tables: false,
         },
         Scenario {
             name: "recovery",
             opts: tiny_options,
             setup: Some(setup_recovery),
             run: run_after_recovery,
+            iters: 500,
+            virtual_tables: false,
         },
         Scenario {
             name: "three_paths",
             opts: three_data_paths,
             setup: None,
             run: run_compactions,
+            iters: 500,
+            virtual_tables: false,
         },
         Scenario {
             name: "merges_and_ranges",
             opts: tiny_options,
             setup: None,
             run: run_merges_and_ranges,
+            iters: 500,
+            virtual_tables: false,
         },
         Scenario {
             name: "column_families",
             opts: tiny_options,
             setup: None,
             run: run_families,
+            iters: 500,
+            virtual_tables: false,
+        },
+        Scenario {
+            name: "virtual",
+            opts: virtual_options,
+            setup: None,
+            run: run_virtual,
+            iters: 250,
+            virtual_tables: true,
         },
     ]
 }
@@ -781,6 +882,10 @@ struct Tally {
     /// Cycles whose crash garbled a MANIFEST's unsynced tail and that recovered a
     /// checked state anyway.
     garbled_manifest_tails: AtomicU64,
+    /// Virtual compactions the faulted phases made before their crash, and the
+    /// cycles that made at least one.
+    virtual_compactions: AtomicU64,
+    virtual_cycles: AtomicU64,
 }
 
 /// Outcome of one cycle's recovery, checked against the recorder.
@@ -870,8 +975,9 @@ fn check_recovered(ctx: &str, db: &Db, base: &BTreeMap<Vec<u8>, Vec<u8>>, r: &Re
 }
 
 /// Runs one cycle: fresh file system, scenario with the kill at `k`, crash, reopen,
-/// check. Returns the operation count of the faulted phase.
-fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tally) -> u64 {
+/// check. Returns the operation count of the faulted phase and the virtual compactions
+/// it made.
+fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tally) -> (u64, u64) {
     let ctx = format!(
         "scenario {} k={k:?} kill={kill:?} mode={mode:?} \
          (replay: STRATA_CRASH_SCENARIO={} STRATA_CRASH_K={})",
@@ -909,9 +1015,11 @@ fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tal
         (Kill::Cut, Some(k)) => r.cut_at = Some((k, mode)),
         (_, None) => {}
     }
+    let mut virtual_compactions = 0;
     match on(&fs).open(DIR, opts.clone()) {
         Ok(db) => {
             let finished = (sc.run)(&db, &mut r).is_ok() && r.maybe_cut().is_ok();
+            virtual_compactions = db.stats().counters.virtual_compactions;
             if finished {
                 match db.close() {
                     Ok(()) => r.durable = r.acked,
@@ -937,6 +1045,12 @@ fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tal
     }
     fs.clear_faults();
     tally.cycles.fetch_add(1, Ordering::Relaxed);
+    tally
+        .virtual_compactions
+        .fetch_add(virtual_compactions, Ordering::Relaxed);
+    if virtual_compactions > 0 {
+        tally.virtual_cycles.fetch_add(1, Ordering::Relaxed);
+    }
 
     // Recovery. A garbled unsynced WAL tail followed by an intact record is refused by
     // the tolerant mode (it cannot tell it from mid-log damage); point-in-time recovery
@@ -990,7 +1104,7 @@ fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tal
     drop(db);
     fs.crash();
     let db = on(&fs)
-        .open(DIR, opts)
+        .open(DIR, opts.clone())
         .unwrap_or_else(|e| panic!("{ctx}: second reopen: {e}"));
     assert_eq!(
         db.get(&ReadOptions::default(), b"zz-after-recovery")
@@ -998,7 +1112,10 @@ fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tal
         Some(b"ok".to_vec()),
         "{ctx}: write after recovery lost"
     );
-    ops
+    if sc.virtual_tables {
+        check_without_delayed(&ctx, &fs, db, &opts);
+    }
+    (ops, virtual_compactions)
 }
 
 /// Operations kept in the disk trace of a cycle (reads are not recorded).
@@ -1080,8 +1197,14 @@ fn crash_loop(name: &str) {
     }
     let tally = Tally::default();
     let started = std::time::Instant::now();
-    let count = cycle(&sc, None, Kill::Fault, CrashMode::DropUnsynced, &tally);
-    let budget = env_u64("STRATA_CRASH_ITERS").unwrap_or(500);
+    let (count, virtual_compactions) =
+        cycle(&sc, None, Kill::Fault, CrashMode::DropUnsynced, &tally);
+    // A scenario of virtual tables that stopped making them would test nothing new.
+    assert!(
+        !sc.virtual_tables || virtual_compactions > 0,
+        "crash loop {name}: the counting run made no virtual compaction"
+    );
+    let budget = env_u64("STRATA_CRASH_ITERS").unwrap_or(sc.iters);
     let ks = sample(count, budget);
     for &k in &ks {
         // Kill and crash mode are functions of `k` alone, so one `k` replays exactly.
@@ -1106,10 +1229,21 @@ fn crash_loop(name: &str) {
             cycle(&sc, Some(k), other, CrashMode::DropUnsynced, &tally);
         }
     }
+    let virtual_figures = if sc.virtual_tables {
+        format!(
+            ", virtual compactions {} before the crashes (counting run {}, \
+             {} cycles made some)",
+            tally.virtual_compactions.load(Ordering::Relaxed),
+            virtual_compactions,
+            tally.virtual_cycles.load(Ordering::Relaxed),
+        )
+    } else {
+        String::new()
+    };
     println!(
         "crash loop {name}: ops {count}, cycles {}, faults fired {} ({} failed ops), \
          power cuts {}, tolerant-mode refusals of garbled WAL tails {}, \
-         garbled MANIFEST tails recovered {}, {:.1}s",
+         garbled MANIFEST tails recovered {}{virtual_figures}, {:.1}s",
         tally.cycles.load(Ordering::Relaxed),
         tally.faults_fired.load(Ordering::Relaxed),
         tally.failed_ops.load(Ordering::Relaxed),
@@ -1168,4 +1302,13 @@ fn crash_loop_merges_and_range_deletions() {
 #[test]
 fn crash_loop_column_families() {
     crash_loop("column_families");
+}
+
+/// Delayed compaction: a crash at file operations of virtual compactions, of real
+/// compactions reading virtual tables' parents and of MANIFEST roll-overs writing
+/// parents into the new MANIFEST's snapshot; each recovery also verifies every
+/// physical table and reopens with delayed compaction off.
+#[test]
+fn crash_loop_virtual_tables() {
+    crash_loop("virtual");
 }

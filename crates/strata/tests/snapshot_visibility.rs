@@ -14,6 +14,11 @@
 //! transaction cannot read at another snapshot than the one it took at begin, so the
 //! one begun at `S` is the transaction read at `S`).
 //!
+//! One source is a virtual table of delayed compaction: the versions moved there are
+//! read through slices of the flushed tables (its parents), each parent cut over two
+//! virtual tables; a case that has this source runs on a database set up for it (see
+//! [`open`]).
+//!
 //! Each case runs with the snapshot filter on and off: on, a memtable or table
 //! holding only the newer version is skipped at `S` before its own visibility check
 //! runs, so only the run with the filter off shows that check's off-by-one for a
@@ -31,7 +36,10 @@ mod common;
 use common::{model_delete_range, model_merge, model_scan, ModelMap, Source as View};
 use std::path::PathBuf;
 use strata::env::{FaultFs, FaultKinds, FaultRule};
-use strata::{Db, Options, ReadOptions, Snapshot, Transaction, TransactionOptions, WriteOptions};
+use strata::{
+    Db, DelayedCompaction, Options, ReadOptions, Snapshot, Transaction, TransactionOptions,
+    WriteOptions,
+};
 
 /// The key whose versions the tests move around.
 const KEY: &str = "k";
@@ -44,8 +52,8 @@ const KEYS: [&str; 6] = ["a", "j", KEY, "ka", TXN_KEY, "l"];
 /// A source of the read path that can hold a version of a key (`db/read.rs`), newest
 /// first.
 ///
-/// Sources still to come, as the techniques land (virtual tables, promotion
-/// caches, column-group runs): each becomes a variant here, an entry of [`SOURCES`],
+/// Sources still to come, as the techniques land (promotion caches, column-group
+/// runs): each becomes a variant here, an entry of [`SOURCES`],
 /// and an arm of [`move_to`] that puts the versions written so far into it and
 /// checks that they got there. The match there is exhaustive, so a new variant does
 /// not compile until it can be placed.
@@ -59,13 +67,20 @@ enum Source {
     L0,
     /// A table below L0 (`compact_range`).
     Deeper,
+    /// A virtual table in L1 (delayed compaction, ARCHITECTURE §6.10, §7.1.1): the
+    /// flushed tables become its parents, read through slices (`probe_tables`,
+    /// `ClippedIterator`). See [`open`] for how the automatic compaction that makes
+    /// it is set up.
+    VirtualTable,
 }
 
-/// Every source, newest first.
-const SOURCES: [Source; 4] = [
+/// Every source, newest first (a virtual table lies in L1, above the tables
+/// `compact_range` leaves in a case that has one, see [`open`]).
+const SOURCES: [Source; 5] = [
     Source::ActiveMemtable,
     Source::ImmutableMemtable,
     Source::L0,
+    Source::VirtualTable,
     Source::Deeper,
 ];
 
@@ -118,11 +133,42 @@ const PREFIX: [Write; 5] = [
     Write::Put("l", "l0"),
 ];
 
-fn open(fs: &FaultFs, snapshot_filter: bool) -> Db {
-    // Memtables switch only when a test flushes (the 64 MiB buffer is far larger than
-    // the data), two switched memtables may wait for a flush (with the default of two
-    // memtables in all, the second switch would stall behind the failing flush), and
-    // flushed tables stay in L0 unless a test compacts them.
+/// The length of the version of `k` a case with a virtual table keeps in L2 (see
+/// [`open`]): more than ten target files (10 KiB).
+const FLOOR_VALUE_LEN: usize = 12 << 10;
+
+/// Opens the database of the case moving the older versions to `older` and the newer
+/// one to `newer`; returns it with the floor snapshot (see below), if any.
+///
+/// Memtables switch only when a test flushes (the 64 MiB buffer is far larger than
+/// the data), two switched memtables may wait for a flush (with the default of two
+/// memtables in all, the second switch would stall behind the failing flush), and
+/// flushed tables stay in L0 unless a test compacts them.
+///
+/// A case with a [`Source::VirtualTable`] has delayed compaction on (VCT 12: every
+/// plan here reads fewer tables), and the automatic L0→L1 compaction that makes the
+/// virtual table needs three things:
+/// - a trigger the move to the virtual table reaches and no move to L0 does: one
+///   table, or two where the case also has an L0 source (then the older versions
+///   moved to the virtual table must make two tables: the prefix is flushed alone
+///   first, see [`prefix_table`]);
+/// - no trivial move (one L0 table over an empty L1 would move down as it is): L2
+///   holds a version of `k` larger than ten target files (1 KiB each), written before
+///   everything else and kept by a snapshot held for the case (so `compact_range`
+///   keeps it too); a table over more grandparent bytes is rewritten, not moved;
+/// - not bottommost, so that a delete or range deletion among the inputs does not
+///   keep the plan real (a real bottommost compaction drops tombstones, a virtual one
+///   would keep them for ever): the same table in L2 lies below.
+///
+/// It is put in L2 by a first open with other options (one level holds 1 KiB), then
+/// the database is reopened for the case. With three levels, `compact_range` leaves
+/// everything in L2, below the virtual tables' level.
+fn open(
+    fs: &FaultFs,
+    snapshot_filter: bool,
+    older: Source,
+    newer: Source,
+) -> (Db, Option<Snapshot>) {
     let opts = Options::default()
         .with_merge_operator(Some(common::append_operator()))
         .with_max_write_buffer_number(4)
@@ -130,7 +176,52 @@ fn open(fs: &FaultFs, snapshot_filter: bool) -> Db {
         .with_level0_slowdown_writes_trigger(100)
         .with_level0_stop_writes_trigger(100)
         .with_snapshot_filter(snapshot_filter);
-    common::on(fs).open("/db", opts).expect("open")
+    if older != Source::VirtualTable && newer != Source::VirtualTable {
+        return (common::on(fs).open("/db", opts).expect("open"), None);
+    }
+    let opts = opts
+        .with_num_levels(3)
+        .with_target_file_size_base(1024)
+        .with_every_level(|l| l.with_block_size(256));
+    let setup = opts
+        .clone()
+        .with_level0_file_num_compaction_trigger(1)
+        .with_max_bytes_for_level_base(1024);
+    let db = common::on(fs).open("/db", setup).expect("setup open");
+    let floor: Vec<u8> = (0..FLOOR_VALUE_LEN)
+        .map(|i| (i.wrapping_mul(0x9E37_79B9) >> 13) as u8)
+        .collect();
+    db.put(&WriteOptions::default(), KEY.as_bytes(), &floor)
+        .expect("floor put");
+    db.flush().expect("floor flush");
+    db.wait_for_compactions().expect("floor compactions");
+    assert_eq!(level_files(&db), [0, 0, 1], "the floor is in L2");
+    db.close().expect("setup close");
+    let trigger = if older == Source::L0 || newer == Source::L0 {
+        2
+    } else {
+        1
+    };
+    let opts = opts
+        .with_level0_file_num_compaction_trigger(trigger)
+        .with_delayed_compaction(Some(DelayedCompaction::new()));
+    let db = common::on(fs).open("/db", opts).expect("open");
+    let snapshot = db.snapshot();
+    (db, Some(snapshot))
+}
+
+/// The keys a case with a virtual table writes after the prefix, with values of
+/// 1.5 KiB, on both sides of the other keys: so a table of the prefix spans more than
+/// one virtual table (they are cut at 1 KiB, at data-block ends), and the slices of
+/// its parent are narrower than it (`ClippedIterator` and the slice check of
+/// `probe_tables` matter).
+const PADS: [&str; 2] = ["b", "m"];
+
+/// Whether the case flushes the prefix into a table of its own before `S-1`: when
+/// the older versions move to a virtual table and the newer ones to L0, the trigger
+/// is two tables, and the move to the virtual table must reach it.
+fn prefix_table(older: Source, newer: Source) -> bool {
+    older == Source::VirtualTable && newer == Source::L0
 }
 
 /// Where the writes so far are, as the placement steps put them: what
@@ -141,10 +232,11 @@ struct Tree {
     active_has_data: bool,
     /// Memtables switched out and not flushed.
     immutables: usize,
-    l0_files: usize,
-    /// Table files in L1 (`compact_range` compacts down to L1 here: no level below
-    /// holds data).
-    l1_files: usize,
+    /// Table files per level: L0's counted, the deeper levels' as the last move
+    /// below L0 left them (`compact_range` compacts down to L1 where no level below
+    /// holds data, and into one table; with a virtual-table source down to L2, into
+    /// tables of 1 KiB).
+    files: Vec<usize>,
     /// The newest WAL: a memtable switch creates the next one, so while it stays the
     /// same, every write since went into the same active memtable.
     wal: PathBuf,
@@ -164,12 +256,11 @@ fn level_files(db: &Db) -> Vec<usize> {
 }
 
 impl Tree {
-    fn new(fs: &FaultFs) -> Tree {
+    fn new(db: &Db, fs: &FaultFs) -> Tree {
         Tree {
             active_has_data: false,
             immutables: 0,
-            l0_files: 0,
-            l1_files: 0,
+            files: level_files(db),
             wal: newest_wal(fs),
         }
     }
@@ -177,12 +268,9 @@ impl Tree {
     /// Checks that the database's tables are exactly where this says, and that no
     /// memtable was switched since the last placement step.
     fn check(&self, db: &Db, fs: &FaultFs, ctx: &str) {
-        let mut want = vec![0; db.stats().levels.len()];
-        want[0] = self.l0_files;
-        want[1] = self.l1_files;
         assert_eq!(
             level_files(db),
-            want,
+            self.files,
             "{ctx}: table files per level, {self:?}"
         );
         assert_eq!(
@@ -228,8 +316,10 @@ fn move_to(db: &Db, fs: &FaultFs, tree: &mut Tree, source: Source, ctx: &str) {
         Source::L0 => {
             fs.clear_faults();
             retry(ctx, || db.flush());
+            // No compaction starts (the trigger is above the tables in L0).
+            retry(ctx, || db.wait_for_compactions());
             // One table per memtable holding data.
-            tree.l0_files += tree.immutables + usize::from(tree.active_has_data);
+            tree.files[0] += tree.immutables + usize::from(tree.active_has_data);
             tree.immutables = 0;
             tree.active_has_data = false;
             tree.wal = newest_wal(fs);
@@ -237,9 +327,43 @@ fn move_to(db: &Db, fs: &FaultFs, tree: &mut Tree, source: Source, ctx: &str) {
         Source::Deeper => {
             fs.clear_faults();
             retry(ctx, || db.compact_range(None, None));
-            // Every version of the few keys fits one table.
-            tree.l0_files = 0;
-            tree.l1_files = 1;
+            let got = level_files(db);
+            let deepest = got.iter().rposition(|&n| n > 0).unwrap_or(0);
+            tree.files = vec![0; got.len()];
+            if got.len() == 3 {
+                // A case with a virtual table: everything down to L2, beside the
+                // floor, in tables of 1 KiB.
+                assert_eq!(deepest, 2, "{ctx}: compact_range leaves all in L2: {got:?}");
+                tree.files[2] = got[2];
+            } else {
+                // Every version of the few keys fits one table.
+                tree.files[1] = 1;
+            }
+            tree.immutables = 0;
+            tree.active_has_data = false;
+            tree.wal = newest_wal(fs);
+        }
+        Source::VirtualTable => {
+            fs.clear_faults();
+            let before = db.stats();
+            retry(ctx, || db.flush());
+            // The flushed tables reach the trigger; the compaction of L0 (and of L1's
+            // virtual table, if any) into L1 is virtualized: it writes nothing.
+            retry(ctx, || db.wait_for_compactions());
+            let after = db.stats();
+            let got = level_files(db);
+            assert!(
+                after.counters.virtual_compactions > before.counters.virtual_compactions,
+                "{ctx}: no virtual compaction ran: {got:?}"
+            );
+            assert_eq!(
+                after.levels[1].write_bytes, before.levels[1].write_bytes,
+                "{ctx}: a compaction wrote into L1"
+            );
+            assert_eq!(got[0], 0, "{ctx}: L0 compacted into L1: {got:?}");
+            assert!(got[1] > 0, "{ctx}: L1 holds the virtual tables: {got:?}");
+            tree.files[0] = 0;
+            tree.files[1] = got[1];
             tree.immutables = 0;
             tree.active_has_data = false;
             tree.wal = newest_wal(fs);
@@ -446,11 +570,27 @@ fn case(change: Change, older: Source, newer: Source, snapshot_filter: bool) {
     let ctx =
         &format!("{change:?} older={older:?} newer={newer:?} snapshot_filter={snapshot_filter}");
     let fs = FaultFs::new();
-    let db = open(&fs, snapshot_filter);
-    let mut tree = Tree::new(&fs);
+    let (db, floor) = open(&fs, snapshot_filter, older, newer);
+    let mut tree = Tree::new(&db, &fs);
     let mut model = ModelMap::new();
     for w in PREFIX {
         write(&db, &mut model, &mut tree, w);
+    }
+    if floor.is_some() {
+        for pad in PADS {
+            let v = pad.repeat(1536);
+            db.put(&WriteOptions::default(), pad.as_bytes(), v.as_bytes())
+                .expect("pad put");
+            model.insert(pad.into(), v.into());
+        }
+    }
+    if prefix_table(older, newer) {
+        db.flush().expect("prefix flush");
+        db.wait_for_compactions().expect("no compaction");
+        tree.files[0] += 1;
+        tree.active_has_data = false;
+        tree.wal = newest_wal(&fs);
+        tree.check(&db, &fs, &format!("{ctx}: the prefix in L0"));
     }
     let [at_s_minus_1, at_s] = change.older();
     write(&db, &mut model, &mut tree, at_s_minus_1);
@@ -475,6 +615,7 @@ fn case(change: Change, older: Source, newer: Source, snapshot_filter: bool) {
     // Nothing moved while the reads ran.
     tree.check(&db, &fs, &format!("{ctx} after the reads"));
     fs.clear_faults();
+    drop(floor);
 }
 
 /// Every pair of sources for the older and the newer versions, with the snapshot

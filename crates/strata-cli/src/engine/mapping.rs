@@ -163,6 +163,27 @@ fn strata(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
              ErrorKind::Conflict); no special open",
         );
     }
+    if flag == "delayed_compaction" {
+        return exact(match flags.delayed_compaction {
+            true => format!(
+                "Options::delayed_compaction = Some(DelayedCompaction::new().with_vct({})) \
+                 (experimental)",
+                flags.vct
+            ),
+            false => "Options::delayed_compaction = None (every compaction rewrites)".into(),
+        });
+    }
+    if flag == "vct" {
+        return exact(match flags.delayed_compaction {
+            true => format!(
+                "Options::delayed_compaction's DelayedCompaction::vct = {}",
+                flags.vct
+            ),
+            false => {
+                "Options::delayed_compaction is None: unused (--delayed_compaction=false)".into()
+            }
+        });
+    }
     let field = match flag {
         "bloom_bits" => "levels[*].bloom_bits_per_key",
         "cache_size" => "block_cache_capacity",
@@ -190,6 +211,22 @@ fn families_text(n: usize, ops: &str, stats: &str) -> String {
          in family FNV-1a-64(key) mod {n}; {ops}; stats: {stats}; scans are refused",
         n - 1
     )
+}
+
+/// Why `--delayed_compaction` / `--vct` mean nothing to `engine`, which has neither
+/// virtual tables nor a deferral threshold: it rewrites the inputs of every compaction
+/// it picks, which is what Strata does with the flag off.
+fn delayed_text(engine: &str, flag: &str, flags: &EngineFlags) -> String {
+    let what = match flag {
+        "vct" => "the threshold of Strata's delayed compaction",
+        _ => "delayed compaction (dCompaction's virtual tables)",
+    };
+    let effect = if flags.delayed_compaction {
+        "ignored: every compaction it picks rewrites its inputs, unlike Strata's here"
+    } else {
+        "every compaction it picks rewrites its inputs, as Strata's with the flag off"
+    };
+    format!("Strata-only, {what}; {engine} has no equivalent: {effect}")
 }
 
 /// What `rocksdb.rs` does with each flag.
@@ -223,6 +260,7 @@ fn rocksdb(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
         "compaction_output_partitioning" | "aligned_variance" | "snapshot_filter" => {
             unmapped("Strata-only; RocksDB has no equivalent (ignored)")
         }
+        "delayed_compaction" | "vct" => unmapped(delayed_text("RocksDB", flag, flags)),
         "max_manifest_file_size" => {
             unmapped("not passed by the adapter; RocksDB's default applies")
         }
@@ -415,6 +453,7 @@ fn fjall(flag: &str, flags: &EngineFlags, p: &FjallPlan) -> (Fidelity, String) {
         "compaction_output_partitioning" | "aligned_variance" | "snapshot_filter" => {
             unmapped("Strata-only; fjall has no equivalent (ignored)")
         }
+        "delayed_compaction" | "vct" => unmapped(delayed_text("fjall", flag, flags)),
         "paranoid_checks" | "max_manifest_file_size" | "enable_pipelined_write" => {
             unmapped("no equivalent option in fjall 3 (ignored)")
         }
@@ -583,6 +622,60 @@ mod tests {
                 || (e.flag == "device" && e.engine.starts_with("DbBuilder::file_system")))));
         assert_eq!(adapter.len(), 1);
         assert!(adapter.iter().all(|e| e.engine.contains("U64Add")));
+    }
+
+    #[test]
+    fn delayed_compaction_flags_are_described_for_every_engine() {
+        let get = |flags: &EngineFlags, f: &str| {
+            of(flags)
+                .into_iter()
+                .find(|e| e.flag == f)
+                .unwrap_or_else(|| panic!("{:?}: no {f} entry", flags.engine))
+        };
+        for engine in [EngineKind::Strata, EngineKind::Rocksdb, EngineKind::Fjall] {
+            let off = EngineFlags {
+                engine,
+                ..default_flags()
+            };
+            let on = EngineFlags {
+                delayed_compaction: true,
+                vct: 4,
+                ..off.clone()
+            };
+            for flags in [&off, &on] {
+                let d = get(flags, "delayed_compaction");
+                let v = get(flags, "vct");
+                assert_eq!(d.value, flags.delayed_compaction.to_string(), "{d:?}");
+                assert_eq!(v.value, flags.vct.to_string(), "{v:?}");
+                let fidelity = match engine {
+                    EngineKind::Strata => Fidelity::Exact,
+                    _ => Fidelity::Unmapped,
+                };
+                for e in [&d, &v] {
+                    assert_eq!(e.fidelity, fidelity, "{engine:?} {e:?}");
+                    assert!(!e.engine.is_empty(), "{engine:?} {e:?}");
+                    if engine != EngineKind::Strata {
+                        assert!(e.engine.starts_with("Strata-only"), "{e:?}");
+                    }
+                }
+            }
+            assert_eq!(get(&off, "vct").value, "12", "{engine:?}: default vct");
+        }
+        let on = EngineFlags {
+            delayed_compaction: true,
+            vct: 4,
+            ..default_flags()
+        };
+        assert!(
+            get(&on, "delayed_compaction")
+                .engine
+                .contains("DelayedCompaction::new().with_vct(4)"),
+            "{:?}",
+            get(&on, "delayed_compaction")
+        );
+        assert!(get(&default_flags(), "delayed_compaction")
+            .engine
+            .contains("None"));
     }
 
     #[test]

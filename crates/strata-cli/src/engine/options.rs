@@ -19,7 +19,9 @@ use crate::error::{CliError, Result};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use std::path::PathBuf;
-use strata::{CompactionPriority, Compression, OutputPartitioning, WalRecoveryMode};
+use strata::{
+    CompactionPriority, Compression, DelayedCompaction, OutputPartitioning, WalRecoveryMode,
+};
 
 fn d() -> strata::Options {
     strata::Options::default()
@@ -35,6 +37,10 @@ fn default_partitioning() -> PartitioningFlag {
         OutputPartitioning::Aligned { .. } => PartitioningFlag::Aligned,
         _ => PartitioningFlag::Fixed,
     }
+}
+
+fn default_vct() -> usize {
+    d().delayed_compaction.unwrap_or_default().vct
 }
 
 fn default_variance() -> f64 {
@@ -205,6 +211,17 @@ pub struct EngineFlags {
           default_missing_value = "true", action = clap::ArgAction::Set,
           value_parser = clap::builder::BoolishValueParser::new())]
     pub snapshot_filter: bool,
+    /// Delayed compaction (experimental): a compaction that would rewrite fewer than
+    /// `--vct` real tables replaces its inputs by virtual tables instead of writing
+    /// (Options::delayed_compaction).
+    #[arg(long = "delayed_compaction", default_value_t = d().delayed_compaction.is_some(),
+          num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub delayed_compaction: bool,
+    /// Virtual compaction threshold (>= 2): real tables a compaction must read to be
+    /// run rather than deferred. Used only with --delayed_compaction.
+    #[arg(long = "vct", default_value_t = default_vct())]
+    pub vct: usize,
     /// Verify every block checksum of a table when it is opened.
     #[arg(long = "paranoid_checks", default_value_t = d().paranoid_checks, num_args = 0..=1,
           default_missing_value = "true", action = clap::ArgAction::Set,
@@ -373,6 +390,7 @@ const FIELD_TO_FLAG: &[(&str, &str)] = &[
     ("soft_pending", "soft_pending_compaction_bytes_limit"),
     ("hard_pending", "hard_pending_compaction_bytes_limit"),
     ("db_paths", "db_paths"),
+    ("delayed_compaction.vct", "vct"),
 ];
 
 /// Turns a strata validation message into a one-line error naming the flag.
@@ -399,6 +417,14 @@ impl EngineFlags {
     /// # Errors
     /// [`CliError::Usage`] naming the flag whose value the engine rejects.
     pub fn strata_options(&self) -> Result<strata::Options> {
+        // Checked even with delayed compaction off, so a bad value never hides until
+        // the flag that uses it is turned on.
+        if self.vct < 2 {
+            return Err(validation_error(&format!(
+                "delayed_compaction.vct=`{}` must be >= 2",
+                self.vct
+            )));
+        }
         let level = strata::LevelOptions::default()
             .with_block_size(self.block_size)
             .with_block_restart_interval(self.block_restart_interval)
@@ -442,6 +468,10 @@ impl EngineFlags {
                 },
             })
             .with_snapshot_filter(self.snapshot_filter)
+            .with_delayed_compaction(
+                self.delayed_compaction
+                    .then(|| DelayedCompaction::new().with_vct(self.vct)),
+            )
             // The harness's counters (`KvEngine::merge`, `mergerandom`).
             .with_merge_operator(Some(std::sync::Arc::new(strata::merge::U64Add)))
             .with_paranoid_checks(self.paranoid_checks)
@@ -512,6 +542,48 @@ mod tests {
         assert_eq!(o.level(0).bloom_bits_per_key, 10);
         assert_eq!(o.level(0).compression, Compression::None);
         assert!(o.snapshot_filter);
+        assert_eq!(o.delayed_compaction, None);
+        assert!(!e.delayed_compaction);
+        assert_eq!(e.vct, strata::DelayedCompaction::new().vct);
+    }
+
+    #[test]
+    fn delayed_compaction_flags() {
+        // Off unless asked; --vct alone changes nothing but is still checked.
+        let o = parse(&["--vct=3"])
+            .expect("parse")
+            .strata_options()
+            .expect("valid");
+        assert_eq!(o.delayed_compaction, None);
+        let o = parse(&["--delayed_compaction=true"])
+            .expect("parse")
+            .strata_options()
+            .expect("valid");
+        assert_eq!(o.delayed_compaction, Some(strata::DelayedCompaction::new()));
+        let o = parse(&["--delayed_compaction=false", "--vct=5"])
+            .expect("parse")
+            .strata_options()
+            .expect("valid");
+        assert_eq!(o.delayed_compaction, None);
+        for args in [
+            &["--delayed_compaction", "--vct=1"][..],
+            &["--delayed_compaction=true", "--vct=0"][..],
+            &["--vct=1"][..],
+        ] {
+            let e = parse(args).expect("parses");
+            let err = e.strata_options().expect_err("vct < 2");
+            assert!(matches!(err, CliError::Usage(_)), "{args:?}: {err:?}");
+            let msg = err.to_string();
+            assert!(msg.starts_with("invalid value for '--vct'"), "{msg}");
+            assert!(msg.contains(">= 2"), "{msg}");
+        }
+        // The engine's own check maps to the flag too.
+        let msg = validation_error("delayed_compaction.vct=`1` must be >= 2").to_string();
+        assert!(msg.starts_with("invalid value for '--vct'"), "{msg}");
+        let err = parse(&["--vct=many"]).expect_err("error");
+        assert!(err.to_string().contains("--vct"), "{err}");
+        let err = parse(&["--delayed_compaction=maybe"]).expect_err("error");
+        assert!(err.to_string().contains("--delayed_compaction"), "{err}");
     }
 
     #[test]
@@ -539,6 +611,8 @@ mod tests {
             "--compaction_output_partitioning=aligned",
             "--aligned_variance=3",
             "--snapshot_filter=false",
+            "--delayed_compaction",
+            "--vct=4",
             "--paranoid_checks",
             "--enable_pipelined_write=false",
             "--use_direct_reads",
@@ -577,6 +651,10 @@ mod tests {
             OutputPartitioning::Aligned { variance: 3.0 }
         );
         assert!(!o.snapshot_filter);
+        assert_eq!(
+            o.delayed_compaction,
+            Some(strata::DelayedCompaction::new().with_vct(4))
+        );
         assert!(o.paranoid_checks);
         assert!(!o.enable_pipelined_write);
         assert!(o.use_direct_reads);

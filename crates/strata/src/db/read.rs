@@ -21,7 +21,8 @@ use super::family::Family;
 use super::iter::Resolver;
 use super::{DbInner, DbIterator, SuperVersion};
 use crate::error::Result;
-use crate::iter::{InternalIterator, LevelIterator, MergingIterator};
+use crate::iter::{AnyTable, InternalIterator, LevelIterator, MergingIterator};
+use crate::sst::TableIterator;
 use crate::key::{self, LookupKey, SequenceNumber, ValueKind};
 use crate::memtable::MemGet;
 use crate::range_del::{Fragments, RangeTombstone};
@@ -343,16 +344,21 @@ pub(crate) fn iter(inner: &DbInner, family: &Family, ro: &ReadOptions) -> Result
     }
     let range_dels = (!tombstones.is_empty()).then(|| Fragments::new(&tombstones));
     for level in 1..sv.version.num_levels() {
-        if sv.version.files(level).is_empty() {
+        let files = sv.version.files(level);
+        if files.is_empty() {
             continue;
         }
-        children.push(Box::new(LevelIterator::new(
-            Arc::clone(&sv.version),
-            level,
-            Arc::clone(&inner.table_cache),
-            filter,
-            Arc::clone(&inner.stats),
-        )));
+        let (version, tables) = (Arc::clone(&sv.version), Arc::clone(&inner.table_cache));
+        let stats = Arc::clone(&inner.stats);
+        // A level of real files only reads them with no dispatch on the file's kind.
+        children.push(match files.iter().all(|f| f.kind == FileKind::Real) {
+            true => Box::new(LevelIterator::<TableIterator>::new(
+                version, level, tables, filter, stats,
+            )),
+            false => Box::new(LevelIterator::<AnyTable>::new(
+                version, level, tables, filter, stats,
+            )),
+        });
     }
     Ok(DbIterator::new(
         MergingIterator::new(children),

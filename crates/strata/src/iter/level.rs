@@ -8,8 +8,10 @@
 //!
 //! A virtual table (ARCHITECTURE §7.1.1) is read as a merge of its slices, each its
 //! parent's iterator clipped to the slice's range (parents the snapshot filter
-//! rejects are left out). A real file is read through its own table iterator, with no
-//! dynamic dispatch: the child is an enum.
+//! rejects are left out). The iterator is generic over how it reads one file
+//! ([`LevelFile`]): a level of real files only is read through `TableIterator`s, with
+//! no dispatch on the file's kind on the hot path (readseq costs what it cost before
+//! virtual tables existed); a level holding a virtual table through [`AnyTable`].
 
 use super::{ClippedIterator, InternalIterator, MergingIterator};
 use crate::cache::TableCache;
@@ -22,8 +24,47 @@ use crate::version::{FileKind, Version};
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-/// Concatenating iterator over the files of one non-overlapping level.
-pub struct LevelIterator {
+/// How a [`LevelIterator`] reads one file of its level.
+pub trait LevelFile: InternalIterator + Sized {
+    /// An iterator over `files(level)[index]` of `version`, unpositioned. `filter`
+    /// leaves out what cannot be visible (used for a virtual table's parents).
+    ///
+    /// # Errors
+    /// The table could not be opened (`Io`, `Corruption`), or the file is of a kind
+    /// this reader does not read.
+    fn open(
+        version: &Version,
+        level: usize,
+        index: usize,
+        tables: &TableCache,
+        filter: SnapshotFilter,
+        stats: &Statistics,
+    ) -> Result<Self>;
+}
+
+/// A real file's table. A virtual table is refused (the table cache has no file for
+/// it): a level holding one is read through [`AnyTable`].
+impl LevelFile for TableIterator {
+    #[inline]
+    fn open(
+        version: &Version,
+        level: usize,
+        index: usize,
+        tables: &TableCache,
+        _filter: SnapshotFilter,
+        _stats: &Statistics,
+    ) -> Result<Self> {
+        let meta = version.files(level).get(index).ok_or_else(|| {
+            crate::Error::Internal(format!("L{level} has no file {index}"))
+        })?;
+        let file = version.file_ref(level, index);
+        Ok(tables.get_pinned(meta, file)?.iter())
+    }
+}
+
+/// Concatenating iterator over the files of one non-overlapping level, each read as a
+/// `C`.
+pub struct LevelIterator<C: LevelFile = TableIterator> {
     version: Arc<Version>,
     level: usize,
     tables: Arc<TableCache>,
@@ -31,12 +72,13 @@ pub struct LevelIterator {
     stats: Arc<Statistics>,
     /// Index of the file `current` reads; meaningful only while `current` is some.
     index: usize,
-    current: Option<Child>,
+    current: Option<C>,
     err: Option<crate::Error>,
 }
 
-/// What a level iterator reads one file through.
-enum Child {
+/// A file of a level that holds virtual tables: a real file's table, or a virtual
+/// table's slices merged.
+pub enum AnyTable {
     /// A real file's table.
     Table(TableIterator),
     /// A virtual table: its slices, merged.
@@ -47,13 +89,13 @@ enum Child {
 macro_rules! child {
     ($c:expr, $it:ident => $e:expr) => {
         match $c {
-            Child::Table($it) => $e,
-            Child::Slices($it) => $e,
+            AnyTable::Table($it) => $e,
+            AnyTable::Slices($it) => $e,
         }
     };
 }
 
-impl InternalIterator for Child {
+impl InternalIterator for AnyTable {
     fn valid(&self) -> bool {
         child!(self, c => c.valid())
     }
@@ -86,7 +128,39 @@ impl InternalIterator for Child {
     }
 }
 
-impl LevelIterator {
+impl LevelFile for AnyTable {
+    fn open(
+        version: &Version,
+        level: usize,
+        index: usize,
+        tables: &TableCache,
+        filter: SnapshotFilter,
+        stats: &Statistics,
+    ) -> Result<Self> {
+        let real = version
+            .files(level)
+            .get(index)
+            .is_some_and(|f| f.kind == FileKind::Real);
+        if real {
+            return TableIterator::open(version, level, index, tables, filter, stats)
+                .map(AnyTable::Table);
+        }
+        // The merge of the slices, each its parent clipped to it.
+        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+        for s in version.slices(level, index) {
+            let s = s?;
+            if filter.skips(s.parent, stats) {
+                continue;
+            }
+            let table = tables.get_pinned(s.parent, s.file)?;
+            let (lo, hi) = (&s.slice.smallest, &s.slice.largest);
+            children.push(Box::new(ClippedIterator::new(table.iter(), lo, hi)));
+        }
+        Ok(AnyTable::Slices(MergingIterator::new(children)))
+    }
+}
+
+impl<C: LevelFile> LevelIterator<C> {
     /// Iterates `level` of `version` (which it pins).
     pub fn new(
         version: Arc<Version>,
@@ -115,17 +189,11 @@ impl LevelIterator {
     fn open(&mut self, index: usize) -> bool {
         self.current = None;
         self.index = index;
-        let Some(meta) = self.version.files(self.level).get(index) else {
+        if index >= self.num_files() {
             return false;
-        };
-        let child = match meta.kind {
-            FileKind::Real => {
-                let file = self.version.file_ref(self.level, index);
-                self.tables.get_pinned(meta, file).map(|t| Child::Table(t.iter()))
-            }
-            FileKind::Virtual { .. } => self.open_slices(index).map(Child::Slices),
-        };
-        match child {
+        }
+        let (version, level) = (&self.version, self.level);
+        match C::open(version, level, index, &self.tables, self.filter, &self.stats) {
             Ok(c) => {
                 self.current = Some(c);
                 true
@@ -135,21 +203,6 @@ impl LevelIterator {
                 false
             }
         }
-    }
-
-    /// The merge of virtual table `index`'s slices, each its parent clipped to it.
-    fn open_slices(&self, index: usize) -> Result<MergingIterator> {
-        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
-        for s in self.version.slices(self.level, index) {
-            let s = s?;
-            if self.filter.skips(s.parent, &self.stats) {
-                continue;
-            }
-            let table = self.tables.get_pinned(s.parent, s.file)?;
-            let (lo, hi) = (&s.slice.smallest, &s.slice.largest);
-            children.push(Box::new(ClippedIterator::new(table.iter(), lo, hi)));
-        }
-        Ok(MergingIterator::new(children))
     }
 
     fn skipped(&self, index: usize) -> bool {
@@ -226,7 +279,7 @@ impl Dir {
     }
 }
 
-impl InternalIterator for LevelIterator {
+impl<C: LevelFile> InternalIterator for LevelIterator<C> {
     fn valid(&self) -> bool {
         self.err.is_none() && self.current.as_ref().is_some_and(|c| c.valid())
     }
