@@ -32,13 +32,23 @@ pub fn default_flags() -> EngineFlags {
 
 /// Flags for a small `engine` database in `dir`: 64 KiB memtables and tables, so a few
 /// thousand keys make several tables on more than one level.
+///
+/// fjall gets 1 MiB memtables and tables: fjall 3.1.13's workers can deadlock when
+/// memtable-rotation requests fill their bounded queue (every worker and the writer
+/// blocked sending to it; fjall pull request #323, open). With 64 KiB memtables
+/// `fjall_engine_spreads_keys_over_keyspaces` hung in a CI run on 2026-11-25 (gdb: every
+/// thread in `flume::Sender::send`), as `engine_fjall` did before (its note).
 pub fn small_flags(engine: EngineKind, dir: &Path) -> EngineFlags {
+    let (buffer, base) = match engine {
+        EngineKind::Fjall => (1 << 20, 4 << 20),
+        _ => (64 << 10, 256 << 10),
+    };
     EngineFlags {
         engine,
         db: dir.to_path_buf(),
-        write_buffer_size: 64 << 10,
-        target_file_size_base: 64 << 10,
-        max_bytes_for_level_base: 256 << 10,
+        write_buffer_size: buffer,
+        target_file_size_base: buffer as u64,
+        max_bytes_for_level_base: base,
         level0_file_num_compaction_trigger: 4,
         ..default_flags()
     }
