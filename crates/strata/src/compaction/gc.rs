@@ -119,8 +119,17 @@ mod tests {
     use super::*;
 
     fn run(snapshots: Vec<u64>, bottom: bool, entries: &[(&[u8], u64, ValueKind)]) -> Vec<u64> {
+        counted(snapshots, bottom, entries).0
+    }
+
+    /// [`run`], with the counts of dropped versions and dropped tombstones.
+    fn counted(
+        snapshots: Vec<u64>,
+        bottom: bool,
+        entries: &[(&[u8], u64, ValueKind)],
+    ) -> (Vec<u64>, u64, u64) {
         let mut gc = VersionGc::new(snapshots, bottom);
-        entries
+        let kept = entries
             .iter()
             .filter(|(k, s, kind)| {
                 gc.keep(&ParsedKey {
@@ -130,7 +139,8 @@ mod tests {
                 })
             })
             .map(|e| e.1)
-            .collect()
+            .collect();
+        (kept, gc.dropped_versions, gc.dropped_tombstones)
     }
 
     #[test]
@@ -146,6 +156,9 @@ mod tests {
         assert_eq!(run(vec![], false, e), vec![9, 3]);
         assert_eq!(run(vec![5], false, e), vec![9, 5, 3]);
         assert_eq!(run(vec![4, 8], false, e), vec![9, 7, 2, 3]);
+        // The counts: every dropped version once (a mutation check found them unread).
+        assert_eq!(counted(vec![], false, e).1, 3);
+        assert_eq!(counted(vec![4, 8], false, e).1, 1);
     }
 
     #[test]
@@ -156,6 +169,8 @@ mod tests {
         assert_eq!(run(vec![], true, e), Vec::<u64>::new());
         assert_eq!(run(vec![6], true, e), vec![9, 5]);
         assert_eq!(run(vec![9], true, e), Vec::<u64>::new());
+        assert_eq!(counted(vec![], true, e), (vec![], 1, 1));
+        assert_eq!(counted(vec![], false, e), (vec![9], 1, 0));
     }
 
     #[test]

@@ -218,6 +218,18 @@ mod tests {
         ok.push(7);
         ok.extend_from_slice(&3u32.to_le_bytes());
         assert!(BloomFilter::decode(ok).is_err(), "line count mismatch");
+        // One bad field each, the others consistent (a mutation check found that a
+        // header wrong in only one field was accepted when the test had none).
+        let header = |probes: u8, lines: u32, bits: usize| {
+            let mut d = vec![0u8; bits];
+            d.push(probes);
+            d.extend_from_slice(&lines.to_le_bytes());
+            d
+        };
+        assert!(BloomFilter::decode(header(6, 1, 64)).is_ok());
+        assert!(BloomFilter::decode(header(0, 1, 64)).is_err(), "no probes");
+        assert!(BloomFilter::decode(header(31, 1, 64)).is_err(), "too many probes");
+        assert!(BloomFilter::decode(header(7, 0, 0)).is_err(), "no lines");
     }
 
     #[test]
@@ -227,7 +239,35 @@ mod tests {
         assert_ne!(hash64(b"a"), hash64(b"b"));
         let frozen = [hash64(b""), hash64(b"a"), hash64(b"strata-key-12345")];
         assert_eq!(frozen, FROZEN_HASHES);
+        // Keys whose length is not a multiple of 8 (every tail length): the tail's
+        // mixing is frozen too (a mutation of it passed the three keys above).
+        let tails: Vec<u64> = TAIL_KEYS.iter().map(|k| hash64(k)).collect();
+        assert_eq!(tails, FROZEN_TAIL_HASHES, "{tails:?}");
     }
+
+    const TAIL_KEYS: [&[u8]; 9] = [
+        b"x",
+        b"ab",
+        b"abc",
+        b"abcd",
+        b"abcde",
+        b"abcdef",
+        b"abcdefg",
+        b"abcdefghi",
+        b"abcdefghijklmno",
+    ];
+
+    const FROZEN_TAIL_HASHES: [u64; 9] = [
+        4_556_381_741_856_718_098,
+        11_877_496_969_163_534_216,
+        10_480_730_107_525_363_770,
+        11_512_388_388_144_810_366,
+        16_391_632_140_519_946_813,
+        16_312_290_350_647_392_504,
+        1_936_680_832_084_802_967,
+        5_135_438_182_554_676_673,
+        10_917_481_592_396_847_809,
+    ];
 
     const FROZEN_HASHES: [u64; 3] = [
         18_155_062_115_040_690_695,
