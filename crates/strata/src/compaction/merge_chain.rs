@@ -255,6 +255,53 @@ mod tests {
         );
     }
 
+    /// Append, recording how many operands each `partial_merge` call is given.
+    #[derive(Debug, Default)]
+    struct Recording(std::sync::Mutex<Vec<usize>>);
+
+    impl MergeOperator for Recording {
+        fn name(&self) -> &str {
+            "recording"
+        }
+        fn full_merge(
+            &self,
+            key: &[u8],
+            existing: Option<&[u8]>,
+            operands: &[&[u8]],
+        ) -> Result<Vec<u8>, MergeError> {
+            Append::new(b",").full_merge(key, existing, operands)
+        }
+        fn partial_merge(&self, key: &[u8], operands: &[&[u8]]) -> Option<Vec<u8>> {
+            if let Ok(mut calls) = self.0.lock() {
+                calls.push(operands.len());
+            }
+            Append::new(b",").partial_merge(key, operands)
+        }
+    }
+
+    /// `MergeOperator::partial_merge` is never called with fewer than two operands (its
+    /// contract): a lone operand, alone or above a stripe floor, stays as it is. A
+    /// mutation run found `operands.len() >= 2` replaceable by `true` unnoticed.
+    #[test]
+    fn partial_merge_is_never_asked_to_fold_one_operand() {
+        let op = Recording::default();
+        assert_eq!(
+            fold_of(&[(9, Merge, "c")], Some(&op), None, false).0,
+            vec![e(9, Merge, "c")]
+        );
+        let above_floor = [(9, Merge, "c"), (6, Merge, "a"), (5, Put, "x")];
+        assert_eq!(
+            fold_of(&above_floor, Some(&op), Some(7), false).0,
+            vec![e(9, Merge, "c")]
+        );
+        assert_eq!(
+            fold_of(&[(9, Merge, "c"), (8, Merge, "b")], Some(&op), None, false).0,
+            vec![e(9, Merge, "b,c")]
+        );
+        let calls = op.0.lock().map(|c| c.clone()).unwrap_or_default();
+        assert_eq!(calls, vec![2], "operand counts of each partial_merge call");
+    }
+
     #[test]
     fn no_operator_or_a_refusal_keeps_the_chain_unchanged() {
         let chain = [(9, Merge, "c"), (8, Merge, "b"), (7, Put, "a"), (5, Put, "old")];
