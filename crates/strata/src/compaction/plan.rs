@@ -53,7 +53,7 @@ pub enum Action {
     /// measured on the parents' index blocks: no data block is read and no file is
     /// written. Requires: the output level is L1 or deeper, every parent lives on the
     /// stream's path, and the plan's input files are in the job's version
-    /// (`compaction::virtualize`). Planned by `compaction::delayed`.
+    /// (`compaction::virtualize`). A compaction policy plans it (ARCHITECTURE §6.10).
     Virtualize,
 }
 

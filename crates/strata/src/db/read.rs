@@ -344,18 +344,17 @@ pub(crate) fn iter(inner: &DbInner, family: &Family, ro: &ReadOptions) -> Result
     }
     let range_dels = (!tombstones.is_empty()).then(|| Fragments::new(&tombstones));
     for level in 1..sv.version.num_levels() {
-        let files = sv.version.files(level);
-        if files.is_empty() {
+        if sv.version.files(level).is_empty() {
             continue;
         }
         let (version, tables) = (Arc::clone(&sv.version), Arc::clone(&inner.table_cache));
         let stats = Arc::clone(&inner.stats);
         // A level of real files only reads them with no dispatch on the file's kind.
-        children.push(match files.iter().all(|f| f.kind == FileKind::Real) {
-            true => Box::new(LevelIterator::<TableIterator>::new(
+        children.push(match sv.version.has_virtual_tables(level) {
+            false => Box::new(LevelIterator::<TableIterator>::new(
                 version, level, tables, filter, stats,
             )),
-            false => Box::new(LevelIterator::<AnyTable>::new(
+            true => Box::new(LevelIterator::<AnyTable>::new(
                 version, level, tables, filter, stats,
             )),
         });

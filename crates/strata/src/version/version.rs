@@ -202,6 +202,12 @@ impl Version {
         self.levels.iter().flatten()
     }
 
+    /// True iff `level` holds a virtual table. O(1) when the version has none (every
+    /// virtual table names a parent), so a reader may ask on every iterator it builds.
+    pub fn has_virtual_tables(&self, level: usize) -> bool {
+        !self.parents.is_empty() && self.files(level).iter().any(|f| f.kind != FileKind::Real)
+    }
+
     /// The parent numbered `number`, if the version has it.
     pub fn parent(&self, number: u64) -> Option<&Arc<FileMetaData>> {
         self.parents.get(&number)

@@ -217,6 +217,8 @@ fn virtual_tables_keep_their_parents_until_none_names_them() {
     let (v, _) = virtualized();
     assert_eq!(numbers(v.files(1)), [6]);
     assert_eq!(numbers(v.files(3)), [20, 21]);
+    assert!(v.has_virtual_tables(3) && !v.has_virtual_tables(1));
+    assert!(!(0..4).any(|l| sample().has_virtual_tables(l)));
     let parents: Vec<u64> = v.parents().map(|p| p.number).collect();
     assert_eq!(parents, [4, 5]);
     // On disk: the real level files and the parents, not the virtual tables.
