@@ -114,7 +114,9 @@ pub use options::{
     OutputPartitioning, ReadOptions, WalRecoveryMode, WriteOptions, MAX_DB_PATHS, MAX_LEVELS,
 };
 pub use snapshot::Snapshot;
-pub use stats::{DbStats, LatencyHistogram, LevelStats, PathStatsSnapshot, StatisticsSnapshot};
+pub use stats::{
+    DbStats, LatencyHistogram, LevelStats, PathStatsSnapshot, StatisticsSnapshot, TableSpace,
+};
 pub use txn::{
     BaseDeltaIterator, BatchValue, Transaction, TransactionOptions, WriteBatchWithIndex,
 };

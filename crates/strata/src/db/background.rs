@@ -32,8 +32,8 @@ use super::state::DbState;
 use super::{jobs, DbInner};
 use crate::compaction::picker::Busy;
 use crate::compaction::{Action, Coverage, Plan, Tombstones};
-use crate::version::Version;
 use crate::error::{Error, Result};
+use crate::version::Version;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -145,7 +145,12 @@ fn compaction_loop(inner: &DbInner) {
 /// The range tombstones of every family's files, for the drop rules of
 /// `compaction::covered`. Requires: the `state` lock not held (this may open tables).
 fn gather_tombstones(inner: &DbInner) -> Tombstones {
-    let versions: Vec<_> = inner.versions.families().iter().map(|f| f.current()).collect();
+    let versions: Vec<_> = inner
+        .versions
+        .families()
+        .iter()
+        .map(|f| f.current())
+        .collect();
     Tombstones::gather(versions.iter().map(|v| v.as_ref()), &inner.table_cache)
 }
 

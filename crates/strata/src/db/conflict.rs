@@ -27,11 +27,11 @@
 //! and `tests/bank_transfer.rs`.
 
 use super::{read, write, DbInner, SuperVersion};
-use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::key::{LookupKey, SequenceNumber};
 use crate::options::WriteOptions;
 use crate::WriteBatch;
+use std::sync::Arc;
 
 /// Fails with [`Error::Conflict`] naming the first key of `keys` whose newest version
 /// is newer than `snapshot` (invariant 1).

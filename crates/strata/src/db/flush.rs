@@ -53,10 +53,9 @@ pub(crate) fn flush_oldest(inner: &DbInner) -> Result<bool> {
         st.flush_running = true;
         (family, mem, next_log, st.families.len() > 1)
     };
-    let l0_path =
-        inner
-            .placement
-            .path_for_level(&family.versions.current(), &family.opts, 0);
+    let l0_path = inner
+        .placement
+        .path_for_level(&family.versions.current(), &family.opts, 0);
     let plan = Plan::flush(&family.opts, mem, l0_path, Some(next_log), Reason::Flush);
     // With several families, fsync the WALs closed so far (this memtable's writes are
     // in them) before the table takes their writes: another family replays those WALs

@@ -183,7 +183,11 @@ impl DbIterator {
                 // An older version of a key already passed: hidden, and no tombstone
                 // lookup spent on it.
                 let hidden = skipping && ukey <= self.saved_key.as_slice();
-                let kind = if hidden { ValueKind::Delete } else { self.effective(kind, ukey, seq) };
+                let kind = if hidden {
+                    ValueKind::Delete
+                } else {
+                    self.effective(kind, ukey, seq)
+                };
                 match kind {
                     _ if hidden => {}
                     ValueKind::Delete | ValueKind::RangeDelete => {
@@ -452,8 +456,7 @@ impl DbIterator {
                     .extend_from_slice(key::user_key(self.iter.key()));
             }
             self.merged = false;
-            while self.iter.valid() && key::user_key(self.iter.key()) >= self.saved_key.as_slice()
-            {
+            while self.iter.valid() && key::user_key(self.iter.key()) >= self.saved_key.as_slice() {
                 self.iter.prev();
             }
             if !self.iter.valid() {

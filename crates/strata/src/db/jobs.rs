@@ -71,20 +71,21 @@ pub(crate) fn run(
     inner.state.lock().check_bg_error()?;
     let edit = std::mem::take(&mut outcome.edit);
     let tables_added = edit.new_files.len() as u64;
-    let installed = inner
-        .versions
-        .log_and_apply(&family.versions, edit, &outcome.refs, |version| {
-            let mut st = inner.state.lock();
-            // Absent only if the family was dropped after the version set took the
-            // edit; then no reader of the family's state is left to serve.
-            if let Some(f) = st.families.get_mut(&family.id()) {
-                on_install(f);
-                f.pending_compaction_bytes =
-                    inner.policy.pending_compaction_bytes(version, &family.opts);
-                account_levels(f, plan, &outcome);
-                f.install_super_version(version);
-            }
-        });
+    let installed =
+        inner
+            .versions
+            .log_and_apply(&family.versions, edit, &outcome.refs, |version| {
+                let mut st = inner.state.lock();
+                // Absent only if the family was dropped after the version set took the
+                // edit; then no reader of the family's state is left to serve.
+                if let Some(f) = st.families.get_mut(&family.id()) {
+                    on_install(f);
+                    f.pending_compaction_bytes =
+                        inner.policy.pending_compaction_bytes(version, &family.opts);
+                    account_levels(f, plan, &outcome);
+                    f.install_super_version(version);
+                }
+            });
     match installed {
         Ok(_) => {}
         Err(_) if family.versions.is_dropped() => return Ok(()),
@@ -137,11 +138,20 @@ fn account(inner: &DbInner, plan: &Plan, outcome: &Outcome, tables_added: u64) {
         Statistics::add(&s.local().virtual_bytes_deferred, deferred);
     }
     Statistics::add(&s.local().trivial_moves, outcome.moved_files);
-    Statistics::add(&s.local().files_dropped_by_range_delete, outcome.dropped_files);
-    Statistics::add(&s.local().bytes_dropped_by_range_delete, outcome.dropped_bytes);
+    Statistics::add(
+        &s.local().files_dropped_by_range_delete,
+        outcome.dropped_files,
+    );
+    Statistics::add(
+        &s.local().bytes_dropped_by_range_delete,
+        outcome.dropped_bytes,
+    );
     Statistics::add(&s.local().compaction_bytes_read, outcome.bytes_read);
     Statistics::add(&s.local().compaction_bytes_written, outcome.bytes_written());
-    Statistics::add(&s.local().compaction_input_entry_bytes, outcome.input_entry_bytes);
+    Statistics::add(
+        &s.local().compaction_input_entry_bytes,
+        outcome.input_entry_bytes,
+    );
     Statistics::add(
         &s.local().compaction_false_overlap_bytes,
         outcome.false_overlap_bytes,

@@ -43,13 +43,13 @@ use crate::compaction::{CompactionPolicy, PlacementPolicy};
 use crate::env::{FileLock, FileSystem};
 use crate::error::{Error, Result};
 use crate::key::SequenceNumber;
+use crate::memtable::MemTable;
+use crate::options::CfOptions;
 use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::snapshot::{Snapshot, SnapshotList};
 use crate::stats::path::PathStats;
 use crate::stats::{DbStats, LevelStats, Statistics};
 use crate::txn::{Transaction, TransactionOptions};
-use crate::memtable::MemTable;
-use crate::options::CfOptions;
 use crate::version::{VersionSet, DEFAULT_FAMILY_NAME};
 use crate::WriteBatch;
 use arc_swap::ArcSwap;
@@ -327,7 +327,12 @@ impl Db {
     /// database stays healthy, the flush is retried in the background with backoff,
     /// and the caller may call `flush` again.
     pub fn flush(&self) -> Result<()> {
-        write::write(&self.inner, &WriteOptions::default(), None, Some(Force::All))?;
+        write::write(
+            &self.inner,
+            &WriteOptions::default(),
+            None,
+            Some(Force::All),
+        )?;
         background::wait_for_flushes(&self.inner)
     }
 
@@ -410,7 +415,10 @@ impl Db {
         // Every write acknowledged before the family exists is durable before it does:
         // a crash never keeps the family and loses an earlier write.
         write::sync_wal(inner)?;
-        let versions = match inner.versions.create_family(name, opts.num_levels, log_number) {
+        let versions = match inner
+            .versions
+            .create_family(name, opts.num_levels, log_number)
+        {
             Ok(v) => v,
             Err(e @ Error::InvalidArgument(_)) => return Err(e),
             Err(e) => return Err(poison(inner, e)),
@@ -524,7 +532,13 @@ impl Db {
     ///
     /// # Errors
     /// `InvalidArgument` if `cf` has no merge operator; otherwise as [`Db::put_cf`].
-    pub fn merge_cf(&self, wo: &WriteOptions, cf: &CfHandle, key: &[u8], operand: &[u8]) -> Result<()> {
+    pub fn merge_cf(
+        &self,
+        wo: &WriteOptions,
+        cf: &CfHandle,
+        key: &[u8],
+        operand: &[u8],
+    ) -> Result<()> {
         let mut b =
             WriteBatch::with_capacity(key.len().saturating_add(operand.len()).saturating_add(26));
         b.merge_cf(cf, key, operand);
@@ -595,6 +609,11 @@ impl Db {
                     .and_then(|ls| ls.get(l).cloned())
                     .unwrap_or_default();
                 s.files = version.files(l).len();
+                s.virtual_files = version
+                    .files(l)
+                    .iter()
+                    .filter(|f| f.kind != crate::version::FileKind::Real)
+                    .count();
                 s.size = version.level_bytes(l);
                 s.score = scores.get(l).copied().unwrap_or(0.0);
                 s
@@ -609,6 +628,7 @@ impl Db {
                 .as_ref()
                 .map_or(0, |c| c.usage() as u64),
             paths: self.inner.path_stats.iter().map(|p| p.snapshot()).collect(),
+            space: crate::version::virtual_table::table_space(&version),
         }
     }
 

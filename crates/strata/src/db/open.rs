@@ -29,7 +29,6 @@
 //! [`WalRecoveryMode`]: crate::WalRecoveryMode
 
 use super::builder::Components;
-use arc_swap::ArcSwap;
 use super::family::{Family, FamilyState};
 use super::replay::{replay_wals, ReplayFamily, Replayed};
 use super::state::DbState;
@@ -48,6 +47,7 @@ use crate::stats::Statistics;
 use crate::version::manifest::CURRENT;
 use crate::version::{VersionSet, DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME};
 use crate::wal::LogWriter;
+use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -86,9 +86,9 @@ pub(crate) fn open(
         }
     };
     for (name, _) in families {
-        family_opts(name).validate().map_err(|e| {
-            Error::InvalidArgument(format!("column family `{name}`: {e}"))
-        })?;
+        family_opts(name)
+            .validate()
+            .map_err(|e| Error::InvalidArgument(format!("column family `{name}`: {e}")))?;
     }
     let (versions, max_column_family) = recover_versions(&fs, &dirs, &opts, &family_opts)?;
     for (name, _) in families {

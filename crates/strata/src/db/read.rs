@@ -22,13 +22,13 @@ use super::iter::Resolver;
 use super::{DbInner, DbIterator, SuperVersion};
 use crate::error::Result;
 use crate::iter::{AnyTable, InternalIterator, LevelIterator, MergingIterator};
-use crate::sst::TableIterator;
 use crate::key::{self, LookupKey, SequenceNumber, ValueKind};
 use crate::memtable::MemGet;
-use crate::range_del::{Fragments, RangeTombstone};
 use crate::merge::chain::{self, Chain};
 use crate::options::ReadOptions;
+use crate::range_del::{Fragments, RangeTombstone};
 use crate::snapshot_filter::SnapshotFilter;
+use crate::sst::TableIterator;
 use crate::stats::Statistics;
 use crate::version::file_ref::FileRef;
 use crate::version::{FileKind, FileMetaData, Version};
@@ -77,7 +77,12 @@ pub(crate) fn get(
         };
         let mut p = Pending::default();
         let resolve = |base: Option<&[u8]>, p: &Pending| -> Result<Option<Vec<u8>>> {
-            chain::resolve(family.opts.merge_operator.as_ref(), user_key, base, &p.operands)
+            chain::resolve(
+                family.opts.merge_operator.as_ref(),
+                user_key,
+                base,
+                &p.operands,
+            )
         };
         for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
             if filter.skips_memtable(mem, &inner.stats) {
@@ -140,15 +145,18 @@ fn probe(
     }
     let table = inner.table_cache.get_pinned(f, file)?;
     if let Some(rd) = table.range_dels() {
-        p.floor = p.floor.max(rd.max_covering(lookup.user_key(), lookup.sequence()));
+        p.floor = p
+            .floor
+            .max(rd.max_covering(lookup.user_key(), lookup.sequence()));
     }
-    let hit = table.get(lookup.internal_key(), |ikey, value| {
-        match key::parse_internal_key(ikey).map(|k| (k.kind, k.seq)) {
+    let hit = table.get(
+        lookup.internal_key(),
+        |ikey, value| match key::parse_internal_key(ikey).map(|k| (k.kind, k.seq)) {
             Some((ValueKind::Put, s)) => Hit::Put(s, value.to_vec()),
             Some((ValueKind::Merge, s)) => Hit::Merge(s),
             _ => Hit::Delete,
-        }
-    })?;
+        },
+    )?;
     Ok(match hit {
         None if p.floor == 0 => Probe::Absent,
         Some(Hit::Put(s, v)) if s > p.floor => Probe::Found(Some(v)),
@@ -323,7 +331,9 @@ pub(crate) fn iter(inner: &DbInner, family: &Family, ro: &ReadOptions) -> Result
                 continue;
             }
             if let FileKind::Real = f.kind {
-                let table = inner.table_cache.get_pinned(f, sv.version.file_ref(level, i))?;
+                let table = inner
+                    .table_cache
+                    .get_pinned(f, sv.version.file_ref(level, i))?;
                 if let Some(rd) = table.range_dels() {
                     gather(rd);
                 }

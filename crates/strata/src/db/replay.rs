@@ -23,6 +23,7 @@
 //! prefix of its writes. Empty logs are legal anywhere (a crash after a switch created
 //! the next WAL, or after a recovery created its WAL).
 
+use crate::batch::WriteBatchInternal;
 use crate::cache::TableCache;
 use crate::compaction::executor::{self, JobContext};
 use crate::compaction::{Plan, Reason};
@@ -35,7 +36,6 @@ use crate::version::edit::VersionEdit;
 use crate::version::file_ref::FileRef;
 use crate::version::VersionSet;
 use crate::wal::{LogError, LogReader};
-use crate::batch::WriteBatchInternal;
 use crate::WriteBatch;
 use std::path::Path;
 use std::sync::Arc;
@@ -72,7 +72,10 @@ pub(crate) struct ReplayFamily {
 /// `Corruption` naming the WAL and offset for damage the recovery mode does not
 /// tolerate or for a record of a family the MANIFEST never created; I/O errors;
 /// errors writing the tables.
-#[expect(clippy::too_many_arguments, reason = "the pieces of a database being opened")]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the pieces of a database being opened"
+)]
 pub(crate) fn replay_wals(
     fs: &dyn FileSystem,
     dir: &Path,

@@ -56,13 +56,13 @@
 
 use super::state::MemWithLog;
 use super::{poison, DbInner};
+use crate::batch::WriteBatchInternal;
 use crate::error::{Error, Result};
 use crate::filename;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
 use crate::stats::Statistics;
 use crate::wal::LogWriter;
-use crate::batch::WriteBatchInternal;
 use crate::WriteBatch;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::collections::VecDeque;
@@ -464,7 +464,9 @@ fn publish(inner: &DbInner, first: u64, last: u64) {
 /// insert into the current memtable is in flight (invariant 3).
 fn drain(inner: &DbInner) {
     let allocated = inner.writes.allocated.load(Ordering::Relaxed);
-    wait_published(&inner.writes, || inner.versions.last_sequence() >= allocated);
+    wait_published(&inner.writes, || {
+        inner.versions.last_sequence() >= allocated
+    });
 }
 
 /// Leader only: applies write slowdown and stops, switches full memtables (or, with

@@ -168,7 +168,10 @@ fn shard_index() -> usize {
 impl Statistics {
     /// The calling thread's shard.
     #[inline]
-    #[expect(clippy::indexing_slicing, reason = "the index is reduced modulo the length")]
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "the index is reduced modulo the length"
+    )]
     pub fn local(&self) -> &Counters {
         &self.shards[shard_index() % SHARDS]
     }
@@ -199,6 +202,29 @@ pub struct LevelStats {
     pub write_bytes: u64,
     /// Compactions (or flushes, for L0) that wrote into this level.
     pub count: u64,
+    /// Of `files`, the virtual tables (tables whose entries are slices of parents,
+    /// `Options::delayed_compaction`); their `size` is the bytes they reference.
+    pub virtual_files: usize,
+}
+
+/// Where a database's table bytes are, from its current version: every physical table
+/// once, and the parents of virtual tables with the bytes their slices reference.
+/// Exact: computed from the version's metadata, not sampled.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TableSpace {
+    /// Every table file the version needs on disk (real level files and parents),
+    /// each once: RocksDB's `rocksdb.live-sst-files-size`.
+    pub live_table_bytes: u64,
+    /// Distinct parents of virtual tables (tables in no level, kept for their slices).
+    pub parents: u64,
+    /// The parents' file sizes, summed.
+    pub parent_bytes: u64,
+    /// The bytes of the parents that live slices reference.
+    pub referenced_bytes: u64,
+    /// Parent bytes no live slice references, parent by parent: on disk, unreachable
+    /// by any read, bounded by `DelayedCompaction::max_garbage_ratio`.
+    pub garbage_bytes: u64,
 }
 
 /// Everything [`crate::Db::stats`] reports.
@@ -214,6 +240,8 @@ pub struct DbStats {
     /// Table I/O per data path, indexed by path id (one entry, the database
     /// directory, without `Options::db_paths`).
     pub paths: Vec<PathStatsSnapshot>,
+    /// Table bytes on disk, parents and their garbage.
+    pub space: TableSpace,
 }
 
 impl DbStats {
@@ -268,9 +296,9 @@ impl DbStats {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "Level  Files      Size(MB)  Score  Read(GB)  Write(GB)  W-Amp  Comp(cnt)"
+            "Level  Files  Virt  Size(MB)  Score  Read(GB)  Write(GB)  W-Amp  Comp(cnt)"
         );
-        let _ = writeln!(s, "{}", "-".repeat(72));
+        let _ = writeln!(s, "{}", "-".repeat(76));
         let gb = |b: u64| b as f64 / (1u64 << 30) as f64;
         let mut total = LevelStats::default();
         for (i, l) in self.levels.iter().enumerate() {
@@ -281,9 +309,10 @@ impl DbStats {
             };
             let _ = writeln!(
                 s,
-                "L{:<5}{:>6}{:>14.1}{:>7.2}{:>10.3}{:>11.3}{:>7.2}{:>11}",
+                "L{:<5}{:>6}{:>6}{:>10.1}{:>7.2}{:>10.3}{:>11.3}{:>7.2}{:>11}",
                 i,
                 l.files,
+                l.virtual_files,
                 l.size as f64 / (1u64 << 20) as f64,
                 l.score,
                 gb(l.read_bytes),
@@ -292,6 +321,7 @@ impl DbStats {
                 l.count
             );
             total.files += l.files;
+            total.virtual_files += l.virtual_files;
             total.size += l.size;
             total.read_bytes += l.read_bytes;
             total.write_bytes += l.write_bytes;
@@ -299,8 +329,9 @@ impl DbStats {
         }
         let _ = writeln!(
             s,
-            "Sum   {:>6}{:>14.1}{:>7}{:>10.3}{:>11.3}{:>7.2}{:>11}",
+            "Sum   {:>6}{:>6}{:>10.1}{:>7}{:>10.3}{:>11.3}{:>7.2}{:>11}",
             total.files,
+            total.virtual_files,
             total.size as f64 / (1u64 << 20) as f64,
             "",
             gb(total.read_bytes),

@@ -59,7 +59,10 @@ impl PathStats {
     }
 
     #[inline]
-    #[expect(clippy::indexing_slicing, reason = "the index is reduced modulo the length")]
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "the index is reduced modulo the length"
+    )]
     fn local(&self) -> &Shard {
         &self.shards[shard_index() % SHARDS]
     }

@@ -155,7 +155,10 @@ fn split(db: &Db, level: usize, drop_upper_of: Option<usize>) -> Vec<(Vec<u8>, V
     let mut hidden = Vec::new();
     for (i, f) in version.files(level).iter().enumerate() {
         let mid = middle_key(db, f);
-        let (lo, hi) = (f.smallest_user_key().to_vec(), f.largest_user_key().to_vec());
+        let (lo, hi) = (
+            f.smallest_user_key().to_vec(),
+            f.largest_user_key().to_vec(),
+        );
         let upper = [mid.as_slice(), &[0]].concat();
         edit.deleted_files.push((level, f.number));
         edit.new_parents.push(FileMetaData::clone(f));
@@ -183,7 +186,11 @@ fn check(db: &Db, now: &Model, at: &[(crate::Snapshot, Model)]) {
     for (snap, model) in views {
         let ro = ReadOptions::default().with_snapshot(snap.clone());
         for i in 0..3100 {
-            assert_eq!(db.get(&ro, &key(i)).unwrap().as_ref(), model.get(&key(i)), "get {i} at {snap:?}");
+            assert_eq!(
+                db.get(&ro, &key(i)).unwrap().as_ref(),
+                model.get(&key(i)),
+                "get {i} at {snap:?}"
+            );
         }
         let mut it = db.iter(&ro).unwrap();
         it.seek_to_first();
@@ -208,7 +215,10 @@ fn check(db: &Db, now: &Model, at: &[(crate::Snapshot, Model)]) {
         for i in (0..3000).step_by(250) {
             it.seek(&key(i));
             let want = model.range(key(i)..).next();
-            assert_eq!(it.valid().then(|| (it.key(), it.value())), want.map(|(k, v)| (k.as_slice(), v.as_slice())));
+            assert_eq!(
+                it.valid().then(|| (it.key(), it.value())),
+                want.map(|(k, v)| (k.as_slice(), v.as_slice()))
+            );
         }
     }
 }
