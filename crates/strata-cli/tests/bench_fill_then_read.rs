@@ -299,7 +299,7 @@ fn delayed_compaction_flags_reach_the_engine_and_are_recorded() {
     assert!(
         options
             .lines()
-            .any(|l| l.trim() == "delayed_compaction=vct:4"),
+            .any(|l| l.trim() == "delayed_compaction=vct:4,vsmt:5,garbage:0.1"),
         "{options}"
     );
     let line = records.lines().last().expect("a record");

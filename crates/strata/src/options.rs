@@ -139,11 +139,14 @@ pub enum OutputPartitioning {
 /// Delayed compaction (Pei et al., "dCompaction", 2017): a compaction that would read
 /// fewer than `vct` real tables writes no data; it replaces its inputs by *virtual
 /// tables* over them (ARCHITECTURE §7.1.1), and a later compaction that meets them
-/// reads each real table once. The value of [`Options::delayed_compaction`].
+/// reads each real table once. Reads that meet a virtual table of `vsmt` slices or
+/// more ask for it to be merged, and the bytes parents keep alive without a slice
+/// reading them are bounded by `max_garbage_ratio`. The value of
+/// [`Options::delayed_compaction`].
 ///
-/// Build with [`DelayedCompaction::new`] (the paper's VCT, 12) or
-/// [`DelayedCompaction::with_vct`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Build with [`DelayedCompaction::new`] (the paper's VCT 12 and VSMT 5, garbage at
+/// most 10% of the table bytes) and the `with_` methods.
+#[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct DelayedCompaction {
     /// The virtual compaction threshold (the paper's VCT): a compaction is deferred
@@ -152,17 +155,47 @@ pub struct DelayedCompaction {
     ///
     /// Default: 12. Range: >= 2.
     pub vct: usize,
+    /// The virtual-table merge threshold (the paper's VSMT): a read that meets a
+    /// virtual table of at least this many slices asks for it and its siblings to be
+    /// merged into real tables, in the background. Above `vct - 1` no table reaches
+    /// it, and reads never ask.
+    ///
+    /// Default: 5. Range: >= 2.
+    pub vsmt: usize,
+    /// The most garbage (parent bytes no live slice references) the tree keeps, as a
+    /// fraction of its live table bytes; above it the policy rewrites the virtual
+    /// table holding the least-referenced parent before any size-triggered work.
+    ///
+    /// Default: 0.1. Range: (0, 1].
+    pub max_garbage_ratio: f64,
 }
 
 impl DelayedCompaction {
-    /// The paper's setting: VCT 12.
+    /// The paper's setting: VCT 12, VSMT 5; garbage at most 10% of the table bytes.
     pub fn new() -> DelayedCompaction {
-        DelayedCompaction { vct: 12 }
+        DelayedCompaction {
+            vct: 12,
+            vsmt: 5,
+            max_garbage_ratio: 0.1,
+        }
     }
 
     /// This setting with the virtual compaction threshold `vct`.
     pub fn with_vct(self, vct: usize) -> DelayedCompaction {
-        DelayedCompaction { vct }
+        DelayedCompaction { vct, ..self }
+    }
+
+    /// This setting with the virtual-table merge threshold `vsmt`.
+    pub fn with_vsmt(self, vsmt: usize) -> DelayedCompaction {
+        DelayedCompaction { vsmt, ..self }
+    }
+
+    /// This setting with the garbage bound `max_garbage_ratio`.
+    pub fn with_max_garbage_ratio(self, max_garbage_ratio: f64) -> DelayedCompaction {
+        DelayedCompaction {
+            max_garbage_ratio,
+            ..self
+        }
     }
 }
 
@@ -403,11 +436,11 @@ pub struct Options {
     /// Defer small compactions as virtual tables ([`DelayedCompaction`]); `None` is off.
     ///
     /// Experimental. (Delayed compaction; the meaning and default may change as the
-    /// technique is evaluated. Planned, not built: merges requested by reads (the
-    /// paper's VSMT) and a bound on the bytes parents keep alive.)
+    /// technique is evaluated.)
     ///
-    /// Default: `None`. Range: `vct >= 2`. Runtime-mutable: no. Format: OPTIONS key
-    /// `delayed_compaction` (`off` or `vct:<n>`); a virtual table in the MANIFEST is
+    /// Default: `None`. Range: `vct >= 2`, `vsmt >= 2`, `max_garbage_ratio` in
+    /// (0, 1]. Runtime-mutable: no. Format: OPTIONS key `delayed_compaction` (`off` or
+    /// `vct:<n>,vsmt:<n>,garbage:<ratio>`); a virtual table in the MANIFEST is
     /// edit format version 3 (a database that never made one stays v1/v2). A database
     /// reopened with it off still reads, compacts and keeps its virtual tables.
     pub delayed_compaction: Option<DelayedCompaction>,
@@ -780,6 +813,19 @@ impl Options {
         )?;
         if let Some(d) = self.delayed_compaction {
             check(d.vct >= 2, "delayed_compaction.vct", d.vct, "must be >= 2")?;
+            check(
+                d.vsmt >= 2,
+                "delayed_compaction.vsmt",
+                d.vsmt,
+                "must be >= 2",
+            )?;
+            let r = d.max_garbage_ratio;
+            check(
+                r > 0.0 && r <= 1.0,
+                "delayed_compaction.max_garbage_ratio",
+                r,
+                "must be in (0, 1]",
+            )?;
         }
         if let OutputPartitioning::Aligned { variance } = self.output_partitioning {
             check(
@@ -817,9 +863,7 @@ impl Options {
                 ))
             })?;
             check(
-                !text.is_empty()
-                    && text.trim() == text
-                    && !text.contains(['\n', '\r']),
+                !text.is_empty() && text.trim() == text && !text.contains(['\n', '\r']),
                 format_args!("db_paths[{i}].path"),
                 text,
                 "must be non-empty, with no line break and no blank at either end",

@@ -57,7 +57,7 @@
 //!   `min_overlapping_ratio|oldest_smallest_seq_first`, `wal_recovery_mode` =
 //!   `tolerate_corrupted_tail_records|absolute_consistency|point_in_time`,
 //!   `output_partitioning` = `fixed|aligned:<variance>`, `delayed_compaction` =
-//!   `off|vct:<n>`.
+//!   `off|vct:<n>,vsmt:<n>,garbage:<ratio>` (keys left out take their defaults).
 //!
 //! The frozen fixture `src/options_file/fixtures/OPTIONS-v1` is a complete example of
 //! the first version-1 writer; `OPTIONS-v1-direct-io` is the same with the keys added
@@ -91,8 +91,8 @@ use crate::env::{read_to_vec, write_file_atomic, FileSystem};
 use crate::error::{Error, Result};
 use crate::merge;
 use crate::options::{
-    CompactionPriority, DelayedCompaction, Compression, DbPath, LevelOptions, Options, OutputPartitioning,
-    WalRecoveryMode,
+    CompactionPriority, Compression, DbPath, DelayedCompaction, LevelOptions, Options,
+    OutputPartitioning, WalRecoveryMode,
 };
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -242,7 +242,10 @@ const DB_FIELDS: &[Field<Options>] = &[
         name: "delayed_compaction",
         get: |o| match o.delayed_compaction {
             None => "off".to_string(),
-            Some(d) => format!("vct:{}", d.vct),
+            Some(d) => format!(
+                "vct:{},vsmt:{},garbage:{}",
+                d.vct, d.vsmt, d.max_garbage_ratio
+            ),
         },
         set: |o, v| {
             o.delayed_compaction = match v {
@@ -254,15 +257,25 @@ const DB_FIELDS: &[Field<Options>] = &[
     },
 ];
 
-/// Parses `delayed_compaction`'s `key:value` list (`vct:12`): keys in any order, a key
-/// left out takes its default, an unknown key is an error (a newer writer's setting
-/// this build would ignore changes what the database does).
+/// Parses `delayed_compaction`'s `key:value` list (`vct:12,vsmt:5,garbage:0.1`): keys
+/// in any order, a key left out takes its default (files written before `vsmt` and
+/// `garbage` existed name `vct` only), an unknown key is an error (a newer writer's
+/// setting this build would ignore changes what the database does).
 fn delayed_compaction(v: &str) -> Result<DelayedCompaction, String> {
     let mut d = DelayedCompaction::new();
     for item in v.split(',') {
         match item.split_once(':') {
             Some(("vct", n)) => d = d.with_vct(n.parse().map_err(|e| format!("vct: {e}"))?),
-            _ => return Err(format!("expected off or vct:<n>, found `{item}`")),
+            Some(("vsmt", n)) => d = d.with_vsmt(n.parse().map_err(|e| format!("vsmt: {e}"))?),
+            Some(("garbage", r)) => {
+                let r = r.parse().map_err(|e| format!("garbage: {e}"))?;
+                d = d.with_max_garbage_ratio(r)
+            }
+            _ => {
+                return Err(format!(
+                    "expected off or vct:<n>,vsmt:<n>,garbage:<ratio>, found `{item}`"
+                ))
+            }
         }
     }
     Ok(d)
@@ -359,7 +372,10 @@ pub fn encode(opts: &Options) -> String {
 /// reads.
 #[cfg_attr(
     not(feature = "internals"),
-    allow(dead_code, reason = "for tests and the `options` fuzz check; `load` names the file")
+    allow(
+        dead_code,
+        reason = "for tests and the `options` fuzz check; `load` names the file"
+    )
 )]
 pub fn decode(text: &str) -> Result<StoredOptions> {
     decode_file(text, Path::new(FILE_NAME))
@@ -537,7 +553,9 @@ fn indexed(
         .and_then(|a| a.parse::<usize>().ok())
         .ok_or_else(|| format!("bad index in `[{header}]`"))?;
     if n != expected {
-        return Err(format!("expected [{name} \"{expected}\"], got `[{header}]`"));
+        return Err(format!(
+            "expected [{name} \"{expected}\"], got `[{header}]`"
+        ));
     }
     Ok(n)
 }

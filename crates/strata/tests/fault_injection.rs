@@ -730,16 +730,25 @@ fn run_families(db: &Db, r: &mut Recorder) -> Result<(), Stop> {
     r.compact(db)
 }
 
-/// (h) Delayed compaction (VCT 8) under tiny options and a 2 KiB MANIFEST limit:
+/// (h) Delayed compaction (VCT 8, VSMT 2) under tiny options and a 2 KiB MANIFEST limit:
 /// automatic compactions that read fewer than eight tables become virtual tables over
 /// their inputs, later ones read those virtual tables' parents (virtualizing again
 /// or, at eight parents, rewriting them), the MANIFEST rolls over with parents in its
 /// snapshot, and a manual compaction midway rewrites virtual tables for real.
 /// Overwrites, then (from write 150 on, once L1 and L2 hold data, so few L0→L1 plans
 /// are bottommost) deletes and a few range deletions keep the tables overlapping.
+/// Every tenth write is followed by gets, which ask for merges of the virtual tables
+/// of two slices or more they meet (VSMT 2); a garbage bound of 5% rewrites tables
+/// for space. The gets' answers are not checked here (a fault may fail them); the
+/// recovery checks are.
 fn run_virtual(db: &Db, r: &mut Recorder) -> Result<(), Stop> {
     for n in 0..600usize {
         let i = (n * 13 % 140) as u32;
+        if n % 10 == 9 {
+            for j in [i, (i + 70) % 140] {
+                let _ = db.get(&ReadOptions::default(), &key(j));
+            }
+        }
         let item = match n % 19 {
             3 | 11 if n >= 150 => Item::delete(key(i)),
             7 if n > 400 => Item::DeleteRange(key(i), key(i + 3)),
@@ -755,7 +764,12 @@ fn run_virtual(db: &Db, r: &mut Recorder) -> Result<(), Stop> {
 
 fn virtual_options() -> Options {
     tiny_options()
-        .with_delayed_compaction(Some(DelayedCompaction::new().with_vct(8)))
+        .with_delayed_compaction(Some(
+            DelayedCompaction::new()
+                .with_vct(8)
+                .with_vsmt(2)
+                .with_max_garbage_ratio(0.05),
+        ))
         .with_max_manifest_file_size(2048)
 }
 

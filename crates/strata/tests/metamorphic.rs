@@ -28,9 +28,10 @@ use strata::{
 
 const DIR: &str = "/db";
 
-/// Delayed compaction with virtual compaction threshold `vct`.
+/// Delayed compaction with virtual compaction threshold `vct`; reads ask for merges
+/// of every virtual table of two slices or more.
 fn delayed(vct: usize) -> DelayedCompaction {
-    DelayedCompaction::new().with_vct(vct)
+    DelayedCompaction::new().with_vct(vct).with_vsmt(2)
 }
 
 fn option_sets() -> Vec<(&'static str, Options)> {
@@ -117,8 +118,8 @@ fn option_sets() -> Vec<(&'static str, Options)> {
         // Delayed compaction: rewrites of fewer than 3 real tables become virtual
         // tables, read through their parents, compacted for real later.
         (
-            "tiny-delayed-vct3",
-            t().with_delayed_compaction(Some(delayed(3))),
+            "tiny-delayed-vct3-garbage-1pct",
+            t().with_delayed_compaction(Some(delayed(3).with_max_garbage_ratio(0.01))),
         ),
         (
             "tiny-delayed-vct12-fixed-no-snapshot-filter",

@@ -178,20 +178,31 @@ fn model_based_direct_reads_without_block_cache() {
     }
 }
 
-/// Delayed compaction with a virtual compaction threshold of 3 and of 8: rewrites of
-/// fewer real tables become virtual tables, which gets, scans, snapshots,
-/// transactions, reopens and later real compactions read through their parents. VCT 8
-/// found tiles whose first key collided with a neighbour's range-tombstone bound.
+/// Delayed compaction with a virtual compaction threshold of 3, 8 and 16 and a merge
+/// threshold of 2: rewrites of fewer real tables become virtual tables, which gets,
+/// scans, snapshots, transactions, reopens and later real compactions read through
+/// their parents; reads ask for merges of the tables they meet, and at VCT 3 a garbage
+/// bound of 1% rewrites tables for space all the time. VCT 8 found tiles whose first
+/// key collided with a neighbour's range-tombstone bound.
 #[test]
 fn model_based_delayed_compaction() {
-    let mut virtualized = 0;
+    let (mut virtualized, mut merges, mut rewrites) = (0, 0, 0);
     for seed in seeds().into_iter().take(4) {
-        for vct in [3, 8, 16] {
-            let delayed = DelayedCompaction::new().with_vct(vct);
+        for (vct, ratio) in [(3, 0.01), (8, 0.1), (16, 0.1)] {
+            let delayed = DelayedCompaction::new()
+                .with_vct(vct)
+                .with_vsmt(2)
+                .with_max_garbage_ratio(ratio);
             let opts = tiny_options().with_delayed_compaction(Some(delayed));
-            virtualized += run(7000 + seed, 1500, &opts).virtual_compactions;
+            let s = run(7000 + seed, 1500, &opts);
+            virtualized += s.virtual_compactions;
+            merges += s.virtual_merges;
+            rewrites += s.virtual_rewrites_for_space;
         }
     }
-    println!("virtual compactions: {virtualized}");
+    println!(
+        "virtual compactions: {virtualized}, merges: {merges}, rewrites for space: {rewrites}"
+    );
     assert!(virtualized > 0, "no compaction was deferred");
+    assert!(merges > 0, "no read asked for a merge that ran");
 }

@@ -84,6 +84,8 @@ pub(crate) struct Outcome {
     pub bytes_read: u64,
     /// Of `bytes_read`, the bytes of the first input run (the level being compacted).
     pub bytes_read_upper: u64,
+    /// Of `bytes_read`, the bytes read through virtual inputs' slices.
+    pub slice_bytes_read: u64,
     /// Bytes written per output stream (index = stream).
     pub stream_bytes: Vec<u64>,
     /// Input entry bytes (key + value) seen by the merge.
@@ -349,6 +351,9 @@ fn open_inputs(
                     out.bytes_read += bytes;
                     if run == 0 {
                         out.bytes_read_upper += bytes;
+                    }
+                    if f.kind != FileKind::Real {
+                        out.slice_bytes_read += bytes;
                     }
                 }
                 if run == 0 {

@@ -19,6 +19,8 @@
 //! - [`policy`]: the [`CompactionPolicy`] seam the scheduler asks for work; the
 //!   [`policy::Leveled`] policy is the [`picker`]. The database's default is
 //!   [`Delayed`], which is `Leveled` unless delayed compaction is on.
+//! - [`requests`]: the tables reads ask to have compacted ([`Requests`]), sampled for
+//!   the policy.
 //! - [`picker`]: leveled scores, targets and file selection.
 //! - `executor`: runs a plan and returns its edit.
 //! - `virtualize`: the executor's [`Action::Virtualize`]: inputs replaced by virtual
@@ -45,6 +47,7 @@ pub mod picker;
 pub mod placement;
 pub mod plan;
 pub mod policy;
+pub mod requests;
 pub(crate) mod virtualize;
 
 pub use placement::{ByLevel, PlacementPolicy};
@@ -52,3 +55,4 @@ pub use covered::{Coverage, Tombstones};
 pub use delayed::Delayed;
 pub use plan::{Action, Plan, Reason};
 pub use policy::CompactionPolicy;
+pub use requests::Requests;

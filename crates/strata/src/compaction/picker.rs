@@ -171,6 +171,20 @@ pub fn pick(
     placement: &dyn PlacementPolicy,
     busy: &Busy,
 ) -> Option<Plan> {
+    pick_sized(version, opts, placement, busy, &|f| f.size)
+}
+
+/// [`pick`], with `size(f)` as the size by which a file of L1+ is chosen within its
+/// level (the denominator of `MinOverlappingRatio`): a policy that charges a file
+/// more than its own bytes (a virtual table, its share of the garbage it keeps alive)
+/// picks it sooner without a picker of its own. Level scores still count bytes.
+pub fn pick_sized(
+    version: &Version,
+    opts: &Options,
+    placement: &dyn PlacementPolicy,
+    busy: &Busy,
+    size: &dyn Fn(&FileMetaData) -> u64,
+) -> Option<Plan> {
     let level_scores = scores(version, opts);
     let mut order: Vec<(usize, f64)> = level_scores
         .iter()
@@ -182,9 +196,17 @@ pub fn pick(
     order.into_iter().find_map(|(level, _)| {
         if level == 0 {
             let inputs = version.files(0).to_vec();
-            build(version, opts, placement, 0, inputs, busy, Reason::L0FileCount)
+            build(
+                version,
+                opts,
+                placement,
+                0,
+                inputs,
+                busy,
+                Reason::L0FileCount,
+            )
         } else {
-            pick_file(version, opts, placement, level, busy)
+            pick_file(version, opts, placement, level, busy, size)
         }
     })
 }
@@ -231,7 +253,15 @@ pub fn pick_manual(
     if inputs.is_empty() {
         return None;
     }
-    build(version, opts, placement, level, inputs, busy, Reason::Manual)
+    build(
+        version,
+        opts,
+        placement,
+        level,
+        inputs,
+        busy,
+        Reason::Manual,
+    )
 }
 
 /// Estimated bytes that compaction must rewrite before every level is within its target
@@ -321,14 +351,15 @@ fn l0_closure(
     }
 }
 
-/// Picks one file of `level` (L1+) by `opts.compaction_priority`, skipping candidates
-/// whose plan would conflict with `busy`.
+/// Picks one file of `level` (L1+) by `opts.compaction_priority` (each file weighing
+/// `size(f)`), skipping candidates whose plan would conflict with `busy`.
 fn pick_file(
     version: &Version,
     opts: &Options,
     placement: &dyn PlacementPolicy,
     level: usize,
     busy: &Busy,
+    size: &dyn Fn(&FileMetaData) -> u64,
 ) -> Option<Plan> {
     let output_level = level + 1;
     if output_level >= version.num_levels() {
@@ -351,7 +382,7 @@ fn pick_file(
                         )
                         .iter()
                         .fold(0u64, |acc, o| acc.saturating_add(o.size));
-                    overlap.saturating_mul(1024) / f.size.max(1)
+                    overlap.saturating_mul(1024) / size(f).max(1)
                 }
                 CompactionPriority::OldestSmallestSeqFirst => f.smallest_seqno,
             };

@@ -74,6 +74,11 @@ pub enum Reason {
     /// Whole files hidden by range tombstones, or tombstones with nothing left to
     /// hide (`compaction::covered`).
     RangeDeletion,
+    /// Tables reads asked to have compacted (`compaction::requests`).
+    ReadRequested,
+    /// Tables rewritten so that bytes of other tables which no read can reach (the
+    /// unreferenced parts of virtual tables' parents) can be deleted.
+    Garbage,
 }
 
 impl Reason {

@@ -19,8 +19,9 @@ use super::covered::{self, Coverage, Scope};
 use super::picker::{self, Busy};
 use super::placement::PlacementPolicy;
 use super::plan::Plan;
+use super::requests::Requests;
 use crate::options::Options;
-use crate::version::Version;
+use crate::version::{FileMetaData, Version};
 use std::fmt;
 
 /// Decides what to compact. See the module docs for the contract.
@@ -32,7 +33,9 @@ pub trait CompactionPolicy: Send + Sync + fmt::Debug {
     /// everything that does conflicts with `busy`. Each output stream's data path is
     /// `placement`'s answer for its level (a trivial move only within one path).
     /// `coverage` (live snapshots, the files' range tombstones) is what
-    /// [`covered::pick`] needs to find files no reader can see.
+    /// [`covered::pick`] needs to find files no reader can see; `requests` are the
+    /// tables of `version` that reads asked to have compacted
+    /// ([`CompactionPolicy::compact_on_read`]).
     fn pick(
         &self,
         version: &Version,
@@ -40,6 +43,7 @@ pub trait CompactionPolicy: Send + Sync + fmt::Debug {
         placement: &dyn PlacementPolicy,
         busy: &Busy,
         coverage: &Coverage<'_>,
+        requests: &Requests,
     ) -> Option<Plan>;
 
     /// The manual compaction (`Db::compact_range`) of the files of `level`
@@ -86,6 +90,14 @@ pub trait CompactionPolicy: Send + Sync + fmt::Debug {
         None
     }
 
+    /// Whether a read that meets `table` should ask for its compaction
+    /// (`compaction::requests`). Asked on the read path, of virtual tables only (a
+    /// tree without them never calls it), so it must be cheap: a look at the
+    /// metadata. The default never asks.
+    fn compact_on_read(&self, _opts: &Options, _table: &FileMetaData) -> bool {
+        false
+    }
+
     /// Bytes compaction must still rewrite (the write path slows and stops writers
     /// on it, against `soft_`/`hard_pending_compaction_bytes_limit`).
     fn pending_compaction_bytes(&self, version: &Version, opts: &Options) -> u64;
@@ -112,6 +124,7 @@ impl CompactionPolicy for Leveled {
         placement: &dyn PlacementPolicy,
         busy: &Busy,
         coverage: &Coverage<'_>,
+        _requests: &Requests,
     ) -> Option<Plan> {
         covered::pick(version, busy, coverage, Scope::default())
             .or_else(|| picker::pick(version, opts, placement, busy))

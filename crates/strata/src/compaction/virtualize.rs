@@ -18,9 +18,13 @@
 //!    contiguous, cover the whole range, and never split a user key.
 //! 3. *Tables.* Each tile becomes a virtual table whose slices are, piece by piece in
 //!    read order, the tile's intersection with the piece (empty ones skipped), each
-//!    with the bytes `approximate_range_bytes` gives for it. Adjacent ranges add up
-//!    exactly, so a piece's bytes are split over the tiles without loss or double
-//!    counting.
+//!    with its share of the parent's file: the slice's data span
+//!    (`Table::approximate_span`) with both ends scaled from the parent's whole span
+//!    onto the file's size. Scaling the ends, not the difference, keeps adjacent ranges adding
+//!    up exactly, so a piece's bytes are split over the tiles without loss or double
+//!    counting, and the slices covering a whole parent add up to its size: a parent
+//!    just virtualized has no garbage (its index, filter and footer are shared out
+//!    with its data), and garbage appears only as slices leave the version.
 //! 4. *The edit* deletes the inputs, adds the tables to the stream's level and names
 //!    every real input as a new parent (a virtual input's parents are already known to
 //!    the version). It is the only durable step: the caller logs it in one
@@ -66,12 +70,33 @@ struct Piece<'a> {
     /// Smallest and largest user key of the piece (inclusive).
     lo: Vec<u8>,
     hi: Vec<u8>,
-    /// The parent's data bytes, as `approximate_range_bytes` measures its whole range
-    /// (the denominator of the prorated entry counts).
-    parent_bytes: u64,
+    /// Where the parent's data begins (`approximate_span` of its smallest key) and
+    /// ends (`Table::data_end`): its data bytes are the difference (the denominator of
+    /// the prorated entry counts and of a slice's share of the file).
+    parent_span: (u64, u64),
 }
 
 impl Piece<'_> {
+    /// The parent's data bytes.
+    fn parent_bytes(&self) -> u64 {
+        self.parent_span.1.saturating_sub(self.parent_span.0)
+    }
+
+    /// The share of the parent's file of its user keys `[a, b]`, whose data span is
+    /// `(start, end)`: both ends scaled from the parent's whole span onto its size
+    /// (module docs, step 3). A range reaching the parent's last key ends where its
+    /// data does (`approximate_span` gives the last block's start for a key past the
+    /// last entry, which would leave that block to nobody).
+    fn file_bytes(&self, b: &[u8], (start, end): (u64, u64)) -> u64 {
+        let end = match b >= self.parent.largest_user_key() {
+            true => self.parent_span.1,
+            false => end,
+        };
+        let (whole, size) = (self.parent_bytes(), self.parent.size);
+        let at = |x: u64| prorate(size, x.saturating_sub(self.parent_span.0), whole);
+        at(end).saturating_sub(at(start))
+    }
+
     /// The intersection of the piece with `[lo, hi]`, if not empty.
     fn clip<'k>(&'k self, lo: &'k [u8], hi: &'k [u8]) -> Option<(&'k [u8], &'k [u8])> {
         let a = lo.max(self.lo.as_slice());
@@ -145,7 +170,7 @@ fn pieces<'a>(
     stream: &OutputStream,
 ) -> Result<Vec<Piece<'a>>> {
     let mut pieces = Vec::new();
-    let mut parent_bytes: HashMap<u64, u64> = HashMap::new();
+    let mut parent_spans: HashMap<u64, (u64, u64)> = HashMap::new();
     let mut add = |parent: &'a FileMetaData, table: Arc<Table>, lo: &[u8], hi: &[u8]| {
         if parent.path_id != stream.path_id {
             return Err(Error::Internal(format!(
@@ -154,15 +179,14 @@ fn pieces<'a>(
                 parent.number, parent.path_id, stream.path_id
             )));
         }
-        let whole = match parent_bytes.get(&parent.number) {
-            Some(&b) => b,
+        let span = match parent_spans.get(&parent.number) {
+            Some(&s) => s,
             None => {
-                let b = table.approximate_range_bytes(
-                    parent.smallest_user_key(),
-                    parent.largest_user_key(),
-                )?;
-                parent_bytes.insert(parent.number, b);
-                b
+                let (start, _) = table
+                    .approximate_span(parent.smallest_user_key(), parent.largest_user_key())?;
+                let s = (start, table.data_end());
+                parent_spans.insert(parent.number, s);
+                s
             }
         };
         pieces.push(Piece {
@@ -170,7 +194,7 @@ fn pieces<'a>(
             table,
             lo: lo.to_vec(),
             hi: hi.to_vec(),
-            parent_bytes: whole,
+            parent_span: span,
         });
         Ok(())
     };
@@ -301,13 +325,15 @@ fn table(
         let Some((a, b)) = p.clip(lo, hi) else {
             continue;
         };
-        let bytes = p.table.approximate_range_bytes(a, b)?;
         let parent = p.parent;
+        let span = p.table.approximate_span(a, b)?;
+        let data = span.1.saturating_sub(span.0);
+        let bytes = p.file_bytes(b, span);
         meta.size = meta.size.saturating_add(bytes);
         meta.smallest_seqno = meta.smallest_seqno.min(parent.smallest_seqno);
         meta.largest_seqno = meta.largest_seqno.max(parent.largest_seqno);
-        meta.num_entries += prorate(parent.num_entries, bytes, p.parent_bytes);
-        meta.num_deletions += prorate(parent.num_deletions, bytes, p.parent_bytes);
+        meta.num_entries += prorate(parent.num_entries, data, p.parent_bytes());
+        meta.num_deletions += prorate(parent.num_deletions, data, p.parent_bytes());
         let tombstones = p
             .table
             .range_dels()

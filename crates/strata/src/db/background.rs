@@ -31,7 +31,7 @@ use super::obsolete::delete_obsolete;
 use super::state::DbState;
 use super::{jobs, DbInner};
 use crate::compaction::picker::Busy;
-use crate::compaction::{Action, Coverage, Plan, Tombstones};
+use crate::compaction::{Action, Coverage, Plan, Requests, Tombstones};
 use crate::error::{Error, Result};
 use crate::version::Version;
 use std::sync::Arc;
@@ -174,11 +174,16 @@ fn pick_any(
         // Sampled after the version: see `compaction::covered`.
         let snapshots = inner.snapshots.sequences();
         let coverage = Coverage::new(&snapshots, tombstones);
+        let requests = Requests::sample(&version);
         let placement = inner.placement.as_ref();
-        if let Some(plan) = inner
-            .policy
-            .pick(&version, &family.opts, placement, &f.busy, &coverage)
-        {
+        if let Some(plan) = inner.policy.pick(
+            &version,
+            &family.opts,
+            placement,
+            &f.busy,
+            &coverage,
+            &requests,
+        ) {
             mark_busy(st, id, &plan);
             return Some((family, plan));
         }
@@ -256,6 +261,7 @@ pub(crate) fn wait_idle(inner: &DbInner) -> Result<()> {
                         inner.placement.as_ref(),
                         &f.busy,
                         &Coverage::new(&snapshots, &tombstones),
+                        &Requests::sample(&version),
                     )
                     .is_none()
             });

@@ -18,9 +18,11 @@
 use super::family::{Family, FamilyState};
 use super::{poison, DbInner};
 use crate::compaction::executor::{self, JobContext, Outcome};
-use crate::compaction::{Action, Plan};
+use crate::compaction::{Action, Plan, Reason};
 use crate::error::Result;
 use crate::stats::Statistics;
+use crate::version::FileKind;
+use std::time::Instant;
 
 /// Executes `plan` (a plan of `family`) and installs its edit; `on_install` runs on
 /// the family's state under the `state` lock in the same step that publishes the new
@@ -54,7 +56,9 @@ pub(crate) fn run(
         merge_operator: family.opts.merge_operator.as_deref(),
         version: Some(&version),
     };
+    let started = Instant::now();
     let executed = executor::execute(plan, &ctx);
+    let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
     drop(ctx);
     drop(version);
     let mut outcome = match executed {
@@ -70,7 +74,17 @@ pub(crate) fn run(
     };
     inner.state.lock().check_bg_error()?;
     let edit = std::mem::take(&mut outcome.edit);
-    let tables_added = edit.new_files.len() as u64;
+    let added = Added {
+        tables: edit.new_files.len() as u64,
+        slices: edit
+            .new_files
+            .iter()
+            .map(|(_, f)| match &f.kind {
+                FileKind::Virtual { slices } => slices.len() as u64,
+                FileKind::Real => 0,
+            })
+            .sum(),
+    };
     let installed =
         inner
             .versions
@@ -91,7 +105,10 @@ pub(crate) fn run(
         Err(_) if family.versions.is_dropped() => return Ok(()),
         Err(e) => return Err(poison(inner, e)),
     }
-    account(inner, plan, &outcome, tables_added);
+    account(inner, plan, &outcome, added);
+    if !plan.reason.is_flush() {
+        Statistics::add(&inner.stats.local().compaction_micros, micros);
+    }
     inner.done_cv.notify_all();
     inner.bg_cv.notify_all();
     Ok(())
@@ -121,9 +138,16 @@ fn account_levels(st: &mut FamilyState, plan: &Plan, outcome: &Outcome) {
     }
 }
 
-/// Database-wide counters; `tables_added` is the number of tables the plan's edit
-/// added.
-fn account(inner: &DbInner, plan: &Plan, outcome: &Outcome, tables_added: u64) {
+/// What a plan's edit added to the version.
+struct Added {
+    /// Tables (real or virtual).
+    tables: u64,
+    /// Slices of the virtual ones.
+    slices: u64,
+}
+
+/// Database-wide counters.
+fn account(inner: &DbInner, plan: &Plan, outcome: &Outcome, added: Added) {
     let s = &inner.stats;
     if plan.reason.is_flush() {
         Statistics::add(&s.local().flush_bytes_written, outcome.bytes_written());
@@ -134,9 +158,28 @@ fn account(inner: &DbInner, plan: &Plan, outcome: &Outcome, tables_added: u64) {
             .input_files()
             .fold(0u64, |acc, (_, f)| acc.saturating_add(f.size));
         Statistics::add(&s.local().virtual_compactions, 1);
-        Statistics::add(&s.local().virtual_tables_created, tables_added);
+        Statistics::add(&s.local().virtual_tables_created, added.tables);
+        Statistics::add(&s.local().virtual_slices_created, added.slices);
         Statistics::add(&s.local().virtual_bytes_deferred, deferred);
     }
+    let (read, written) = (outcome.bytes_read, outcome.bytes_written());
+    match plan.reason {
+        Reason::ReadRequested => {
+            Statistics::add(&s.local().virtual_merges, 1);
+            Statistics::add(&s.local().virtual_merge_bytes_read, read);
+            Statistics::add(&s.local().virtual_merge_bytes_written, written);
+        }
+        Reason::Garbage => {
+            Statistics::add(&s.local().virtual_rewrites_for_space, 1);
+            Statistics::add(&s.local().virtual_rewrite_bytes_read, read);
+            Statistics::add(&s.local().virtual_rewrite_bytes_written, written);
+        }
+        _ => {}
+    }
+    Statistics::add(
+        &s.local().virtual_slice_bytes_read,
+        outcome.slice_bytes_read,
+    );
     Statistics::add(&s.local().trivial_moves, outcome.moved_files);
     Statistics::add(
         &s.local().files_dropped_by_range_delete,

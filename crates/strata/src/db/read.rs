@@ -21,7 +21,7 @@ use super::family::Family;
 use super::iter::Resolver;
 use super::{DbInner, DbIterator, SuperVersion};
 use crate::error::Result;
-use crate::iter::{AnyTable, InternalIterator, LevelIterator, MergingIterator};
+use crate::iter::{AnyTable, InternalIterator, LevelIterator, MergingIterator, OpenHook};
 use crate::key::{self, LookupKey, SequenceNumber, ValueKind};
 use crate::memtable::MemGet;
 use crate::merge::chain::{self, Chain};
@@ -109,7 +109,7 @@ pub(crate) fn get(
                 _ => return resolve(None, &p),
             }
         }
-        let base = get_from_version(inner, &sv.version, &lookup, filter, &mut p)?;
+        let base = get_from_version(inner, family, &sv.version, &lookup, filter, &mut p)?;
         resolve(base.as_deref(), &p)
     })
 }
@@ -132,16 +132,19 @@ enum Hit {
     Merge(SequenceNumber),
 }
 
+/// `parent`: `f` is probed as a virtual table's parent (counted apart).
 fn probe(
     inner: &DbInner,
-    f: &FileMetaData,
-    file: Option<&FileRef>,
+    (f, file, parent): (&FileMetaData, Option<&FileRef>, bool),
     lookup: &LookupKey,
     filter: SnapshotFilter,
     p: &mut Pending,
 ) -> Result<Probe> {
     if filter.skips(f, &inner.stats) {
         return Ok(Probe::Absent);
+    }
+    if parent {
+        Statistics::add(&inner.stats.local().virtual_parents_probed, 1);
     }
     let table = inner.table_cache.get_pinned(f, file)?;
     if let Some(rd) = table.range_dels() {
@@ -180,13 +183,27 @@ fn probe(
 #[inline]
 fn get_from_version(
     inner: &DbInner,
+    family: &Family,
     version: &Version,
     lookup: &LookupKey,
     filter: SnapshotFilter,
     p: &mut Pending,
 ) -> Result<Option<Vec<u8>>> {
-    let found = probe_tables(version, lookup, |f, file| {
-        Ok(match probe(inner, f, file, lookup, filter, p)? {
+    // A get asks for the compaction of the first virtual table holding its key that
+    // the policy wants compacted, and of no other (`compaction::requests`).
+    let mut met_virtual = false;
+    let mut asked = false;
+    let meet = |level: usize, index: usize| {
+        if !met_virtual {
+            met_virtual = true;
+            Statistics::add(&inner.stats.local().gets_through_virtual, 1);
+        }
+        if !asked {
+            asked = ask_compaction(inner, family, version, level, index);
+        }
+    };
+    let found = probe_tables(version, lookup, meet, |f, file, parent| {
+        Ok(match probe(inner, (f, file, parent), lookup, filter, p)? {
             Probe::Found(v) => Some(v),
             Probe::Absent => None,
         })
@@ -194,26 +211,58 @@ fn get_from_version(
     Ok(found.flatten())
 }
 
+/// Asks the policy whether a read meeting the virtual table `files(level)[index]` of
+/// `version` should request its compaction and, if so, records the request and wakes
+/// the scheduler (`compaction::requests`, steps 2–3). True iff the policy wants the
+/// table compacted, whether or not this read made the request.
+///
+/// Requires: no database lock held (the read that makes the request takes the
+/// `state` lock for an instant).
+pub(crate) fn ask_compaction(
+    inner: &DbInner,
+    family: &Family,
+    version: &Version,
+    level: usize,
+    index: usize,
+) -> bool {
+    let Some(f) = version.files(level).get(index) else {
+        return false;
+    };
+    if !inner.policy.compact_on_read(&family.opts, f) {
+        return false;
+    }
+    if version.request_compaction(level, index) {
+        Statistics::add(&inner.stats.local().virtual_merge_requests, 1);
+        // The scheduler samples requests and goes to sleep under this lock: notified
+        // without it, the wake-up could fall between the two and be lost.
+        drop(inner.state.lock());
+        inner.bg_cv.notify_all();
+    }
+    true
+}
+
 /// Calls `probe(table, its reference)` on every physical table that may hold
 /// `lookup`'s user key, newest first, until one returns `Some` (the answer): each L0
 /// file whose key range holds the key (L0 is ordered newest first), then on each
 /// deeper level the one file whose fence pointers can hold it. A virtual table there
 /// (§7.1.1) stands for its parents: each whose slice holds the key is probed in the
-/// slices' order (read order), as L0 files are. The read path's one definition of
-/// where a key can be; the conflict check of transactions ([`newer_sequence`]) walks
-/// it too.
+/// slices' order (read order), as L0 files are: `meet(level, index)` is called first,
+/// and `probe`'s last argument is true for a parent. The read path's one definition
+/// of where a key can be; the conflict check of transactions ([`newer_sequence`])
+/// walks it too.
 #[inline]
 fn probe_tables<R>(
     version: &Version,
     lookup: &LookupKey,
-    mut probe: impl FnMut(&FileMetaData, Option<&FileRef>) -> Result<Option<R>>,
+    mut meet: impl FnMut(usize, usize),
+    mut probe: impl FnMut(&FileMetaData, Option<&FileRef>, bool) -> Result<Option<R>>,
 ) -> Result<Option<R>> {
     let ukey = lookup.user_key();
     for (i, f) in version.files(0).iter().enumerate() {
         if ukey < f.smallest_user_key() || ukey > f.largest_user_key() {
             continue;
         }
-        if let Some(r) = probe(f, version.file_ref(0, i))? {
+        if let Some(r) = probe(f, version.file_ref(0, i), false)? {
             return Ok(Some(r));
         }
     }
@@ -225,15 +274,16 @@ fn probe_tables<R>(
             continue;
         }
         if let FileKind::Real = f.kind {
-            if let Some(r) = probe(f, version.file_ref(level, i))? {
+            if let Some(r) = probe(f, version.file_ref(level, i), false)? {
                 return Ok(Some(r));
             }
             continue;
         }
+        meet(level, i);
         for s in version.slices(level, i) {
             let s = s?;
             if s.slice.contains(ukey) {
-                if let Some(r) = probe(s.parent, s.file)? {
+                if let Some(r) = probe(s.parent, s.file, true)? {
                     return Ok(Some(r));
                 }
             }
@@ -274,20 +324,44 @@ pub(crate) fn newer_sequence(
         .find_map(|mem| newest_of(mem.newest_sequence(lookup), mem.range_dels().as_deref()));
     let newest = match in_memtables {
         Some(seq) => Some(seq),
-        None => probe_tables(&sv.version, lookup, |f, file| {
-            if f.largest_seqno <= floor {
-                return Ok(None);
-            }
-            let table = inner.table_cache.get_pinned(f, file)?;
-            let point = table.get(lookup.internal_key(), |ikey, _| key::sequence(ikey))?;
-            Ok(newest_of(point, table.range_dels()))
-        })?,
+        None => probe_tables(
+            &sv.version,
+            lookup,
+            |_, _| {},
+            |f, file, parent| {
+                if f.largest_seqno <= floor {
+                    return Ok(None);
+                }
+                if parent {
+                    Statistics::add(&inner.stats.local().virtual_parents_probed, 1);
+                }
+                let table = inner.table_cache.get_pinned(f, file)?;
+                let point = table.get(lookup.internal_key(), |ikey, _| key::sequence(ikey))?;
+                Ok(newest_of(point, table.range_dels()))
+            },
+        )?,
     };
     Ok(newest.filter(|&seq| seq > floor))
 }
 
+/// The hook an iterator's level iterators call on each virtual table they open: ask
+/// for its compaction ([`ask_compaction`]). It holds the database weakly: an iterator
+/// that outlives its database asks nothing.
+fn ask_on_open(inner: &Arc<DbInner>, family: &Arc<Family>) -> OpenHook {
+    let (inner, family) = (Arc::downgrade(inner), Arc::clone(family));
+    Box::new(move |version, level, index| {
+        if let Some(inner) = inner.upgrade() {
+            ask_compaction(&inner, &family, version, level, index);
+        }
+    })
+}
+
 /// Builds the user iterator: a merge of every source, pinned until dropped.
-pub(crate) fn iter(inner: &DbInner, family: &Family, ro: &ReadOptions) -> Result<DbIterator> {
+pub(crate) fn iter(
+    inner: &Arc<DbInner>,
+    family: &Arc<Family>,
+    ro: &ReadOptions,
+) -> Result<DbIterator> {
     let seq = read_sequence(inner, ro);
     let sv = family.super_version.load_full();
     let filter = SnapshotFilter {
@@ -364,9 +438,10 @@ pub(crate) fn iter(inner: &DbInner, family: &Family, ro: &ReadOptions) -> Result
             false => Box::new(LevelIterator::<TableIterator>::new(
                 version, level, tables, filter, stats,
             )),
-            true => Box::new(LevelIterator::<AnyTable>::new(
-                version, level, tables, filter, stats,
-            )),
+            true => Box::new(
+                LevelIterator::<AnyTable>::new(version, level, tables, filter, stats)
+                    .on_open_virtual(ask_on_open(inner, family)),
+            ),
         });
     }
     Ok(DbIterator::new(

@@ -11,7 +11,10 @@
 //! rejects are left out). The iterator is generic over how it reads one file
 //! ([`LevelFile`]): a level of real files only is read through `TableIterator`s, with
 //! no dispatch on the file's kind on the hot path (readseq costs what it cost before
-//! virtual tables existed); a level holding a virtual table through [`AnyTable`].
+//! virtual tables existed); a level holding a virtual table through [`AnyTable`],
+//! which may also tell the read path about each virtual table it opens
+//! ([`LevelIterator::on_open_virtual`], the iterator's side of
+//! `compaction::requests`).
 
 use super::{ClippedIterator, InternalIterator, MergingIterator};
 use crate::cache::TableCache;
@@ -54,9 +57,10 @@ impl LevelFile for TableIterator {
         _filter: SnapshotFilter,
         _stats: &Statistics,
     ) -> Result<Self> {
-        let meta = version.files(level).get(index).ok_or_else(|| {
-            crate::Error::Internal(format!("L{level} has no file {index}"))
-        })?;
+        let meta = version
+            .files(level)
+            .get(index)
+            .ok_or_else(|| crate::Error::Internal(format!("L{level} has no file {index}")))?;
         let file = version.file_ref(level, index);
         Ok(tables.get_pinned(meta, file)?.iter())
     }
@@ -74,7 +78,13 @@ pub struct LevelIterator<C: LevelFile = TableIterator> {
     index: usize,
     current: Option<C>,
     err: Option<crate::Error>,
+    /// Called with `(version, level, index)` after a virtual table is opened.
+    on_open_virtual: Option<OpenHook>,
 }
+
+/// What a level iterator calls when it opens a virtual table: `(version, level,
+/// index)`. Runs on the reading thread, holding no lock of the iterator's.
+pub type OpenHook = Box<dyn Fn(&Version, usize, usize) + Send + Sync>;
 
 /// A file of a level that holds virtual tables: a real file's table, or a virtual
 /// table's slices merged.
@@ -178,7 +188,15 @@ impl<C: LevelFile> LevelIterator<C> {
             index: 0,
             current: None,
             err: None,
+            on_open_virtual: None,
         }
+    }
+
+    /// This iterator, calling `hook` after each virtual table it opens (each time it
+    /// opens it: the hook decides what is new).
+    pub fn on_open_virtual(mut self, hook: OpenHook) -> Self {
+        self.on_open_virtual = Some(hook);
+        self
     }
 
     fn num_files(&self) -> usize {
@@ -193,9 +211,22 @@ impl<C: LevelFile> LevelIterator<C> {
             return false;
         }
         let (version, level) = (&self.version, self.level);
-        match C::open(version, level, index, &self.tables, self.filter, &self.stats) {
+        match C::open(
+            version,
+            level,
+            index,
+            &self.tables,
+            self.filter,
+            &self.stats,
+        ) {
             Ok(c) => {
                 self.current = Some(c);
+                if let Some(hook) = &self.on_open_virtual {
+                    let f = version.files(level).get(index);
+                    if f.is_some_and(|f| f.kind != FileKind::Real) {
+                        hook(version, level, index);
+                    }
+                }
                 true
             }
             Err(e) => {

@@ -25,7 +25,7 @@ mod merging;
 mod test_util;
 
 pub use clipped::ClippedIterator;
-pub use level::{AnyTable, LevelIterator};
+pub use level::{AnyTable, LevelIterator, OpenHook};
 pub use merging::MergingIterator;
 
 use crate::error::Result;

@@ -8,8 +8,8 @@
 //! `STRATA_REGEN_FIXTURES=1 cargo test -p strata --lib options_file`.
 
 use super::*;
-use crate::options::DelayedCompaction;
 use crate::env::FaultFs;
+use crate::options::DelayedCompaction;
 use proptest::prelude::*;
 use std::path::PathBuf;
 
@@ -107,7 +107,11 @@ fn frozen_fixture_v1_decodes_exactly_and_encodes_identically() {
     assert!(stored.options.enable_pipelined_write);
     assert!(stored.unknown.is_empty(), "{:?}", stored.unknown);
     assert_ne!(encoded, frozen, "the appended keys are written");
-    assert_eq!(without_later_keys(&encoded), frozen, "the v1 encoding changed");
+    assert_eq!(
+        without_later_keys(&encoded),
+        frozen,
+        "the v1 encoding changed"
+    );
 }
 
 /// The v1 file with the direct-I/O keys (and every key before them): decodes
@@ -185,7 +189,10 @@ fn frozen_fixture_v1_merge_operator_decodes_exactly_and_encodes_identically() {
     assert!(stored.unknown.is_empty(), "{:?}", stored.unknown);
     assert_eq!(encoded, frozen, "the v1 encoding changed");
     let older = std::fs::read_to_string(db_paths_fixture_path()).expect("fixture present");
-    assert_eq!(frozen.replace("merge_operator=strata.append:2c20\n", ""), older);
+    assert_eq!(
+        frozen.replace("merge_operator=strata.append:2c20\n", ""),
+        older
+    );
 }
 
 /// The fixture of the v1 writer that added `cache_index_and_filter_blocks`.
@@ -210,7 +217,10 @@ fn frozen_fixture_v1_cache_index_and_filter_blocks_decodes_exactly_and_encodes_i
     assert!(stored.unknown.is_empty(), "{:?}", stored.unknown);
     assert_eq!(encoded, frozen, "the v1 encoding changed");
     let older = std::fs::read_to_string(merge_operator_fixture_path()).expect("fixture present");
-    assert_eq!(frozen.replace("cache_index_and_filter_blocks=true\n", ""), older);
+    assert_eq!(
+        frozen.replace("cache_index_and_filter_blocks=true\n", ""),
+        older
+    );
     let stored = decode(&older).expect("older fixture decodes");
     assert!(!stored.options.cache_index_and_filter_blocks);
 }
@@ -220,35 +230,90 @@ const KEYS_AFTER_CACHE_INDEX_AND_FILTER_BLOCKS: &[&str] = &["delayed_compaction"
 
 /// The fixture of the v1 writer that added `delayed_compaction`.
 fn delayed_compaction_fixture_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src/options_file/fixtures/OPTIONS-v1-delayed-compaction")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src/options_file/fixtures/OPTIONS-v1-delayed-compaction")
 }
 
-/// The v1 file with a `delayed_compaction` line: decodes exactly, re-encodes byte for
-/// byte, and without the line is the previous fixture, which (without the key) is off.
-/// A malformed or unknown setting is refused, naming the line.
+/// The fixture of the v1 writer that gave `delayed_compaction` its `vsmt` and
+/// `garbage` keys.
+fn delayed_compaction_vsmt_fixture_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src/options_file/fixtures/OPTIONS-v1-delayed-compaction-vsmt")
+}
+
+/// The first v1 file with a `delayed_compaction` line (`vct:3` alone): decodes
+/// exactly, the keys it lacks taking their defaults; without the line it is the
+/// previous fixture, which (without the key) is off. It re-encodes as today's writer
+/// writes it: with every key.
 #[test]
-fn frozen_fixture_v1_delayed_compaction_decodes_exactly_and_encodes_identically() {
+fn frozen_fixture_v1_delayed_compaction_decodes_exactly() {
     let opts = merge_operator_fixture_options()
         .with_cache_index_and_filter_blocks(true)
         .with_delayed_compaction(Some(DelayedCompaction::new().with_vct(3)));
-    let encoded = encode(&opts);
-    if std::env::var_os("STRATA_REGEN_FIXTURES").is_some() {
-        std::fs::write(delayed_compaction_fixture_path(), &encoded).expect("write fixture");
-    }
     let frozen =
         std::fs::read_to_string(delayed_compaction_fixture_path()).expect("fixture present");
     let stored = decode(&frozen).expect("fixture decodes");
     assert_eq!(stored.options, opts);
     assert!(stored.unknown.is_empty(), "{:?}", stored.unknown);
-    assert_eq!(encoded, frozen, "the v1 encoding changed");
+    assert_eq!(
+        encode(&opts),
+        frozen.replace(
+            "delayed_compaction=vct:3\n",
+            "delayed_compaction=vct:3,vsmt:5,garbage:0.1\n"
+        )
+    );
     let older = std::fs::read_to_string(cache_index_and_filter_blocks_fixture_path())
         .expect("fixture present");
     assert_eq!(frozen.replace("delayed_compaction=vct:3\n", ""), older);
-    assert_eq!(decode(&older).expect("older fixture decodes").options.delayed_compaction, None);
-    for bad in ["vct:x", "vct:3,vsmt", "on", "vct:3,zzz:1"] {
-        let text = frozen.replace("delayed_compaction=vct:3", &format!("delayed_compaction={bad}"));
+    assert_eq!(
+        decode(&older)
+            .expect("older fixture decodes")
+            .options
+            .delayed_compaction,
+        None
+    );
+}
+
+/// The v1 file with every `delayed_compaction` key: decodes exactly and re-encodes
+/// byte for byte; keys in another order decode the same; a malformed, unknown or
+/// out-of-range setting is refused, naming the line or the option.
+#[test]
+fn frozen_fixture_v1_delayed_compaction_vsmt_decodes_exactly_and_encodes_identically() {
+    let d = DelayedCompaction::new()
+        .with_vct(3)
+        .with_vsmt(2)
+        .with_max_garbage_ratio(0.25);
+    let opts = merge_operator_fixture_options()
+        .with_cache_index_and_filter_blocks(true)
+        .with_delayed_compaction(Some(d));
+    let encoded = encode(&opts);
+    if std::env::var_os("STRATA_REGEN_FIXTURES").is_some() {
+        std::fs::write(delayed_compaction_vsmt_fixture_path(), &encoded).expect("write fixture");
+    }
+    let frozen =
+        std::fs::read_to_string(delayed_compaction_vsmt_fixture_path()).expect("fixture present");
+    let stored = decode(&frozen).expect("fixture decodes");
+    assert_eq!(stored.options, opts);
+    assert!(stored.unknown.is_empty(), "{:?}", stored.unknown);
+    assert_eq!(encoded, frozen, "the v1 encoding changed");
+    let line = "delayed_compaction=vct:3,vsmt:2,garbage:0.25";
+    assert!(frozen.contains(line));
+    let reordered = frozen.replace(line, "delayed_compaction=garbage:0.25,vct:3,vsmt:2");
+    assert_eq!(decode(&reordered).expect("decodes").options, opts);
+    for bad in [
+        "vct:x",
+        "vct:3,vsmt",
+        "on",
+        "vct:3,zzz:1",
+        "vsmt:-1",
+        "garbage:x",
+    ] {
+        let text = frozen.replace(line, &format!("delayed_compaction={bad}"));
         let err = decode(&text).expect_err(bad);
-        assert!(err.to_string().contains("delayed_compaction"), "{bad}: {err}");
+        assert!(
+            err.to_string().contains("delayed_compaction"),
+            "{bad}: {err}"
+        );
     }
 }
 
@@ -261,7 +326,8 @@ fn a_custom_operator_name_is_kept_for_the_check() {
     let stored = decode(&text).expect("decodes");
     assert_eq!(stored.options.merge_operator, None);
     assert_eq!(stored.merge_operator.as_deref(), Some("my.counter"));
-    let counter: std::sync::Arc<dyn crate::MergeOperator> = std::sync::Arc::new(crate::merge::U64Add);
+    let counter: std::sync::Arc<dyn crate::MergeOperator> =
+        std::sync::Arc::new(crate::merge::U64Add);
     let e = check_compatible(
         Some(&stored),
         &Options::default().with_merge_operator(Some(counter)),
@@ -363,45 +429,60 @@ fn options() -> impl Strategy<Value = Options> {
     );
     let merge = prop_oneof![
         Just(None),
-        Just(Some(std::sync::Arc::new(crate::merge::U64Add) as std::sync::Arc<dyn crate::MergeOperator>)),
-        Just(Some(std::sync::Arc::new(crate::merge::Max) as std::sync::Arc<dyn crate::MergeOperator>)),
-        proptest::collection::vec(any::<u8>(), 0..4)
-            .prop_map(|sep| Some(std::sync::Arc::new(crate::merge::Append::new(&sep)) as std::sync::Arc<dyn crate::MergeOperator>)),
+        Just(Some(
+            std::sync::Arc::new(crate::merge::U64Add) as std::sync::Arc<dyn crate::MergeOperator>
+        )),
+        Just(Some(
+            std::sync::Arc::new(crate::merge::Max) as std::sync::Arc<dyn crate::MergeOperator>
+        )),
+        proptest::collection::vec(any::<u8>(), 0..4).prop_map(|sep| Some(std::sync::Arc::new(
+            crate::merge::Append::new(&sep)
+        )
+            as std::sync::Arc<dyn crate::MergeOperator>)),
     ];
-    let delayed = proptest::option::of((2usize..1000).prop_map(|vct| DelayedCompaction::new().with_vct(vct)));
-    (sizes, triggers, policies, (any::<bool>(), paths, merge, any::<bool>(), delayed)).prop_map(|(s, t, p, (pipelined, paths, merge, cache_meta, delayed))| {
-        Options::default()
-            .with_merge_operator(merge)
-            .with_create_if_missing(s.0)
-            .with_error_if_exists(s.1)
-            .with_write_buffer_size(s.2)
-            .with_max_write_buffer_number(s.3)
-            .with_target_file_size_base(s.4)
-            .with_max_bytes_for_level_base(s.5)
-            .with_max_bytes_for_level_multiplier(s.6)
-            .with_num_levels(s.7)
-            .with_level0_file_num_compaction_trigger(t.0)
-            .with_level0_slowdown_writes_trigger(t.1)
-            .with_level0_stop_writes_trigger(t.2)
-            .with_soft_pending_compaction_bytes_limit(t.3)
-            .with_hard_pending_compaction_bytes_limit(t.4)
-            .with_block_cache_capacity(t.5)
-            .with_max_open_files(t.6)
-            .with_max_background_jobs(t.7)
-            .with_compaction_priority(p.0)
-            .with_output_partitioning(p.1)
-            .with_snapshot_filter(p.2)
-            .with_paranoid_checks(p.3)
-            .with_wal_recovery_mode(p.4)
-            .with_max_manifest_file_size(p.5)
-            .with_levels(p.6)
-            .with_enable_pipelined_write(pipelined)
-            .with_use_direct_reads(p.7)
-            .with_use_direct_io_for_flush_and_compaction(p.8)
-            .with_db_paths(paths)
-            .with_cache_index_and_filter_blocks(cache_meta)
-            .with_delayed_compaction(delayed)
-    })
+    let delayed =
+        proptest::option::of((2usize..1000).prop_map(|vct| DelayedCompaction::new().with_vct(vct)));
+    (
+        sizes,
+        triggers,
+        policies,
+        (any::<bool>(), paths, merge, any::<bool>(), delayed),
+    )
+        .prop_map(
+            |(s, t, p, (pipelined, paths, merge, cache_meta, delayed))| {
+                Options::default()
+                    .with_merge_operator(merge)
+                    .with_create_if_missing(s.0)
+                    .with_error_if_exists(s.1)
+                    .with_write_buffer_size(s.2)
+                    .with_max_write_buffer_number(s.3)
+                    .with_target_file_size_base(s.4)
+                    .with_max_bytes_for_level_base(s.5)
+                    .with_max_bytes_for_level_multiplier(s.6)
+                    .with_num_levels(s.7)
+                    .with_level0_file_num_compaction_trigger(t.0)
+                    .with_level0_slowdown_writes_trigger(t.1)
+                    .with_level0_stop_writes_trigger(t.2)
+                    .with_soft_pending_compaction_bytes_limit(t.3)
+                    .with_hard_pending_compaction_bytes_limit(t.4)
+                    .with_block_cache_capacity(t.5)
+                    .with_max_open_files(t.6)
+                    .with_max_background_jobs(t.7)
+                    .with_compaction_priority(p.0)
+                    .with_output_partitioning(p.1)
+                    .with_snapshot_filter(p.2)
+                    .with_paranoid_checks(p.3)
+                    .with_wal_recovery_mode(p.4)
+                    .with_max_manifest_file_size(p.5)
+                    .with_levels(p.6)
+                    .with_enable_pipelined_write(pipelined)
+                    .with_use_direct_reads(p.7)
+                    .with_use_direct_io_for_flush_and_compaction(p.8)
+                    .with_db_paths(paths)
+                    .with_cache_index_and_filter_blocks(cache_meta)
+                    .with_delayed_compaction(delayed)
+            },
+        )
 }
 
 proptest! {

@@ -22,7 +22,6 @@ use super::compression::unseal_block;
 use super::filter::BloomFilter;
 use super::footer::{BlockHandle, Footer, FOOTER_LEN, FORMAT_VERSION_RANGE_DEL};
 use super::range_del_block;
-use crate::range_del::Fragments;
 use super::readahead::Readahead;
 use super::table_iter::TableIterator;
 use super::{properties, TableProperties};
@@ -30,6 +29,7 @@ use crate::cache::BlockCache;
 use crate::env::RandomAccessFile;
 use crate::error::{Error, Result};
 use crate::key;
+use crate::range_del::Fragments;
 use crate::stats::Statistics;
 use crate::Compression;
 use std::cell::Cell;
@@ -66,7 +66,10 @@ pub struct Table {
     range_dels: Option<Arc<Fragments>>,
     #[cfg_attr(
         not(feature = "internals"),
-        allow(dead_code, reason = "read only by `Table::compression`, for `strata sst-dump`")
+        allow(
+            dead_code,
+            reason = "read only by `Table::compression`, for `strata sst-dump`"
+        )
     )]
     compression: Compression,
 }
@@ -120,7 +123,10 @@ impl Table {
             .map_err(|r| Error::corruption(path, footer.properties.offset, r))?;
         props.file_size = size;
         props.format_version = footer.format_version;
-        let range_dels = match (footer.format_version >= FORMAT_VERSION_RANGE_DEL, props.range_del_block) {
+        let range_dels = match (
+            footer.format_version >= FORMAT_VERSION_RANGE_DEL,
+            props.range_del_block,
+        ) {
             (false, _) => None,
             (true, None) => {
                 return Err(Error::corruption(
@@ -143,7 +149,10 @@ impl Table {
                 });
                 (Meta::Cached(footer.index), filter)
             }
-            None => (Meta::Held(Arc::new(index)), filter.map(|f| Meta::Held(Arc::new(f)))),
+            None => (
+                Meta::Held(Arc::new(index)),
+                filter.map(|f| Meta::Held(Arc::new(f))),
+            ),
         };
         let t = Table {
             file,
@@ -275,12 +284,7 @@ impl Table {
     /// block handle, or a handle outside the data blocks; with a cached index block, I/O
     /// errors and corruption of its re-read.
     pub(crate) fn approximate_offset_of(&self, ikey: &[u8]) -> Result<u64> {
-        // The builder writes the data blocks from offset 0 and the filter (or, without
-        // one, the index block) right after them: the footer's handles mark their end.
-        let data_end = self
-            .footer
-            .filter
-            .map_or(self.footer.index.offset, |f| f.offset);
+        let data_end = self.data_end();
         let mut index = BlockIter::new(self.index_block()?);
         index.seek(ikey);
         if !index.valid() {
@@ -313,6 +317,28 @@ impl Table {
     /// # Errors
     /// As [`Table::approximate_offset_of`].
     pub(crate) fn approximate_range_bytes(&self, lo_user: &[u8], hi_user: &[u8]) -> Result<u64> {
+        let (start, end) = self.approximate_span(lo_user, hi_user)?;
+        Ok(end.saturating_sub(start))
+    }
+
+    /// The end of the data blocks, the largest answer of
+    /// [`Table::approximate_offset_of`]: the builder writes the data blocks from
+    /// offset 0 and the filter (or, without one, the index block) right after them, so
+    /// the footer's handles mark their end.
+    pub(crate) fn data_end(&self) -> u64 {
+        self.footer
+            .filter
+            .map_or(self.footer.index.offset, |f| f.offset)
+    }
+
+    /// Where the data of the user keys in `[lo_user, hi_user]` begins and ends, as
+    /// [`Table::approximate_offset_of`] answers: `end - start` is
+    /// [`Table::approximate_range_bytes`]. For a caller that scales offsets before
+    /// subtracting, so that adjacent ranges still add up exactly.
+    ///
+    /// # Errors
+    /// As [`Table::approximate_offset_of`].
+    pub(crate) fn approximate_span(&self, lo_user: &[u8], hi_user: &[u8]) -> Result<(u64, u64)> {
         // `(k, MAX_SEQUENCE, KIND_SEEK)` sorts at or before every point entry of `k`
         // (data blocks hold no range-deletion entries). `hi ++ 0x00` is the least user
         // key after `hi`, so its seek key sorts after every entry of `hi` and at or
@@ -321,7 +347,7 @@ impl Table {
         let after_hi = [hi_user, &[0]].concat();
         let past = key::make_internal_key(&after_hi, key::MAX_SEQUENCE, key::KIND_SEEK);
         let end = self.approximate_offset_of(&past)?;
-        Ok(end.saturating_sub(self.approximate_offset_of(&first)?))
+        Ok((self.approximate_offset_of(&first)?, end))
     }
 
     /// The user keys of the data blocks' index entries that lie in `[lo_user,
@@ -337,7 +363,11 @@ impl Table {
     pub(crate) fn block_boundaries(&self, lo_user: &[u8], hi_user: &[u8]) -> Result<Vec<Vec<u8>>> {
         let mut out: Vec<Vec<u8>> = Vec::new();
         let mut index = BlockIter::new(self.index_block()?);
-        index.seek(&key::make_internal_key(lo_user, key::MAX_SEQUENCE, key::KIND_SEEK));
+        index.seek(&key::make_internal_key(
+            lo_user,
+            key::MAX_SEQUENCE,
+            key::KIND_SEEK,
+        ));
         while index.valid() {
             let u = key::user_key(index.key());
             if u > hi_user {
@@ -466,15 +496,16 @@ impl Table {
             Statistics::add(&self.stats.local().block_cache_misses, 1);
         }
         let file = &*self.file;
-        let contents = match readahead.filter(|_| file.is_direct()) {
-            Some(ra) => read_contents_with(file, &self.stats, handle, |offset, len, limit| {
-                match ra.read(file, offset, len, limit)? {
-                    Some(bytes) => Ok(bytes),
-                    None => file.read_vec(offset, len),
-                }
-            })?,
-            None => self.read_contents(handle)?,
-        };
+        let contents =
+            match readahead.filter(|_| file.is_direct()) {
+                Some(ra) => read_contents_with(file, &self.stats, handle, |offset, len, limit| {
+                    match ra.read(file, offset, len, limit)? {
+                        Some(bytes) => Ok(bytes),
+                        None => file.read_vec(offset, len),
+                    }
+                })?,
+                None => self.read_contents(handle)?,
+            };
         if !fill_cache {
             // Only compactions read without filling the cache (`Table::iter_no_fill`).
             Statistics::add(&self.stats.local().compaction_blocks_read, 1);
@@ -501,7 +532,10 @@ impl Table {
 /// `get` and iterators.
 #[cfg_attr(
     not(feature = "internals"),
-    allow(dead_code, reason = "used by `strata sst-dump`, the fuzz checks and tests")
+    allow(
+        dead_code,
+        reason = "used by `strata sst-dump`, the fuzz checks and tests"
+    )
 )]
 impl Table {
     /// The table's properties (from its properties block, plus file size and version).
@@ -540,7 +574,9 @@ fn read_contents(
     stats: &Statistics,
     handle: BlockHandle,
 ) -> Result<Vec<u8>> {
-    read_contents_with(file, stats, handle, |offset, len, _| file.read_vec(offset, len))
+    read_contents_with(file, stats, handle, |offset, len, _| {
+        file.read_vec(offset, len)
+    })
 }
 
 /// [`read_contents`] with the raw bytes `[offset, offset + len)` fetched by `fetch`,

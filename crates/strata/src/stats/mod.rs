@@ -95,6 +95,34 @@ counters! {
     virtual_tables_created,
     /// Input bytes those compactions did not read (a rewrite would have).
     virtual_bytes_deferred,
+    /// Slices those compactions made (a virtual table has one per parent it reads).
+    virtual_slices_created,
+    /// Of `compaction_bytes_read`, the bytes real compactions read through the
+    /// slices of virtual tables (a slice's referenced bytes).
+    virtual_slice_bytes_read,
+    /// Compactions that rewrote virtual tables because reads asked for it
+    /// (`compaction::requests`), and their bytes (parts of `compaction_bytes_*`).
+    virtual_merges,
+    /// Bytes `virtual_merges` read.
+    virtual_merge_bytes_read,
+    /// Bytes `virtual_merges` wrote.
+    virtual_merge_bytes_written,
+    /// Compactions that rewrote a virtual table to free its parents' garbage
+    /// (`DelayedCompaction::max_garbage_ratio`).
+    virtual_rewrites_for_space,
+    /// Bytes `virtual_rewrites_for_space` read.
+    virtual_rewrite_bytes_read,
+    /// Bytes `virtual_rewrites_for_space` wrote.
+    virtual_rewrite_bytes_written,
+    /// Requests reads made for the compaction of a virtual table (each table once).
+    virtual_merge_requests,
+    /// Point lookups that met a virtual table holding their key in its range.
+    gets_through_virtual,
+    /// Of `tables_probed`, the parents of virtual tables probed by point lookups and
+    /// transaction conflict checks.
+    virtual_parents_probed,
+    /// Wall time of compaction jobs (not flushes), in microseconds.
+    compaction_micros,
     /// Point lookups served.
     gets,
     /// Tables whose contents a point lookup examined (after the snapshot filter).

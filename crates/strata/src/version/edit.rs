@@ -281,8 +281,8 @@ impl VersionEdit {
                 }
                 tag::COLUMN_FAMILY_ADD => {
                     let name = d.length_prefixed().ok_or("truncated column_family_add")?;
-                    let name = std::str::from_utf8(name)
-                        .map_err(|_| "column family name is not UTF-8")?;
+                    let name =
+                        std::str::from_utf8(name).map_err(|_| "column family name is not UTF-8")?;
                     if edit.add_column_family.replace(name.to_owned()).is_some() {
                         return Err("repeated column_family_add");
                     }
@@ -380,7 +380,12 @@ fn encode_new_file(dst: &mut Vec<u8>, f: &FileMetaData) {
     }
     if let FileKind::Virtual { slices } = &f.kind {
         let parents: Vec<u64> = slices.iter().map(|s| s.parent).collect();
-        let whole = whole_range_slices(&parents, f.smallest_user_key(), f.largest_user_key(), f.size);
+        let whole = whole_range_slices(
+            &parents,
+            f.smallest_user_key(),
+            f.largest_user_key(),
+            f.size,
+        );
         if *slices != whole {
             s.clear();
             for slice in slices {
@@ -417,8 +422,14 @@ fn internal_key(v: &[u8]) -> Result<Vec<u8>, &'static str> {
 fn slice_ranges(v: &[u8], slices: &mut [Slice]) -> Result<(), &'static str> {
     let mut d = Decoder::new(v);
     for slice in slices.iter_mut() {
-        slice.smallest = d.length_prefixed().ok_or("truncated virtual slice")?.to_vec();
-        slice.largest = d.length_prefixed().ok_or("truncated virtual slice")?.to_vec();
+        slice.smallest = d
+            .length_prefixed()
+            .ok_or("truncated virtual slice")?
+            .to_vec();
+        slice.largest = d
+            .length_prefixed()
+            .ok_or("truncated virtual slice")?
+            .to_vec();
         slice.bytes = d.varint64().ok_or("truncated virtual slice bytes")?;
     }
     if !d.is_empty() {
@@ -476,9 +487,7 @@ fn decode_new_file(body: &[u8]) -> Result<FileMetaData, &'static str> {
             sub::COLUMN_GROUP => put_field(&mut column_group, exact_varint32(v)?)?,
             sub::VIRTUAL_PARENTS => put_field(&mut parents_of, parents(v)?)?,
             sub::VIRTUAL_SLICES => put_field(&mut slices_of, v)?,
-            sub::NUM_RANGE_DELETIONS => {
-                put_field(&mut num_range_deletions, exact_varint64(v)?)?
-            }
+            sub::NUM_RANGE_DELETIONS => put_field(&mut num_range_deletions, exact_varint64(v)?)?,
             0 => return Err("invalid new_file sub-tag 0"),
             t if t & SUB_TAG_SAFE_TO_IGNORE != 0 => {}
             _ => return Err("unknown new_file sub-tag"),

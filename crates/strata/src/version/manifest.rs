@@ -55,12 +55,12 @@
 use super::edit::VersionEdit;
 use super::family::{DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME};
 use super::version::Version;
-use std::collections::BTreeMap;
 use crate::env::{read_to_vec, write_file_atomic, FileSystem};
 use crate::error::{Error, Result};
 use crate::filename::{self, FileType};
 use crate::options::MAX_LEVELS;
 use crate::wal::{LogError, LogReader, LogWriter};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -362,7 +362,8 @@ impl Replay {
         num_levels: &dyn Fn(&str) -> usize,
     ) -> Result<RecoveredManifest> {
         let path = &self.path;
-        let missing = |what: &str| Error::corruption(path, end, format!("MANIFEST never sets {what}"));
+        let missing =
+            |what: &str| Error::corruption(path, end, format!("MANIFEST never sets {what}"));
         let default_log = self
             .families
             .get(&DEFAULT_FAMILY_ID)
@@ -391,7 +392,10 @@ impl Replay {
                 Error::corruption(
                     path,
                     end,
-                    format!("recovered version of family `{}` is inconsistent: {reason}", f.name),
+                    format!(
+                        "recovered version of family `{}` is inconsistent: {reason}",
+                        f.name
+                    ),
                 )
             })?;
             // Cut the MAX_LEVELS replay version back, keeping every file (see

@@ -23,8 +23,8 @@ pub mod version;
 pub mod virtual_table;
 
 pub use edit::VersionEdit;
-pub(crate) use family::{FamilyVersion, DEFAULT_FAMILY_ID};
 pub use family::DEFAULT_FAMILY_NAME;
+pub(crate) use family::{FamilyVersion, DEFAULT_FAMILY_ID};
 pub use file_meta::{FileKind, FileMetaData};
 pub(crate) use set::VersionSet;
 pub use version::Version;

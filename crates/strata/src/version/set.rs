@@ -487,9 +487,7 @@ impl VersionSet {
         edit.last_sequence = Some(self.last_sequence());
         let result = match writer.manifest.as_mut() {
             None => Err(Error::Internal("no MANIFEST is open for writing".into())),
-            Some(m) if m.size() >= self.max_manifest_file_size => {
-                self.roll_over(m, edit, changed)
-            }
+            Some(m) if m.size() >= self.max_manifest_file_size => self.roll_over(m, edit, changed),
             Some(m) => {
                 edit.next_file_number = Some(self.next_file_number());
                 m.append(edit)
@@ -631,8 +629,10 @@ impl VersionSet {
                 }
             })
             .collect();
-        let snapshot =
-            self.snapshot_edits(&versions, edit.last_sequence.unwrap_or_else(|| self.last_sequence()));
+        let snapshot = self.snapshot_edits(
+            &versions,
+            edit.last_sequence.unwrap_or_else(|| self.last_sequence()),
+        );
         let old = m.number();
         *m = Manifest::create(&self.fs, self.db_dir(), number, &snapshot)?;
         self.manifest_number.store(number, Ordering::Release);
@@ -644,10 +644,7 @@ impl VersionSet {
 /// The error of an edit of a dropped family: not a failure of the database (a job of
 /// the family that raced the drop is abandoned, see `db::jobs`).
 fn dropped(family: &FamilyVersion) -> Error {
-    Error::InvalidArgument(format!(
-        "column family dropped: name=`{}`",
-        family.name()
-    ))
+    Error::InvalidArgument(format!("column family dropped: name=`{}`", family.name()))
 }
 
 #[cfg(test)]

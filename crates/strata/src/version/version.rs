@@ -184,6 +184,36 @@ impl Version {
         })
     }
 
+    /// Asks, on behalf of a read, for the compaction of `files(level)[index]`, a
+    /// virtual table (the read path's seam to the compaction policy,
+    /// `compaction::requests`). True iff this call made the request: false if it was
+    /// made before, for a real file, or in a version the version set has not
+    /// installed (the flag lives in the table's shared reference, so every version
+    /// holding the table sees it).
+    pub(crate) fn request_compaction(&self, level: usize, index: usize) -> bool {
+        match self.refs.get(level).and_then(|r| r.get(index)) {
+            Some(TableRef::Virtual(v)) => v.request(),
+            _ => false,
+        }
+    }
+
+    /// The tables reads have asked to have compacted, as `(level, file)`, level by
+    /// level in read order. Costs a scan of the levels holding virtual tables only.
+    pub(crate) fn requested_tables(&self) -> impl Iterator<Item = (usize, &Arc<FileMetaData>)> {
+        let any = !self.parents.is_empty();
+        self.levels
+            .iter()
+            .zip(&self.refs)
+            .enumerate()
+            .filter(move |_| any)
+            .flat_map(|(level, (files, refs))| {
+                files.iter().zip(refs).filter_map(move |(f, r)| match r {
+                    TableRef::Virtual(v) if v.is_requested() => Some((level, f)),
+                    _ => None,
+                })
+            })
+    }
+
     /// Total size in bytes of the files of `level` (0 if out of range).
     pub fn level_bytes(&self, level: usize) -> u64 {
         self.files(level)
@@ -382,17 +412,15 @@ impl Version {
             }
             let slices = slices
                 .iter()
-                .map(|s| {
-                    match (parents.get(&s.parent), real.get(&s.parent)) {
-                        (Some(parent), Some(file)) => Ok(SliceRef {
-                            parent: Arc::clone(parent),
-                            file: Arc::clone(file),
-                        }),
-                        _ => Err(format!(
-                            "parent {} of virtual table {} has no reference",
-                            s.parent, f.number
-                        )),
-                    }
+                .map(|s| match (parents.get(&s.parent), real.get(&s.parent)) {
+                    (Some(parent), Some(file)) => Ok(SliceRef {
+                        parent: Arc::clone(parent),
+                        file: Arc::clone(file),
+                    }),
+                    _ => Err(format!(
+                        "parent {} of virtual table {} has no reference",
+                        s.parent, f.number
+                    )),
                 })
                 .collect::<Result<_, String>>()?;
             Ok(TableRef::Virtual(VirtualRef::new(slices)))
@@ -498,11 +526,19 @@ impl Version {
                         s.parent
                     ));
                 }
-                by_parent.entry(s.parent).or_default().push((a, b, f.number));
+                by_parent
+                    .entry(s.parent)
+                    .or_default()
+                    .push((a, b, f.number));
             }
-            let bytes = slices.iter().fold(0u64, |acc, s| acc.saturating_add(s.bytes));
+            let bytes = slices
+                .iter()
+                .fold(0u64, |acc, s| acc.saturating_add(s.bytes));
             if bytes != f.size {
-                return Err(format!("{name}: slices hold {bytes} bytes, size is {}", f.size));
+                return Err(format!(
+                    "{name}: slices hold {bytes} bytes, size is {}",
+                    f.size
+                ));
             }
         }
         for (parent, slices) in &mut by_parent {
@@ -570,7 +606,11 @@ impl Version {
     /// in).
     pub fn to_snapshot_edit(&self) -> VersionEdit {
         let mut edit = VersionEdit {
-            new_parents: self.parents.values().map(|p| FileMetaData::clone(p)).collect(),
+            new_parents: self
+                .parents
+                .values()
+                .map(|p| FileMetaData::clone(p))
+                .collect(),
             ..VersionEdit::default()
         };
         for (level, files) in self.levels.iter().enumerate() {

@@ -38,6 +38,7 @@ use super::file_ref::FileRef;
 use super::version::Version;
 use crate::stats::TableSpace;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// The part of a parent table that a virtual table reads.
@@ -116,22 +117,46 @@ pub(crate) struct SliceView<'a> {
 }
 
 /// What an installed virtual table holds: its slices' parents' references, in the
-/// order of its `FileKind::Virtual::slices`. One allocation per virtual table, shared
-/// by every version naming the table. See the module docs.
+/// order of its `FileKind::Virtual::slices`, and whether a read has asked for its
+/// compaction. One allocation per virtual table, shared by every version naming the
+/// table. See the module docs.
 #[derive(Debug)]
 pub(crate) struct VirtualRef {
     slices: Vec<SliceRef>,
+    /// Set once, by the first read that asks for the table's compaction
+    /// (`CompactionPolicy::compact_on_read`); never cleared: the table leaves the
+    /// version when it is compacted, and the flag with it.
+    requested: AtomicBool,
 }
 
 impl VirtualRef {
     /// A reference over `slices`, one per slice of the table, in its order.
     pub fn new(slices: Vec<SliceRef>) -> Arc<VirtualRef> {
-        Arc::new(VirtualRef { slices })
+        Arc::new(VirtualRef {
+            slices,
+            requested: AtomicBool::new(false),
+        })
     }
 
     /// The parents, one per slice, in read order. The borrow lasts as long as `self`.
     pub fn slices(&self) -> &[SliceRef] {
         &self.slices
+    }
+
+    /// Records a read's request for the table's compaction. True iff this call made
+    /// it (one compare-and-swap; later calls only load the flag), so the caller wakes
+    /// the scheduler once per table.
+    pub fn request(&self) -> bool {
+        !self.requested.load(Ordering::Relaxed)
+            && self
+                .requested
+                .compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+    }
+
+    /// True iff a read has asked for the table's compaction.
+    pub fn is_requested(&self) -> bool {
+        self.requested.load(Ordering::Acquire)
     }
 }
 

@@ -4,6 +4,7 @@
 use super::*;
 use crate::compaction::placement::ByLevel;
 use crate::compaction::policy::{CompactionPolicy, Leveled};
+use crate::compaction::requests::Requests;
 use crate::options::Options;
 use crate::version::VersionEdit;
 
@@ -213,12 +214,19 @@ fn leveled_drops_before_any_other_pick() {
     };
     let none = Busy::default();
     let cov = Coverage::new(&[], &t);
-    assert_eq!(describe(Leveled.pick(&v, &opts, &ByLevel, &none, &cov)), "L2[20]");
+    assert_eq!(describe(Leveled.pick(&v, &opts, &ByLevel, &none, &cov, &Requests::default())), "L2[20]");
     let manual = Leveled.pick_manual(&v, &opts, &ByLevel, 0, None, None, &none, &cov);
     assert_eq!(describe(manual), "L2[20]");
     // Without the tombstones the L0 compaction is picked.
     let plain = Leveled
-        .pick(&v, &opts, &ByLevel, &none, &Coverage::new(&[], &Tombstones::default()))
+        .pick(
+            &v,
+            &opts,
+            &ByLevel,
+            &none,
+            &Coverage::new(&[], &Tombstones::default()),
+            &Requests::default(),
+        )
         .expect("L0 plan");
     assert_eq!(plain.action, Action::Rewrite);
 }

@@ -21,20 +21,29 @@
 //!   in place ([`CompactionPolicy::pick_manual_in_place`]), so none is left in its
 //!   range.
 //!
-//! With [`Options::delayed_compaction`] off, [`Delayed`] plans exactly what
-//! [`Leveled`] does, except that a manual compaction still rewrites virtual tables an
-//! earlier open left in the deepest level.
+//! Before any of that it plans, in this order (after `covered::pick`'s drops):
+//! - the merges reads asked for ([`merge`], the paper's VSMT, Algorithm 2): a read that
+//!   meets a virtual table of at least `vsmt` slices asks for it
+//!   ([`CompactionPolicy::compact_on_read`]), and the table is rewritten with its
+//!   siblings into real tables of its level;
+//! - a rewrite for space ([`garbage`]) when the bytes parents keep alive without a
+//!   slice exceed `max_garbage_ratio` of the live table bytes. The leveled picker also
+//!   weighs virtual tables by their compensated size ([`garbage::Compensation`]).
 //!
-//! Planned, not built: merges requested by reads of tables with many slices
-//! (the paper's VSMT) and a bound on the bytes parents keep alive (Pebble's
-//! garbage-driven rewrites).
+//! With [`Options::delayed_compaction`] off, [`Delayed`] plans exactly what
+//! [`Leveled`] does, except that virtual tables an earlier open left are still
+//! bounded (at the default ratio) and rewritten in place by manual compactions.
 
-use super::covered::Coverage;
+mod garbage;
+mod merge;
+
+use super::covered::{self, Coverage, Scope};
 use super::partitioner;
-use super::picker::Busy;
+use super::picker::{self, Busy};
 use super::placement::PlacementPolicy;
 use super::plan::{Action, Input, OutputStream, Plan, Reason, SingleStream};
 use super::policy::{CompactionPolicy, Leveled};
+use super::requests::Requests;
 use crate::options::{DelayedCompaction, Options};
 use crate::version::{FileKind, FileMetaData, Version};
 use std::collections::BTreeMap;
@@ -52,12 +61,37 @@ impl CompactionPolicy for Delayed {
         placement: &dyn PlacementPolicy,
         busy: &Busy,
         coverage: &Coverage<'_>,
+        requests: &Requests,
     ) -> Option<Plan> {
-        let plan = Leveled.pick(version, opts, placement, busy, coverage)?;
-        Some(match opts.delayed_compaction {
+        let d = opts.delayed_compaction;
+        let ratio = d.unwrap_or_default().max_garbage_ratio;
+        if let Some(plan) = covered::pick(version, busy, coverage, Scope::default())
+            .or_else(|| merge::pick(version, opts, placement, busy, requests))
+            .or_else(|| garbage::pick(version, opts, placement, busy, ratio))
+        {
+            return Some(plan);
+        }
+        let plan = match version.parents().next() {
+            None => picker::pick(version, opts, placement, busy)?,
+            Some(_) => {
+                let sizes = garbage::Compensation::of(version);
+                picker::pick_sized(version, opts, placement, busy, &|f| sizes.size(f))?
+            }
+        };
+        Some(match d {
             Some(d) => defer(plan, version, d),
             None => plan,
         })
+    }
+
+    /// A read asks for the merge of a virtual table of at least `vsmt` slices, while
+    /// the option is on.
+    fn compact_on_read(&self, opts: &Options, table: &FileMetaData) -> bool {
+        let slices = match &table.kind {
+            FileKind::Virtual { slices } => slices.len(),
+            FileKind::Real => 0,
+        };
+        opts.delayed_compaction.is_some_and(|d| slices >= d.vsmt)
     }
 
     fn pick_manual(
@@ -84,7 +118,19 @@ impl CompactionPolicy for Delayed {
         end: Option<&[u8]>,
         busy: &Busy,
     ) -> Option<Plan> {
-        rewrite_in_place(version, opts, placement, level, begin, end, busy)
+        let f = version
+            .overlapping_files(level, begin, end)
+            .into_iter()
+            .find(|f| f.kind != FileKind::Real && !busy.is_busy(f))?;
+        rewrite_in_place(
+            version,
+            opts,
+            placement,
+            level,
+            vec![f],
+            busy,
+            Reason::Manual,
+        )
     }
 
     fn pending_compaction_bytes(&self, version: &Version, opts: &Options) -> u64 {
@@ -140,23 +186,23 @@ pub(crate) fn defer(plan: Plan, version: &Version, d: DelayedCompaction) -> Plan
     }
 }
 
-/// A manual rewrite, in place, of the first virtual table of `level` in `[begin, end]`
-/// that no job holds, or `None` if there is none (or it conflicts with `busy`).
+/// A rewrite of `files` (contiguous files of `level`, in key order) into real tables
+/// of `level` itself, or `None` if `files` is empty or the plan would conflict with
+/// `busy` (a file held by a job, or a job writing into `level` across their range).
+/// The output replaces exactly the range `files` held, so nothing in the level
+/// overlaps it afterwards.
 fn rewrite_in_place(
     version: &Version,
     opts: &Options,
     placement: &dyn PlacementPolicy,
     level: usize,
-    begin: Option<&[u8]>,
-    end: Option<&[u8]>,
+    files: Vec<Arc<FileMetaData>>,
     busy: &Busy,
+    reason: Reason,
 ) -> Option<Plan> {
-    let f = version
-        .overlapping_files(level, begin, end)
-        .into_iter()
-        .find(|f| f.kind != FileKind::Real && !busy.is_busy(f))?;
-    let (lo, hi) = (f.smallest_user_key(), f.largest_user_key());
-    if busy.output_conflict(level, lo, hi) {
+    let (first, last) = (files.first()?, files.last()?);
+    let (lo, hi) = (first.smallest_user_key(), last.largest_user_key());
+    if files.iter().any(|f| busy.is_busy(f)) || busy.output_conflict(level, lo, hi) {
         return None;
     }
     let below = version.overlapping_files(level + 1, Some(lo), Some(hi));
@@ -170,15 +216,12 @@ fn rewrite_in_place(
     );
     Some(Plan {
         action: Action::Rewrite,
-        inputs: vec![Input::Files {
-            level,
-            files: vec![Arc::clone(&f)],
-        }],
+        inputs: vec![Input::Files { level, files }],
         outputs: vec![stream],
         router: Arc::new(SingleStream),
         bottommost,
         log_number: None,
-        reason: Reason::Manual,
+        reason,
     })
 }
 

@@ -101,7 +101,11 @@ fn l0_trigger_takes_all_l0_and_overlapping_l1() {
         (2, 6, "h", "i", 1, 1, 100),
     ]);
     assert_eq!(
-        describe(&v, &opts(MIN), pick(&v, &opts(MIN), &ByLevel, &Busy::default())),
+        describe(
+            &v,
+            &opts(MIN),
+            pick(&v, &opts(MIN), &ByLevel, &Busy::default())
+        ),
         "L0->L1 in=[23,22,21,20] out=[10,11] gp=[5] bottom=false L0FileCount score=1.00"
     );
     // One busy L0 file blocks the whole L0 compaction; nothing else scores >= 1.
@@ -109,18 +113,27 @@ fn l0_trigger_takes_all_l0_and_overlapping_l1() {
         files: [21].into(),
         ..Busy::default()
     };
-    assert_eq!(describe(&v, &opts(MIN), pick(&v, &opts(MIN), &ByLevel, &busy)), "none");
+    assert_eq!(
+        describe(&v, &opts(MIN), pick(&v, &opts(MIN), &ByLevel, &busy)),
+        "none"
+    );
     // So does a busy overlapping L1 file, or a running compaction writing into L1.
     let busy = Busy {
         files: [11].into(),
         ..Busy::default()
     };
-    assert_eq!(describe(&v, &opts(MIN), pick(&v, &opts(MIN), &ByLevel, &busy)), "none");
+    assert_eq!(
+        describe(&v, &opts(MIN), pick(&v, &opts(MIN), &ByLevel, &busy)),
+        "none"
+    );
     let busy = Busy {
         output_ranges: vec![(1, b"f".to_vec(), b"g".to_vec())],
         ..Busy::default()
     };
-    assert_eq!(describe(&v, &opts(MIN), pick(&v, &opts(MIN), &ByLevel, &busy)), "none");
+    assert_eq!(
+        describe(&v, &opts(MIN), pick(&v, &opts(MIN), &ByLevel, &busy)),
+        "none"
+    );
     // A running compaction into L2 does not conflict with L0->L1.
     let busy = Busy {
         output_ranges: vec![(2, b"a".to_vec(), b"z".to_vec())],
@@ -153,7 +166,11 @@ fn size_triggered() -> Version {
 fn size_trigger_min_overlapping_ratio() {
     let v = size_triggered();
     assert_eq!(
-        describe(&v, &opts(MIN), pick(&v, &opts(MIN), &ByLevel, &Busy::default())),
+        describe(
+            &v,
+            &opts(MIN),
+            pick(&v, &opts(MIN), &ByLevel, &Busy::default())
+        ),
         "L1->L2 in=[13] out=[] gp=[9] bottom=false LevelSize score=2.40 move"
     );
     // 13 busy: next is 11 (ratio 512), whose range [d,f] has nothing in L3.
@@ -189,7 +206,11 @@ fn size_trigger_min_overlapping_ratio() {
 fn size_trigger_oldest_smallest_seq_first() {
     let v = size_triggered();
     assert_eq!(
-        describe(&v, &opts(OLD), pick(&v, &opts(OLD), &ByLevel, &Busy::default())),
+        describe(
+            &v,
+            &opts(OLD),
+            pick(&v, &opts(OLD), &ByLevel, &Busy::default())
+        ),
         "L1->L2 in=[10] out=[5] gp=[1] bottom=false LevelSize score=2.40"
     );
     let busy = Busy {
@@ -212,7 +233,11 @@ fn highest_score_wins_and_blocked_levels_fall_through() {
     specs.push((1, 11, "n", "z", 1, 2, 1000));
     let v = version(&specs);
     assert_eq!(
-        describe(&v, &opts(MIN), pick(&v, &opts(MIN), &ByLevel, &Busy::default())),
+        describe(
+            &v,
+            &opts(MIN),
+            pick(&v, &opts(MIN), &ByLevel, &Busy::default())
+        ),
         "L1->L2 in=[10] out=[] gp=[] bottom=true LevelSize score=2.00 move"
     );
     // Both L1 files busy (say, an L1->L2 compaction each): L0 cannot run either,
@@ -221,7 +246,10 @@ fn highest_score_wins_and_blocked_levels_fall_through() {
         files: [10, 11].into(),
         ..Busy::default()
     };
-    assert_eq!(describe(&v, &opts(MIN), pick(&v, &opts(MIN), &ByLevel, &busy)), "none");
+    assert_eq!(
+        describe(&v, &opts(MIN), pick(&v, &opts(MIN), &ByLevel, &busy)),
+        "none"
+    );
     // Only 10 busy: L1 picks 11; L0 would need both.
     let busy = Busy {
         files: [10].into(),
@@ -237,9 +265,20 @@ fn highest_score_wins_and_blocked_levels_fall_through() {
 fn last_level_never_compacts() {
     let v = version(&[(3, 1, "a", "z", 1, 1, u64::MAX / 2)]);
     assert_eq!(scores(&v, &opts(MIN))[3], 0.0);
-    assert_eq!(describe(&v, &opts(MIN), pick(&v, &opts(MIN), &ByLevel, &Busy::default())), "none");
     assert_eq!(
-        describe(&v, &opts(MIN), pick_manual(&v, &opts(MIN), &ByLevel, 3, None, None, &Busy::default())),
+        describe(
+            &v,
+            &opts(MIN),
+            pick(&v, &opts(MIN), &ByLevel, &Busy::default())
+        ),
+        "none"
+    );
+    assert_eq!(
+        describe(
+            &v,
+            &opts(MIN),
+            pick_manual(&v, &opts(MIN), &ByLevel, 3, None, None, &Busy::default())
+        ),
         "none"
     );
 }
@@ -259,16 +298,28 @@ fn manual_compaction() {
     let none = Busy::default();
     // [a,a] overlaps only 20, but 21 overlaps 20's range: the L0 range is widened.
     assert_eq!(
-        describe(&v, &o, pick_manual(&v, &o, &ByLevel, 0, Some(b"a"), Some(b"a"), &none)),
+        describe(
+            &v,
+            &o,
+            pick_manual(&v, &o, &ByLevel, 0, Some(b"a"), Some(b"a"), &none)
+        ),
         "L0->L1 in=[21,20] out=[10,11] gp=[5] bottom=false Manual score=0.75"
     );
     // Below L0, one file at a time: the first in range, with what it overlaps below.
     assert_eq!(
-        describe(&v, &o, pick_manual(&v, &o, &ByLevel, 1, Some(b"c"), Some(b"m"), &none)),
+        describe(
+            &v,
+            &o,
+            pick_manual(&v, &o, &ByLevel, 1, Some(b"c"), Some(b"m"), &none)
+        ),
         "L1->L2 in=[11] out=[5] gp=[] bottom=true Manual score=0.30"
     );
     assert_eq!(
-        describe(&v, &o, pick_manual(&v, &o, &ByLevel, 1, Some(b"c"), Some(b"d"), &none)),
+        describe(
+            &v,
+            &o,
+            pick_manual(&v, &o, &ByLevel, 1, Some(b"c"), Some(b"d"), &none)
+        ),
         "none"
     );
     let busy = Busy {
@@ -276,12 +327,18 @@ fn manual_compaction() {
         ..Busy::default()
     };
     // File 11 overlaps the busy 5 below; 10 is free and overlaps nothing: it moves.
-    assert_eq!(describe(&v, &o, pick_manual(&v, &o, &ByLevel, 1, None, None, &busy)), "L1->L2 in=[10] out=[] gp=[] bottom=true Manual score=0.30 move");
+    assert_eq!(
+        describe(&v, &o, pick_manual(&v, &o, &ByLevel, 1, None, None, &busy)),
+        "L1->L2 in=[10] out=[] gp=[] bottom=true Manual score=0.30 move"
+    );
     let held = Busy {
         files: [10].into(),
         ..Busy::default()
     };
-    assert_eq!(describe(&v, &o, pick_manual(&v, &o, &ByLevel, 1, None, None, &held)), "L1->L2 in=[11] out=[5] gp=[] bottom=true Manual score=0.30");
+    assert_eq!(
+        describe(&v, &o, pick_manual(&v, &o, &ByLevel, 1, None, None, &held)),
+        "L1->L2 in=[11] out=[5] gp=[] bottom=true Manual score=0.30"
+    );
 }
 
 #[test]
@@ -338,14 +395,22 @@ fn trivial_move_refused_over_too_many_grandparent_bytes() {
     let mut limit_ok = o.clone();
     limit_ok.target_file_size_base = 600;
     assert_eq!(
-        describe(&v, &limit_ok, pick(&v, &limit_ok, &ByLevel, &Busy::default())),
+        describe(
+            &v,
+            &limit_ok,
+            pick(&v, &limit_ok, &ByLevel, &Busy::default())
+        ),
         "L1->L2 in=[10] out=[] gp=[20,21] bottom=false LevelSize score=2.00 move",
         "6000 bytes of grandparents = 10 x 600: still a move"
     );
     let mut too_many = o;
     too_many.target_file_size_base = 599;
     assert_eq!(
-        describe(&v, &too_many, pick(&v, &too_many, &ByLevel, &Busy::default())),
+        describe(
+            &v,
+            &too_many,
+            pick(&v, &too_many, &ByLevel, &Busy::default())
+        ),
         "L1->L2 in=[10] out=[] gp=[20,21] bottom=false LevelSize score=2.00",
         "6000 bytes > 10 x 599: rewritten"
     );

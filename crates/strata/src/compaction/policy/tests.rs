@@ -23,10 +23,11 @@ impl CompactionPolicy for Counting {
         placement: &dyn PlacementPolicy,
         busy: &Busy,
         coverage: &Coverage<'_>,
+        requests: &Requests,
     ) -> Option<Plan> {
         self.picks.fetch_add(1, Ordering::Relaxed);
         self.automatic
-            .then(|| Leveled.pick(version, opts, placement, busy, coverage))
+            .then(|| Leveled.pick(version, opts, placement, busy, coverage, requests))
             .flatten()
     }
 

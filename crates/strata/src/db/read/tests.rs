@@ -7,6 +7,7 @@
 //! parent), or keeps only one half (the other half's entries must then stay hidden).
 
 use super::*;
+use crate::compaction::Requests;
 use crate::db::Db;
 use crate::key::{make_internal_key, MAX_SEQUENCE};
 use crate::merge::Append;
@@ -297,4 +298,130 @@ fn entries_outside_every_slice_stay_hidden() {
     db.close().unwrap();
     let db = Db::open(dir.path(), opts()).unwrap();
     check(&db, &model, &[]);
+}
+
+/// Delayed compaction with VCT 12 and VSMT 2, small files and an L0 trigger of 2: L0
+/// compactions of puts are deferred into virtual tables with several slices.
+fn requesting_opts() -> Options {
+    opts()
+        .with_level0_file_num_compaction_trigger(2)
+        .with_max_bytes_for_level_base(64 << 10)
+        .with_delayed_compaction(Some(
+            crate::options::DelayedCompaction::new()
+                .with_vct(12)
+                .with_vsmt(2),
+        ))
+}
+
+/// Rounds of puts of 4,000 keys in a scattered order, each flushed and settled (so a
+/// reopen has nothing to replay), until the settled tree holds a virtual table of two
+/// slices or more; returns the model.
+fn fill_scattered(db: &Db) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let mut model = BTreeMap::new();
+    for round in 0..12u32 {
+        for j in 0..4000u32 {
+            let i = (j * 1597 + round * 7) % 4000;
+            let v = format!("v{round}-{i}-{}", "x".repeat(40)).into_bytes();
+            db.put(&WriteOptions::default(), &key(i), &v).unwrap();
+            model.insert(key(i), v);
+        }
+        db.flush().unwrap();
+        db.wait_for_compactions().unwrap();
+        if tables_with_slices(db, 2) > 0 {
+            return model;
+        }
+    }
+    panic!(
+        "no virtual table of two slices after 12 rounds: {}",
+        db.stats()
+    );
+}
+
+/// Virtual tables of the current version with at least `n` slices.
+fn tables_with_slices(db: &Db, n: usize) -> usize {
+    let v = db.inner.default.versions.current();
+    v.live_files()
+        .filter(|f| matches!(&f.kind, FileKind::Virtual { slices } if slices.len() >= n))
+        .count()
+}
+
+/// Gets that meet a virtual table of at least VSMT slices ask for its merge, once per
+/// table; `wait_for_compactions` waits for the merges, which rewrite the tables into
+/// real ones without changing an answer; no request is left behind.
+#[test]
+fn gets_ask_for_merges_that_wait_for_compactions_waits_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), requesting_opts()).unwrap();
+    let model = fill_scattered(&db);
+    let before = tables_with_slices(&db, 2);
+    assert!(before > 0);
+    let s0 = db.stats().counters;
+    assert_eq!(
+        (s0.virtual_merge_requests, s0.virtual_merges),
+        (0, 0),
+        "nothing read yet"
+    );
+    let ro = ReadOptions::default();
+    for (k, v) in &model {
+        assert_eq!(db.get(&ro, k).unwrap().as_ref(), Some(v));
+    }
+    let s1 = db.stats().counters;
+    assert!(s1.gets_through_virtual > 0 && s1.virtual_parents_probed > 0);
+    assert!(s1.virtual_parents_probed <= s1.tables_probed);
+    assert!(s1.virtual_merge_requests > 0);
+    // Each table is asked for once: no more requests than tables were made.
+    assert!(s1.virtual_merge_requests <= s1.virtual_tables_created);
+    db.wait_for_compactions().unwrap();
+    let s2 = db.stats().counters;
+    assert!(s2.virtual_merges > 0, "{s2:?}");
+    assert!(s2.virtual_merge_bytes_read > 0 && s2.virtual_merge_bytes_written > 0);
+    assert!(s2.virtual_merge_bytes_read <= s2.compaction_bytes_read);
+    assert!(s2.virtual_slice_bytes_read <= s2.compaction_bytes_read);
+    let v = db.inner.default.versions.current();
+    assert_eq!(
+        Requests::sample(&v),
+        Requests::default(),
+        "every request was planned"
+    );
+    for (k, want) in &model {
+        assert_eq!(db.get(&ro, k).unwrap().as_ref(), Some(want));
+    }
+    db.close().unwrap();
+}
+
+/// An iterator asks for the merge of each virtual table of at least VSMT slices it
+/// opens; a database with the option off never asks, though it reads the same tables.
+#[test]
+fn iterators_ask_for_merges_and_the_off_switch_asks_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), requesting_opts()).unwrap();
+    let model = fill_scattered(&db);
+    db.close().unwrap();
+    // Reopened with the option off: the tables are read, nothing is asked.
+    let off = Db::open(dir.path(), requesting_opts().with_delayed_compaction(None)).unwrap();
+    let tables = tables_with_slices(&off, 2);
+    assert!(tables > 0);
+    let scan = |db: &Db| {
+        let mut it = db.iter(&ReadOptions::default()).unwrap();
+        it.seek_to_first();
+        let mut n = 0;
+        while it.valid() {
+            assert_eq!(model.get(it.key()).map(Vec::as_slice), Some(it.value()));
+            n += 1;
+            it.next();
+        }
+        it.status().unwrap();
+        assert_eq!(n, model.len());
+    };
+    scan(&off);
+    assert_eq!(off.stats().counters.virtual_merge_requests, 0);
+    off.close().unwrap();
+    let on = Db::open(dir.path(), requesting_opts()).unwrap();
+    assert_eq!(tables_with_slices(&on, 2), tables);
+    scan(&on);
+    assert_eq!(on.stats().counters.virtual_merge_requests, tables as u64);
+    on.wait_for_compactions().unwrap();
+    assert!(on.stats().counters.virtual_merges > 0);
+    scan(&on);
+    on.close().unwrap();
 }

@@ -357,7 +357,10 @@ fn fixture_v3_edit() -> VersionEdit {
                     20,
                     "apple",
                     "kiwi",
-                    vec![slice(12, "apple", "kiwi", 700), slice(9, "banana", "kiwi", 300)],
+                    vec![
+                        slice(12, "apple", "kiwi", 700),
+                        slice(9, "banana", "kiwi", 300),
+                    ],
                 ),
             ),
             (
@@ -366,7 +369,10 @@ fn fixture_v3_edit() -> VersionEdit {
                     21,
                     "lime",
                     "pear",
-                    vec![slice(12, "lime", "pear", 500), slice(9, "lime", "orange", 200)],
+                    vec![
+                        slice(12, "lime", "pear", 500),
+                        slice(9, "lime", "orange", 200),
+                    ],
                 ),
             ),
         ],
@@ -395,7 +401,12 @@ const FIXTURE_V3_VIRTUAL: &str = concat!(
 fn frozen_fixture_v3_virtual_tables() {
     let mut enc = Vec::new();
     fixture_v3_edit().encode(&mut enc);
-    assert_eq!(enc, unhex(FIXTURE_V3_VIRTUAL), "encoding changed: {}", hex(&enc));
+    assert_eq!(
+        enc,
+        unhex(FIXTURE_V3_VIRTUAL),
+        "encoding changed: {}",
+        hex(&enc)
+    );
     assert_eq!(VersionEdit::decode(&enc), Ok(fixture_v3_edit()));
 }
 
@@ -412,7 +423,10 @@ fn virtual_parent_and_slices_are_checked() {
         ..Default::default()
     }
     .encode(&mut enc);
-    assert_eq!(VersionEdit::decode(&enc), Err("a virtual_parent is itself virtual"));
+    assert_eq!(
+        VersionEdit::decode(&enc),
+        Err("a virtual_parent is itself virtual")
+    );
 
     // Slice ranges without parents, fewer ranges than parents, and trailing bytes.
     let f = file(44, FileKind::Real);
@@ -423,7 +437,11 @@ fn virtual_parent_and_slices_are_checked() {
     for (parents, extra, want) in [
         (None, &b""[..], "virtual slices without virtual parents"),
         (Some(&[1u64, 2][..]), &b""[..], "truncated virtual slice"),
-        (Some(&[1u64][..]), &b"\x00"[..], "trailing bytes in virtual slices"),
+        (
+            Some(&[1u64][..]),
+            &b"\x00"[..],
+            "trailing bytes in virtual slices",
+        ),
     ] {
         let mut body = Vec::new();
         encode_new_file(&mut body, &f);
@@ -433,7 +451,11 @@ fn virtual_parent_and_slices_are_checked() {
             parents.iter().for_each(|&p| put_varint64(&mut list, p));
             put_sub(&mut body, sub::VIRTUAL_PARENTS, &list);
         }
-        put_sub(&mut body, sub::VIRTUAL_SLICES, &[slices.as_slice(), extra].concat());
+        put_sub(
+            &mut body,
+            sub::VIRTUAL_SLICES,
+            &[slices.as_slice(), extra].concat(),
+        );
         let mut enc = Vec::new();
         put_varint64(&mut enc, tag::NEW_FILE);
         put_varint32(&mut enc, 1);

@@ -96,7 +96,9 @@ fn write_all() -> (tempfile::TempDir, PathBuf, Vec<u64>) {
 #[test]
 fn missing_current_is_none() {
     let dir = tempfile::tempdir().expect("tempdir");
-    assert!(recover(&PosixFs, dir.path(), &|_| 4).expect("recover").is_none());
+    assert!(recover(&PosixFs, dir.path(), &|_| 4)
+        .expect("recover")
+        .is_none());
 }
 
 #[test]
@@ -109,7 +111,10 @@ fn recover_round_trip() {
         .expect("recover")
         .expect("some");
     same(&r.families[0].version, &expected(2));
-    r.families[0].version.check_invariants().expect("invariants");
+    r.families[0]
+        .version
+        .check_invariants()
+        .expect("invariants");
     assert_eq!(r.families[0].log_number, 12);
     // next_file_number is raised above the live padding files.
     assert_eq!(r.next_file_number, 1000 + PAD_FILES);
@@ -184,8 +189,9 @@ fn flipped_byte_is_corruption_unless_in_the_final_record() {
                     pos >= ends[0] as usize,
                     "flip at {pos} in the snapshot record"
                 );
-                let prefix = (0..n_edits)
-                    .find(|&k| (0..4).all(|l| r.families[0].version.files(l) == expected(k).files(l)));
+                let prefix = (0..n_edits).find(|&k| {
+                    (0..4).all(|l| r.families[0].version.files(l) == expected(k).files(l))
+                });
                 assert!(prefix.is_some(), "flip at {pos}: not a prefix state");
                 if pos >= last_start {
                     same(&r.families[0].version, &expected(n_edits - 1));

@@ -7,8 +7,7 @@ use crate::version::FileMetaData;
 
 fn empty(fs: Arc<dyn FileSystem>, dir: &Path, max_manifest: u64) -> VersionSet {
     let vs = VersionSet::create(fs, Dirs::new(dir, []), max_manifest, 4).expect("version set");
-    vs.start_manifest(&[], &[], 1)
-        .expect("first manifest");
+    vs.start_manifest(&[], &[], 1).expect("first manifest");
     vs
 }
 
@@ -59,11 +58,15 @@ fn a_file_is_obsolete_only_when_no_version_names_it() {
     edit.deleted_files.push((1, na));
     edit.new_files
         .push((2, FileMetaData::clone(&v1.files(1)[0])));
-    let v2 = vs.log_and_apply(&vs.default_family(), edit, &[], |_| {}).expect("move");
+    let v2 = vs
+        .log_and_apply(&vs.default_family(), edit, &[], |_| {})
+        .expect("move");
     // Delete `b`: a reader still holds v1 (and v2 names b too).
     let mut edit = VersionEdit::default();
     edit.deleted_files.push((1, nb));
-    let v3 = vs.log_and_apply(&vs.default_family(), edit, &[], |_| {}).expect("delete");
+    let v3 = vs
+        .log_and_apply(&vs.default_family(), edit, &[], |_| {})
+        .expect("delete");
     assert!(tables(vs.obsolete()).is_empty(), "v1 and v2 still name b");
     drop(v2);
     assert!(tables(vs.obsolete()).is_empty(), "v1 still names b");
@@ -90,7 +93,9 @@ fn an_edit_naming_an_unreferenced_file_is_an_internal_error() {
     let mut edit = VersionEdit::default();
     edit.new_files
         .push((1, FileMetaData::for_test(99, "a", "b", 1, 1, 1)));
-    let err = vs.log_and_apply(&vs.default_family(), edit, &[], |_| {}).expect_err("no ref");
+    let err = vs
+        .log_and_apply(&vs.default_family(), edit, &[], |_| {})
+        .expect_err("no ref");
     assert_eq!(err.kind(), crate::ErrorKind::Internal, "{err}");
     assert_eq!(vs.current().num_files(), 0);
 }
@@ -174,7 +179,6 @@ fn an_edit_records_the_last_sequence_when_it_is_written() {
     assert_eq!(recovered_sequence(dir2.path()), 40);
 }
 
-
 /// A parent stays referenced while any version names a virtual table over it, survives
 /// recovery (through appended edits and through roll-over snapshots), and becomes
 /// obsolete when the last table naming it goes.
@@ -191,15 +195,31 @@ fn virtual_tables_hold_their_parents_through_versions_and_recovery() {
         let edit = VersionEdit {
             deleted_files: vec![(1, na), (1, nb)],
             new_files: vec![
-                (2, FileMetaData::virtual_for_test(t1, "a", "m", &[(na, "a", "c", 100), (nb, "k", "m", 60)])),
-                (2, FileMetaData::virtual_for_test(t2, "n", "p", &[(nb, "n", "p", 40)])),
+                (
+                    2,
+                    FileMetaData::virtual_for_test(
+                        t1,
+                        "a",
+                        "m",
+                        &[(na, "a", "c", 100), (nb, "k", "m", 60)],
+                    ),
+                ),
+                (
+                    2,
+                    FileMetaData::virtual_for_test(t2, "n", "p", &[(nb, "n", "p", 40)]),
+                ),
             ],
             new_parents: vec![pa, pb],
             ..Default::default()
         };
-        let v2 = vs.log_and_apply(&vs.default_family(), edit, &[], |_| {}).expect("virtualize");
+        let v2 = vs
+            .log_and_apply(&vs.default_family(), edit, &[], |_| {})
+            .expect("virtualize");
         drop(v1);
-        assert!(tables(vs.obsolete()).is_empty(), "the virtual tables hold both parents");
+        assert!(
+            tables(vs.obsolete()).is_empty(),
+            "the virtual tables hold both parents"
+        );
         assert_eq!(v2.parent_refs(2, 0), [na, nb]);
         assert_eq!(v2.parent_refs(2, 1), [nb]);
 
@@ -216,7 +236,10 @@ fn virtual_tables_hold_their_parents_through_versions_and_recovery() {
         r.check_invariants().expect("invariants");
         assert_eq!(r.parents().map(|p| p.number).collect::<Vec<_>>(), [na, nb]);
         assert_eq!(r.parent_refs(2, 0), [na, nb]);
-        assert!(again.next_file_number() > t2, "virtual table numbers are used");
+        assert!(
+            again.next_file_number() > t2,
+            "virtual table numbers are used"
+        );
         drop((r, again));
 
         // Table t2 goes: parent nb stays for t1.
@@ -224,15 +247,22 @@ fn virtual_tables_hold_their_parents_through_versions_and_recovery() {
             deleted_files: vec![(2, t2)],
             ..Default::default()
         };
-        let v3 = vs.log_and_apply(&vs.default_family(), edit, &[], |_| {}).expect("drop t2");
+        let v3 = vs
+            .log_and_apply(&vs.default_family(), edit, &[], |_| {})
+            .expect("drop t2");
         drop(v2);
-        assert!(tables(vs.obsolete()).is_empty(), "t1 still names both parents");
+        assert!(
+            tables(vs.obsolete()).is_empty(),
+            "t1 still names both parents"
+        );
         // Table t1 goes: both parents are obsolete once no version names t1.
         let edit = VersionEdit {
             deleted_files: vec![(2, t1)],
             ..Default::default()
         };
-        let v4 = vs.log_and_apply(&vs.default_family(), edit, &[], |_| {}).expect("drop t1");
+        let v4 = vs
+            .log_and_apply(&vs.default_family(), edit, &[], |_| {})
+            .expect("drop t1");
         assert!(tables(vs.obsolete()).is_empty(), "v3 still names t1");
         drop(v3);
         assert_eq!(tables(vs.obsolete()), {

@@ -193,7 +193,6 @@ proptest::proptest! {
     }
 }
 
-
 /// [`sample`] after L1 files 4 (`a..c`) and 5 (`k..p`) became parents of two virtual
 /// tables in L3 (a version does not check where a compaction may put them): table 20
 /// reads `[a, c]` of 4 and `[k, m]` of 5, table 21 reads `[n, p]` of 5.
@@ -201,8 +200,19 @@ fn virtualized() -> (Version, VersionEdit) {
     let e = VersionEdit {
         deleted_files: vec![(1, 4), (1, 5)],
         new_files: vec![
-            (3, FileMetaData::virtual_for_test(20, "a", "m", &[(4, "a", "c", 1000), (5, "k", "m", 600)])),
-            (3, FileMetaData::virtual_for_test(21, "n", "p", &[(5, "n", "p", 400)])),
+            (
+                3,
+                FileMetaData::virtual_for_test(
+                    20,
+                    "a",
+                    "m",
+                    &[(4, "a", "c", 1000), (5, "k", "m", 600)],
+                ),
+            ),
+            (
+                3,
+                FileMetaData::virtual_for_test(21, "n", "p", &[(5, "n", "p", 400)]),
+            ),
         ],
         new_parents: vec![meta(4, "a", "c", 1, 5, 1000), meta(5, "k", "p", 1, 5, 1000)],
         ..Default::default()
@@ -230,7 +240,10 @@ fn virtual_tables_keep_their_parents_until_none_names_them() {
     // The snapshot edit rebuilds levels and parents.
     let again = Version::new(4).apply(&v.to_snapshot_edit()).expect("apply");
     again.check_invariants().expect("invariants");
-    assert_eq!(again.parents().collect::<Vec<_>>(), v.parents().collect::<Vec<_>>());
+    assert_eq!(
+        again.parents().collect::<Vec<_>>(),
+        v.parents().collect::<Vec<_>>()
+    );
     for level in 0..4 {
         assert_eq!(v.files(level), again.files(level));
     }
@@ -261,7 +274,10 @@ fn apply_refuses_unknown_duplicate_and_live_parents() {
     let err = |e: VersionEdit| v.apply(&e).expect_err("refused");
     // A virtual table naming a parent nobody sent.
     let e = VersionEdit {
-        new_files: vec![(2, FileMetaData::virtual_for_test(30, "zz", "zz", &[(77, "zz", "zz", 1)]))],
+        new_files: vec![(
+            2,
+            FileMetaData::virtual_for_test(30, "zz", "zz", &[(77, "zz", "zz", 1)]),
+        )],
         ..Default::default()
     };
     assert!(err(e).contains("unknown parent 77"));
@@ -302,16 +318,47 @@ fn check_invariants_catches_bad_slices() {
     // Parents that no slice names are dropped by apply, never left behind.
     assert_eq!(base().expect("apply").parents().count(), 0);
     let cases = [
-        (0, vec![FileMetaData::virtual_for_test(20, "a", "c", &[(4, "a", "c", 1)])], "is in L0"),
-        (3, vec![FileMetaData::virtual_for_test(20, "a", "d", &[(4, "a", "d", 1)])], "outside"),
-        (3, vec![FileMetaData::virtual_for_test(20, "b", "c", &[(4, "a", "c", 1)])], "outside"),
+        (
+            0,
+            vec![FileMetaData::virtual_for_test(
+                20,
+                "a",
+                "c",
+                &[(4, "a", "c", 1)],
+            )],
+            "is in L0",
+        ),
+        (
+            3,
+            vec![FileMetaData::virtual_for_test(
+                20,
+                "a",
+                "d",
+                &[(4, "a", "d", 1)],
+            )],
+            "outside",
+        ),
+        (
+            3,
+            vec![FileMetaData::virtual_for_test(
+                20,
+                "b",
+                "c",
+                &[(4, "a", "c", 1)],
+            )],
+            "outside",
+        ),
         // Tables may share the user key `b` when the first ends at the range-tombstone
         // sentinel, but two slices of one parent may not both hold it.
         (
             3,
             vec![
                 FileMetaData {
-                    largest: make_internal_key(b"b", crate::key::MAX_SEQUENCE, ValueKind::RangeDelete),
+                    largest: make_internal_key(
+                        b"b",
+                        crate::key::MAX_SEQUENCE,
+                        ValueKind::RangeDelete,
+                    ),
                     ..FileMetaData::virtual_for_test(20, "a", "b", &[(4, "a", "b", 1)])
                 },
                 FileMetaData::virtual_for_test(21, "b", "c", &[(4, "b", "c", 1)]),
