@@ -4,12 +4,12 @@
 //! strata ldb --db=DIR [--hex] [--cf=NAME] put K V | get K | delete K | merge K OPERAND
 //!            | delete_range FROM TO
 //!            | scan [--from=K] [--to=K] [--max_keys=N] | dump | load | compact [--from=K] [--to=K]
-//!            | verify | list_cfs | create_cf NAME | drop_cf NAME
+//!            | verify | manifest_dump | list_cfs | create_cf NAME | drop_cf NAME
 //! ```
 //! `--cf=NAME` selects the column family the reads and writes go to (default: the
 //! default family); a family the database lacks is an error naming the ones it has.
-//! `verify`, `list_cfs`, `create_cf` and `drop_cf` concern the whole database and
-//! ignore it.
+//! `verify`, `manifest_dump`, `list_cfs`, `create_cf` and `drop_cf` concern the whole
+//! database and ignore it.
 //! `list_cfs` prints the family names, one a line, the default first, without opening
 //! the database where the engine can (Strata, RocksDB). `create_cf` creates a family
 //! with the per-tree options the flags describe, `drop_cf` drops one and its data (not
@@ -17,10 +17,43 @@
 //! With `--hex`, keys and values on the command line and in `load` input are hex
 //! (`0x` prefix optional) and output is `0x`-prefixed upper-case hex. `scan` prints
 //! `key : value`, `dump` prints `key ==> value`, and `load` reads `key ==> value` lines
-//! from stdin, writing them in batches. `verify` reads every block of every live table
-//! and checks its checksum, printing `verify: ok blocks=N tables=M`; on damage it fails
-//! with one line naming the file and offset. The database is never deleted or created anew
+//! from stdin, writing them in batches. The database is never deleted or created anew
 //! (`--create_if_missing` still applies for `put`, `merge` and `load`).
+//!
+//! `verify` (Strata only) first replays the MANIFEST without opening the database and
+//! checks that every table file it names (real level files and the parents of virtual
+//! tables) exists in the directory of its data path (`--db_paths`), then opens the
+//! database and reads every block of every table file, checking its checksum. It
+//! prints `verify: ok blocks=N tables=M parents=P slices=S` (M table files, P parents
+//! and S slices of virtual tables); on damage or a missing table it fails with one line
+//! naming the file (and the offset, for damage).
+//!
+//! `manifest_dump` (Strata only; RocksDB's name) replays the MANIFEST without opening
+//! the database and writes nothing. For each family it prints every level down to the
+//! deepest one holding files, with its files in read order (`real` or `virtual`,
+//! number, user-key range, sequence range, size, and the data path of a real one),
+//! each virtual table's slices in read order (parent, range, referenced bytes), the
+//! parents (size, referenced bytes, garbage = size − referenced, data path, range) and
+//! the family's totals. Keys are shown as `sst-dump` shows them: `'escaped ASCII'`, or
+//! `'0x…'` with `--hex`. E.g.
+//!
+//! ```text
+//! MANIFEST-000003: next_file_number=22 last_sequence=12 max_column_family=0
+//! data path 0: /db
+//! column family default (id 0): log_number=21
+//!   L0: files=0 virtual=0 bytes=0
+//!   L1: files=2 virtual=1 bytes=550
+//!     real    000005 ['a' .. 'c'] seq=1..5 size=200 path=0
+//!     virtual 000011 ['d' .. 'h'] seq=1..9 size=350 slices=2
+//!       slice 1 parent=000009 ['d' .. 'h'] bytes=150
+//!       slice 2 parent=000008 ['d' .. 'h'] bytes=200
+//!   parents:
+//!     parent           size   referenced      garbage path  range
+//!     000008           1000          200          800    0  ['d' .. 'z']
+//!     000009            400          150          250    0  ['d' .. 'z']
+//!     total            1400          350         1050
+//!   total: files=2 virtual=1 slices=2 parents=2 tables_on_disk=3 bytes_on_disk=1600 parent_bytes=1400 referenced=350 garbage=1050
+//! ```
 //!
 //! `merge` applies the harness's merge operator, `strata.u64_add`: the operand is an
 //! 8-byte little-endian counter increment, e.g. `--hex merge 6b 0x0500000000000000`
@@ -30,6 +63,8 @@ use crate::engine::{self, options::EngineFlags, BatchOp, Direction, Families, Kv
 use crate::error::{CliError, Result};
 use clap::{Args, Subcommand};
 use std::io::{BufRead, Write};
+
+mod manifest;
 
 /// `strata ldb`.
 ///
@@ -105,8 +140,13 @@ pub enum LdbCommand {
     Dump,
     /// Read `key ==> value` lines from stdin and write them.
     Load,
-    /// Check every block checksum of every live table.
+    /// Check that every table the MANIFEST names exists in its data path, then every
+    /// block checksum of every live table.
     Verify,
+    /// Print the current version of every column family from the MANIFEST (read-only):
+    /// levels, files, virtual tables' slices, parents and their garbage.
+    #[command(name = "manifest_dump")]
+    ManifestDump,
     /// Compact keys in [from, to] to the bottom level.
     Compact {
         /// First key.
@@ -241,6 +281,7 @@ pub fn run(args: &LdbArgs) -> Result<()> {
     // Validate command-line input before opening the database.
     let engine = match &args.command {
         LdbCommand::Verify => return verify(existing),
+        LdbCommand::ManifestDump => return manifest::manifest_dump(existing, hex),
         LdbCommand::ListCfs => {
             let names = engine::list_cfs(existing)?;
             let text: String = names.iter().map(|n| format!("{n}\n")).collect();
@@ -330,31 +371,37 @@ pub fn run(args: &LdbArgs) -> Result<()> {
     engine.close()
 }
 
-/// `ldb verify`: opens the database (Strata only) and checks every table block.
+/// `ldb verify` (Strata only): checks, without opening the database, that every table
+/// the MANIFEST names (parents of virtual tables included) exists in its data path
+/// ([`manifest::check`]), then opens it and checks every block of every table file.
 fn verify(flags: &EngineFlags) -> Result<()> {
-    if flags.engine != engine::options::EngineKind::Strata {
-        return Err(CliError::Usage(
-            "'ldb verify' checks strata databases only".to_string(),
-        ));
-    }
+    let checked = manifest::check(flags)?;
     let db =
         engine::strata::db_builder(flags, &flags.db)?.open(&flags.db, flags.strata_options()?)?;
-    // `verify_checksums` checks every family's tables, so every family is counted.
+    // `verify_checksums` checks the table files of every family (the real level files
+    // and the parents, each once), so each of those is counted; a virtual table has no
+    // file of its own.
     let tables: usize = db
         .cf_names()
         .iter()
         .filter_map(|name| db.cf(name))
         .map(|cf| {
-            db.cf_stats(&cf)
+            let s = db.cf_stats(&cf);
+            let real: usize = s
                 .levels
                 .iter()
-                .map(|l| l.files)
-                .sum::<usize>()
+                .map(|l| l.files.saturating_sub(l.virtual_files))
+                .sum();
+            real.saturating_add(usize::try_from(s.space.parents).unwrap_or(usize::MAX))
         })
         .sum();
     let blocks = db.verify_checksums()?;
     db.close()?;
-    write_stdout(format!("verify: ok blocks={blocks} tables={tables}\n").as_bytes())
+    let (parents, slices) = (checked.parents, checked.slices);
+    write_stdout(
+        format!("verify: ok blocks={blocks} tables={tables} parents={parents} slices={slices}\n")
+            .as_bytes(),
+    )
 }
 
 fn write_stdout(b: &[u8]) -> Result<()> {

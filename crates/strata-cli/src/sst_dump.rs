@@ -44,8 +44,8 @@ pub struct SstDumpArgs {
     pub hex: bool,
 }
 
-/// `'bytes'`: escaped ASCII, or `0x` hex.
-fn show(b: &[u8], hex: bool) -> String {
+/// `'bytes'`: escaped ASCII, or `0x` hex (also the keys of `ldb manifest_dump`).
+pub(crate) fn show(b: &[u8], hex: bool) -> String {
     if hex {
         format!("'{}'", String::from_utf8_lossy(&encode(b, true)))
     } else {

@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{db_flag, ok};
+use common::{db_flag, field, ok};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -35,13 +35,6 @@ const OPTION_SETS: &[&[&str]] = &[
     ],
     &["--max_background_jobs=3", "--block_size=256"],
 ];
-
-fn field(line: &str, name: &str) -> u64 {
-    line.split_whitespace()
-        .find_map(|w| w.strip_prefix(&format!("{name}=")))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no {name}= in {line}"))
-}
 
 #[test]
 fn kill9_loses_no_acknowledged_write() {

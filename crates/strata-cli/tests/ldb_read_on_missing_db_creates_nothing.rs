@@ -16,6 +16,7 @@ fn read_commands_on_a_missing_database_create_nothing() {
         vec!["ldb", &db, "scan"],
         vec!["ldb", &db, "dump"],
         vec!["ldb", &db, "verify"],
+        vec!["ldb", &db, "manifest_dump"],
     ] {
         let out = strata(&cmd, None);
         assert!(!out.status.success(), "{cmd:?} succeeded");

@@ -65,6 +65,14 @@ pub fn bench_with_json(dir: &Path, flags: &[&str]) -> (String, String) {
     (out, std::fs::read_to_string(&json).expect("json records"))
 }
 
+/// The number after `name=` among the words of `line`; panics naming both if absent.
+pub fn field(line: &str, name: &str) -> u64 {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(&format!("{name}=")))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {name}= in {line}"))
+}
+
 /// `--db=DIR` for a path.
 pub fn db_flag(dir: &Path) -> String {
     format!("--db={}", dir.display())

@@ -36,6 +36,9 @@ mod write;
 pub use builder::DbBuilder;
 pub use family::CfHandle;
 pub use iter::DbIterator;
+// For `strata ldb verify`, which checks a database's tables without opening it.
+#[cfg(feature = "internals")]
+pub use open::check_tables_exist;
 pub use super_version::SuperVersion;
 
 use crate::cache::{BlockCache, TableCache};

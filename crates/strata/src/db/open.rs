@@ -9,9 +9,10 @@
 //! 3. Still in [`recover_versions`]: check the options against the tree and the
 //!    previous `OPTIONS` file ([`options_file::check_compatible`]) before anything is
 //!    written, that every data path exists, and that every table the MANIFEST names
-//!    (in its path) and the WAL it needs exist. Then, with a direct-I/O option on,
-//!    [`probe_direct_io`] checks that the file system accepts it in every table
-//!    directory, so a refusal is an error of the open, not of a later flush.
+//!    (in its path, [`check_tables_exist`]) and the WAL it needs exist. Then, with a
+//!    direct-I/O option on, [`probe_direct_io`] checks that the file system accepts it
+//!    in every table directory, so a refusal is an error of the open, not of a later
+//!    flush.
 //! 4. `replay::replay_wals`: replay every WAL numbered `>= log_number` into L0 tables
 //!    (recovery-flush plans through the one executor). The WAL recovery mode decides
 //!    what a damaged record means (see [`WalRecoveryMode`]).
@@ -45,7 +46,7 @@ use crate::snapshot::SnapshotList;
 use crate::stats::path::PathStats;
 use crate::stats::Statistics;
 use crate::version::manifest::CURRENT;
-use crate::version::{VersionSet, DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME};
+use crate::version::{Version, VersionSet, DEFAULT_FAMILY_ID, DEFAULT_FAMILY_NAME};
 use crate::wal::LogWriter;
 use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
@@ -337,28 +338,8 @@ fn recover_versions(
     let manifest = dir.join(filename::manifest_name(info.manifest_number));
     // A MANIFEST that lost its tail describes an older version whose tables may since
     // have been deleted: refuse it now rather than fail reads later.
-    for f in versions.families().iter().flat_map(|f| {
-        let v = f.current();
-        v.physical_tables().cloned().collect::<Vec<_>>()
-    }) {
-        let Some(table_dir) = dirs.tables.get(f.path_id as usize) else {
-            return Err(Error::InvalidArgument(format!(
-                "the MANIFEST places table {:06}.sst in data path {}, but db_paths has {} \
-                 entries (database `{}`)",
-                f.number,
-                f.path_id,
-                opts.db_paths.len(),
-                dir.display()
-            )));
-        };
-        let table = filename::table_file(table_dir, f.number);
-        if !fs.exists(&table) {
-            return Err(Error::corruption(
-                &manifest,
-                0,
-                format!("MANIFEST names a missing table: file=`{}`", table.display()),
-            ));
-        }
+    for f in versions.families() {
+        check_tables_exist(fs.as_ref(), dirs, opts, &manifest, &f.current())?;
     }
     // The WAL the MANIFEST names is created durably before any MANIFEST names it and
     // deleted only after a newer one is named: if it is gone, the MANIFEST lost edits
@@ -372,6 +353,49 @@ fn recover_versions(
         ));
     }
     Ok((versions, info.max_column_family))
+}
+
+/// Step 3's check of the tables: every table file `version` needs on disk
+/// ([`Version::physical_tables`]: its real level files and the parents of its virtual
+/// tables) exists in the directory of its data path, `dirs.tables[path_id]`. Looks at
+/// directory entries only and writes nothing, so a tool may run it on a database that
+/// is not open (`strata ldb verify`).
+///
+/// Requires: `dirs` are the directories of `opts` (`Dirs::new(db, opts.db_paths)`);
+/// `manifest` is the MANIFEST `version` was replayed from (errors name it).
+///
+/// # Errors
+/// `InvalidArgument` for a table whose `path_id` has no data path in `opts` (naming
+/// the table and how many `db_paths` there are); `Corruption` naming `manifest` and the
+/// missing file.
+pub fn check_tables_exist(
+    fs: &dyn FileSystem,
+    dirs: &Dirs,
+    opts: &Options,
+    manifest: &Path,
+    version: &Version,
+) -> Result<()> {
+    for f in version.physical_tables() {
+        let Some(table_dir) = dirs.tables.get(f.path_id as usize) else {
+            return Err(Error::InvalidArgument(format!(
+                "the MANIFEST places table {:06}.sst in data path {}, but db_paths has {} \
+                 entries (database `{}`)",
+                f.number,
+                f.path_id,
+                opts.db_paths.len(),
+                dirs.db.display()
+            )));
+        };
+        let table = filename::table_file(table_dir, f.number);
+        if !fs.exists(&table) {
+            return Err(Error::corruption(
+                manifest,
+                0,
+                format!("MANIFEST names a missing table: file=`{}`", table.display()),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Step 5. Creates this open's WAL (durably named), then the first MANIFEST of this

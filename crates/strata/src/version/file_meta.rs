@@ -75,11 +75,12 @@ impl FileMetaData {
     }
 }
 
-#[cfg(test)]
+// Also for tools' tests (with `internals`), e.g. the golden test of `ldb manifest_dump`.
+#[cfg(any(test, feature = "internals"))]
 impl FileMetaData {
     /// Test helper: a real file `number` covering user keys `[lo, hi]` with sequence
     /// numbers `[s0, s1]` and `size` bytes (10 entries, no tombstones).
-    pub(crate) fn for_test(number: u64, lo: &str, hi: &str, s0: u64, s1: u64, size: u64) -> Self {
+    pub fn for_test(number: u64, lo: &str, hi: &str, s0: u64, s1: u64, size: u64) -> Self {
         FileMetaData {
             number,
             path_id: 0,
@@ -98,7 +99,7 @@ impl FileMetaData {
 
     /// Test helper: a virtual table `number` covering user keys `[lo, hi]` (sequence
     /// numbers 1 to 5) over `slices` of `(parent, lo, hi, bytes)`, its size their sum.
-    pub(crate) fn virtual_for_test(
+    pub fn virtual_for_test(
         number: u64,
         lo: &str,
         hi: &str,
