@@ -2,13 +2,15 @@
 //! files: once a compaction replaces every table that point lookups pinned, the old
 //! files are deleted and no descriptor of this process still points at one of them.
 //! (A pin kept past the last `FileRef` would hold a deleted file open, on disk space
-//! the file system cannot reclaim.)
+//! the file system cannot reclaim.) With delayed compaction the lookups pin parents
+//! of virtual tables through their slices, and a parent's pin must go with the last
+//! table naming it.
 
 mod common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use strata::{Db, ReadOptions, WriteOptions};
+use strata::{Db, DelayedCompaction, Options, ReadOptions, WriteOptions};
 
 fn tables(dir: &Path) -> BTreeSet<PathBuf> {
     std::fs::read_dir(dir)
@@ -33,10 +35,25 @@ fn open_tables(dir: &Path) -> BTreeSet<String> {
 #[test]
 #[cfg(target_os = "linux")]
 fn pinned_tables_close_with_their_files() {
+    check(common::tiny_options());
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn pinned_parents_close_with_their_files() {
+    let delayed = DelayedCompaction::new().with_vct(8).with_vsmt(2);
+    check(common::tiny_options().with_delayed_compaction(Some(delayed)));
+}
+
+#[cfg(target_os = "linux")]
+fn check(opts: Options) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let db = Db::open(dir.path(), common::tiny_options()).expect("open");
+    let delayed = opts.delayed_compaction.is_some();
+    let db = Db::open(dir.path(), opts).expect("open");
     let (wo, ro) = (WriteOptions::default(), ReadOptions::default());
-    let key = |i: u32| format!("k{i:05}").into_bytes();
+    // Keys in a scattered order, so that compactions rewrite (or defer) rather than
+    // move files down.
+    let key = |i: u32| format!("k{:05}", i * 149 % 400).into_bytes();
     for i in 0..400u32 {
         db.put(&wo, &key(i), &[b'a'; 40]).expect("put");
     }
@@ -50,6 +67,13 @@ fn pinned_tables_close_with_their_files() {
         !open_tables(dir.path()).is_empty(),
         "lookups left no table open"
     );
+    if delayed {
+        let s = db.stats();
+        assert!(
+            s.counters.virtual_parents_probed > 0,
+            "no lookup read a parent: {s}"
+        );
+    }
 
     for i in 0..400u32 {
         db.put(&wo, &key(i), &[b'b'; 40]).expect("put");

@@ -425,3 +425,77 @@ fn iterators_ask_for_merges_and_the_off_switch_asks_nothing() {
     scan(&on);
     on.close().unwrap();
 }
+
+/// Dropping a column family releases its virtual tables' parents: their files are
+/// deleted once the last handle and read view holding them goes, and the default
+/// family's data is untouched.
+#[test]
+fn dropping_a_family_deletes_its_parents() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), opts()).unwrap();
+    let cf_opts = requesting_opts().cf_options();
+    let cf = db.create_cf("delayed", cf_opts).unwrap();
+    db.put(&WriteOptions::default(), b"default-key", b"v")
+        .unwrap();
+    let family = Arc::clone(&cf.family);
+    let mut parents = Vec::new();
+    for round in 0..12u32 {
+        for j in 0..4000u32 {
+            let i = (j * 1597 + round * 7) % 4000;
+            db.put_cf(
+                &WriteOptions::default(),
+                &cf,
+                &key(i),
+                b"value-of-forty-bytes-or-so-xxxxxxxxxxxx",
+            )
+            .unwrap();
+        }
+        db.flush_cf(&cf).unwrap();
+        db.wait_for_compactions().unwrap();
+        parents = family
+            .versions
+            .current()
+            .parents()
+            .map(|p| p.number)
+            .collect();
+        if !parents.is_empty() {
+            break;
+        }
+    }
+    assert!(!parents.is_empty(), "the family holds parents");
+    let on_disk = |n: &u64| crate::filename::table_file(dir.path(), *n).exists();
+    assert!(parents.iter().all(on_disk));
+    let tables: Vec<u64> = family
+        .versions
+        .current()
+        .physical_tables()
+        .map(|f| f.number)
+        .collect();
+    db.drop_cf(&cf).unwrap();
+    drop(cf);
+    drop(family);
+    // The flush thread sweeps obsolete files right after each flush, which may be
+    // just after `flush` returns: give it a moment.
+    let mut left = tables.clone();
+    for i in 0..200u32 {
+        db.put(&WriteOptions::default(), b"sweep", &i.to_le_bytes())
+            .unwrap();
+        db.flush().unwrap();
+        left = tables.iter().copied().filter(on_disk).collect();
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(
+        left.is_empty(),
+        "tables and parents {parents:?} still on disk: {left:?}"
+    );
+    assert_eq!(
+        db.get(&ReadOptions::default(), b"default-key")
+            .unwrap()
+            .as_deref(),
+        Some(&b"v"[..])
+    );
+    db.close().unwrap();
+}

@@ -379,3 +379,138 @@ fn check_invariants_catches_bad_slices() {
         assert!(got.contains(want), "{got} (wanted {want})");
     }
 }
+
+/// One step of [`virtual_edits_keep_invariants_and_free_parents_exactly_when_unnamed`]
+/// on L2 of a version: add a real file over the key cells `[4x, 4x + 3]` if free;
+/// virtualize the x-th file (a real one splits into two virtual siblings over the
+/// halves of its cells, its parent shared; a virtual one is renumbered with its slices, as a
+/// virtual input re-tiled); compact the x-th file for real (a real file of its range
+/// replaces it); or delete it.
+fn virtual_step(v: &Version, op: u8, x: u64, next: &mut u64) -> Option<(VersionEdit, Vec<u64>)> {
+    let cell = |i: u64| format!("k{i:03}");
+    let files = v.files(2);
+    let pick = files.get(x as usize % files.len().max(1)).cloned();
+    let mut e = VersionEdit::default();
+    let mut created = Vec::new();
+    let mut number = || {
+        *next += 1;
+        *next
+    };
+    match (op, pick) {
+        (0, _) => {
+            let (lo, hi) = (cell(4 * (x % 25)), cell(4 * (x % 25) + 3));
+            if !v
+                .overlapping_files(2, Some(lo.as_bytes()), Some(hi.as_bytes()))
+                .is_empty()
+            {
+                return None;
+            }
+            let n = number();
+            e.new_files.push((2, meta(n, &lo, &hi, n, n, 400)));
+            created.push(n);
+        }
+        (1, Some(f)) => {
+            e.deleted_files.push((2, f.number));
+            match &f.kind {
+                FileKind::Real => {
+                    // Halves of its cells `[a, b]` (one table if it has one cell).
+                    let at = |k: &[u8]| k[1..].iter().fold(0, |n, d| n * 10 + u64::from(d - b'0'));
+                    let (a, b) = (at(f.smallest_user_key()), at(f.largest_user_key()));
+                    let mid = (a + b) / 2;
+                    let halves = if a == b {
+                        vec![(a, b)]
+                    } else {
+                        vec![(a, mid), (mid + 1, b)]
+                    };
+                    for (lo, hi) in halves {
+                        let (lo, hi) = (cell(lo), cell(hi));
+                        let t = FileMetaData::virtual_for_test(
+                            number(),
+                            &lo,
+                            &hi,
+                            &[(f.number, &lo, &hi, 200)],
+                        );
+                        e.new_files.push((2, t));
+                    }
+                    e.new_parents.push(FileMetaData::clone(&f));
+                }
+                FileKind::Virtual { .. } => {
+                    let renumbered = FileMetaData {
+                        number: number(),
+                        ..FileMetaData::clone(&f)
+                    };
+                    e.new_files.push((2, renumbered));
+                }
+            }
+        }
+        (2, Some(f)) => {
+            e.deleted_files.push((2, f.number));
+            let n = number();
+            let (lo, hi) = (f.smallest_user_key(), f.largest_user_key());
+            let lo = String::from_utf8_lossy(lo).into_owned();
+            let hi = String::from_utf8_lossy(hi).into_owned();
+            e.new_files.push((2, meta(n, &lo, &hi, n, n, 400)));
+            created.push(n);
+        }
+        (_, Some(f)) => e.deleted_files.push((2, f.number)),
+        (_, None) => return None,
+    }
+    Some((e, created))
+}
+
+proptest::proptest! {
+    /// Random edits with virtual tables (made, inherited, compacted for real, deleted)
+    /// keep every invariant, and, with the references the version set would attach, a
+    /// physical table is queued as obsolete exactly once, exactly when the last
+    /// version naming it (as a level file or through a slice) is dropped.
+    #[test]
+    fn virtual_edits_keep_invariants_and_free_parents_exactly_when_unnamed(
+        ops in proptest::collection::vec((0u8..4, 0u64..1000), 1..80)
+    ) {
+        use crate::version::file_ref::{FileRef, Obsolete, ObsoleteFiles};
+        use std::collections::BTreeSet;
+        let queue = Arc::new(ObsoleteFiles::default());
+        let mut v = Version::new(4);
+        v.attach_refs(&Version::new(4), &[]).expect("attach");
+        let mut next = 0u64;
+        let mut freed: BTreeSet<u64> = BTreeSet::new();
+        for (op, x) in ops {
+            let Some((e, created)) = virtual_step(&v, op, x, &mut next) else { continue };
+            let refs: Vec<_> = created.iter().map(|&n| FileRef::new(n, 0, &queue)).collect();
+            let mut nv = v.apply(&e).expect("valid edit");
+            nv.check_invariants().expect("invariants");
+            nv.attach_refs(&v, &refs).expect("attach");
+            drop(refs);
+            let before: BTreeSet<u64> = v.physical_tables().map(|f| f.number).collect();
+            let after: BTreeSet<u64> = nv.physical_tables().map(|f| f.number).collect();
+            // Nothing the new version needs was freed while the old one lived.
+            proptest::prop_assert!(queue.take().is_empty());
+            v = nv;
+            let now: Vec<u64> = queue
+                .take()
+                .into_iter()
+                .filter_map(|o| match o {
+                    Obsolete::Table { number, .. } => Some(number),
+                    _ => None,
+                })
+                .collect();
+            let gone: BTreeSet<u64> = before.difference(&after).copied().collect();
+            proptest::prop_assert_eq!(now.iter().copied().collect::<BTreeSet<_>>(), gone.clone());
+            proptest::prop_assert_eq!(now.len(), gone.len(), "each queued once");
+            for n in &now {
+                proptest::prop_assert!(freed.insert(*n), "table {} queued twice", n);
+            }
+            // A parent is in the version iff some slice names it.
+            let named: BTreeSet<u64> = v
+                .live_files()
+                .filter_map(|f| match &f.kind {
+                    FileKind::Virtual { slices } => Some(slices.iter().map(|s| s.parent)),
+                    FileKind::Real => None,
+                })
+                .flatten()
+                .collect();
+            let parents: BTreeSet<u64> = v.parents().map(|p| p.number).collect();
+            proptest::prop_assert_eq!(parents, named);
+        }
+    }
+}
