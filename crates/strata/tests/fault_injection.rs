@@ -899,6 +899,8 @@ struct Tally {
     /// Virtual compactions the faulted phases made before their crash, and the
     /// cycles that made at least one.
     virtual_compactions: AtomicU64,
+    /// Merges of virtual tables that gets asked for, run before the crashes.
+    virtual_merges: AtomicU64,
     virtual_cycles: AtomicU64,
 }
 
@@ -1033,7 +1035,11 @@ fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tal
     match on(&fs).open(DIR, opts.clone()) {
         Ok(db) => {
             let finished = (sc.run)(&db, &mut r).is_ok() && r.maybe_cut().is_ok();
-            virtual_compactions = db.stats().counters.virtual_compactions;
+            let counters = db.stats().counters;
+            virtual_compactions = counters.virtual_compactions;
+            tally
+                .virtual_merges
+                .fetch_add(counters.virtual_merges, Ordering::Relaxed);
             if finished {
                 match db.close() {
                     Ok(()) => r.durable = r.acked,
@@ -1218,6 +1224,10 @@ fn crash_loop(name: &str) {
         !sc.virtual_tables || virtual_compactions > 0,
         "crash loop {name}: the counting run made no virtual compaction"
     );
+    assert!(
+        !sc.virtual_tables || tally.virtual_merges.load(Ordering::Relaxed) > 0,
+        "crash loop {name}: the counting run ran no merge that reads asked for"
+    );
     let budget = env_u64("STRATA_CRASH_ITERS").unwrap_or(sc.iters);
     let ks = sample(count, budget);
     for &k in &ks {
@@ -1246,10 +1256,11 @@ fn crash_loop(name: &str) {
     let virtual_figures = if sc.virtual_tables {
         format!(
             ", virtual compactions {} before the crashes (counting run {}, \
-             {} cycles made some)",
+             {} cycles made some), merges asked for by reads {}",
             tally.virtual_compactions.load(Ordering::Relaxed),
             virtual_compactions,
             tally.virtual_cycles.load(Ordering::Relaxed),
+            tally.virtual_merges.load(Ordering::Relaxed),
         )
     } else {
         String::new()
