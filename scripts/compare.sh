@@ -89,10 +89,14 @@ done
 FEATURE_LIST=$(IFS=,; echo "${FEATURES[*]:-}")
 
 # librocksdb-sys always runs bindgen at build time, which loads libclang.
+# bindgen loads libclang.so / libclang-<N>.so; libclang-cpp.so (which other packages
+# install alone) is not it, so the globs leave it out.
 have_libclang() {
   [[ -n "${LIBCLANG_PATH:-}" ]] && return 0
-  compgen -G "/usr/lib/llvm-*/lib/libclang*.so*" >/dev/null ||
-    compgen -G "/usr/lib/*/libclang*.so*" >/dev/null
+  compgen -G "/usr/lib/llvm-*/lib/libclang.so*" >/dev/null ||
+    compgen -G "/usr/lib/llvm-*/lib/libclang-[0-9]*.so*" >/dev/null ||
+    compgen -G "/usr/lib/*/libclang.so*" >/dev/null ||
+    compgen -G "/usr/lib/*/libclang-[0-9]*.so*" >/dev/null
 }
 if [[ -z "${SKIP_BUILD:-}" && -n "$NEED_ROCKSDB" ]] && ! have_libclang; then
   if command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then

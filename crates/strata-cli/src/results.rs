@@ -146,6 +146,9 @@ pub struct Record {
     pub compaction_bytes_written: Option<u64>,
     /// Table bytes read by compactions, cumulative (`null` if unavailable).
     pub compaction_bytes_read: Option<u64>,
+    /// Bytes of the live table files after the result, each file once
+    /// ([`EngineStats::live_table_bytes`]; `null` if unavailable).
+    pub live_table_bytes: Option<u64>,
     /// The statistics the engine does not expose (`engine::stat` names); empty for
     /// Strata and RocksDB.
     pub unavailable_stats: Vec<String>,
@@ -275,6 +278,7 @@ pub fn record(
             stats.compaction_bytes_written,
         ),
         compaction_bytes_read: known(stat::COMPACTION_BYTES_READ, stats.compaction_bytes_read),
+        live_table_bytes: known(stat::LIVE_TABLE_BYTES, stats.live_table_bytes),
         unavailable_stats: unavailable.iter().map(|s| (*s).to_string()).collect(),
         levels: stats.levels.clone(),
         paths: stats.paths.clone(),
@@ -412,6 +416,7 @@ mod tests {
         let stats = EngineStats {
             flush_bytes_written: 10,
             compaction_bytes_written: 20,
+            live_table_bytes: 30,
             counters: vec![("gets".into(), 5)],
             ..EngineStats::default()
         };
@@ -437,6 +442,7 @@ mod tests {
         assert_eq!(text(&rs[0], "engine"), Some("memory"));
         assert_eq!(metric(&rs[0], "write_amplification"), Some(3.0));
         assert_eq!(metric(&rs[0], "flush_bytes"), Some(10.0));
+        assert_eq!(metric(&rs[0], "live_table_bytes"), Some(30.0));
         assert_eq!(rs[0]["unavailable_stats"], serde_json::json!([]));
         assert_eq!(
             rs[0]["option_mapping"][0]["flag"],
@@ -459,6 +465,7 @@ mod tests {
             stat::FLUSH_BYTES_WRITTEN,
             stat::COMPACTION_BYTES_WRITTEN,
             stat::COMPACTION_BYTES_READ,
+            stat::LIVE_TABLE_BYTES,
             stat::WRITE_AMPLIFICATION,
         ]);
         let r = record(
@@ -481,10 +488,11 @@ mod tests {
             "flush_bytes",
             "compaction_bytes_written",
             "compaction_bytes_read",
+            "live_table_bytes",
         ] {
             assert!(v[field].is_null(), "{field}: {v}");
         }
-        assert_eq!(v["unavailable_stats"].as_array().map(Vec::len), Some(5));
+        assert_eq!(v["unavailable_stats"].as_array().map(Vec::len), Some(6));
         assert_eq!(metric(&v, "write_amplification"), None);
     }
 

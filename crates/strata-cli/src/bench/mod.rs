@@ -46,6 +46,12 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             } else {
                 println!("write_amplification: {:.2}", stats.write_amplification());
             }
+            if !engine
+                .unavailable_stats()
+                .contains(&engine::stat::LIVE_TABLE_BYTES)
+            {
+                println!("live_table_bytes: {}", stats.live_table_bytes);
+            }
             continue;
         };
         println!(

@@ -27,8 +27,11 @@
 //! - Statistics: fjall counts no bytes written by flushes or compactions, nor WAL bytes
 //!   appended, so write amplification is unavailable (reported as `null`, see
 //!   [`KvEngine::unavailable_stats`]). Files and bytes per level come from the tree's
-//!   current version (doc-hidden `AbstractTree` API of fjall 3); the counters are fjall's
-//!   runtime figures and the `metrics` feature's block-load and filter counts.
+//!   current version (doc-hidden `AbstractTree` API of fjall 3); the bytes are fjall's
+//!   table `file_size` metadata, which counts data blocks only. Live table bytes are the
+//!   lengths of the version's table files on disk instead (see `stats`). The counters
+//!   are fjall's runtime figures and the `metrics` feature's block-load and filter
+//!   counts.
 //! - Keyspace options (block size, filter, compression, compaction strategy) are stored
 //!   when the keyspace is created; reopening with `--use_existing_db` keeps the stored
 //!   ones, whatever the flags say now.
@@ -55,6 +58,10 @@ use fjall::{
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// A keyspace's directory of table files, each named by its table id
+/// (`lsm_tree::file::TABLES_FOLDER`, not exported by fjall).
+const TABLES_DIR: &str = "tables";
 
 /// An open fjall database and the keyspaces key operations go to.
 pub struct FjallEngine {
@@ -388,8 +395,9 @@ impl KvEngine for FjallEngine {
         Ok(())
     }
 
-    /// Database figures once; per-keyspace counters and per-level files and bytes
-    /// summed over the routed keyspaces; the text table lists each keyspace's own.
+    /// Database figures once; per-keyspace counters, per-level files and bytes, and
+    /// live table bytes summed over the routed keyspaces; the text table lists each
+    /// keyspace's own.
     fn stats(&self) -> EngineStats {
         let mut levels: Vec<LevelReport> = (0..fj::LEVELS)
             .map(|level| LevelReport {
@@ -398,8 +406,27 @@ impl KvEngine for FjallEngine {
             })
             .collect();
         let mut table = String::new();
+        let mut live_table_bytes = 0u64;
         for ks in &self.ks {
             let version = ks.tree.current_version();
+            // The length of each live table file (the version holds them, so none is
+            // deleted under the stat), as Strata and RocksDB count theirs. Not
+            // `Keyspace::disk_space`, which sums each table's `file_size` metadata:
+            // lsm-tree 3.1 records there the end of the data blocks, leaving out the
+            // index, filter and metadata blocks. Should a file not be found (a layout
+            // other than lsm-tree 3.1's `tables/<id>`), the keyspace falls back to that
+            // undercount.
+            let tables = ks.path().join(TABLES_DIR);
+            let on_disk: Option<u64> = version
+                .iter_levels()
+                .flat_map(|l| l.list_ids())
+                .map(|id| {
+                    std::fs::metadata(tables.join(id.to_string()))
+                        .ok()
+                        .map(|m| m.len())
+                })
+                .sum();
+            live_table_bytes += on_disk.unwrap_or_else(|| ks.disk_space());
             if self.ks.len() > 1 {
                 let _ = writeln!(table, "** keyspace {} **", ks.name());
             }
@@ -490,6 +517,7 @@ impl KvEngine for FjallEngine {
             level_table: table,
             levels,
             counters,
+            live_table_bytes,
             ..EngineStats::default()
         }
     }

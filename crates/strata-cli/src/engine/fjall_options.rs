@@ -7,10 +7,11 @@
 //! fjall 3 (`fjall` 3.1, `lsm-tree` 3.1) has a fixed tree shape in places where Strata
 //! and RocksDB have options: 7 levels, L1 sized as table target size × L0 threshold,
 //! write stalls at 20 L0 runs and a halt at 30, a halt at 4 sealed memtables. It has no
-//! zstd codec. Values fjall would panic on (block size outside 1 KiB..=1 MiB, fewer
-//! than 10 cached files, no worker thread) are usage errors here.
+//! zstd codec and no size-tiered strategy (`--compaction_style=universal`).
+//! These, and values fjall would panic on (block size outside 1 KiB..=1 MiB, fewer
+//! than 10 cached files, no worker thread), are usage errors here.
 
-use super::options::{CompressionFlag, EngineFlags};
+use super::options::{CompactionStyleFlag, CompressionFlag, EngineFlags};
 use crate::error::{CliError, Result};
 
 /// fjall's marker file at the database root (`fjall::file::VERSION_MARKER`).
@@ -89,9 +90,18 @@ impl FjallPlan {
     /// The settings `flags` ask for.
     ///
     /// # Errors
-    /// [`CliError::Usage`] naming a flag fjall cannot honour (zstd, out-of-range values
-    /// fjall would panic on).
+    /// [`CliError::Usage`] naming a flag fjall cannot honour (universal compaction, zstd,
+    /// out-of-range values fjall would panic on).
     pub fn from_flags(flags: &EngineFlags) -> Result<FjallPlan> {
+        if flags.compaction_style != CompactionStyleFlag::Level {
+            // lsm-tree 3.1 exports leveled and FIFO strategies only (its size-tiered
+            // one is commented out, a stub), so there is nothing to map universal onto.
+            return Err(usage(
+                "compaction_style",
+                "the adapter runs fjall's leveled strategy only (level); universal runs on \
+                 --engine=rocksdb",
+            ));
+        }
         let compression = if flags.compression_per_level.is_empty() {
             vec![codec(flags.compression_type, "compression_type")?]
         } else {
@@ -190,6 +200,13 @@ mod tests {
                     ..default_flags()
                 },
                 "--compression_per_level",
+            ),
+            (
+                EngineFlags {
+                    compaction_style: CompactionStyleFlag::Universal,
+                    ..default_flags()
+                },
+                "--compaction_style",
             ),
             (
                 EngineFlags {

@@ -13,7 +13,7 @@
 //! applies.
 
 use super::fjall_options::{self as fj, FjallCodec, FjallPlan};
-use super::options::{EngineFlags, EngineKind};
+use super::options::{CompactionStyleFlag, EngineFlags, EngineKind};
 use serde::Serialize;
 
 /// How faithfully an engine applies a flag.
@@ -116,7 +116,16 @@ pub fn of(flags: &EngineFlags) -> Vec<OptionMapping> {
             "no merge operator (fjall 3.x has none): merge and mergerandom are refused",
         ],
     };
-    out.extend(adapter.iter().map(|a| OptionMapping {
+    let universal = [
+        "compaction_options_universal: the fields no flag names keep RocksDB's defaults \
+         (stop_style total size, compression_size_percent -1, max_read_amp -1, \
+         allow_trivial_move false, incremental false, reduce_file_locking true)",
+    ];
+    let extra: &[&str] = match (flags.engine, flags.compaction_style) {
+        (EngineKind::Rocksdb, CompactionStyleFlag::Universal) => &universal,
+        _ => &[],
+    };
+    out.extend(adapter.iter().chain(extra).map(|a| OptionMapping {
         flag: "-".into(),
         value: String::new(),
         fidelity: Fidelity::Adapter,
@@ -184,6 +193,9 @@ fn strata(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
             }
         });
     }
+    if let Some(m) = style_text("strata", flag, flags) {
+        return m;
+    }
     let field = match flag {
         "bloom_bits" => "levels[*].bloom_bits_per_key",
         "cache_size" => "block_cache_capacity",
@@ -213,6 +225,38 @@ fn families_text(n: usize, ops: &str, stats: &str) -> String {
     )
 }
 
+/// The universal compaction flags, RocksDB's alone.
+const UNIVERSAL_FLAGS: &[&str] = &[
+    "universal_size_ratio",
+    "universal_min_merge_width",
+    "universal_max_merge_width",
+    "universal_max_size_amplification_percent",
+];
+
+/// `--compaction_style` and the `--universal_*` flags on `engine` (strata or fjall),
+/// which compacts by level only and refuses `universal` at open; `None` for other
+/// flags. With `level` the universal flags are unused, as RocksDB's are then.
+fn style_text(engine: &str, flag: &str, flags: &EngineFlags) -> Option<(Fidelity, String)> {
+    let universal = flags.compaction_style == CompactionStyleFlag::Universal;
+    let what = match engine {
+        "fjall" => "fjall's leveled strategy (compaction::Leveled), the adapter's only one",
+        _ => "leveled compaction, Strata's only style",
+    };
+    match flag {
+        "compaction_style" if universal => Some(unmapped(format!(
+            "refused at open (usage error): {engine} has no universal compaction; {what}"
+        ))),
+        "compaction_style" => Some(exact(what)),
+        f if UNIVERSAL_FLAGS.contains(&f) && universal => Some(unmapped(format!(
+            "refused with --compaction_style=universal: {engine} has no universal compaction"
+        ))),
+        f if UNIVERSAL_FLAGS.contains(&f) => Some(exact(format!(
+            "not set: used only with --compaction_style=universal, which {engine} refuses"
+        ))),
+        _ => None,
+    }
+}
+
 /// Why `--delayed_compaction` / `--vct` mean nothing to `engine`, which has neither
 /// virtual tables nor a deferral threshold: it rewrites the inputs of every compaction
 /// it picks, which is what Strata does with the flag off.
@@ -231,7 +275,59 @@ fn delayed_text(engine: &str, flag: &str, flags: &EngineFlags) -> String {
 
 /// What `rocksdb.rs` does with each flag.
 fn rocksdb(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
+    let universal = flags.compaction_style == CompactionStyleFlag::Universal;
     match flag {
+        "compaction_style" if universal => exact(
+            "Options::set_compaction_style(DBCompactionStyle::Universal) and \
+             set_universal_compaction_options (the --universal_* flags)",
+        ),
+        "compaction_style" => exact("Options::set_compaction_style(DBCompactionStyle::Level)"),
+        f if UNIVERSAL_FLAGS.contains(&f) && !universal => {
+            exact("not set: used only with --compaction_style=universal")
+        }
+        "universal_size_ratio" => exact(format!(
+            "UniversalCompactOptions::set_size_ratio({})",
+            flags.universal_size_ratio
+        )),
+        "universal_min_merge_width" => exact(format!(
+            "UniversalCompactOptions::set_min_merge_width({})",
+            flags.universal_min_merge_width
+        )),
+        "universal_max_merge_width" => exact(format!(
+            "UniversalCompactOptions::set_max_merge_width({}) (the C API's int carries the \
+             unsigned value bit for bit: 4294967295 is UINT_MAX)",
+            flags.universal_max_merge_width
+        )),
+        "universal_max_size_amplification_percent" => exact(format!(
+            "UniversalCompactOptions::set_max_size_amplification_percent({})",
+            flags.universal_max_size_amplification_percent
+        )),
+        "compaction_pri" | "max_bytes_for_level_base" | "max_bytes_for_level_multiplier"
+            if universal =>
+        {
+            unmapped(format!(
+                "Options::{flag} is set, but universal compaction does not use it (no level \
+                 targets, no file priority)"
+            ))
+        }
+        "soft_pending_compaction_bytes_limit" | "hard_pending_compaction_bytes_limit"
+            if universal =>
+        {
+            unmapped(format!(
+                "Options::{flag} is set, but RocksDB estimates pending compaction bytes for \
+                 leveled compaction only (0 under universal): it never stalls on them"
+            ))
+        }
+        "level0_file_num_compaction_trigger"
+        | "level0_slowdown_writes_trigger"
+        | "level0_stop_writes_trigger"
+            if universal =>
+        {
+            approx(format!(
+                "Options::{flag}; universal compaction counts sorted runs (L0 files plus \
+                 each non-empty level), not L0 files"
+            ))
+        }
         "num_column_families" => exact(families_text(
             flags.num_column_families,
             "ColumnFamilyDescriptor per family with the database's Options, \
@@ -344,6 +440,9 @@ fn fjall(flag: &str, flags: &EngineFlags, p: &FjallPlan) -> (Fidelity, String) {
             .collect::<Vec<_>>()
             .join(", ")
     };
+    if let Some(m) = style_text("fjall", flag, flags) {
+        return m;
+    }
     match flag {
         "num_column_families" => exact(families_text(
             flags.num_column_families,
@@ -619,6 +718,8 @@ mod tests {
                 || e.flag == "sync"
                 || e.flag == "transaction_db"
                 || e.flag == "num_column_families"
+                || e.flag == "compaction_style"
+                || UNIVERSAL_FLAGS.contains(&e.flag.as_str())
                 || (e.flag == "device" && e.engine.starts_with("DbBuilder::file_system")))));
         assert_eq!(adapter.len(), 1);
         assert!(adapter.iter().all(|e| e.engine.contains("U64Add")));
@@ -719,5 +820,75 @@ mod tests {
             .expect("entry");
         assert_eq!(t.fidelity, Fidelity::Exact, "{t:?}");
         assert!(t.engine.contains("put_cf"), "{t:?}");
+    }
+
+    #[test]
+    fn compaction_style_is_described_for_every_engine() {
+        let get = |flags: &EngineFlags, f: &str| {
+            of(flags)
+                .into_iter()
+                .find(|e| e.flag == f)
+                .unwrap_or_else(|| panic!("{:?}: no {f} entry", flags.engine))
+        };
+        let universal = |engine| EngineFlags {
+            engine,
+            compaction_style: CompactionStyleFlag::Universal,
+            universal_size_ratio: 10,
+            universal_min_merge_width: 3,
+            universal_max_merge_width: 8,
+            universal_max_size_amplification_percent: 150,
+            ..default_flags()
+        };
+        // RocksDB: every universal flag reaches UniversalCompactOptions.
+        let rocks = universal(EngineKind::Rocksdb);
+        let e = get(&rocks, "compaction_style");
+        assert_eq!(e.value, "\"universal\"");
+        assert_eq!(e.fidelity, Fidelity::Exact);
+        assert!(e.engine.contains("DBCompactionStyle::Universal"), "{e:?}");
+        for (flag, call) in [
+            ("universal_size_ratio", "set_size_ratio(10)"),
+            ("universal_min_merge_width", "set_min_merge_width(3)"),
+            ("universal_max_merge_width", "set_max_merge_width(8)"),
+            (
+                "universal_max_size_amplification_percent",
+                "set_max_size_amplification_percent(150)",
+            ),
+        ] {
+            let e = get(&rocks, flag);
+            assert_eq!(e.fidelity, Fidelity::Exact, "{e:?}");
+            assert!(e.engine.contains(call), "{e:?}");
+        }
+        // Leveled-only options are said to be unused under universal.
+        for flag in ["compaction_pri", "max_bytes_for_level_base"] {
+            assert_eq!(get(&rocks, flag).fidelity, Fidelity::Unmapped, "{flag}");
+        }
+        assert!(of(&rocks)
+            .iter()
+            .any(|e| e.flag == "-" && e.engine.contains("compaction_options_universal")));
+        // With level, the universal flags are unused but described, and nothing is
+        // reported as not exact for a default run.
+        for engine in [EngineKind::Strata, EngineKind::Rocksdb, EngineKind::Fjall] {
+            let level = EngineFlags {
+                engine,
+                ..default_flags()
+            };
+            assert_eq!(get(&level, "compaction_style").value, "\"level\"");
+            for flag in std::iter::once("compaction_style").chain(UNIVERSAL_FLAGS.iter().copied()) {
+                let e = get(&level, flag);
+                assert_eq!(e.fidelity, Fidelity::Exact, "{engine:?} {e:?}");
+            }
+            assert_eq!(
+                get(&level, "universal_max_merge_width").value,
+                u32::MAX.to_string()
+            );
+        }
+        // Strata refuses universal (at open); the mapping says so.
+        let e = get(&universal(EngineKind::Strata), "compaction_style");
+        assert_eq!(e.fidelity, Fidelity::Unmapped);
+        assert!(e.engine.starts_with("refused"), "{e:?}");
+        // fjall refuses it while planning: one entry naming the flag.
+        let m = of(&universal(EngineKind::Fjall));
+        assert_eq!(m.len(), 1);
+        assert!(m[0].engine.contains("--compaction_style"), "{m:?}");
     }
 }

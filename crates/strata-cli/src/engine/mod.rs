@@ -347,6 +347,8 @@ pub mod stat {
     pub const COMPACTION_BYTES_WRITTEN: &str = "compaction_bytes_written";
     /// [`super::EngineStats::compaction_bytes_read`].
     pub const COMPACTION_BYTES_READ: &str = "compaction_bytes_read";
+    /// [`super::EngineStats::live_table_bytes`].
+    pub const LIVE_TABLE_BYTES: &str = "live_table_bytes";
     /// [`super::LevelReport::read_bytes`] of every level.
     pub const LEVEL_READ_BYTES: &str = "levels.read_bytes";
     /// [`super::LevelReport::write_bytes`] of every level.
@@ -393,6 +395,12 @@ pub struct EngineStats {
     pub compaction_bytes_written: u64,
     /// Bytes of tables read by compactions.
     pub compaction_bytes_read: u64,
+    /// Bytes of every live table file (the tables the current version needs on disk),
+    /// each file counted once, summed over the routed families: the numerator of
+    /// space amplification, taken alike for every engine. Strata:
+    /// `TableSpace::live_table_bytes`; RocksDB: `rocksdb.live-sst-files-size`; fjall:
+    /// its adapter's doc says what it counts.
+    pub live_table_bytes: u64,
     /// Table I/O per data path (`--db_paths`), where the engine reports it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<PathReport>,
@@ -461,7 +469,8 @@ pub fn open(flags: &EngineFlags, keep: bool) -> Result<Box<dyn KvEngine>> {
 /// `families` only.
 ///
 /// # Errors
-/// As [`open`]; [`CliError::Usage`] for a [`Families::One`] the database lacks, for
+/// As [`open`]; [`CliError::Usage`] for flags the engine cannot honour (before the
+/// database is deleted), for a [`Families::One`] the database lacks, for
 /// no families, and for several families with `--transaction_db` on Strata (whose
 /// transactions have no column families).
 pub fn open_families(
@@ -474,7 +483,18 @@ pub fn open_families(
             "invalid value for '--num_column_families': must be > 0".into(),
         ));
     }
-    let options = flags.strata_options()?;
+    // Every engine's flags pass Strata's checks of the values they share, so a bad
+    // value is refused alike whichever engine runs; what an engine cannot do at all
+    // (`--compaction_style=universal` on Strata, fjall's refusals) is refused here too.
+    // All of it before the database is deleted.
+    let options = match flags.engine {
+        EngineKind::Strata => flags.strata_options()?,
+        EngineKind::Fjall => {
+            fjall_options::FjallPlan::from_flags(flags)?;
+            flags.shared_options()?
+        }
+        EngineKind::Rocksdb => flags.shared_options()?,
+    };
     if !keep && !flags.use_existing_db {
         destroy(&flags.db)?;
     }
@@ -601,6 +621,39 @@ mod tests {
         std::fs::write(dir.join("version"), b"x").expect("write");
         destroy(&dir).expect("fjall dir is deleted");
         assert!(!dir.exists());
+    }
+
+    /// Strata and fjall refuse universal compaction naming the flag, before the
+    /// database is deleted.
+    #[test]
+    fn universal_is_refused_by_strata_and_fjall_before_deleting() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let db = tmp.path().join("db");
+        let e = open(
+            &EngineFlags {
+                db: db.clone(),
+                ..conformance::default_flags()
+            },
+            false,
+        )
+        .expect("open");
+        e.put(b"k", b"v").expect("put");
+        e.close().expect("close");
+        for engine in [EngineKind::Strata, EngineKind::Fjall] {
+            let flags = EngineFlags {
+                engine,
+                db: db.clone(),
+                compaction_style: options::CompactionStyleFlag::Universal,
+                ..conformance::default_flags()
+            };
+            let Err(err) = open(&flags, false) else {
+                panic!("{engine:?} opened with universal compaction");
+            };
+            assert!(matches!(err, CliError::Usage(_)), "{engine:?}: {err:?}");
+            let msg = err.to_string();
+            assert!(msg.contains("'--compaction_style'"), "{engine:?}: {msg}");
+            assert!(db.join("CURRENT").is_file(), "{engine:?}: database deleted");
+        }
     }
 
     #[cfg(not(feature = "fjall"))]

@@ -12,6 +12,11 @@
 //! RocksDB's `compression_per_level`: entry `i` for level `i`, the last for every
 //! deeper level) overrides the codec level by level.
 //!
+//! RocksDB-only: `--compaction_style=universal` and the `--universal_*` flags, with
+//! RocksDB's defaults ([`universal_defaults`]). Strata ([`EngineFlags::strata_options`])
+//! and fjall refuse `universal` with a usage error naming the flag; with `level` the
+//! universal flags are unused, as in RocksDB.
+//!
 //! Not flags: the components injected through `strata::DbBuilder` (file system,
 //! shared block cache).
 
@@ -83,6 +88,35 @@ pub enum CompactionPriFlag {
     MinOverlappingRatio,
     /// Oldest smallest sequence number first.
     OldestSmallestSeqFirst,
+}
+
+/// `--compaction_style`: db_bench's, by name (db_bench's numbers `0` and `1` are
+/// aliases). FIFO is not offered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionStyleFlag {
+    /// Leveled compaction: every engine.
+    #[value(alias = "0")]
+    Level,
+    /// Universal (tiered) compaction: RocksDB only; strata and fjall refuse it.
+    #[value(alias = "1")]
+    Universal,
+}
+
+/// RocksDB's defaults of the `--universal_*` flags (`CompactionOptionsUniversal()` in
+/// `include/rocksdb/universal_compaction.h`, RocksDB 11.8, the rocksdb crate 0.25's),
+/// fixed here so the flags parse alike in builds without the `rocksdb` feature.
+/// db_bench's own flags default to 0, meaning "keep RocksDB's default"; these are the
+/// values that leaves.
+pub mod universal_defaults {
+    /// `size_ratio`, percent.
+    pub const SIZE_RATIO: u32 = 1;
+    /// `min_merge_width`, sorted runs.
+    pub const MIN_MERGE_WIDTH: u32 = 2;
+    /// `max_merge_width`, sorted runs: `UINT_MAX`, no limit.
+    pub const MAX_MERGE_WIDTH: u32 = u32::MAX;
+    /// `max_size_amplification_percent`.
+    pub const MAX_SIZE_AMPLIFICATION_PERCENT: u32 = 200;
 }
 
 /// `--compaction_output_partitioning`.
@@ -199,6 +233,32 @@ pub struct EngineFlags {
     #[arg(long = "compaction_pri", value_enum,
           default_value_t = CompactionPriFlag::MinOverlappingRatio)]
     pub compaction_pri: CompactionPriFlag,
+    /// Compaction style: `level`, or `universal` (RocksDB only: strata and fjall refuse
+    /// it). db_bench's `0` and `1` are accepted too.
+    #[arg(long = "compaction_style", value_enum, default_value_t = CompactionStyleFlag::Level)]
+    pub compaction_style: CompactionStyleFlag,
+    /// Universal compaction: a sorted run joins the runs picked before it if their
+    /// total size, plus this percent, is at least its size (RocksDB's `size_ratio`).
+    /// Used only with --compaction_style=universal.
+    #[arg(long = "universal_size_ratio", default_value_t = universal_defaults::SIZE_RATIO)]
+    pub universal_size_ratio: u32,
+    /// Universal compaction: fewest sorted runs one compaction merges (RocksDB's
+    /// `min_merge_width`). Used only with --compaction_style=universal.
+    #[arg(long = "universal_min_merge_width",
+          default_value_t = universal_defaults::MIN_MERGE_WIDTH)]
+    pub universal_min_merge_width: u32,
+    /// Universal compaction: most sorted runs one compaction merges (RocksDB's
+    /// `max_merge_width`; the default, 4294967295, is UINT_MAX: no limit). Used only
+    /// with --compaction_style=universal.
+    #[arg(long = "universal_max_merge_width",
+          default_value_t = universal_defaults::MAX_MERGE_WIDTH)]
+    pub universal_max_merge_width: u32,
+    /// Universal compaction: once the sorted runs other than the oldest exceed this
+    /// percent of the oldest run's size, every run is merged into one (RocksDB's
+    /// `max_size_amplification_percent`). Used only with --compaction_style=universal.
+    #[arg(long = "universal_max_size_amplification_percent",
+          default_value_t = universal_defaults::MAX_SIZE_AMPLIFICATION_PERCENT)]
+    pub universal_max_size_amplification_percent: u32,
     /// How compaction output is cut into files.
     #[arg(long = "compaction_output_partitioning", value_enum,
           default_value_t = default_partitioning())]
@@ -412,11 +472,32 @@ pub fn validation_error(message: &str) -> CliError {
 }
 
 impl EngineFlags {
-    /// The engine options these flags describe, validated.
+    /// The Strata options these flags describe, validated: [`EngineFlags::shared_options`]
+    /// after refusing what Strata cannot do. Every direct open of Strata goes through
+    /// here, so no flag Strata cannot honour is silently ignored.
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] naming the flag: `--compaction_style=universal` (Strata
+    /// compacts by level only), or a value the engine rejects.
+    pub fn strata_options(&self) -> Result<strata::Options> {
+        if self.compaction_style != CompactionStyleFlag::Level {
+            return Err(CliError::Usage(
+                "invalid value for '--compaction_style' with --engine=strata: strata \
+                 compacts by level only (level); universal runs on --engine=rocksdb"
+                    .into(),
+            ));
+        }
+        self.shared_options()
+    }
+
+    /// Strata's reading of the flags every engine shares, validated. [`super::open`]
+    /// checks every engine's flags with it, so a value is refused alike whichever
+    /// engine runs; it ignores the flags of compaction styles Strata lacks (the
+    /// `--compaction_style` family), which only [`EngineFlags::strata_options`] refuses.
     ///
     /// # Errors
     /// [`CliError::Usage`] naming the flag whose value the engine rejects.
-    pub fn strata_options(&self) -> Result<strata::Options> {
+    pub fn shared_options(&self) -> Result<strata::Options> {
         // Checked even with delayed compaction off, so a bad value never hides until
         // the flag that uses it is turned on.
         if self.vct < 2 {
@@ -719,6 +800,76 @@ mod tests {
         assert!(
             msg.starts_with("invalid value for '--aligned_variance'"),
             "{msg}"
+        );
+    }
+
+    #[test]
+    fn compaction_style_defaults_and_names() {
+        // RocksDB's own defaults (CompactionOptionsUniversal()), leveled by default.
+        let e = parse(&[]).expect("parse");
+        assert_eq!(e.compaction_style, CompactionStyleFlag::Level);
+        assert_eq!(e.universal_size_ratio, 1);
+        assert_eq!(e.universal_min_merge_width, 2);
+        assert_eq!(e.universal_max_merge_width, u32::MAX);
+        assert_eq!(e.universal_max_size_amplification_percent, 200);
+        let e = parse(&[
+            "--compaction_style=universal",
+            "--universal_size_ratio=10",
+            "--universal_min_merge_width=3",
+            "--universal_max_merge_width=8",
+            "--universal_max_size_amplification_percent=150",
+        ])
+        .expect("parse");
+        assert_eq!(e.compaction_style, CompactionStyleFlag::Universal);
+        assert_eq!(
+            (
+                e.universal_size_ratio,
+                e.universal_min_merge_width,
+                e.universal_max_merge_width,
+                e.universal_max_size_amplification_percent
+            ),
+            (10, 3, 8, 150)
+        );
+        // db_bench's numbers.
+        for (arg, style) in [
+            ("--compaction_style=0", CompactionStyleFlag::Level),
+            ("--compaction_style=1", CompactionStyleFlag::Universal),
+            ("--compaction_style=level", CompactionStyleFlag::Level),
+        ] {
+            assert_eq!(parse(&[arg]).expect(arg).compaction_style, style, "{arg}");
+        }
+        for bad in [
+            &["--compaction_style=fifo"][..],
+            &["--compaction_style=2"][..],
+            &["--universal_max_merge_width=-1"][..],
+            &["--universal_size_ratio=4294967296"][..],
+        ] {
+            let err = parse(bad).expect_err("rejected");
+            let flag = bad[0].split('=').next().unwrap_or_default();
+            assert!(err.to_string().contains(flag), "{bad:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn strata_refuses_universal_naming_the_flag() {
+        let e = parse(&["--compaction_style=universal"]).expect("parse");
+        let err = e.strata_options().expect_err("refused");
+        assert!(matches!(err, CliError::Usage(_)), "{err:?}");
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with("invalid value for '--compaction_style' with --engine=strata"),
+            "{msg}"
+        );
+        // The checks every engine shares still pass: RocksDB runs universal.
+        e.shared_options().expect("shared checks pass");
+        // The universal flags alone change nothing for Strata.
+        let o = parse(&["--universal_size_ratio=50", "--universal_min_merge_width=5"])
+            .expect("parse")
+            .strata_options()
+            .expect("level is fine");
+        assert_eq!(
+            o,
+            parse(&[]).expect("parse").strata_options().expect("valid")
         );
     }
 }

@@ -5,11 +5,13 @@
 //! triggers, pending-compaction limits, level count, a block-based table with a
 //! whole-key full bloom filter (`--bloom_bits`), an LRU block cache (`--cache_size`),
 //! block size and restart interval, compression, background jobs, compaction priority,
-//! WAL on, `sync` per `--sync`, direct I/O per `--use_direct_reads` and
-//! `--use_direct_io_for_flush_and_compaction`. Statistics come from RocksDB's tickers
-//! (`FLUSH_WRITE_BYTES`, `COMPACT_WRITE_BYTES`, ...) so write amplification is computed
-//! exactly as for Strata. Strata-only options (output partitioning, snapshot filter)
-//! have no RocksDB equivalent and are ignored. `--transaction_db` opens an
+//! compaction style (`--compaction_style=universal` with the `--universal_*` flags as
+//! `UniversalCompactOptions`), WAL on, `sync` per `--sync`, direct I/O per
+//! `--use_direct_reads` and `--use_direct_io_for_flush_and_compaction`. Statistics come
+//! from RocksDB's tickers (`FLUSH_WRITE_BYTES`, `COMPACT_WRITE_BYTES`, ...) so write
+//! amplification is computed exactly as for Strata; live table bytes come from
+//! `rocksdb.live-sst-files-size`. Strata-only options (output partitioning, snapshot
+//! filter) have no RocksDB equivalent and are ignored. `--transaction_db` opens an
 //! `OptimisticTransactionDB` (same options); transactions take a snapshot at begin
 //! (`set_snapshot`), as Strata's do, and every other operation goes to its base DB.
 //!
@@ -24,21 +26,55 @@ use super::{
     family_of, missing_family, scan_cursor, scan_refused, BatchOp, Commit, Direction, EngineStats,
     Families, KvEngine, LevelReport, Visitor,
 };
-use crate::engine::options::{CompactionPriFlag, CompressionFlag, EngineFlags, WalRecoveryFlag};
+use crate::engine::options::{
+    CompactionPriFlag, CompactionStyleFlag, CompressionFlag, EngineFlags, WalRecoveryFlag,
+};
 use crate::error::{CliError, Result};
 use rocksdb::merge_operator::MergeOperands;
+use rocksdb::properties;
 use rocksdb::statistics::Ticker;
 use rocksdb::{
-    BlockBasedOptions, Cache, ColumnFamilyDescriptor, CompactionPri, DBAccess, DBCompressionType,
-    DBPath, DBRawIteratorWithThreadMode, DBRecoveryMode, OptimisticTransactionDB,
-    OptimisticTransactionOptions, Options, ReadOptions, WaitForCompactOptions,
-    WriteBatchWithTransaction, WriteOptions, DB, DEFAULT_COLUMN_FAMILY_NAME,
+    BlockBasedOptions, Cache, ColumnFamilyDescriptor, CompactionPri, DBAccess, DBCompactionStyle,
+    DBCompressionType, DBPath, DBRawIteratorWithThreadMode, DBRecoveryMode,
+    OptimisticTransactionDB, OptimisticTransactionOptions, Options, ReadOptions,
+    UniversalCompactOptions, WaitForCompactOptions, WriteBatchWithTransaction, WriteOptions, DB,
+    DEFAULT_COLUMN_FAMILY_NAME,
 };
 use std::path::Path;
 use strata::merge::U64Add;
 
 fn clamp_i32(v: usize) -> i32 {
     i32::try_from(v).unwrap_or(i32::MAX)
+}
+
+/// `v` for a C API setter that takes `int` and stores it in an `unsigned int` (the
+/// `rocksdb_universal_compaction_options_set_*` calls): the bit pattern, which C's
+/// conversion turns back into `v`, so `u32::MAX` arrives as `UINT_MAX` (it would be
+/// clamped to `INT_MAX` by [`clamp_i32`]).
+fn unsigned_int(v: u32) -> i32 {
+    i32::from_ne_bytes(v.to_ne_bytes())
+}
+
+/// `--compaction_style` and the `--universal_*` flags on `o`. The universal flags are
+/// unused with `level`, as RocksDB ignores `compaction_options_universal` then.
+fn set_compaction_style(o: &mut Options, flags: &EngineFlags) {
+    match flags.compaction_style {
+        CompactionStyleFlag::Level => o.set_compaction_style(DBCompactionStyle::Level),
+        CompactionStyleFlag::Universal => {
+            o.set_compaction_style(DBCompactionStyle::Universal);
+            // Every field the flags do not name keeps RocksDB's default (the struct's
+            // constructor), as db_bench leaves them.
+            let mut u = UniversalCompactOptions::default();
+            u.set_size_ratio(unsigned_int(flags.universal_size_ratio));
+            u.set_min_merge_width(unsigned_int(flags.universal_min_merge_width));
+            u.set_max_merge_width(unsigned_int(flags.universal_max_merge_width));
+            u.set_max_size_amplification_percent(unsigned_int(
+                flags.universal_max_size_amplification_percent,
+            ));
+            // Copied into `o` (the C API assigns the struct), so `u` may drop.
+            o.set_universal_compaction_options(&u);
+        }
+    }
 }
 
 /// The database: plain, or opened for optimistic transactions (`--transaction_db`).
@@ -151,6 +187,7 @@ impl RocksEngine {
                 .collect();
             o.set_compression_per_level(&per_level);
         }
+        set_compaction_style(&mut o, flags);
         o.set_compaction_pri(match flags.compaction_pri {
             CompactionPriFlag::MinOverlappingRatio => CompactionPri::MinOverlappingRatio,
             CompactionPriFlag::OldestSmallestSeqFirst => CompactionPri::OldestSmallestSeqFirst,
@@ -404,12 +441,21 @@ impl KvEngine for RocksEngine {
         Ok(with_db!(&self.db, db => db.wait_for_compact(&w))?)
     }
 
-    /// Tickers are database-wide; the level figures are summed over the routed
-    /// families, level by level, and the text table lists each family's own.
+    /// Tickers are database-wide; the level figures and live table bytes are summed
+    /// over the routed families, level by level, and the text table lists each
+    /// family's own.
     fn stats(&self) -> EngineStats {
         let cfstats = |family: &str| -> String {
             let value = with_db!(&self.db, db => match db.cf_handle(family) {
                 Some(cf) => db.property_value_cf(cf, "rocksdb.cfstats-no-file-histogram"),
+                None => Ok(None),
+            });
+            value.ok().flatten().unwrap_or_default()
+        };
+        // Each family's live files are its own, so the sum counts every file once.
+        let live_table_bytes = |family: &str| -> u64 {
+            let value = with_db!(&self.db, db => match db.cf_handle(family) {
+                Some(cf) => db.property_int_value_cf(cf, properties::LIVE_SST_FILES_SIZE),
                 None => Ok(None),
             });
             value.ok().flatten().unwrap_or_default()
@@ -449,6 +495,7 @@ impl KvEngine for RocksEngine {
             flush_bytes_written: t(Ticker::FlushWriteBytes),
             compaction_bytes_written: t(Ticker::CompactWriteBytes),
             compaction_bytes_read: t(Ticker::CompactReadBytes),
+            live_table_bytes: self.families.iter().map(|f| live_table_bytes(f)).sum(),
             paths: Vec::new(),
         }
     }
@@ -495,5 +542,155 @@ impl KvEngine for RocksEngine {
     fn close(self: Box<Self>) -> Result<()> {
         with_db!(&self.db, db => db.cancel_all_background_work(true));
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::conformance::small_flags;
+    use crate::engine::options::EngineKind;
+    use std::collections::BTreeMap;
+
+    /// The `compaction_style` and `compaction_options_universal` of the default family
+    /// in the newest OPTIONS file of `db`, as RocksDB wrote them.
+    fn options_file_style(db: &Path) -> (String, BTreeMap<String, String>) {
+        let newest = std::fs::read_dir(db)
+            .expect("read_dir")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("OPTIONS-"))
+            })
+            .max()
+            .expect("an OPTIONS file");
+        let text = std::fs::read_to_string(&newest).expect("read OPTIONS");
+        let field = |name: &str| {
+            text.lines()
+                .filter_map(|l| l.trim().strip_prefix(name)?.strip_prefix('='))
+                .next()
+                .unwrap_or_else(|| panic!("no {name} in {}", newest.display()))
+                .to_string()
+        };
+        let universal = field("compaction_options_universal");
+        let map = universal
+            .trim_start_matches('{')
+            .trim_end_matches('}')
+            .split(';')
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        (field("compaction_style"), map)
+    }
+
+    fn reopen_and_read_style(flags: &EngineFlags) -> (String, BTreeMap<String, String>) {
+        super::super::destroy(&flags.db).expect("destroy");
+        let e = RocksEngine::open(flags, &Families::Spread(1)).expect("open");
+        Box::new(e).close().expect("close");
+        options_file_style(&flags.db)
+    }
+
+    /// The flags reach RocksDB: its OPTIONS file says universal with the flags'
+    /// values, and the flags' defaults are RocksDB's own (UINT_MAX included, through
+    /// the C API's `int`).
+    #[test]
+    fn universal_flags_reach_the_options_file() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let flags = small_flags(EngineKind::Rocksdb, &tmp.path().join("db"));
+        let (style, _) = reopen_and_read_style(&flags);
+        assert_eq!(style, "kCompactionStyleLevel");
+
+        let universal = EngineFlags {
+            compaction_style: CompactionStyleFlag::Universal,
+            ..flags.clone()
+        };
+        let (style, with_flag_defaults) = reopen_and_read_style(&universal);
+        assert_eq!(style, "kCompactionStyleUniversal");
+        for (k, v) in [
+            ("size_ratio", "1"),
+            ("min_merge_width", "2"),
+            ("max_merge_width", "4294967295"),
+            ("max_size_amplification_percent", "200"),
+        ] {
+            assert_eq!(
+                with_flag_defaults.get(k).map(String::as_str),
+                Some(v),
+                "{k}: {with_flag_defaults:?}"
+            );
+        }
+        // Exactly what RocksDB's own defaults give, field for field.
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_compaction_style(DBCompactionStyle::Universal);
+        o.set_universal_compaction_options(&UniversalCompactOptions::default());
+        let plain = tmp.path().join("plain");
+        drop(DB::open(&o, &plain).expect("open plain"));
+        let (_, rocksdb_defaults) = options_file_style(&plain);
+        assert_eq!(with_flag_defaults, rocksdb_defaults);
+
+        let (_, set) = reopen_and_read_style(&EngineFlags {
+            universal_size_ratio: 10,
+            universal_min_merge_width: 3,
+            universal_max_merge_width: 8,
+            universal_max_size_amplification_percent: 150,
+            ..universal
+        });
+        for (k, v) in [
+            ("size_ratio", "10"),
+            ("min_merge_width", "3"),
+            ("max_merge_width", "8"),
+            ("max_size_amplification_percent", "150"),
+        ] {
+            assert_eq!(set.get(k).map(String::as_str), Some(v), "{k}: {set:?}");
+        }
+    }
+
+    /// Universal compaction runs (its merges of every sorted run land in the last
+    /// level) and live table bytes are the live SST files' sizes, summed over the
+    /// families.
+    #[test]
+    fn universal_compaction_fills_the_last_level_and_live_bytes_add_up() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        for (style, families) in [
+            (CompactionStyleFlag::Universal, 1),
+            (CompactionStyleFlag::Universal, 2),
+            (CompactionStyleFlag::Level, 1),
+        ] {
+            let flags = EngineFlags {
+                compaction_style: style,
+                num_column_families: families,
+                ..small_flags(EngineKind::Rocksdb, &tmp.path().join("db"))
+            };
+            super::super::destroy(&flags.db).expect("destroy");
+            let e = RocksEngine::open(&flags, &Families::Spread(families)).expect("open");
+            let value = [7u8; 100];
+            for i in 0..20_000u32 {
+                e.put(
+                    format!("key{:08}", i.wrapping_mul(2_654_435_761)).as_bytes(),
+                    &value,
+                )
+                .expect("put");
+            }
+            e.flush().expect("flush");
+            e.wait_for_compactions().expect("wait");
+            let files = with_db!(&e.db, db => db.live_files()).expect("live_files");
+            let on_disk: u64 = files.iter().map(|f| f.size as u64).sum();
+            let stats = e.stats();
+            assert!(on_disk > 0, "{style:?}");
+            assert_eq!(stats.live_table_bytes, on_disk, "{style:?} x{families}");
+            let last = clamp_i32(flags.num_levels - 1);
+            let in_last = files.iter().filter(|f| f.level == last).count();
+            match style {
+                CompactionStyleFlag::Universal => {
+                    assert!(in_last > 0, "{style:?} x{families}: {:?}", stats.levels)
+                }
+                // Static level sizes: 2.4 MB fills L1-L3 of a 256 KiB base, not L6.
+                CompactionStyleFlag::Level => {
+                    assert_eq!(in_last, 0, "{style:?}: {:?}", stats.levels)
+                }
+            }
+            Box::new(e).close().expect("close");
+        }
     }
 }

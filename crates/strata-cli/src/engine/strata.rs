@@ -207,9 +207,9 @@ impl KvEngine for StrataEngine {
         Ok(self.db.wait_for_compactions()?)
     }
 
-    /// The counters are database-wide (`Db::stats`); the level figures are summed
-    /// over the routed families, level by level, and the text table lists each family's
-    /// own table.
+    /// The counters are database-wide (`Db::stats`); the level figures and live table
+    /// bytes are summed over the routed families, level by level, and the text table
+    /// lists each family's own table.
     fn stats(&self) -> EngineStats {
         let per_family: Vec<strata::DbStats> =
             self.cfs.iter().map(|cf| self.db.cf_stats(cf)).collect();
@@ -249,6 +249,8 @@ impl KvEngine for StrataEngine {
             flush_bytes_written: c.flush_bytes_written,
             compaction_bytes_written: c.compaction_bytes_written,
             compaction_bytes_read: c.compaction_bytes_read,
+            // Families share no table files, so the sum counts each once.
+            live_table_bytes: per_family.iter().map(|f| f.space.live_table_bytes).sum(),
             paths: s
                 .paths
                 .iter()
