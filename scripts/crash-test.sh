@@ -56,9 +56,12 @@ pick() { # pick one of the arguments at random
 }
 
 random_options() {
-    # Delayed compaction on half the time; --vct is ignored when it is off.
+    # Delayed compaction on half the time; --vct, --vsmt and --virtual_garbage_ratio
+    # are ignored when it is off.
     echo "--delayed_compaction=$(pick true false)" \
         "--vct=$(pick 3 8 12)" \
+        "--vsmt=$(pick 2 3 5)" \
+        "--virtual_garbage_ratio=$(pick 0.05 0.1 0.5)" \
         "--compression_type=$(pick none lz4 zstd)" \
         "--write_buffer_size=$(pick 16384 65536 262144 4194304)" \
         "--target_file_size_base=$(pick 8192 65536 2097152)" \

@@ -13,7 +13,7 @@
 //! strata sst-dump FILE [--scan] [--hex]
 //! strata plot    --input=results/bench.jsonl --output=plot.svg [--metric=ops_per_sec]
 //! strata compare --input=results/compare.jsonl
-//! strata experiment aligned|snapshot-filter [--scale=...]
+//! strata experiment aligned|snapshot-filter|dcompaction [--scale=...]
 //! strata device-bench --path=DIR [--device=PRESET|latency_us,mib_per_s,iops]
 //! ```
 //! Every failure prints one line, `error: ...`, and exits with status 1 (2 for a bad
@@ -69,7 +69,7 @@ enum Command {
     Plot(plot::PlotArgs),
     /// Median table per benchmark and engine from a results file.
     Compare(compare::CompareArgs),
-    /// Reproduce a paper's experiment (aligned, snapshot-filter).
+    /// Reproduce a paper's experiment (aligned, snapshot-filter, dcompaction).
     Experiment(experiment::ExperimentArgs),
     /// Measure a disk, or a device model over it, with direct I/O: 4 KiB and 16 KiB
     /// random reads at queue depth 1 and 16, 1 MiB sequential read and write.

@@ -272,10 +272,22 @@ fn device_flag_models_one_data_path() {
     assert!(!bad.status.success());
 }
 
+/// The text of every OPTIONS file in the database `db`.
+fn options_files(db: &std::path::Path) -> String {
+    std::fs::read_dir(db)
+        .expect("list db")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("OPTIONS"))
+        .map(|e| std::fs::read_to_string(e.path()).expect("read OPTIONS"))
+        .collect()
+}
+
 /// `--delayed_compaction --vct=4` reaches the engine: the database's OPTIONS file
 /// records `delayed_compaction=vct:4`, the JSON record carries both flags, what Strata
 /// made of them and the virtual-compaction counters (some compactions of a small tree
-/// were deferred); `--vct=1` is refused naming the flag, before any database is made.
+/// were deferred); `--vsmt` and `--virtual_garbage_ratio` are recorded and mapped at
+/// their defaults and reach the OPTIONS file when set; `--vct=1`, `--vsmt=1` and
+/// `--virtual_garbage_ratio=0` are refused naming the flag, before any database is made.
 #[test]
 fn delayed_compaction_flags_reach_the_engine_and_are_recorded() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -290,12 +302,7 @@ fn delayed_compaction_flags_reach_the_engine_and_are_recorded() {
     ];
     let (out, records) = common::bench_with_json(tmp.path(), &flags);
     assert!(out.contains("fillrandom   :"), "{out}");
-    let options: String = std::fs::read_dir(tmp.path().join("db"))
-        .expect("list db")
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with("OPTIONS"))
-        .map(|e| std::fs::read_to_string(e.path()).expect("read OPTIONS"))
-        .collect();
+    let options = options_files(&tmp.path().join("db"));
     assert!(
         options
             .lines()
@@ -306,15 +313,23 @@ fn delayed_compaction_flags_reach_the_engine_and_are_recorded() {
     let v: serde_json::Value = serde_json::from_str(line).expect("json line");
     assert_eq!(v["options"]["engine"]["delayed_compaction"], true, "{line}");
     assert_eq!(v["options"]["engine"]["vct"], 4, "{line}");
+    // --vsmt and --virtual_garbage_ratio at their defaults: recorded and mapped.
+    assert_eq!(v["options"]["engine"]["vsmt"], 5, "{line}");
+    assert_eq!(
+        v["options"]["engine"]["virtual_garbage_ratio"], 0.1,
+        "{line}"
+    );
     let mapping = v["option_mapping"].as_array().expect("mapping");
     assert!(
         mapping.iter().any(|m| m["flag"] == "delayed_compaction"
-            && m["engine"]
-                .as_str()
-                .is_some_and(|e| e.contains("with_vct(4)"))),
+            && m["engine"].as_str().is_some_and(
+                |e| e.contains("with_vct(4).with_vsmt(5).with_max_garbage_ratio(0.1)")
+            )),
         "{line}"
     );
-    assert!(mapping.iter().any(|m| m["flag"] == "vct"), "{line}");
+    for flag in ["vct", "vsmt", "virtual_garbage_ratio"] {
+        assert!(mapping.iter().any(|m| m["flag"] == flag), "{flag}: {line}");
+    }
     let counters = &v["counters"];
     for c in [
         "virtual_compactions",
@@ -332,22 +347,55 @@ fn delayed_compaction_flags_reach_the_engine_and_are_recorded() {
         "{line}"
     );
 
+    // Out of range: refused naming the flag, before any database is made.
     let db = tmp.path().join("refused");
-    let bad = common::strata(
+    for (bad, flag, rule) in [
+        ("--vct=1", "vct", ">= 2"),
+        ("--vsmt=1", "vsmt", ">= 2"),
+        (
+            "--virtual_garbage_ratio=0",
+            "virtual_garbage_ratio",
+            "(0, 1]",
+        ),
+    ] {
+        let out = common::strata(
+            &[
+                "bench",
+                &db_flag(&db),
+                "--num=100",
+                "--benchmarks=fillrandom",
+                "--no_json",
+                "--delayed_compaction",
+                bad,
+            ],
+            None,
+        );
+        assert!(!out.status.success(), "{bad} accepted");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let named = format!("invalid value for '--{flag}'");
+        assert!(err.contains(&named) && err.contains(rule), "{err}");
+        assert!(!db.exists(), "a refused run made {}", db.display());
+    }
+
+    // Set values reach the OPTIONS file.
+    let dir = tmp.path().join("set");
+    std::fs::create_dir(&dir).expect("mkdir");
+    common::bench_with_json(
+        &dir,
         &[
-            "bench",
-            &db_flag(&db),
-            "--num=100",
+            "--num=2000",
             "--benchmarks=fillrandom",
-            "--no_json",
             "--delayed_compaction",
-            "--vct=1",
+            "--vct=4",
+            "--vsmt=3",
+            "--virtual_garbage_ratio=0.5",
         ],
-        None,
     );
-    assert!(!bad.status.success());
-    let err = String::from_utf8_lossy(&bad.stderr);
-    assert!(err.contains("invalid value for '--vct'"), "{err}");
-    assert!(err.contains(">= 2"), "{err}");
-    assert!(!db.exists(), "a refused run made {}", db.display());
+    let options = options_files(&dir.join("db"));
+    assert!(
+        options
+            .lines()
+            .any(|l| l.trim() == "delayed_compaction=vct:4,vsmt:3,garbage:0.5"),
+        "{options}"
+    );
 }

@@ -175,19 +175,24 @@ fn strata(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
     if flag == "delayed_compaction" {
         return exact(match flags.delayed_compaction {
             true => format!(
-                "Options::delayed_compaction = Some(DelayedCompaction::new().with_vct({})) \
-                 (experimental)",
-                flags.vct
+                "Options::delayed_compaction = Some(DelayedCompaction::new().with_vct({})\
+                 .with_vsmt({}).with_max_garbage_ratio({})) (experimental)",
+                flags.vct, flags.vsmt, flags.virtual_garbage_ratio
             ),
             false => "Options::delayed_compaction = None (every compaction rewrites)".into(),
         });
     }
-    if flag == "vct" {
+    let field = match flag {
+        "vct" => Some(("vct", flags.vct.to_string())),
+        "vsmt" => Some(("vsmt", flags.vsmt.to_string())),
+        "virtual_garbage_ratio" => {
+            Some(("max_garbage_ratio", flags.virtual_garbage_ratio.to_string()))
+        }
+        _ => None,
+    };
+    if let Some((field, value)) = field {
         return exact(match flags.delayed_compaction {
-            true => format!(
-                "Options::delayed_compaction's DelayedCompaction::vct = {}",
-                flags.vct
-            ),
+            true => format!("Options::delayed_compaction's DelayedCompaction::{field} = {value}"),
             false => {
                 "Options::delayed_compaction is None: unused (--delayed_compaction=false)".into()
             }
@@ -257,12 +262,17 @@ fn style_text(engine: &str, flag: &str, flags: &EngineFlags) -> Option<(Fidelity
     }
 }
 
-/// Why `--delayed_compaction` / `--vct` mean nothing to `engine`, which has neither
-/// virtual tables nor a deferral threshold: it rewrites the inputs of every compaction
-/// it picks, which is what Strata does with the flag off.
+/// The flags of Strata's delayed compaction, which no other engine has.
+const DELAYED_FLAGS: &[&str] = &["delayed_compaction", "vct", "vsmt", "virtual_garbage_ratio"];
+
+/// Why `--delayed_compaction` and its settings ([`DELAYED_FLAGS`]) mean nothing to
+/// `engine`, which has neither virtual tables nor a deferral threshold: it rewrites the
+/// inputs of every compaction it picks, which is what Strata does with the flag off.
 fn delayed_text(engine: &str, flag: &str, flags: &EngineFlags) -> String {
     let what = match flag {
         "vct" => "the threshold of Strata's delayed compaction",
+        "vsmt" => "the virtual-table merge threshold of Strata's delayed compaction",
+        "virtual_garbage_ratio" => "the garbage bound of Strata's delayed compaction",
         _ => "delayed compaction (dCompaction's virtual tables)",
     };
     let effect = if flags.delayed_compaction {
@@ -356,7 +366,7 @@ fn rocksdb(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
         "compaction_output_partitioning" | "aligned_variance" | "snapshot_filter" => {
             unmapped("Strata-only; RocksDB has no equivalent (ignored)")
         }
-        "delayed_compaction" | "vct" => unmapped(delayed_text("RocksDB", flag, flags)),
+        f if DELAYED_FLAGS.contains(&f) => unmapped(delayed_text("RocksDB", flag, flags)),
         "max_manifest_file_size" => {
             unmapped("not passed by the adapter; RocksDB's default applies")
         }
@@ -552,7 +562,7 @@ fn fjall(flag: &str, flags: &EngineFlags, p: &FjallPlan) -> (Fidelity, String) {
         "compaction_output_partitioning" | "aligned_variance" | "snapshot_filter" => {
             unmapped("Strata-only; fjall has no equivalent (ignored)")
         }
-        "delayed_compaction" | "vct" => unmapped(delayed_text("fjall", flag, flags)),
+        f if DELAYED_FLAGS.contains(&f) => unmapped(delayed_text("fjall", flag, flags)),
         "paranoid_checks" | "max_manifest_file_size" | "enable_pipelined_write" => {
             unmapped("no equivalent option in fjall 3 (ignored)")
         }
@@ -741,18 +751,24 @@ mod tests {
             let on = EngineFlags {
                 delayed_compaction: true,
                 vct: 4,
+                vsmt: 3,
+                virtual_garbage_ratio: 0.5,
                 ..off.clone()
             };
             for flags in [&off, &on] {
                 let d = get(flags, "delayed_compaction");
                 let v = get(flags, "vct");
+                let m = get(flags, "vsmt");
+                let g = get(flags, "virtual_garbage_ratio");
                 assert_eq!(d.value, flags.delayed_compaction.to_string(), "{d:?}");
                 assert_eq!(v.value, flags.vct.to_string(), "{v:?}");
+                assert_eq!(m.value, flags.vsmt.to_string(), "{m:?}");
+                assert_eq!(g.value, flags.virtual_garbage_ratio.to_string(), "{g:?}");
                 let fidelity = match engine {
                     EngineKind::Strata => Fidelity::Exact,
                     _ => Fidelity::Unmapped,
                 };
-                for e in [&d, &v] {
+                for e in [&d, &v, &m, &g] {
                     assert_eq!(e.fidelity, fidelity, "{engine:?} {e:?}");
                     assert!(!e.engine.is_empty(), "{engine:?} {e:?}");
                     if engine != EngineKind::Strata {
@@ -761,19 +777,42 @@ mod tests {
                 }
             }
             assert_eq!(get(&off, "vct").value, "12", "{engine:?}: default vct");
+            assert_eq!(get(&off, "vsmt").value, "5", "{engine:?}: default vsmt");
+            assert_eq!(
+                get(&off, "virtual_garbage_ratio").value,
+                "0.1",
+                "{engine:?}: default garbage ratio"
+            );
         }
         let on = EngineFlags {
             delayed_compaction: true,
             vct: 4,
+            vsmt: 3,
+            virtual_garbage_ratio: 0.5,
             ..default_flags()
         };
         assert!(
-            get(&on, "delayed_compaction")
-                .engine
-                .contains("DelayedCompaction::new().with_vct(4)"),
+            get(&on, "delayed_compaction").engine.contains(
+                "DelayedCompaction::new().with_vct(4).with_vsmt(3).with_max_garbage_ratio(0.5)"
+            ),
             "{:?}",
             get(&on, "delayed_compaction")
         );
+        assert!(get(&on, "vsmt")
+            .engine
+            .ends_with("DelayedCompaction::vsmt = 3"));
+        assert!(get(&on, "virtual_garbage_ratio")
+            .engine
+            .ends_with("DelayedCompaction::max_garbage_ratio = 0.5"));
+        let rocks = get(
+            &EngineFlags {
+                engine: EngineKind::Rocksdb,
+                ..on.clone()
+            },
+            "vsmt",
+        );
+        assert!(rocks.engine.contains("merge threshold"), "{rocks:?}");
+        assert!(get(&default_flags(), "vsmt").engine.contains("unused"));
         assert!(get(&default_flags(), "delayed_compaction")
             .engine
             .contains("None"));

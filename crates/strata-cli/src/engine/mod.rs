@@ -329,6 +329,12 @@ pub trait KvEngine: Send + Sync {
     fn cf_names(&self) -> Result<Vec<String>> {
         Ok(vec![DEFAULT_FAMILY.to_string()])
     }
+    /// The virtual tables of the routed families and the parents they keep on disk,
+    /// summed over the families, exact from the current version; `None` iff the
+    /// engine has no virtual tables (every engine but Strata).
+    fn virtual_space(&self) -> Option<VirtualSpace> {
+        None
+    }
     /// Stops background work and closes the database.
     ///
     /// # Errors
@@ -404,6 +410,22 @@ pub struct EngineStats {
     /// Table I/O per data path (`--db_paths`), where the engine reports it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<PathReport>,
+}
+
+/// Virtual tables and their parents ([`KvEngine::virtual_space`]): Strata's
+/// `LevelStats::virtual_files` and `TableSpace` gauges.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct VirtualSpace {
+    /// Virtual tables in the levels.
+    pub virtual_tables: u64,
+    /// Distinct parents those tables read.
+    pub parents: u64,
+    /// The parents' file bytes.
+    pub parent_bytes: u64,
+    /// Of `parent_bytes`, the bytes live slices reference.
+    pub referenced_bytes: u64,
+    /// Of `parent_bytes`, the bytes no slice references (on disk, unreadable).
+    pub garbage_bytes: u64,
 }
 
 /// Table I/O of one data path, engine-neutral.

@@ -48,6 +48,14 @@ fn default_vct() -> usize {
     d().delayed_compaction.unwrap_or_default().vct
 }
 
+fn default_vsmt() -> usize {
+    d().delayed_compaction.unwrap_or_default().vsmt
+}
+
+fn default_garbage_ratio() -> f64 {
+    d().delayed_compaction.unwrap_or_default().max_garbage_ratio
+}
+
 fn default_variance() -> f64 {
     match d().output_partitioning {
         OutputPartitioning::Aligned { variance } => variance,
@@ -282,6 +290,17 @@ pub struct EngineFlags {
     /// run rather than deferred. Used only with --delayed_compaction.
     #[arg(long = "vct", default_value_t = default_vct())]
     pub vct: usize,
+    /// Virtual-table merge threshold (>= 2): a read that meets a virtual table of at
+    /// least this many slices asks for it and its siblings to be rewritten into real
+    /// tables, in the background. Used only with --delayed_compaction.
+    #[arg(long = "vsmt", default_value_t = default_vsmt())]
+    pub vsmt: usize,
+    /// Most garbage (parent bytes no virtual table reads) kept, as a fraction of the
+    /// live table bytes, in (0, 1]; above it the virtual table holding the
+    /// least-referenced parent is rewritten first. Used only with --delayed_compaction
+    /// (DelayedCompaction::max_garbage_ratio).
+    #[arg(long = "virtual_garbage_ratio", default_value_t = default_garbage_ratio())]
+    pub virtual_garbage_ratio: f64,
     /// Verify every block checksum of a table when it is opened.
     #[arg(long = "paranoid_checks", default_value_t = d().paranoid_checks, num_args = 0..=1,
           default_missing_value = "true", action = clap::ArgAction::Set,
@@ -451,6 +470,11 @@ const FIELD_TO_FLAG: &[(&str, &str)] = &[
     ("hard_pending", "hard_pending_compaction_bytes_limit"),
     ("db_paths", "db_paths"),
     ("delayed_compaction.vct", "vct"),
+    ("delayed_compaction.vsmt", "vsmt"),
+    (
+        "delayed_compaction.max_garbage_ratio",
+        "virtual_garbage_ratio",
+    ),
 ];
 
 /// Turns a strata validation message into a one-line error naming the flag.
@@ -499,11 +523,23 @@ impl EngineFlags {
     /// [`CliError::Usage`] naming the flag whose value the engine rejects.
     pub fn shared_options(&self) -> Result<strata::Options> {
         // Checked even with delayed compaction off, so a bad value never hides until
-        // the flag that uses it is turned on.
+        // the flag that uses it is turned on; the messages are the engine's own.
         if self.vct < 2 {
             return Err(validation_error(&format!(
                 "delayed_compaction.vct=`{}` must be >= 2",
                 self.vct
+            )));
+        }
+        if self.vsmt < 2 {
+            return Err(validation_error(&format!(
+                "delayed_compaction.vsmt=`{}` must be >= 2",
+                self.vsmt
+            )));
+        }
+        let ratio = self.virtual_garbage_ratio;
+        if ratio.is_nan() || ratio <= 0.0 || ratio > 1.0 {
+            return Err(validation_error(&format!(
+                "delayed_compaction.max_garbage_ratio=`{ratio}` must be in (0, 1]"
             )));
         }
         let level = strata::LevelOptions::default()
@@ -549,10 +585,12 @@ impl EngineFlags {
                 },
             })
             .with_snapshot_filter(self.snapshot_filter)
-            .with_delayed_compaction(
-                self.delayed_compaction
-                    .then(|| DelayedCompaction::new().with_vct(self.vct)),
-            )
+            .with_delayed_compaction(self.delayed_compaction.then(|| {
+                DelayedCompaction::new()
+                    .with_vct(self.vct)
+                    .with_vsmt(self.vsmt)
+                    .with_max_garbage_ratio(self.virtual_garbage_ratio)
+            }))
             // The harness's counters (`KvEngine::merge`, `mergerandom`).
             .with_merge_operator(Some(std::sync::Arc::new(strata::merge::U64Add)))
             .with_paranoid_checks(self.paranoid_checks)
@@ -665,6 +703,87 @@ mod tests {
         assert!(err.to_string().contains("--vct"), "{err}");
         let err = parse(&["--delayed_compaction=maybe"]).expect_err("error");
         assert!(err.to_string().contains("--delayed_compaction"), "{err}");
+
+        // --vsmt and --virtual_garbage_ratio: the engine's defaults, mapped together.
+        let e = parse(&[]).expect("parse");
+        assert_eq!(e.vsmt, strata::DelayedCompaction::new().vsmt);
+        assert_eq!(e.vsmt, 5);
+        assert_eq!(e.virtual_garbage_ratio, 0.1);
+        let o = parse(&[
+            "--delayed_compaction",
+            "--vct=6",
+            "--vsmt=3",
+            "--virtual_garbage_ratio=0.5",
+        ])
+        .expect("parse")
+        .strata_options()
+        .expect("valid");
+        assert_eq!(
+            o.delayed_compaction,
+            Some(
+                strata::DelayedCompaction::new()
+                    .with_vct(6)
+                    .with_vsmt(3)
+                    .with_max_garbage_ratio(0.5)
+            )
+        );
+        // Ratio 1 is the top of the range; alone they change nothing.
+        let o = parse(&["--vsmt=2", "--virtual_garbage_ratio=1"])
+            .expect("parse")
+            .strata_options()
+            .expect("valid");
+        assert_eq!(o.delayed_compaction, None);
+        // Out of range: refused with or without --delayed_compaction, naming the flag.
+        for (args, flag, rule) in [
+            (&["--delayed_compaction", "--vsmt=1"][..], "vsmt", ">= 2"),
+            (&["--vsmt=0"][..], "vsmt", ">= 2"),
+            (
+                &["--delayed_compaction", "--virtual_garbage_ratio=0"][..],
+                "virtual_garbage_ratio",
+                "(0, 1]",
+            ),
+            (
+                &["--virtual_garbage_ratio=1.5"][..],
+                "virtual_garbage_ratio",
+                "(0, 1]",
+            ),
+            (
+                &["--virtual_garbage_ratio=-0.1"][..],
+                "virtual_garbage_ratio",
+                "(0, 1]",
+            ),
+            (
+                &["--virtual_garbage_ratio=NaN"][..],
+                "virtual_garbage_ratio",
+                "(0, 1]",
+            ),
+        ] {
+            let e = parse(args).expect("parses");
+            let err = e.strata_options().expect_err("out of range");
+            assert!(matches!(err, CliError::Usage(_)), "{args:?}: {err:?}");
+            let msg = err.to_string();
+            assert!(
+                msg.starts_with(&format!("invalid value for '--{flag}'")),
+                "{args:?}: {msg}"
+            );
+            assert!(msg.contains(rule), "{args:?}: {msg}");
+            // Every engine refuses it alike.
+            assert!(e.shared_options().is_err(), "{args:?}");
+        }
+        // The engine's own checks map to the flags too.
+        let msg = validation_error("delayed_compaction.vsmt=`1` must be >= 2").to_string();
+        assert!(msg.starts_with("invalid value for '--vsmt'"), "{msg}");
+        let msg = validation_error("delayed_compaction.max_garbage_ratio=`2` must be in (0, 1]")
+            .to_string();
+        assert!(
+            msg.starts_with("invalid value for '--virtual_garbage_ratio'"),
+            "{msg}"
+        );
+        for bad in ["--vsmt=five", "--virtual_garbage_ratio=lots"] {
+            let err = parse(&[bad]).expect_err("error");
+            let flag = bad.split('=').next().unwrap_or_default();
+            assert!(err.to_string().contains(flag), "{err}");
+        }
     }
 
     #[test]
@@ -694,6 +813,8 @@ mod tests {
             "--snapshot_filter=false",
             "--delayed_compaction",
             "--vct=4",
+            "--vsmt=7",
+            "--virtual_garbage_ratio=0.25",
             "--paranoid_checks",
             "--enable_pipelined_write=false",
             "--use_direct_reads",
@@ -734,7 +855,12 @@ mod tests {
         assert!(!o.snapshot_filter);
         assert_eq!(
             o.delayed_compaction,
-            Some(strata::DelayedCompaction::new().with_vct(4))
+            Some(
+                strata::DelayedCompaction::new()
+                    .with_vct(4)
+                    .with_vsmt(7)
+                    .with_max_garbage_ratio(0.25)
+            )
         );
         assert!(o.paranoid_checks);
         assert!(!o.enable_pipelined_write);

@@ -9,7 +9,7 @@
 
 use super::{
     family_of, missing_family, scan_cursor, scan_refused, BatchOp, Commit, Direction, EngineStats,
-    Families, KvEngine, LevelReport, PathReport, Visitor, DEFAULT_FAMILY,
+    Families, KvEngine, LevelReport, PathReport, VirtualSpace, Visitor, DEFAULT_FAMILY,
 };
 use crate::engine::options::EngineFlags;
 use crate::error::{CliError, Result};
@@ -299,6 +299,20 @@ impl KvEngine for StrataEngine {
 
     fn cf_names(&self) -> Result<Vec<String>> {
         Ok(self.db.cf_names())
+    }
+
+    /// Families share no tables, so the sums count each table and parent once.
+    fn virtual_space(&self) -> Option<VirtualSpace> {
+        let mut v = VirtualSpace::default();
+        for cf in &self.cfs {
+            let s = self.db.cf_stats(cf);
+            v.virtual_tables += s.levels.iter().map(|l| l.virtual_files as u64).sum::<u64>();
+            v.parents += s.space.parents;
+            v.parent_bytes += s.space.parent_bytes;
+            v.referenced_bytes += s.space.referenced_bytes;
+            v.garbage_bytes += s.space.garbage_bytes;
+        }
+        Some(v)
     }
 
     fn close(self: Box<Self>) -> Result<()> {

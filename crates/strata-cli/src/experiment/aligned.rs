@@ -14,7 +14,7 @@
 //! measurements go through the engine trait, so `--engine=rocksdb` (with the `rocksdb`
 //! feature) runs the same stream against RocksDB for its write amplification.
 
-use super::{append_json, chart, parse_list};
+use super::{append_json, chart, counter, parse_list};
 use crate::engine::options::{EngineFlags, PartitioningFlag};
 use crate::engine::{self, EngineStats};
 use crate::error::Result;
@@ -85,14 +85,6 @@ struct Row {
     level_write_bytes: Vec<u64>,
     level_sizes: Vec<u64>,
     stats: EngineStats,
-}
-
-fn counter(stats: &EngineStats, name: &str) -> Option<u64> {
-    stats
-        .counters
-        .iter()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| *v)
 }
 
 /// Writes `writes` random keys through the engine `flags` select; returns the figures.

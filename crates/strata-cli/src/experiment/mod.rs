@@ -2,13 +2,16 @@
 //!
 //! - `aligned`: Kim et al. §VI-B (aligned compaction, Figures 10 and 11).
 //! - `snapshot-filter`: Kim et al. §VI-C (snapshot filters, Figures 12–14).
+//! - `dcompaction`: Pan et al. §2.2 and §4 (delayed compaction, Figures 2, 3, 10–19).
 //!
 //! Every run prints a table, appends one JSON object per configuration to
 //! `results/experiment-<name>.jsonl` (or `--json`), and draws an SVG chart.
 
 mod aligned;
+mod dcompaction;
 mod snapshot_filter;
 
+use crate::engine::EngineStats;
 use crate::error::{CliError, Result};
 use crate::plot::{draw, PlotArgs, Series};
 use crate::results::Provenance;
@@ -30,6 +33,9 @@ enum Which {
     Aligned(Box<aligned::AlignedArgs>),
     /// Point lookups and scans at old snapshots, with and without snapshot filters.
     SnapshotFilter(Box<snapshot_filter::SnapshotFilterArgs>),
+    /// Delayed compaction (virtual tables) against rewriting every compaction:
+    /// datasets D1-D4, sensitivity to volume, record size, VCT and VSMT, devices.
+    Dcompaction(Box<dcompaction::DcompactionArgs>),
 }
 
 /// Runs `strata experiment`.
@@ -40,6 +46,7 @@ pub fn run(args: &ExperimentArgs) -> Result<()> {
     match &args.which {
         Which::Aligned(a) => aligned::run(a),
         Which::SnapshotFilter(a) => snapshot_filter::run(a),
+        Which::Dcompaction(a) => dcompaction::run(a),
     }
 }
 
@@ -104,4 +111,31 @@ fn parse_list<T: std::str::FromStr>(s: &str, flag: &str) -> Result<Vec<T>> {
                 .map_err(|_| CliError::Usage(format!("invalid value '{x}' in '--{flag}'")))
         })
         .collect()
+}
+
+/// The value of the engine counter `name`; `None` iff the engine has no such counter.
+fn counter(stats: &EngineStats, name: &str) -> Option<u64> {
+    stats
+        .counters
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| *v)
+}
+
+/// Copies the closed database `from` into `to` (replaced if present), file by file,
+/// leaving out its `LOCK`. Requires: `from` holds files only, no directories.
+fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+    if to.exists() {
+        std::fs::remove_dir_all(to).map_err(|e| CliError::io("remove_dir_all", to, e))?;
+    }
+    std::fs::create_dir_all(to).map_err(|e| CliError::io("create_dir_all", to, e))?;
+    for entry in std::fs::read_dir(from).map_err(|e| CliError::io("read_dir", from, e))? {
+        let entry = entry.map_err(|e| CliError::io("read_dir", from, e))?;
+        if entry.file_name() == "LOCK" {
+            continue;
+        }
+        let dst = to.join(entry.file_name());
+        std::fs::copy(entry.path(), &dst).map_err(|e| CliError::io("copy", &dst, e))?;
+    }
+    Ok(())
 }

@@ -17,7 +17,7 @@
 //! blocks read per scan. The counters are exact; the latencies are medians-free single
 //! runs on a noisy 2-core machine and are the secondary evidence.
 
-use super::{append_json, chart, parse_list};
+use super::{append_json, chart, copy_dir, parse_list};
 use crate::engine::options::EngineFlags;
 use crate::error::{CliError, Result};
 use crate::results::Provenance;
@@ -146,22 +146,6 @@ fn options(args: &SnapshotFilterArgs, bloom: u32, filter: bool) -> Result<strata
         .with_max_bytes_for_level_base(4 * args.file_size as u64)
         .with_every_level(|l| l.with_bloom_bits_per_key(bloom))
         .with_snapshot_filter(filter))
-}
-
-fn copy_dir(from: &Path, to: &Path) -> Result<()> {
-    if to.exists() {
-        std::fs::remove_dir_all(to).map_err(|e| CliError::io("remove_dir_all", to, e))?;
-    }
-    std::fs::create_dir_all(to).map_err(|e| CliError::io("create_dir_all", to, e))?;
-    for entry in std::fs::read_dir(from).map_err(|e| CliError::io("read_dir", from, e))? {
-        let entry = entry.map_err(|e| CliError::io("read_dir", from, e))?;
-        if entry.file_name() == "LOCK" {
-            continue;
-        }
-        let dst = to.join(entry.file_name());
-        std::fs::copy(entry.path(), &dst).map_err(|e| CliError::io("copy", &dst, e))?;
-    }
-    Ok(())
 }
 
 /// Loads every key once (random order), settles compactions, closes.

@@ -508,7 +508,10 @@ impl Table {
             };
         if !fill_cache {
             // Only compactions read without filling the cache (`Table::iter_no_fill`).
+            // The bytes are those `read_contents_with` counted: the block and its trailer.
+            let len = handle.end().map_or(0, |end| end - handle.offset);
             Statistics::add(&self.stats.local().compaction_blocks_read, 1);
+            Statistics::add(&self.stats.local().compaction_block_bytes_read, len);
         }
         let block =
             Arc::new(Block::decode(contents).map_err(|r| self.corruption(handle.offset, r))?);

@@ -144,6 +144,9 @@ counters! {
     compaction_blocks_read,
     /// Bytes of blocks read from files.
     block_bytes_read,
+    /// Of `block_bytes_read`, the bytes of the blocks counted by
+    /// `compaction_blocks_read` (so the foreground's read bytes can be told apart).
+    compaction_block_bytes_read,
     /// Block cache hits.
     block_cache_hits,
     /// Block cache misses.

@@ -1,0 +1,162 @@
+//! The figures of one run of `experiment dcompaction` ([`Row`], one JSON line each) and
+//! of its phases ([`Phase`]); `measure.rs` fills them.
+
+use crate::engine::{EngineStats, VirtualSpace};
+use crate::runner::OpStats;
+use serde::Serialize;
+
+/// Count and latency of one kind of operation in a phase.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Latency {
+    /// Operations.
+    pub ops: u64,
+    /// Mean latency, microseconds (`None` without operations).
+    pub mean_us: Option<f64>,
+    /// 99th-percentile latency, microseconds.
+    pub p99_us: Option<f64>,
+}
+
+impl Latency {
+    /// The count, mean and P99 of `s`.
+    pub fn of(s: &OpStats) -> Latency {
+        let some = s.ops > 0;
+        Latency {
+            ops: s.ops,
+            mean_us: some.then(|| s.hist.mean() / 1000.0),
+            p99_us: some.then(|| s.micros_at(0.99)),
+        }
+    }
+}
+
+/// Bytes of each kind of disk I/O over a phase and its settling (the paper's Fig. 3),
+/// from exact counters.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct IoBytes {
+    /// Appended to write-ahead logs.
+    pub wal: u64,
+    /// Table bytes flushes wrote.
+    pub flush: u64,
+    /// Table bytes compactions read and wrote.
+    pub compaction: u64,
+    /// Block bytes read by everything but compactions (gets' data, index and filter
+    /// blocks, table opens): `block_bytes_read - compaction_block_bytes_read`. `None`
+    /// where the engine has no such counters.
+    pub get: Option<u64>,
+}
+
+/// The figures of one phase.
+#[derive(Clone, Debug, Serialize)]
+pub struct Phase {
+    /// Wall time of the operations (settling excluded).
+    pub seconds: f64,
+    /// Operations per second over `seconds`.
+    pub ops_per_sec: f64,
+    /// The phase's writes.
+    pub writes: Latency,
+    /// The phase's gets.
+    pub gets: Latency,
+    /// Gets that found their key.
+    pub found: u64,
+    /// Share of the writers' time spent slowed or stopped (Strata's
+    /// `write_slowdown_micros + write_stop_micros`, RocksDB's `rocksdb.stall.micros`)
+    /// over the phase's wall time times its threads; `None` for a phase without writes.
+    pub stall_fraction: Option<f64>,
+    /// Time `wait_for_compactions` took after the operations.
+    pub settle_seconds: f64,
+    /// Tables whose contents a get examined (`tables_probed / gets`), Strata only.
+    pub tables_probed_per_get: Option<f64>,
+    /// Of those, parents probed through virtual tables.
+    pub parents_probed_per_get: Option<f64>,
+    /// Merges of virtual tables reads asked for, done in the phase or its settling.
+    pub virtual_merges: Option<u64>,
+    /// Compaction bytes read in the phase and its settling.
+    pub compaction_bytes_read: u64,
+    /// Compaction bytes written in the phase and its settling.
+    pub compaction_bytes_written: u64,
+    /// I/O by kind in the phase and its settling.
+    pub io: IoBytes,
+}
+
+/// One run's figures: the spec, the main phase, the read phase and the end state.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    /// `dcompaction`.
+    pub experiment: &'static str,
+    /// The part that asked for it (`overall`, `volume`, `record`, `vct`, `vsmt`,
+    /// `devices`, `motivation`).
+    pub part: String,
+    /// The stream's name (`D1`..`D4`, a volume or record size).
+    pub dataset: String,
+    /// The configuration's label ([`super::spec::Config::label`]).
+    pub config: String,
+    /// `strata` or `rocksdb`.
+    pub engine: &'static str,
+    /// `level` or `universal`.
+    pub compaction_style: &'static str,
+    /// Strata's delayed compaction on.
+    pub delayed_compaction: bool,
+    /// VCT, when on.
+    pub vct: Option<usize>,
+    /// VSMT, when on.
+    pub vsmt: Option<usize>,
+    /// The garbage bound (`--virtual_garbage_ratio`), when on.
+    pub max_garbage_ratio: Option<f64>,
+    /// `fixed` or `aligned`.
+    pub partitioning: &'static str,
+    /// The device preset under the database, if any.
+    pub device: Option<&'static str>,
+    /// `--scale` (or `--device_scale` for the devices part).
+    pub scale: f64,
+    /// Operations of the main phase.
+    pub operations: u64,
+    /// Keys the zipfian spreads over.
+    pub key_space: u64,
+    /// Write share of the main phase.
+    pub write_ratio: f64,
+    /// Value bytes.
+    pub value_size: usize,
+    /// The paper-equivalent data volume, GB.
+    pub volume_gb_equivalent: f64,
+    /// Client threads.
+    pub threads: usize,
+    /// Block cache bytes.
+    pub cache_bytes: usize,
+    /// The main phase.
+    pub main: Phase,
+    /// Compaction bytes read once the main phase settled.
+    pub compaction_bytes_read: u64,
+    /// Compaction bytes written once the main phase settled.
+    pub compaction_bytes_written: u64,
+    /// Flush bytes once the main phase settled.
+    pub flush_bytes_written: u64,
+    /// (flush + compaction bytes written) / flush bytes, once the main phase settled.
+    pub write_amplification: f64,
+    /// Wall time of compaction jobs to the end of the main phase, seconds (Strata).
+    pub compaction_seconds: Option<f64>,
+    /// The read phase (D4 for the D1 stream), if the stream has one.
+    pub read: Option<Phase>,
+    /// Compaction bytes read once the read phase settled (its merges included).
+    pub compaction_bytes_read_after_reads: u64,
+    /// Compaction bytes written once the read phase settled.
+    pub compaction_bytes_written_after_reads: u64,
+    /// Compactions that made virtual tables (Strata).
+    pub virtual_compactions: Option<u64>,
+    /// Virtual tables, parents and garbage once the main phase settled (Strata).
+    pub virtual_space_after_main: Option<VirtualSpace>,
+    /// Virtual tables, parents and garbage at the end, after the read phase (Strata).
+    pub virtual_space: Option<VirtualSpace>,
+    /// Live table bytes at the end, after a flush.
+    pub live_table_bytes: u64,
+    /// Live table bytes after compacting the whole key range.
+    pub live_table_bytes_compacted: Option<u64>,
+    /// `live_table_bytes / live_table_bytes_compacted`.
+    pub space_amplification: Option<f64>,
+    /// False iff Strata with the option off, on the same stream and partitioning,
+    /// spent less than 20% of its main phase stalled: the run is then not
+    /// compaction-bound, and write throughput says little about compaction.
+    pub compaction_bound: Option<bool>,
+    /// True iff this row repeats an earlier part's run of the same spec.
+    pub reused: bool,
+    /// The engine's statistics at the end of the read phase (before the compaction).
+    pub stats: EngineStats,
+}
