@@ -69,7 +69,9 @@ fn manifest_dump_lists_virtual_tables_and_verify_checks_their_parents() {
     let virtual_files: usize = stats.levels.iter().map(|l| l.virtual_files).sum();
     assert!(virtual_files > 0, "no virtual table: {stats:?}");
     assert!(
-        stats.space.parents > 0 && stats.space.garbage_bytes > 0,
+        // Garbage may be 0: a new parent's slices reference all of its bytes, and the
+        // garbage bound rewrites tables once it grows; the dump's total must match.
+        stats.space.parents > 0,
         "{stats:?}"
     );
     let db = db_flag(&dir);
