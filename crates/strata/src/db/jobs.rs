@@ -21,7 +21,6 @@ use crate::compaction::executor::{self, JobContext, Outcome};
 use crate::compaction::{Action, Plan, Reason};
 use crate::error::Result;
 use crate::stats::Statistics;
-use crate::version::FileKind;
 use std::time::Instant;
 
 /// Executes `plan` (a plan of `family`) and installs its edit; `on_install` runs on
@@ -79,10 +78,7 @@ pub(crate) fn run(
         slices: edit
             .new_files
             .iter()
-            .map(|(_, f)| match &f.kind {
-                FileKind::Virtual { slices } => slices.len() as u64,
-                FileKind::Real => 0,
-            })
+            .map(|(_, f)| f.slices().len() as u64)
             .sum(),
     };
     let installed =

@@ -57,6 +57,14 @@ pub struct FileMetaData {
 }
 
 impl FileMetaData {
+    /// The slices of a virtual table, in read order; empty for a real file.
+    pub fn slices(&self) -> &[Slice] {
+        match &self.kind {
+            FileKind::Virtual { slices } => slices,
+            FileKind::Real => &[],
+        }
+    }
+
     /// Smallest user key.
     pub fn smallest_user_key(&self) -> &[u8] {
         key::user_key(&self.smallest)

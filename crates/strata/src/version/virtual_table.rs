@@ -33,7 +33,7 @@
 //! is queued for deletion exactly when the last of them drops. A virtual table has no
 //! `FileRef` of its own: no file exists to delete.
 
-use super::file_meta::{FileKind, FileMetaData};
+use super::file_meta::FileMetaData;
 use super::file_ref::FileRef;
 use super::version::Version;
 use crate::stats::TableSpace;
@@ -165,13 +165,9 @@ impl VirtualRef {
 /// them disjoint, so no byte counts twice).
 pub fn referenced_bytes(version: &Version) -> BTreeMap<u64, u64> {
     let mut by_parent = BTreeMap::new();
-    for f in version.live_files() {
-        if let FileKind::Virtual { slices } = &f.kind {
-            for s in slices {
-                let r: &mut u64 = by_parent.entry(s.parent).or_default();
-                *r = r.saturating_add(s.bytes);
-            }
-        }
+    for s in version.live_files().flat_map(|f| f.slices()) {
+        let r: &mut u64 = by_parent.entry(s.parent).or_default();
+        *r = r.saturating_add(s.bytes);
     }
     by_parent
 }

@@ -92,10 +92,7 @@ pub(super) fn pick(
 
 /// True iff `f` is a virtual table with a slice of `parent`.
 fn names(f: &FileMetaData, parent: u64) -> bool {
-    match &f.kind {
-        FileKind::Virtual { slices } => slices.iter().any(|s| s.parent == parent),
-        FileKind::Real => false,
-    }
+    f.slices().iter().any(|s| s.parent == parent)
 }
 
 /// The picking size of each virtual table of a version: its referenced bytes plus,

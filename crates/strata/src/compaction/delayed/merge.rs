@@ -59,11 +59,7 @@ pub(super) fn pick(
 
 /// The parents a virtual table reads (none for a real file).
 fn parents(f: &FileMetaData) -> impl Iterator<Item = u64> + '_ {
-    let slices = match &f.kind {
-        FileKind::Virtual { slices } => slices.as_slice(),
-        FileKind::Real => &[],
-    };
-    slices.iter().map(|s| s.parent)
+    f.slices().iter().map(|s| s.parent)
 }
 
 /// The merge set of `files[i]` (module docs), in key order; `None` if `files[i]` is

@@ -87,10 +87,7 @@ impl CompactionPolicy for Delayed {
     /// A read asks for the merge of a virtual table of at least `vsmt` slices, while
     /// the option is on.
     fn compact_on_read(&self, opts: &Options, table: &FileMetaData) -> bool {
-        let slices = match &table.kind {
-            FileKind::Virtual { slices } => slices.len(),
-            FileKind::Real => 0,
-        };
+        let slices = table.slices().len();
         opts.delayed_compaction.is_some_and(|d| slices >= d.vsmt)
     }
 
