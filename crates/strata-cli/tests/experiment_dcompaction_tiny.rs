@@ -133,3 +133,70 @@ fn tiny_d1_and_vsmt_runs_report_every_figure_and_defer_compactions() {
         assert!(charts.join(svg).is_file(), "{svg}");
     }
 }
+
+/// `--repeats=3`: each configuration runs three times, every run is a JSON line of its
+/// own (`repeat` 0..2), and the reported row is their median (`repeat` null) with the
+/// median main-phase throughput of the three.
+#[test]
+fn repeats_are_reported_each_and_as_their_median() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let json = tmp.path().join("dc.jsonl");
+    let args = [
+        "experiment".to_string(),
+        "dcompaction".to_string(),
+        db_flag(&tmp.path().join("scratch")),
+        "--scale=0.001".to_string(),
+        "--memtable_size=65536".to_string(),
+        "--parts=d3".to_string(),
+        "--repeats=3".to_string(),
+        "--read_phase=0".to_string(),
+        "--direct_io=false".to_string(),
+        format!("--json={}", json.display()),
+        format!("--charts={}", tmp.path().join("charts").display()),
+    ];
+    let out = strata(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("medians of 3 runs"), "{stdout}");
+    let rows: Vec<serde_json::Value> = std::fs::read_to_string(&json)
+        .expect("json lines")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let strata_rows: Vec<&serde_json::Value> =
+        rows.iter().filter(|r| r["engine"] == "strata").collect();
+    assert_eq!(
+        strata_rows.len(),
+        4 * 4,
+        "4 configs x (3 runs + median): {rows:?}"
+    );
+    for config in [
+        "strata off fixed",
+        "strata dC fixed",
+        "strata off aligned",
+        "strata dC aligned",
+    ] {
+        let of: Vec<&&serde_json::Value> = strata_rows
+            .iter()
+            .filter(|r| r["config"] == config)
+            .collect();
+        let median: Vec<_> = of.iter().filter(|r| r["repeat"].is_null()).collect();
+        let mut runs: Vec<f64> = of
+            .iter()
+            .filter(|r| !r["repeat"].is_null())
+            .map(|r| r["main"]["ops_per_sec"].as_f64().expect("throughput"))
+            .collect();
+        assert_eq!((median.len(), runs.len()), (1, 3), "{config}: {of:?}");
+        runs.sort_by(f64::total_cmp);
+        assert_eq!(median[0]["repeats"], 3, "{config}");
+        assert_eq!(
+            median[0]["main"]["ops_per_sec"].as_f64(),
+            Some(runs[1]),
+            "{config}"
+        );
+    }
+}

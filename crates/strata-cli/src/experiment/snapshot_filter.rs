@@ -320,12 +320,7 @@ fn print_row(r: &Row) {
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
+    crate::compare::median(&mut v).unwrap_or(0.0)
 }
 
 /// A row whose figures are the medians of `runs` (same configuration).

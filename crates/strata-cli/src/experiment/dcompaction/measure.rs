@@ -256,6 +256,8 @@ fn finish(
         space_amplification: compacted.filter(|&c| c > 0).map(|c| live as f64 / c as f64),
         compaction_bound: None,
         reused: false,
+        repeats: 1,
+        repeat: Some(0),
         stats,
     })
 }

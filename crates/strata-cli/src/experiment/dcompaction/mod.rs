@@ -94,6 +94,10 @@ pub struct DcompactionArgs {
     /// Scale of the devices part, whose simulated disks are far slower.
     #[arg(long = "device_scale", default_value_t = 0.01)]
     pub device_scale: f64,
+    /// Runs of each configuration on each stream; throughputs, latencies and byte
+    /// counts are reported as medians (the VSMT part's read copies run once).
+    #[arg(long = "repeats", default_value_t = 1)]
+    pub repeats: usize,
     /// Random seed of every stream.
     #[arg(long = "seed", default_value_t = 7)]
     pub seed: u64,
@@ -131,63 +135,96 @@ fn rocksdb_missing() -> Option<&'static str> {
 struct Driver<'a> {
     args: &'a DcompactionArgs,
     prov: Provenance,
-    done: Vec<(Spec, Row)>,
+    /// Every spec run so far, with its repeats.
+    done: Vec<(Spec, Vec<Row>)>,
+    /// The rows reported so far (medians of repeats).
     rows: Vec<Row>,
-    /// Groups run so far: rotates the configurations of the next.
-    groups: usize,
+    /// Rounds run so far: rotates the configurations of the next.
+    rounds: usize,
 }
 
 impl Driver<'_> {
-    /// Runs `configs` on `stream` for `part`, in an order rotated from the previous
-    /// stream's; prints the stream's table and appends its rows.
+    /// Runs `configs` on `stream` for `part` (`--repeats` rounds of them, in an order
+    /// rotated from one round to the next); prints the stream's table of medians and
+    /// appends its rows.
     fn group(&mut self, part: &str, stream: &Stream, configs: &[Config]) -> Result<Vec<Row>> {
-        let rows = self.runs(part, stream, configs)?;
-        self.emit(part, stream, rows)
+        let runs = self.runs(part, stream, configs)?;
+        self.emit(part, stream, runs)
     }
 
-    /// [`Driver::group`] without printing or appending: the rows, for a part that adds
-    /// its own.
-    fn runs(&mut self, part: &str, stream: &Stream, configs: &[Config]) -> Result<Vec<Row>> {
+    /// [`Driver::group`] without printing or appending: each configuration's runs.
+    /// A spec an earlier part ran is not run again: its runs come back marked `reused`.
+    fn runs(&mut self, part: &str, stream: &Stream, configs: &[Config]) -> Result<Vec<Vec<Row>>> {
         let n = configs.len().max(1);
-        let mut rows = Vec::new();
-        for i in 0..configs.len() {
-            let Some(config) = configs.get((i + self.groups) % n) else {
-                continue;
-            };
+        let repeats = self.args.repeats.max(1);
+        let mut runs: Vec<Vec<Row>> = vec![Vec::new(); configs.len()];
+        for round in 0..repeats {
+            for i in 0..configs.len() {
+                let j = (i + self.rounds) % n;
+                let (Some(config), Some(slot)) = (configs.get(j), runs.get_mut(j)) else {
+                    continue;
+                };
+                let spec = Spec {
+                    stream: stream.clone(),
+                    config: config.clone(),
+                };
+                if let Some((_, earlier)) = self.done.iter().find(|(s, _)| same_run(s, &spec)) {
+                    if round == 0 {
+                        slot.extend(earlier.iter().map(|r| Row {
+                            reused: true,
+                            ..r.clone()
+                        }));
+                    }
+                    continue;
+                }
+                let mut r = measure::run(self.args, &spec, &self.args.engine.db.join("run"))?;
+                r.repeat = Some(round);
+                r.repeats = repeats;
+                slot.push(r);
+            }
+            self.rounds += 1;
+        }
+        for (config, slot) in configs.iter().zip(&mut runs) {
             let spec = Spec {
                 stream: stream.clone(),
                 config: config.clone(),
             };
-            let mut row = match self.done.iter().find(|(s, _)| same_run(s, &spec)) {
-                Some((_, r)) => Row {
-                    reused: true,
-                    ..r.clone()
-                },
-                None => {
-                    let r = measure::run(self.args, &spec, &self.args.engine.db.join("run"))?;
-                    self.done.push((spec, r.clone()));
-                    r
-                }
-            };
-            row.part = part.to_string();
-            row.dataset = stream.dataset.clone();
-            rows.push(row);
+            if !self.done.iter().any(|(s, _)| same_run(s, &spec)) {
+                self.done.push((spec, slot.clone()));
+            }
+            for r in slot.iter_mut() {
+                r.part = part.to_string();
+                r.dataset = stream.dataset.clone();
+            }
         }
-        self.groups += 1;
-        Ok(rows)
+        Ok(runs)
     }
 
-    /// Marks, prints and appends the rows of one stream.
-    fn emit(&mut self, part: &str, stream: &Stream, mut rows: Vec<Row>) -> Result<Vec<Row>> {
+    /// Marks, prints and appends the rows of one stream: each configuration's runs
+    /// (when there are several) and their median, which alone is printed and kept.
+    fn emit(&mut self, part: &str, stream: &Stream, runs: Vec<Vec<Row>>) -> Result<Vec<Row>> {
+        let mut rows = Vec::new();
+        for repeats in &runs {
+            if repeats.len() > 1 {
+                for r in repeats {
+                    append_json(&self.args.json, r, &self.prov)?;
+                }
+            }
+            rows.extend(Row::median(repeats));
+        }
         mark_compaction_bound(&mut rows);
         let title = format!(
-            "{part}: {} ({} ops, writes {:.0}%, {} B values, {:.2} GB-equiv., then {} gets)",
+            "{part}: {} ({} ops, writes {:.0}%, {} B values, {:.2} GB-equiv., then {} gets{})",
             stream.dataset,
             stream.operations,
             100.0 * stream.write_ratio,
             stream.value_size,
             rows.first().map_or(0.0, |r| r.volume_gb_equivalent),
-            stream.read_ops
+            stream.read_ops,
+            match rows.first().map_or(1, |r| r.repeats) {
+                1 => String::new(),
+                n => format!("; medians of {n} runs"),
+            }
         );
         report::print_header(&title);
         // Strata first, off before on, fixed before aligned; then RocksDB.
@@ -289,6 +326,9 @@ fn check(args: &DcompactionArgs) -> Result<()> {
     if args.value_size == 0 {
         return bad("value_size", "must be > 0");
     }
+    if args.repeats == 0 {
+        return bad("repeats", "must be >= 1");
+    }
     Ok(())
 }
 
@@ -318,7 +358,7 @@ pub fn run(args: &DcompactionArgs) -> Result<()> {
         prov: Provenance::gather(),
         done: Vec::new(),
         rows: Vec::new(),
-        groups: 0,
+        rounds: 0,
     };
     let base = (OPS_PER_SCALE * args.scale).round() as u64;
     let stream =

@@ -41,7 +41,7 @@ pub fn vsmt(d: &mut Driver<'_>, d1: &Stream, vsmts: &[usize]) -> Result<()> {
             };
             let mut row = measure::read_copy(args, &spec, &loaded, &load_dir, &run_dir)?;
             row.part = "vsmt".into();
-            rows.push(row);
+            rows.push(vec![row]);
         }
     }
     let _ = std::fs::remove_dir_all(&load_dir);
