@@ -21,7 +21,7 @@
 #               sst/range_del_block.rs           snapshot_visibility
 #   gc          compaction/gc.rs                 model_based metamorphic range_delete merge
 #               compaction/covered.rs            snapshot_visibility
-#               compaction/executor.rs
+#               compaction/executor.rs compaction/rewrite.rs
 #               db/obsolete.rs
 #   read        db/read.rs db/iter.rs            model_based metamorphic range_delete merge
 #               iter/merging.rs iter/level.rs    snapshot_visibility filters_have_no_false_negatives
@@ -93,7 +93,7 @@ declare -A AREAS=(
     [filter]="sst/filter.rs"
     [merge]="compaction/merge_chain.rs merge/chain.rs"
     [range-del]="range_del/mod.rs sst/range_del_block.rs"
-    [gc]="compaction/gc.rs compaction/covered.rs compaction/executor.rs db/obsolete.rs"
+    [gc]="compaction/gc.rs compaction/covered.rs compaction/executor.rs compaction/rewrite.rs db/obsolete.rs"
     [read]="db/read.rs db/iter.rs iter/merging.rs iter/level.rs memtable/mod.rs"
     [picker]="compaction/picker.rs"
     [wal]="wal/writer.rs wal/mod.rs"

@@ -186,6 +186,7 @@ pub fn pick(
         bottommost: false,
         log_number: None,
         reason: Reason::RangeDeletion,
+        range: None,
     })
 }
 

@@ -8,14 +8,14 @@
 //! - `Virtualize`: an edit that replaces the inputs by virtual tables over them, cut
 //!   where the output stream's partitioning cuts (`compaction::virtualize`). Reads
 //!   only the parents' index blocks; writes no file.
-//! - `Rewrite`: merge the input runs (newest first) into one stream of internal keys,
-//!   keep what some reader can still see ([`VersionGc`]), fold merge chains within
-//!   their snapshot stripe (`merge_chain`), ask the plan's [`Router`]
-//!   which stream each user key goes to, and write each stream's records into tables
-//!   cut by that stream's [`OutputPartitioner`]. Then fsync the directory of every data
-//!   path written and return the edit that replaces the inputs by the outputs.
-//!   A virtual input is read slice by slice: each slice's parent, clipped to the
-//!   slice's user-key range (its range tombstones too), found in the job's version.
+//! - `Rewrite`: merge the input runs (newest first) into one stream of internal keys
+//!   and feed it to a [`Rewrite`] (`compaction::rewrite`: version GC, merge folding,
+//!   routing, output cutting, directory fsyncs), which returns the edit that replaces
+//!   the inputs by the outputs. A virtual input is read slice by slice: each slice's
+//!   parent, clipped to the slice's user-key range (its range tombstones too), found in
+//!   the job's version. A plan with a `range` reads every input clipped to it, its
+//!   tombstones too, and counts as read the bytes of each input the range covers
+//!   (measured on the index, scaled onto the file's size).
 //!
 //! The executor never installs anything: the caller passes the returned [`Outcome`]
 //! to `VersionSet::log_and_apply` (or, at open, gathers the edits of several
@@ -35,18 +35,16 @@
 //!   files disjoint by user key).
 
 use super::aligned::{CountingIter, OverlapCounter};
-use super::gc::VersionGc;
-use super::merge_chain::{self, Entry};
-use super::partitioner::{self, OutputPartitioner};
-use super::plan::{Action, Input, OutputStream, Partitioning, Plan};
+use super::plan::{Action, Input, KeyRange, Plan};
+use super::rewrite::Rewrite;
 use crate::cache::TableCache;
 use crate::env::FileSystem;
 use crate::error::{Error, Result};
-use crate::iter::{ClippedIterator, InternalIterator, MergingIterator};
-use crate::key::{self, ParsedKey, SequenceNumber, ValueKind};
+use crate::iter::{ClippedIterator, InternalIterator, MergingIterator, Upper};
+use crate::key::{self, SequenceNumber, KIND_SEEK, MAX_SEQUENCE};
 use crate::merge::MergeOperator;
 use crate::range_del::{Fragments, RangeTombstone};
-use crate::sst::TableBuilder;
+use crate::sst::Table;
 use crate::version::file_ref::FileRef;
 use crate::version::virtual_table::SliceView;
 use crate::version::{FileKind, FileMetaData, Version, VersionEdit, VersionSet};
@@ -116,6 +114,12 @@ impl Outcome {
 /// errors writing outputs. Outputs written before the error are collected as
 /// obsolete once the returned error has dropped their references.
 pub(crate) fn execute(plan: &Plan, ctx: &JobContext<'_>) -> Result<Outcome> {
+    if plan.range.is_some() && plan.action != Action::Rewrite {
+        return Err(Error::Internal(format!(
+            "only a rewrite reads a key range, not a {:?}",
+            plan.action
+        )));
+    }
     match plan.action {
         Action::Drop => drop_files(plan),
         Action::TrivialMove => trivial_move(plan),
@@ -171,130 +175,13 @@ fn rewrite(plan: &Plan, ctx: &JobContext<'_>) -> Result<Outcome> {
     let mut out = Outcome::default();
     let counter = Arc::new(OverlapCounter::default());
     let (mut input, input_rd) = open_inputs(plan, ctx, &counter, &mut out)?;
-    let bottommost = plan.bottommost;
-    let mut gc = VersionGc::new(ctx.snapshots.clone(), bottommost);
-    // The tombstones the outputs keep, cut at each output file's key range.
-    let output_rd = Arc::new(gc.range_dels(&input_rd));
-    let mut sink = Sink {
-        plan,
-        versions: ctx.versions,
-        writers: plan
-            .outputs
-            .iter()
-            .map(|o| StreamWriter::new(o, Arc::clone(&output_rd)))
-            .collect(),
-        last_user_key: Vec::new(),
-        has_key: false,
-        stream: 0,
-    };
-    // An entry is deleted for every reader that could see it when a tombstone of its
-    // key is newer and in the same snapshot stripe. (`stripes` answers stripe
-    // questions while `gc` is borrowed mutably by `keep`.)
-    let stripes = VersionGc::new(ctx.snapshots.clone(), bottommost);
-    let covered = |user_key: &[u8], seq: SequenceNumber| {
-        !input_rd.is_empty() && input_rd.covers_within(user_key, seq, stripes.stripe_upper(seq))
-    };
-    let mut folded: Vec<Entry> = Vec::new();
+    let mut rewrite = Rewrite::new(plan, ctx.snapshots.clone(), input_rd)?;
     input.seek_to_first();
-    while input.valid() {
-        let Some(parsed) = key::parse_internal_key(input.key()) else {
-            // Table iterators report malformed keys as corruption naming their file,
-            // and memtables hold only keys the write path built.
-            return Err(Error::Internal(
-                "malformed internal key reached the compaction merge".into(),
-            ));
-        };
-        if !gc.keep(&parsed) || covered(parsed.user_key, parsed.seq) {
-            input.next();
-            continue;
-        }
-        if parsed.kind == ValueKind::Merge {
-            let floor = gc.stripe_floor(parsed.seq);
-            let chain = merge_chain::Chain {
-                operator: ctx.merge_operator,
-                floor,
-                bottommost,
-                covered: &covered,
-            };
-            merge_chain::fold(&mut input, &chain, &mut folded)?;
-            for (ikey, value) in folded.drain(..) {
-                sink.write(&ikey, &value)?;
-            }
-            continue;
-        }
-        sink.write_parsed(&parsed, input.key(), input.value())?;
-        input.next();
-    }
-    input.status()?;
-    for (i, w) in sink.writers.into_iter().enumerate() {
-        let stream = plan
-            .outputs
-            .get(i)
-            .ok_or_else(|| Error::Internal("stream index out of range".into()))?;
-        let (files, refs) = w.finish(ctx.versions)?;
-        out.stream_bytes.push(files.iter().map(|f| f.size).sum());
-        out.edit
-            .new_files
-            .extend(files.into_iter().map(|f| (stream.level, f)));
-        out.refs.extend(refs);
-    }
-    let mut synced: Vec<u32> = Vec::new();
-    for r in &out.refs {
-        if !synced.contains(&r.path_id()) {
-            ctx.fs.sync_dir(ctx.versions.dir(r.path_id())?)?;
-            synced.push(r.path_id());
-        }
-    }
-    for (level, f) in plan.input_files() {
-        out.edit.deleted_files.push((level, f.number));
-    }
-    out.edit.log_number = plan.log_number;
+    rewrite.feed(&mut input, ctx)?;
+    rewrite.finish(plan, ctx, &mut out)?;
     out.input_entry_bytes = counter.input_bytes.load(Ordering::Relaxed);
     out.false_overlap_bytes = counter.false_overlap_bytes.load(Ordering::Relaxed);
     Ok(out)
-}
-
-/// Routes each written entry to its stream: the router decides once per user key.
-struct Sink<'a> {
-    plan: &'a Plan,
-    versions: &'a VersionSet,
-    writers: Vec<StreamWriter<'a>>,
-    last_user_key: Vec<u8>,
-    has_key: bool,
-    stream: usize,
-}
-
-impl Sink<'_> {
-    /// Writes one entry built by the merge fold.
-    fn write(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
-        let parsed = key::parse_internal_key(ikey).ok_or_else(|| {
-            Error::Internal("malformed internal key reached the compaction output".into())
-        })?;
-        self.write_parsed(&parsed, ikey, value)
-    }
-
-    /// Writes one entry; `parsed` is `ikey` parsed. Requires: entries in internal-key
-    /// order.
-    fn write_parsed(&mut self, parsed: &ParsedKey<'_>, ikey: &[u8], value: &[u8]) -> Result<()> {
-        if !self.has_key || parsed.user_key != self.last_user_key.as_slice() {
-            self.stream = self.plan.router.route(parsed, value);
-            let w = self.writers.get_mut(self.stream).ok_or_else(|| {
-                Error::Internal(format!(
-                    "router chose stream {} of {}",
-                    self.stream,
-                    self.plan.outputs.len()
-                ))
-            })?;
-            w.start_key(self.versions, parsed.user_key)?;
-            self.last_user_key.clear();
-            self.last_user_key.extend_from_slice(parsed.user_key);
-            self.has_key = true;
-        }
-        match self.writers.get_mut(self.stream) {
-            Some(w) => w.add(self.versions, ikey, value),
-            None => Ok(()),
-        }
-    }
 }
 
 /// The merged input of a rewrite, newest run first. Table runs are read without
@@ -318,7 +205,7 @@ fn open_inputs(
     for (run, input) in plan.inputs.iter().enumerate() {
         match input {
             Input::Memtable(mem) => {
-                children.push(Box::new(mem.iter()));
+                children.push(clip(Box::new(mem.iter()), plan.range.as_ref()));
                 if let Some(rd) = mem.range_dels() {
                     tombstones.extend(rd.tombstones());
                 }
@@ -332,16 +219,21 @@ fn open_inputs(
                             if let Some(rd) = table.range_dels() {
                                 tombstones.extend(rd.tombstones());
                             }
+                            let it = clip(Box::new(table.iter_no_fill()), plan.range.as_ref());
                             children.push(Box::new(CountingIter::new(
-                                table.iter_no_fill(),
+                                it,
                                 Arc::clone(counter),
                                 range.clone(),
                             )));
-                            f.size
+                            match &plan.range {
+                                None => f.size,
+                                Some(r) => bytes_within(&table, f.size, r)?,
+                            }
                         }
                         FileKind::Virtual { .. } => open_virtual(
                             ctx,
                             (*level, f),
+                            plan.range.as_ref(),
                             counter,
                             &range,
                             &mut children,
@@ -362,7 +254,45 @@ fn open_inputs(
             }
         }
     }
-    Ok((MergingIterator::new(children), Fragments::new(&tombstones)))
+    let mut input_rd = Fragments::new(&tombstones);
+    if let Some(r) = &plan.range {
+        input_rd = input_rd.clip(r.start.as_deref(), r.end.as_deref());
+    }
+    Ok((MergingIterator::new(children), input_rd))
+}
+
+/// `it` clipped to `range` (`it` itself without one).
+fn clip<'a>(
+    it: Box<dyn InternalIterator + 'a>,
+    range: Option<&KeyRange>,
+) -> Box<dyn InternalIterator + 'a> {
+    match range {
+        None => it,
+        Some(r) => Box::new(ClippedIterator::with_upper(
+            it,
+            r.start.as_deref().unwrap_or_default(),
+            r.end.as_deref().map_or(Upper::Unbounded, Upper::Excluded),
+        )),
+    }
+}
+
+/// The bytes of `table` (`file_size` bytes on disk) that `range` covers: its data span
+/// measured on the index (`Table::approximate_offset_of`) and scaled onto the file's
+/// size, so a range covering every key counts the whole file, as an unclipped read does.
+fn bytes_within(table: &Table, file_size: u64, range: &KeyRange) -> Result<u64> {
+    let data_end = table.data_end();
+    let offset = |bound: Option<&Vec<u8>>, default: u64| match bound {
+        // `(k, MAX_SEQUENCE, KIND_SEEK)` sorts at or before every entry of `k`.
+        Some(k) => table.approximate_offset_of(&key::make_internal_key(k, MAX_SEQUENCE, KIND_SEEK)),
+        None => Ok(default),
+    };
+    let start = offset(range.start.as_ref(), 0)?;
+    let end = offset(range.end.as_ref(), data_end)?;
+    if data_end == 0 {
+        return Ok(0);
+    }
+    let span = u128::from(end.saturating_sub(start));
+    Ok((span * u128::from(file_size) / u128::from(data_end)) as u64)
 }
 
 /// Opens the virtual input `f` of `level` as one child per slice, in slice order (see
@@ -371,6 +301,7 @@ fn open_inputs(
 fn open_virtual(
     ctx: &JobContext<'_>,
     (level, f): (usize, &FileMetaData),
+    job_range: Option<&KeyRange>,
     counter: &Arc<OverlapCounter>,
     range: &Option<(Vec<u8>, Vec<u8>)>,
     children: &mut Vec<Box<dyn InternalIterator>>,
@@ -384,18 +315,44 @@ fn open_virtual(
             view.slice.largest.as_slice(),
         );
         let table = ctx.table_cache.get_pinned(view.parent, view.file)?;
+        // The slice's range `[lo, hi]`, half-open, cut to the job's range.
+        let slice = KeyRange {
+            start: Some(lo.to_vec()),
+            end: Some(key_after(hi)),
+        };
+        let read = match job_range {
+            None => slice,
+            Some(r) => KeyRange {
+                start: slice.start.max(r.start.clone()),
+                end: match (&slice.end, &r.end) {
+                    (Some(a), Some(b)) => Some(a.min(b).clone()),
+                    (a, b) => a.clone().or_else(|| b.clone()),
+                },
+            },
+        };
         if let Some(rd) = table.range_dels() {
-            // The slice's range `[lo, hi]` as a half-open tombstone range.
-            let end = key_after(hi);
-            tombstones.extend(rd.clip(Some(lo), Some(&end)).tombstones());
+            tombstones.extend(
+                rd.clip(read.start.as_deref(), read.end.as_deref())
+                    .tombstones(),
+            );
         }
-        let it = ClippedIterator::new(table.iter_no_fill(), lo, hi);
+        let it = ClippedIterator::with_upper(
+            table.iter_no_fill(),
+            read.start.as_deref().unwrap_or_default(),
+            read.end
+                .as_deref()
+                .map_or(Upper::Unbounded, Upper::Excluded),
+        );
         children.push(Box::new(CountingIter::new(
             it,
             Arc::clone(counter),
             range.clone(),
         )));
-        bytes = bytes.saturating_add(view.slice.bytes);
+        let slice_bytes = match job_range {
+            None => view.slice.bytes,
+            Some(_) => bytes_within(&table, view.parent.size, &read)?,
+        };
+        bytes = bytes.saturating_add(slice_bytes);
     }
     Ok(bytes)
 }
@@ -450,150 +407,6 @@ fn run_range(files: &[Arc<FileMetaData>]) -> Option<(Vec<u8>, Vec<u8>)> {
     let lo = files.iter().map(|f| f.smallest_user_key()).min()?;
     let hi = files.iter().map(|f| f.largest_user_key()).max()?;
     Some((lo.to_vec(), hi.to_vec()))
-}
-
-/// The output files of one stream being written.
-///
-/// Range tombstones: every stream gets the job's output tombstones, cut at its files'
-/// boundaries: a file cut before user key `k` takes the tombstones in `[lo, k)`, where
-/// `lo` is where it began (unbounded for the first file), and the last file takes the
-/// rest. So the files of a level stay disjoint (a file's largest key is then
-/// `(k, MAX_SEQUENCE, RangeDelete)`, which sorts before every entry of `k`), and a
-/// stream with tombstones but no entries writes one file of tombstones only.
-///
-/// A file also ends where its tombstones end when the next key lies beyond
-/// grandparent files of more than a target file size (RocksDB cuts on grandparent
-/// overlap too): otherwise a file holding tombstones over one end of the key space and
-/// entries at the other would overlap the whole next level, and the compaction that
-/// moves it down would rewrite all of it.
-struct StreamWriter<'a> {
-    stream: &'a OutputStream,
-    partitioner: Box<dyn OutputPartitioner>,
-    current: Option<(Arc<FileRef>, TableBuilder)>,
-    files: Vec<FileMetaData>,
-    refs: Vec<Arc<FileRef>>,
-    range_dels: Arc<Fragments>,
-    /// Where the current (or next) file's share of the tombstones begins.
-    lo: Option<Vec<u8>>,
-    /// The previous user key of this stream (empty before the first).
-    prev_key: Vec<u8>,
-}
-
-impl<'a> StreamWriter<'a> {
-    fn new(stream: &'a OutputStream, range_dels: Arc<Fragments>) -> Self {
-        StreamWriter {
-            stream,
-            partitioner: partitioner::for_stream(stream),
-            current: None,
-            files: Vec::new(),
-            refs: Vec::new(),
-            range_dels,
-            lo: None,
-            prev_key: Vec::new(),
-        }
-    }
-
-    /// Shows the partitioner the next user key of this stream (size 0 when no file is
-    /// open, so stateful policies can track their position) and finishes the current
-    /// file if it says so.
-    fn start_key(&mut self, versions: &VersionSet, user_key: &[u8]) -> Result<()> {
-        let size = self.current.as_ref().map_or(0, |(_, b)| b.estimated_size());
-        if self.partitioner.should_cut(user_key, size) && self.current.is_some() {
-            self.finish_file(Some(user_key))?;
-            self.lo = Some(user_key.to_vec());
-        } else if let Some(end) = self.tombstones_end_far_before(user_key) {
-            self.builder(versions)?;
-            self.finish_file(Some(&end))?;
-            self.lo = Some(end);
-        }
-        self.prev_key.clear();
-        self.prev_key.extend_from_slice(user_key);
-        Ok(())
-    }
-
-    /// Where the tombstones waiting for the current file end, if the grandparent
-    /// files lying entirely between there and `next_user_key` hold more than a target
-    /// file size (the plan names no grandparents for L0 outputs: never then).
-    fn tombstones_end_far_before(&self, next_user_key: &[u8]) -> Option<Vec<u8>> {
-        let Partitioning::Aligned {
-            grandparents,
-            target,
-            ..
-        } = &self.stream.partitioning
-        else {
-            return None;
-        };
-        // Per key: one flag and at most one binary search. Only tombstones that end
-        // after the previous key make a gap worth measuring.
-        if self.range_dels.is_empty() {
-            return None;
-        }
-        let end = self
-            .range_dels
-            .end_within(self.lo.as_deref(), next_user_key)?;
-        if !self.prev_key.is_empty() && end <= self.prev_key.as_slice() {
-            return None;
-        }
-        let between: u64 = grandparents
-            .iter()
-            .filter(|g| g.smallest_user_key() >= end && g.largest_user_key() < next_user_key)
-            .map(|g| g.size)
-            .sum();
-        (between > *target).then(|| end.to_vec())
-    }
-
-    fn builder(&mut self, versions: &VersionSet) -> Result<&mut TableBuilder> {
-        if self.current.is_none() {
-            let (file_ref, file) = versions.new_table(self.stream.path_id)?;
-            let mut table = self.stream.table.clone();
-            table.column_group = self.stream.column_group;
-            self.current = Some((file_ref, TableBuilder::new(file, table)));
-        }
-        self.current
-            .as_mut()
-            .map(|(_, b)| b)
-            .ok_or_else(|| Error::Internal("no output file".into()))
-    }
-
-    fn add(&mut self, versions: &VersionSet, ikey: &[u8], value: &[u8]) -> Result<()> {
-        self.builder(versions)?.add(ikey, value)
-    }
-
-    /// Finishes the current file, giving it the tombstones in `[lo, hi)`.
-    fn finish_file(&mut self, hi: Option<&[u8]>) -> Result<()> {
-        let Some((file_ref, mut builder)) = self.current.take() else {
-            return Ok(());
-        };
-        if !self.range_dels.is_empty() {
-            builder.set_range_dels(self.range_dels.clip(self.lo.as_deref(), hi));
-        }
-        let p = builder.finish()?;
-        self.files.push(FileMetaData {
-            number: file_ref.number(),
-            path_id: self.stream.path_id,
-            size: p.file_size,
-            smallest: p.smallest_key,
-            largest: p.largest_key,
-            smallest_seqno: p.smallest_seqno,
-            largest_seqno: p.largest_seqno,
-            num_entries: p.num_entries,
-            num_deletions: p.num_deletions,
-            column_group: self.stream.column_group,
-            kind: FileKind::Real,
-            num_range_deletions: p.num_range_deletions,
-        });
-        self.refs.push(file_ref);
-        Ok(())
-    }
-
-    fn finish(mut self, versions: &VersionSet) -> Result<(Vec<FileMetaData>, Vec<Arc<FileRef>>)> {
-        let tail_has_tombstones = !self.range_dels.clip(self.lo.as_deref(), None).is_empty();
-        if self.current.is_none() && tail_has_tombstones {
-            self.builder(versions)?;
-        }
-        self.finish_file(None)?;
-        Ok((self.files, self.refs))
-    }
 }
 
 #[cfg(test)]

@@ -40,6 +40,7 @@ pub mod aligned;
 pub mod covered;
 pub mod delayed;
 pub(crate) mod executor;
+pub(crate) mod rewrite;
 pub mod gc;
 pub(crate) mod merge_chain;
 pub mod partitioner;

@@ -465,6 +465,7 @@ fn build(
         bottommost,
         log_number: None,
         reason,
+        range: None,
     })
 }
 

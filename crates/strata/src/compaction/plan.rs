@@ -24,6 +24,11 @@
 //!    ranges into the same level and column group.
 //! 4. `bottommost` is true iff no data for the plan's key range lies below its output
 //!    level, so a tombstone in the output shadows nothing.
+//! 5. A plan with a [`KeyRange`] (`range`) is a [`Action::Rewrite`]: it reads only the
+//!    part of its inputs inside the range, writes outputs (tombstones included) only
+//!    inside it, and still deletes its input files whole. It is therefore complete only
+//!    when every input lies inside the range, or together with plans over the rest of
+//!    each input that straddles an end, their outcomes installed as one edit.
 
 use crate::key::ParsedKey;
 use crate::memtable::MemTable;
@@ -193,6 +198,16 @@ impl Router for SingleStream {
     }
 }
 
+/// A half-open user-key range `[start, end)`; a missing end is unbounded. The same
+/// convention as range tombstones (`Fragments::clip`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KeyRange {
+    /// The least user key in the range (`None`: unbounded below).
+    pub start: Option<Vec<u8>>,
+    /// The least user key after the range (`None`: unbounded above).
+    pub end: Option<Vec<u8>>,
+}
+
 /// A complete description of one job. See the module docs.
 #[derive(Clone, Debug)]
 pub struct Plan {
@@ -211,6 +226,9 @@ pub struct Plan {
     pub log_number: Option<u64>,
     /// Why the plan was made.
     pub reason: Reason,
+    /// For a rewrite: the only user keys it reads and writes (invariant 5); `None`
+    /// for every key of its inputs.
+    pub range: Option<KeyRange>,
 }
 
 impl Plan {
@@ -237,6 +255,7 @@ impl Plan {
             bottommost: false,
             log_number,
             reason,
+            range: None,
         }
     }
 

@@ -2,7 +2,10 @@
 //!
 //! [`ClippedIterator`] shows only the entries of its inner iterator whose user key lies in
 //! `[lo, hi]`, both bounds inclusive, with user keys compared bytewise as
-//! [`compare_internal`](key::compare_internal) does.
+//! [`compare_internal`](key::compare_internal) does. [`ClippedIterator::with_upper`]
+//! takes the upper bound as an [`Upper`] instead: inclusive, exclusive (`[lo, end)`, the
+//! half-open ranges of range tombstones and of a job's key range) or none (`[lo, ∞)`).
+//! Below, "`k <= hi`" stands for "`k` is under the upper bound".
 //!
 //! # Contract additions (to [`crate::iter`])
 //! 1. **Bounded on both sides, in both directions.** `seek_to_first` lands on the first
@@ -31,10 +34,12 @@
 //!   It sorts before `(lo, MAX_SEQUENCE, RangeDelete)`, the largest trailer a well-formed
 //!   key has, and also before any kind appended later.
 //! - `hi` with the trailer `0`, i.e. `(hi, 0, Delete)`, is the largest internal key of
-//!   user key `hi`.
+//!   user key `hi`. An exclusive `end` is kept as `end` with the trailer `u64::MAX`,
+//!   which sorts before every entry of `end` (and after every entry of a smaller user
+//!   key); no upper bound keeps no key.
 //!
 //! So `seek_to_first` is the inner `seek` to the first, and `seek_to_last` the inner
-//! `seek_for_prev` to the second.
+//! `seek_for_prev` to the second (the inner `seek_to_last` without an upper bound).
 //!
 //! After every move the adapter checks the inner iterator's validity and both bounds
 //! (two user-key comparisons) and caches the answer, so `valid()` reads one flag.
@@ -56,14 +61,33 @@ use super::InternalIterator;
 use crate::error::Result;
 use crate::key::{self, ValueKind};
 
+/// The upper bound of a [`ClippedIterator`]'s user-key range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Upper<'a> {
+    /// Up to and including this user key.
+    Included(&'a [u8]),
+    /// Up to but excluding this user key.
+    Excluded(&'a [u8]),
+    /// No upper bound.
+    Unbounded,
+}
+
+/// An upper bound as kept: the internal key `seek_to_last` seeks before (see the
+/// module docs), and whether the bound's own user key is in range.
+#[derive(Debug)]
+enum Hi {
+    Bounded { key: Vec<u8>, inclusive: bool },
+    Unbounded,
+}
+
 /// An iterator restricted to the entries whose user key lies in `[lo, hi]`; see the
 /// module docs for the contract.
 pub struct ClippedIterator<I> {
     inner: I,
     /// `lo` followed by the trailer `u64::MAX`: sorts before every entry of `lo`.
     lo: Vec<u8>,
-    /// `(hi, 0, Delete)`: sorts after every entry of `hi`.
-    hi: Vec<u8>,
+    /// `(hi, 0, Delete)` (inclusive), `(end, u64::MAX)` (exclusive), or nothing.
+    hi: Hi,
     /// True iff the inner iterator was valid, at a key in range, after the last move.
     in_range: bool,
 }
@@ -73,15 +97,32 @@ impl<I: InternalIterator> ClippedIterator<I> {
     /// `lo <= k <= hi` (empty if `lo > hi`). Unpositioned until a seek; does not move
     /// `inner`.
     pub fn new(inner: I, lo: &[u8], hi: &[u8]) -> ClippedIterator<I> {
-        let mut lo_key = Vec::with_capacity(lo.len() + key::TRAILER_LEN);
-        lo_key.extend_from_slice(lo);
-        lo_key.extend_from_slice(&u64::MAX.to_le_bytes());
-        let mut hi_key = Vec::with_capacity(hi.len() + key::TRAILER_LEN);
-        key::append_internal_key(&mut hi_key, hi, 0, ValueKind::Delete);
+        Self::with_upper(inner, lo, Upper::Included(hi))
+    }
+
+    /// A view of `inner` holding only the entries whose user key `k` satisfies
+    /// `lo <= k` and is under `upper` (empty if no key is). Unpositioned until a seek;
+    /// does not move `inner`.
+    pub fn with_upper(inner: I, lo: &[u8], upper: Upper<'_>) -> ClippedIterator<I> {
+        let hi = match upper {
+            Upper::Included(hi) => {
+                let mut key = Vec::with_capacity(hi.len() + key::TRAILER_LEN);
+                key::append_internal_key(&mut key, hi, 0, ValueKind::Delete);
+                Hi::Bounded {
+                    key,
+                    inclusive: true,
+                }
+            }
+            Upper::Excluded(end) => Hi::Bounded {
+                key: max_trailer(end),
+                inclusive: false,
+            },
+            Upper::Unbounded => Hi::Unbounded,
+        };
         ClippedIterator {
             inner,
-            lo: lo_key,
-            hi: hi_key,
+            lo: max_trailer(lo),
+            hi,
             in_range: false,
         }
     }
@@ -90,17 +131,34 @@ impl<I: InternalIterator> ClippedIterator<I> {
         key::user_key(&self.lo)
     }
 
-    fn hi_user_key(&self) -> &[u8] {
-        key::user_key(&self.hi)
+    /// True iff user key `k` is under the upper bound.
+    fn below_hi(&self, k: &[u8]) -> bool {
+        match &self.hi {
+            Hi::Bounded {
+                key,
+                inclusive: true,
+            } => k <= key::user_key(key),
+            Hi::Bounded { key, .. } => k < key::user_key(key),
+            Hi::Unbounded => true,
+        }
     }
 
     /// Recomputes the cached `in_range` after a move of the inner iterator.
     fn settle(&mut self) {
         self.in_range = self.inner.valid() && {
             let k = key::user_key(self.inner.key());
-            self.lo_user_key() <= k && k <= self.hi_user_key()
+            self.lo_user_key() <= k && self.below_hi(k)
         };
     }
+}
+
+/// `user_key` followed by the trailer `u64::MAX`: sorts before every internal key of
+/// `user_key` and after every internal key of a smaller user key.
+fn max_trailer(user_key: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(user_key.len() + key::TRAILER_LEN);
+    k.extend_from_slice(user_key);
+    k.extend_from_slice(&u64::MAX.to_le_bytes());
+    k
 }
 
 impl<I: InternalIterator> InternalIterator for ClippedIterator<I> {
@@ -114,7 +172,10 @@ impl<I: InternalIterator> InternalIterator for ClippedIterator<I> {
     }
 
     fn seek_to_last(&mut self) {
-        self.inner.seek_for_prev(&self.hi);
+        match &self.hi {
+            Hi::Bounded { key, .. } => self.inner.seek_for_prev(key),
+            Hi::Unbounded => self.inner.seek_to_last(),
+        }
         self.settle();
     }
 
@@ -122,7 +183,7 @@ impl<I: InternalIterator> InternalIterator for ClippedIterator<I> {
         let k = key::user_key(target);
         if k < self.lo_user_key() {
             self.seek_to_first();
-        } else if k > self.hi_user_key() {
+        } else if !self.below_hi(k) {
             self.in_range = false;
         } else {
             self.inner.seek(target);
@@ -132,7 +193,7 @@ impl<I: InternalIterator> InternalIterator for ClippedIterator<I> {
 
     fn seek_for_prev(&mut self, target: &[u8]) {
         let k = key::user_key(target);
-        if k > self.hi_user_key() {
+        if !self.below_hi(k) {
             self.seek_to_last();
         } else if k < self.lo_user_key() {
             self.in_range = false;

@@ -22,9 +22,9 @@ mod clipped;
 mod level;
 mod merging;
 #[cfg(test)]
-mod test_util;
+pub(crate) mod test_util;
 
-pub use clipped::ClippedIterator;
+pub use clipped::{ClippedIterator, Upper};
 pub use level::{AnyTable, LevelIterator, OpenHook};
 pub use merging::MergingIterator;
 

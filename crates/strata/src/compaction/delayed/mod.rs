@@ -219,6 +219,7 @@ fn rewrite_in_place(
         bottommost,
         log_number: None,
         reason,
+        range: None,
     })
 }
 

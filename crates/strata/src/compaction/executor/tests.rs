@@ -2,11 +2,12 @@
 //! trivial move.
 
 use super::*;
-use crate::compaction::plan::{Partitioning, Reason, Router, SingleStream};
+use crate::compaction::plan::{OutputStream, Partitioning, Reason, Router, SingleStream};
 use crate::env::PosixFs;
 use crate::filename::Dirs;
 use crate::key::{ParsedKey, ValueKind};
 use crate::memtable::MemTable;
+use crate::sst::TableBuilder;
 use crate::stats::Statistics;
 use crate::version::file_meta::ALL_COLUMNS;
 use crate::version::virtual_table::Slice;
@@ -24,8 +25,7 @@ impl Router for ByParity {
 }
 
 fn versions(dir: &Path) -> VersionSet {
-    VersionSet::create(Arc::new(PosixFs), Dirs::new(dir, []), u64::MAX, 4)
-        .expect("version set")
+    VersionSet::create(Arc::new(PosixFs), Dirs::new(dir, []), u64::MAX, 4).expect("version set")
 }
 
 /// A job context on the real file system with no snapshots.
@@ -165,6 +165,7 @@ fn a_trivial_move_re_levels_files_without_io() {
         bottommost: true,
         log_number: None,
         reason: Reason::LevelSize,
+        range: None,
     };
     let ctx = context(&vs, &cache);
     let out = execute(&plan, &ctx).expect("move");
@@ -195,6 +196,7 @@ fn a_drop_deletes_its_inputs_without_io() {
         bottommost: false,
         log_number: None,
         reason: Reason::RangeDeletion,
+        range: None,
     };
     let ctx = context(&vs, &cache);
     // The files do not exist: nothing is opened.
@@ -445,6 +447,7 @@ pub(crate) fn rewrite_plan(inputs: Vec<Input>, level: usize) -> Plan {
         bottommost: false,
         log_number: None,
         reason: Reason::LevelSize,
+        range: None,
     }
 }
 

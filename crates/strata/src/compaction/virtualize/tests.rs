@@ -124,6 +124,7 @@ fn virtualize_plan(inputs: Vec<Input>, level: usize, partitioning: Partitioning)
         bottommost: false,
         log_number: None,
         reason: Reason::LevelSize,
+        range: None,
     }
 }
 

@@ -31,6 +31,41 @@ fn clipped(entries: &Entries, lo: &[u8], hi: &[u8]) -> ClippedIterator<FailingIt
     ClippedIterator::new(FailingIter::new(entries.clone(), usize::MAX), lo, hi)
 }
 
+/// How a generated range's upper key bounds it.
+#[derive(Clone, Copy, Debug)]
+enum UpperKind {
+    Included,
+    Excluded,
+    Unbounded,
+}
+
+impl UpperKind {
+    fn of(self, hi: &[u8]) -> Upper<'_> {
+        match self {
+            UpperKind::Included => Upper::Included(hi),
+            UpperKind::Excluded => Upper::Excluded(hi),
+            UpperKind::Unbounded => Upper::Unbounded,
+        }
+    }
+
+    /// The model: is user key `k` under the bound `hi`?
+    fn admits(self, k: &[u8], hi: &[u8]) -> bool {
+        match self {
+            UpperKind::Included => k <= hi,
+            UpperKind::Excluded => k < hi,
+            UpperKind::Unbounded => true,
+        }
+    }
+}
+
+fn upper_kind() -> impl Strategy<Value = UpperKind> {
+    prop_oneof![
+        2 => Just(UpperKind::Included),
+        1 => Just(UpperKind::Excluded),
+        1 => Just(UpperKind::Unbounded),
+    ]
+}
+
 fn entry(it: &dyn InternalIterator) -> Option<(Vec<u8>, Vec<u8>)> {
     it.valid().then(|| (it.key().to_vec(), it.value().to_vec()))
 }
@@ -76,13 +111,16 @@ struct Pick {
 }
 
 fn pick() -> impl Strategy<Value = Pick> {
-    (any::<bool>(), any::<usize>(), prop::collection::vec(0u8..3, 0..4)).prop_map(
-        |(near_bound, index, random)| Pick {
+    (
+        any::<bool>(),
+        any::<usize>(),
+        prop::collection::vec(0u8..3, 0..4),
+    )
+        .prop_map(|(near_bound, index, random)| Pick {
             near_bound,
             index,
             random,
-        },
-    )
+        })
 }
 
 impl Pick {
@@ -164,7 +202,7 @@ fn bounds() -> impl Strategy<Value = (Vec<u8>, Vec<u8>)> {
 
 /// Runs `ops` on the adapter and on the model (the entries in range, in a `Vec`),
 /// comparing the position after every operation.
-fn run(lo: &[u8], hi: &[u8], spec: &[(Pick, usize, u8)], ops: &[Op]) {
+fn run(lo: &[u8], hi: &[u8], upper: UpperKind, spec: &[(Pick, usize, u8)], ops: &[Op]) {
     let keys = spec
         .iter()
         .map(|(p, s, k)| ik(&p.resolve(lo, hi), SEQS[s % SEQS.len()], kind(*k)))
@@ -172,10 +210,17 @@ fn run(lo: &[u8], hi: &[u8], spec: &[(Pick, usize, u8)], ops: &[Op]) {
     let entries = sorted(keys);
     let model: Entries = entries
         .iter()
-        .filter(|e| (lo..=hi).contains(&key::user_key(&e.0)))
+        .filter(|e| {
+            let k = key::user_key(&e.0);
+            lo <= k && upper.admits(k, hi)
+        })
         .cloned()
         .collect();
-    let mut it = clipped(&entries, lo, hi);
+    let mut it = ClippedIterator::with_upper(
+        FailingIter::new(entries.clone(), usize::MAX),
+        lo,
+        upper.of(hi),
+    );
     assert!(!it.valid());
     let mut pos: Option<usize> = None;
     for op in ops {
@@ -226,10 +271,11 @@ proptest! {
     #[test]
     fn clipped_matches_model(
         (lo, hi) in bounds(),
+        upper in upper_kind(),
         spec in prop::collection::vec((pick(), 0..SEQS.len(), 0u8..4), 0..60),
         ops in prop::collection::vec(op(), 0..100),
     ) {
-        run(&lo, &hi, &spec, &ops);
+        run(&lo, &hi, upper, &spec, &ops);
     }
 }
 
@@ -270,7 +316,13 @@ fn lo_above_every_key_is_empty() {
 #[test]
 fn hi_below_every_key_is_empty() {
     // "b\0" is the smallest user key above "b": just outside the range.
-    let entries = sorted([versions(b"b\0", &[0, 4, MAX_SEQUENCE]), versions(b"c", &[2])].concat());
+    let entries = sorted(
+        [
+            versions(b"b\0", &[0, 4, MAX_SEQUENCE]),
+            versions(b"c", &[2]),
+        ]
+        .concat(),
+    );
     let mut probes = keys(&entries);
     probes.push(ik(b"", MAX_SEQUENCE, ValueKind::RangeDelete));
     probes.push(ik(b"b", 0, ValueKind::Delete));
@@ -279,7 +331,14 @@ fn hi_below_every_key_is_empty() {
 
 #[test]
 fn lo_above_hi_is_empty() {
-    let entries = sorted([versions(b"a", &[1]), versions(b"b", &[1]), versions(b"c", &[1])].concat());
+    let entries = sorted(
+        [
+            versions(b"a", &[1]),
+            versions(b"b", &[1]),
+            versions(b"c", &[1]),
+        ]
+        .concat(),
+    );
     let probes = keys(&entries);
     assert_empty(&mut clipped(&entries, b"c", b"a"), &probes);
     assert_empty(&mut clipped(&entries, b"b\0", b"b"), &probes);
@@ -335,7 +394,11 @@ fn lo_equal_hi_yields_every_version_of_one_key() {
 }
 
 fn ten_keys() -> Entries {
-    sorted((0..10u8).map(|i| ik(&[b'a', i], 1, ValueKind::Put)).collect())
+    sorted(
+        (0..10u8)
+            .map(|i| ik(&[b'a', i], 1, ValueKind::Put))
+            .collect(),
+    )
 }
 
 #[test]
@@ -406,4 +469,29 @@ fn short_keys_count_as_the_empty_user_key() {
     assert_eq!(it.key(), ik(b"a", 1, ValueKind::Put));
     it.seek_for_prev(b"zz");
     assert!(!it.valid());
+}
+
+#[test]
+fn an_exclusive_end_holds_no_version_of_its_key() {
+    let entries = sorted(
+        [
+            versions(b"a", &[1]),
+            versions(b"b", &[0, 4, MAX_SEQUENCE]),
+            versions(b"c", &[2]),
+        ]
+        .concat(),
+    );
+    let inner = || FailingIter::new(entries.clone(), usize::MAX);
+    let mut it = ClippedIterator::with_upper(inner(), b"", Upper::Excluded(b"b"));
+    let (fwd, back) = scans(&mut it);
+    assert_eq!(keys(&fwd), versions(b"a", &[1]));
+    assert_eq!(fwd, back);
+    it.seek(&ik(b"b", MAX_SEQUENCE, ValueKind::RangeDelete));
+    assert!(!it.valid(), "the end's own entries are outside");
+    it.seek_for_prev(&ik(b"c", 2, ValueKind::Put));
+    assert_eq!(it.key(), ik(b"a", 1, ValueKind::Put));
+    let mut it = ClippedIterator::with_upper(inner(), b"b", Upper::Unbounded);
+    let (fwd, back) = scans(&mut it);
+    assert_eq!(keys(&fwd), keys(&entries[1..].to_vec()));
+    assert_eq!(fwd, back);
 }

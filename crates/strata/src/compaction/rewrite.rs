@@ -1,0 +1,402 @@
+//! The writing half of a rewrite: what survives of a stream of merged entries, and
+//! the tables it is written into.
+//!
+//! A [`Rewrite`] is built from a plan (its output streams, router and `bottommost`),
+//! the live snapshots and the input's range tombstones. It is then *fed*: one or more
+//! iterators of internal entries, each positioned at its first entry, that together
+//! are one stream in internal-key order. Per entry it keeps what some reader can still
+//! see ([`VersionGc`]), drops what a tombstone of the input deletes for every reader,
+//! folds merge chains within their snapshot stripe (`merge_chain`), asks the plan's
+//! [`Router`] which stream each user key goes to, and writes each stream's records into
+//! tables cut by that stream's [`OutputPartitioner`]. [`Rewrite::finish`] finishes the
+//! last files, fsyncs the directory of every data path written, and fills the
+//! [`Outcome`]: outputs added, the plan's input files deleted.
+//!
+//! Two sources feed it, through the same code:
+//! - the plan's own inputs, merged (`executor::execute`, one feed);
+//! - an external merged stream cut into chunks (a reader that already merged the runs
+//!   it read), fed chunk by chunk so that memory stays bounded by the chunk.
+//!
+//! # Contract
+//! - Chunks are cut at user-key boundaries: every entry of a user key is in one feed.
+//!   A merge chain is folded, and a key's stream chosen, from all of its entries, so a
+//!   split key would be written wrong. [`Rewrite::feed`] checks each chunk's first key
+//!   against the last one written and refuses a chunk that repeats or goes back
+//!   (`Internal`); within a chunk the source's order is trusted, as it is for the
+//!   plan's own merged inputs.
+//! - The tombstones given to [`Rewrite::new`] are every tombstone of the runs the
+//!   stream was merged from. Output tombstones are what the snapshots still need of
+//!   them, cut to the plan's `range` if it has one, so no output reaches past it.
+//! - Outputs written before an error are collected as obsolete once the error has
+//!   dropped the rewrite (their `FileRef`s).
+
+use super::executor::{JobContext, Outcome};
+use super::gc::VersionGc;
+use super::merge_chain::{self, Entry};
+use super::partitioner::{self, OutputPartitioner};
+use super::plan::{Action, OutputStream, Partitioning, Plan, Router};
+use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+use crate::key::{self, ParsedKey, SequenceNumber, ValueKind};
+use crate::range_del::Fragments;
+use crate::sst::TableBuilder;
+use crate::version::file_ref::FileRef;
+use crate::version::{FileKind, FileMetaData, VersionSet};
+use std::sync::Arc;
+
+/// A rewrite being fed. See the module docs.
+pub(crate) struct Rewrite {
+    /// Which versions survive (per key, so it runs across feeds).
+    gc: VersionGc,
+    /// Answers stripe questions while `gc` is borrowed by `keep`.
+    stripes: VersionGc,
+    /// The input's tombstones: an entry newer tombstones delete for every reader that
+    /// could see it is dropped.
+    input_rd: Fragments,
+    bottommost: bool,
+    sink: Sink,
+    /// The entries of the last folded merge chain.
+    folded: Vec<Entry>,
+}
+
+impl Rewrite {
+    /// A rewrite of `plan`'s outputs, keeping what the live `snapshots` (ascending)
+    /// can see, with the tombstones of the input `input_rd`.
+    ///
+    /// # Errors
+    /// `Internal` unless `plan` is a [`Action::Rewrite`] with at least one output
+    /// stream.
+    pub(crate) fn new(
+        plan: &Plan,
+        snapshots: Vec<SequenceNumber>,
+        input_rd: Fragments,
+    ) -> Result<Rewrite> {
+        if plan.action != Action::Rewrite || plan.outputs.is_empty() {
+            return Err(Error::Internal(format!(
+                "a rewrite needs a rewrite plan with an output stream: {:?} with {} streams",
+                plan.action,
+                plan.outputs.len()
+            )));
+        }
+        let gc = VersionGc::new(snapshots.clone(), plan.bottommost);
+        let mut output_rd = gc.range_dels(&input_rd);
+        if let Some(r) = &plan.range {
+            output_rd = output_rd.clip(r.start.as_deref(), r.end.as_deref());
+        }
+        let output_rd = Arc::new(output_rd);
+        Ok(Rewrite {
+            gc,
+            stripes: VersionGc::new(snapshots, plan.bottommost),
+            input_rd,
+            bottommost: plan.bottommost,
+            sink: Sink {
+                router: Arc::clone(&plan.router),
+                writers: plan
+                    .outputs
+                    .iter()
+                    .map(|o| StreamWriter::new(o, Arc::clone(&output_rd)))
+                    .collect(),
+                last_user_key: Vec::new(),
+                has_key: false,
+                stream: 0,
+            },
+            folded: Vec::new(),
+        })
+    }
+
+    /// Writes what survives of `input`'s entries, from its current position to its end.
+    ///
+    /// Requires: `input` is positioned (a seek), its entries follow every entry fed
+    /// before in internal-key order, and no user key of an earlier feed continues in
+    /// it (module docs).
+    ///
+    /// # Errors
+    /// `Internal` for a chunk that starts at or before the last user key written, or a
+    /// malformed key; `input`'s own errors; I/O errors writing outputs.
+    pub(crate) fn feed(
+        &mut self,
+        input: &mut dyn InternalIterator,
+        ctx: &JobContext<'_>,
+    ) -> Result<()> {
+        let Rewrite {
+            gc,
+            stripes,
+            input_rd,
+            bottommost,
+            sink,
+            folded,
+        } = self;
+        if input.valid() && sink.has_key {
+            let first = key::user_key(input.key());
+            if first <= sink.last_user_key.as_slice() {
+                return Err(Error::Internal(format!(
+                    "a fed chunk starts at user key {first:x?}, at or before the last one \
+                     written ({:x?}): chunks must be cut at user-key boundaries, in order",
+                    sink.last_user_key
+                )));
+            }
+        }
+        // An entry is deleted for every reader that could see it when a tombstone of
+        // its key is newer and in the same snapshot stripe.
+        let covered = |user_key: &[u8], seq: SequenceNumber| {
+            !input_rd.is_empty() && input_rd.covers_within(user_key, seq, stripes.stripe_upper(seq))
+        };
+        while input.valid() {
+            let Some(parsed) = key::parse_internal_key(input.key()) else {
+                // Table iterators report malformed keys as corruption naming their
+                // file, and memtables hold only keys the write path built.
+                return Err(Error::Internal(
+                    "malformed internal key reached the compaction merge".into(),
+                ));
+            };
+            if !gc.keep(&parsed) || covered(parsed.user_key, parsed.seq) {
+                input.next();
+                continue;
+            }
+            if parsed.kind == ValueKind::Merge {
+                let chain = merge_chain::Chain {
+                    operator: ctx.merge_operator,
+                    floor: gc.stripe_floor(parsed.seq),
+                    bottommost: *bottommost,
+                    covered: &covered,
+                };
+                merge_chain::fold(input, &chain, folded)?;
+                for (ikey, value) in folded.drain(..) {
+                    sink.write(ctx.versions, &ikey, &value)?;
+                }
+                continue;
+            }
+            sink.write_parsed(ctx.versions, &parsed, input.key(), input.value())?;
+            input.next();
+        }
+        input.status()
+    }
+
+    /// Finishes every stream's last file and fsyncs the directory of every data path
+    /// written; adds the outputs to `out`'s edit (with each stream's bytes and the
+    /// outputs' refs), deletes the plan's input files and records its `log_number`.
+    ///
+    /// Requires: `plan` is the plan given to [`Rewrite::new`].
+    ///
+    /// # Errors
+    /// I/O errors finishing tables or syncing directories.
+    pub(crate) fn finish(self, plan: &Plan, ctx: &JobContext<'_>, out: &mut Outcome) -> Result<()> {
+        for (i, w) in self.sink.writers.into_iter().enumerate() {
+            let level = plan
+                .outputs
+                .get(i)
+                .ok_or_else(|| Error::Internal("stream index out of range".into()))?
+                .level;
+            let (files, refs) = w.finish(ctx.versions)?;
+            out.stream_bytes.push(files.iter().map(|f| f.size).sum());
+            out.edit
+                .new_files
+                .extend(files.into_iter().map(|f| (level, f)));
+            out.refs.extend(refs);
+        }
+        let mut synced: Vec<u32> = Vec::new();
+        for r in &out.refs {
+            if !synced.contains(&r.path_id()) {
+                ctx.fs.sync_dir(ctx.versions.dir(r.path_id())?)?;
+                synced.push(r.path_id());
+            }
+        }
+        for (level, f) in plan.input_files() {
+            out.edit.deleted_files.push((level, f.number));
+        }
+        out.edit.log_number = plan.log_number;
+        Ok(())
+    }
+}
+
+/// Routes each written entry to its stream: the router decides once per user key.
+struct Sink {
+    router: Arc<dyn Router>,
+    writers: Vec<StreamWriter>,
+    last_user_key: Vec<u8>,
+    has_key: bool,
+    stream: usize,
+}
+
+impl Sink {
+    /// Writes one entry built by the merge fold.
+    fn write(&mut self, versions: &VersionSet, ikey: &[u8], value: &[u8]) -> Result<()> {
+        let parsed = key::parse_internal_key(ikey).ok_or_else(|| {
+            Error::Internal("malformed internal key reached the compaction output".into())
+        })?;
+        self.write_parsed(versions, &parsed, ikey, value)
+    }
+
+    /// Writes one entry; `parsed` is `ikey` parsed. Requires: entries in internal-key
+    /// order.
+    fn write_parsed(
+        &mut self,
+        versions: &VersionSet,
+        parsed: &ParsedKey<'_>,
+        ikey: &[u8],
+        value: &[u8],
+    ) -> Result<()> {
+        if !self.has_key || parsed.user_key != self.last_user_key.as_slice() {
+            self.stream = self.router.route(parsed, value);
+            let streams = self.writers.len();
+            let w = self.writers.get_mut(self.stream).ok_or_else(|| {
+                Error::Internal(format!("router chose stream {} of {streams}", self.stream))
+            })?;
+            w.start_key(versions, parsed.user_key)?;
+            self.last_user_key.clear();
+            self.last_user_key.extend_from_slice(parsed.user_key);
+            self.has_key = true;
+        }
+        match self.writers.get_mut(self.stream) {
+            Some(w) => w.add(versions, ikey, value),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The output files of one stream being written.
+///
+/// Range tombstones: every stream gets the job's output tombstones, cut at its files'
+/// boundaries: a file cut before user key `k` takes the tombstones in `[lo, k)`, where
+/// `lo` is where it began (unbounded for the first file), and the last file takes the
+/// rest. So the files of a level stay disjoint (a file's largest key is then
+/// `(k, MAX_SEQUENCE, RangeDelete)`, which sorts before every entry of `k`), and a
+/// stream with tombstones but no entries writes one file of tombstones only.
+///
+/// A file also ends where its tombstones end when the next key lies beyond
+/// grandparent files of more than a target file size (RocksDB cuts on grandparent
+/// overlap too): otherwise a file holding tombstones over one end of the key space and
+/// entries at the other would overlap the whole next level, and the compaction that
+/// moves it down would rewrite all of it.
+struct StreamWriter {
+    stream: OutputStream,
+    partitioner: Box<dyn OutputPartitioner>,
+    current: Option<(Arc<FileRef>, TableBuilder)>,
+    files: Vec<FileMetaData>,
+    refs: Vec<Arc<FileRef>>,
+    range_dels: Arc<Fragments>,
+    /// Where the current (or next) file's share of the tombstones begins.
+    lo: Option<Vec<u8>>,
+    /// The previous user key of this stream (empty before the first).
+    prev_key: Vec<u8>,
+}
+
+impl StreamWriter {
+    fn new(stream: &OutputStream, range_dels: Arc<Fragments>) -> Self {
+        StreamWriter {
+            stream: stream.clone(),
+            partitioner: partitioner::for_stream(stream),
+            current: None,
+            files: Vec::new(),
+            refs: Vec::new(),
+            range_dels,
+            lo: None,
+            prev_key: Vec::new(),
+        }
+    }
+
+    /// Shows the partitioner the next user key of this stream (size 0 when no file is
+    /// open, so stateful policies can track their position) and finishes the current
+    /// file if it says so.
+    fn start_key(&mut self, versions: &VersionSet, user_key: &[u8]) -> Result<()> {
+        let size = self.current.as_ref().map_or(0, |(_, b)| b.estimated_size());
+        if self.partitioner.should_cut(user_key, size) && self.current.is_some() {
+            self.finish_file(Some(user_key))?;
+            self.lo = Some(user_key.to_vec());
+        } else if let Some(end) = self.tombstones_end_far_before(user_key) {
+            self.builder(versions)?;
+            self.finish_file(Some(&end))?;
+            self.lo = Some(end);
+        }
+        self.prev_key.clear();
+        self.prev_key.extend_from_slice(user_key);
+        Ok(())
+    }
+
+    /// Where the tombstones waiting for the current file end, if the grandparent
+    /// files lying entirely between there and `next_user_key` hold more than a target
+    /// file size (the plan names no grandparents for L0 outputs: never then).
+    fn tombstones_end_far_before(&self, next_user_key: &[u8]) -> Option<Vec<u8>> {
+        let Partitioning::Aligned {
+            grandparents,
+            target,
+            ..
+        } = &self.stream.partitioning
+        else {
+            return None;
+        };
+        // Per key: one flag and at most one binary search. Only tombstones that end
+        // after the previous key make a gap worth measuring.
+        if self.range_dels.is_empty() {
+            return None;
+        }
+        let end = self
+            .range_dels
+            .end_within(self.lo.as_deref(), next_user_key)?;
+        if !self.prev_key.is_empty() && end <= self.prev_key.as_slice() {
+            return None;
+        }
+        let between: u64 = grandparents
+            .iter()
+            .filter(|g| g.smallest_user_key() >= end && g.largest_user_key() < next_user_key)
+            .map(|g| g.size)
+            .sum();
+        (between > *target).then(|| end.to_vec())
+    }
+
+    fn builder(&mut self, versions: &VersionSet) -> Result<&mut TableBuilder> {
+        if self.current.is_none() {
+            let (file_ref, file) = versions.new_table(self.stream.path_id)?;
+            let mut table = self.stream.table.clone();
+            table.column_group = self.stream.column_group;
+            self.current = Some((file_ref, TableBuilder::new(file, table)));
+        }
+        self.current
+            .as_mut()
+            .map(|(_, b)| b)
+            .ok_or_else(|| Error::Internal("no output file".into()))
+    }
+
+    fn add(&mut self, versions: &VersionSet, ikey: &[u8], value: &[u8]) -> Result<()> {
+        self.builder(versions)?.add(ikey, value)
+    }
+
+    /// Finishes the current file, giving it the tombstones in `[lo, hi)`.
+    fn finish_file(&mut self, hi: Option<&[u8]>) -> Result<()> {
+        let Some((file_ref, mut builder)) = self.current.take() else {
+            return Ok(());
+        };
+        if !self.range_dels.is_empty() {
+            builder.set_range_dels(self.range_dels.clip(self.lo.as_deref(), hi));
+        }
+        let p = builder.finish()?;
+        self.files.push(FileMetaData {
+            number: file_ref.number(),
+            path_id: self.stream.path_id,
+            size: p.file_size,
+            smallest: p.smallest_key,
+            largest: p.largest_key,
+            smallest_seqno: p.smallest_seqno,
+            largest_seqno: p.largest_seqno,
+            num_entries: p.num_entries,
+            num_deletions: p.num_deletions,
+            column_group: self.stream.column_group,
+            kind: FileKind::Real,
+            num_range_deletions: p.num_range_deletions,
+        });
+        self.refs.push(file_ref);
+        Ok(())
+    }
+
+    fn finish(mut self, versions: &VersionSet) -> Result<(Vec<FileMetaData>, Vec<Arc<FileRef>>)> {
+        let tail_has_tombstones = !self.range_dels.clip(self.lo.as_deref(), None).is_empty();
+        if self.current.is_none() && tail_has_tombstones {
+            self.builder(versions)?;
+        }
+        self.finish_file(None)?;
+        Ok((self.files, self.refs))
+    }
+}
+
+#[cfg(test)]
+mod tests;
