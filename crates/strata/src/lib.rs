@@ -115,7 +115,8 @@ pub use options::{
 };
 pub use snapshot::Snapshot;
 pub use stats::{
-    DbStats, LatencyHistogram, LevelStats, PathStatsSnapshot, StatisticsSnapshot, TableSpace,
+    DbStats, IoBytes, LatencyHistogram, LevelStats, PathStatsSnapshot, StatisticsSnapshot,
+    TableSpace,
 };
 pub use txn::{
     BaseDeltaIterator, BatchValue, Transaction, TransactionOptions, WriteBatchWithIndex,

@@ -106,6 +106,28 @@ pub fn db_builder(flags: &EngineFlags, db_dir: &Path) -> Result<DbBuilder> {
 
 cursor_by_inherent_methods!([] DbIterator, |it| it.valid().then(|| (it.key(), it.value())));
 
+/// `DbStats::total_io_bytes` and its parts by purpose, as counters named
+/// `table_io_bytes`, `table_bytes_read_by_<purpose>` and
+/// `table_bytes_written_by_<purpose>` (the parts add up to the total).
+fn io_by_purpose(s: &strata::DbStats) -> Vec<(String, u64)> {
+    let mut out = vec![("table_io_bytes".to_string(), s.total_io_bytes())];
+    for (kind, b) in [
+        ("read", s.io_bytes_read()),
+        ("written", s.io_bytes_written()),
+    ] {
+        for (purpose, n) in [
+            ("get", b.get),
+            ("scan", b.scan),
+            ("flush", b.flush),
+            ("compaction", b.compaction),
+            ("other", b.other),
+        ] {
+            out.push((format!("table_bytes_{kind}_by_{purpose}"), n));
+        }
+    }
+    out
+}
+
 impl KvEngine for StrataEngine {
     fn name(&self) -> &'static str {
         "strata"
@@ -244,6 +266,7 @@ impl KvEngine for StrataEngine {
                 .pairs()
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v))
+                .chain(io_by_purpose(&s))
                 .collect(),
             wal_bytes: c.wal_bytes_written,
             flush_bytes_written: c.flush_bytes_written,

@@ -34,6 +34,7 @@ use crate::compaction::picker::Busy;
 use crate::compaction::{Action, Coverage, Plan, Requests, Tombstones};
 use crate::error::{Error, Result};
 use crate::version::Version;
+use crate::stats::purpose::IoPurpose;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -145,6 +146,8 @@ fn compaction_loop(inner: &DbInner) {
 /// The range tombstones of every family's files, for the drop rules of
 /// `compaction::covered`. Requires: the `state` lock not held (this may open tables).
 fn gather_tombstones(inner: &DbInner) -> Tombstones {
+    // Opening a table to read its tombstones is compaction work, on whatever thread.
+    let _purpose = IoPurpose::Compaction.enter();
     let versions: Vec<_> = inner
         .versions
         .families()

@@ -35,6 +35,7 @@ use crate::merge::chain::{self, Chain};
 use crate::merge::MergeOperator;
 use crate::range_del::Fragments;
 use crate::snapshot::Snapshot;
+use crate::stats::purpose::IoPurpose;
 use std::sync::Arc;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -348,6 +349,7 @@ impl DbIterator {
 
     /// Positions at the first key `>= target` (and `>= lower_bound`).
     pub fn seek(&mut self, target: &[u8]) {
+        let _purpose = IoPurpose::Scan.enter();
         let t = match self.lower.as_deref() {
             Some(l) if target < l => l,
             _ => target,
@@ -367,6 +369,7 @@ impl DbIterator {
 
     /// Positions at the first key (within the bounds).
     pub fn seek_to_first(&mut self) {
+        let _purpose = IoPurpose::Scan.enter();
         if let Some(l) = self.lower.as_deref() {
             self.seek_buf.clear();
             key::append_internal_key(&mut self.seek_buf, l, self.seq, KIND_SEEK);
@@ -380,6 +383,7 @@ impl DbIterator {
 
     /// Positions at the last key (within the bounds).
     pub fn seek_to_last(&mut self) {
+        let _purpose = IoPurpose::Scan.enter();
         self.direction = Direction::Reverse;
         self.saved_key.clear();
         self.saved_value.clear();
@@ -401,6 +405,7 @@ impl DbIterator {
 
     /// Positions at the last key `<= target` (and `< upper_bound`).
     pub fn seek_for_prev(&mut self, target: &[u8]) {
+        let _purpose = IoPurpose::Scan.enter();
         if self.over_upper(target) {
             return self.seek_to_last();
         }
@@ -415,6 +420,7 @@ impl DbIterator {
 
     /// Moves to the next key. Requires: `valid()`.
     pub fn next(&mut self) {
+        let _purpose = IoPurpose::Scan.enter();
         if !self.valid {
             return;
         }
@@ -440,6 +446,7 @@ impl DbIterator {
 
     /// Moves to the previous key. Requires: `valid()`.
     pub fn prev(&mut self) {
+        let _purpose = IoPurpose::Scan.enter();
         if !self.valid {
             return;
         }

@@ -20,6 +20,7 @@ use super::{poison, DbInner};
 use crate::compaction::executor::{self, JobContext, Outcome};
 use crate::compaction::{Action, Plan, Reason};
 use crate::error::Result;
+use crate::stats::purpose::IoPurpose;
 use crate::stats::Statistics;
 use std::time::Instant;
 
@@ -56,7 +57,15 @@ pub(crate) fn run(
         version: Some(&version),
     };
     let started = Instant::now();
-    let executed = executor::execute(plan, &ctx);
+    let purpose = if plan.reason.is_flush() {
+        IoPurpose::Flush
+    } else {
+        IoPurpose::Compaction
+    };
+    let executed = {
+        let _purpose = purpose.enter();
+        executor::execute(plan, &ctx)
+    };
     let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
     drop(ctx);
     drop(version);

@@ -29,6 +29,7 @@ use crate::options::ReadOptions;
 use crate::range_del::{Fragments, RangeTombstone};
 use crate::snapshot_filter::SnapshotFilter;
 use crate::sst::TableIterator;
+use crate::stats::purpose::IoPurpose;
 use crate::stats::Statistics;
 use crate::version::file_ref::FileRef;
 use crate::version::{FileKind, FileMetaData, Version};
@@ -65,6 +66,7 @@ pub(crate) fn get(
     ro: &ReadOptions,
     user_key: &[u8],
 ) -> Result<Option<Vec<u8>>> {
+    let _purpose = IoPurpose::Get.enter();
     let seq = read_sequence(inner, ro);
     let sv = family.super_version.load();
     Statistics::add(&inner.stats.local().gets, 1);
@@ -313,6 +315,7 @@ pub(crate) fn newer_sequence(
     lookup: &LookupKey,
     floor: SequenceNumber,
 ) -> Result<Option<SequenceNumber>> {
+    let _purpose = IoPurpose::Get.enter();
     let (ukey, read_seq) = (lookup.user_key(), lookup.sequence());
     // A source's newest version of the key: its point entry or a covering tombstone.
     let newest_of = |point: Option<SequenceNumber>, rd: Option<&Fragments>| {
@@ -362,6 +365,7 @@ pub(crate) fn iter(
     family: &Arc<Family>,
     ro: &ReadOptions,
 ) -> Result<DbIterator> {
+    let _purpose = IoPurpose::Scan.enter();
     let seq = read_sequence(inner, ro);
     let sv = family.super_version.load_full();
     let filter = SnapshotFilter {

@@ -32,6 +32,7 @@ use crate::error::{Error, Result};
 use crate::filename::{self, FileType};
 use crate::memtable::MemTable;
 use crate::options::{Options, WalRecoveryMode};
+use crate::stats::purpose::IoPurpose;
 use crate::version::edit::VersionEdit;
 use crate::version::file_ref::FileRef;
 use crate::version::VersionSet;
@@ -274,7 +275,10 @@ impl Replay<'_> {
             // A flush has no virtual input.
             version: None,
         };
-        let outcome = executor::execute(&plan, &ctx)?;
+        let outcome = {
+            let _purpose = IoPurpose::Flush.enter();
+            executor::execute(&plan, &ctx)?
+        };
         let id = f.id;
         match self.out.edits.iter_mut().find(|(fid, _)| *fid == id) {
             Some((_, edit)) => edit.new_files.extend(outcome.edit.new_files),

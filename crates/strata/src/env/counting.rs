@@ -6,12 +6,14 @@
 //! its reads (with their latency) and appends in path `i`'s
 //! [`PathStats`]; every other file and every other method passes through untouched.
 //! Counting at this seam sees every table I/O, user reads, compaction reads and table
-//! writes alike, without a counter in the table reader or the executor.
+//! writes alike, without a counter in the table reader or the executor. Each byte is
+//! also counted under the calling thread's [`IoPurpose`] (`stats::purpose`).
 
 use super::{FileLock, FileOptions, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::Result;
 use crate::filename::{self, FileType};
 use crate::stats::path::PathStats;
+use crate::stats::purpose::IoPurpose;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -101,7 +103,7 @@ struct CountedWriter {
 impl WritableFile for CountedWriter {
     fn append(&mut self, data: &[u8]) -> Result<()> {
         self.inner.append(data)?;
-        self.stats.record_write(data.len());
+        self.stats.record_write(data.len(), IoPurpose::current());
         Ok(())
     }
     fn flush(&mut self) -> Result<()> {
@@ -125,13 +127,15 @@ impl RandomAccessFile for CountedReader {
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         let start = Instant::now();
         self.inner.read_exact_at(offset, buf)?;
-        self.stats.record_read(buf.len(), start.elapsed());
+        self.stats
+            .record_read(buf.len(), start.elapsed(), IoPurpose::current());
         Ok(())
     }
     fn read_vec(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
         let start = Instant::now();
         let out = self.inner.read_vec(offset, len)?;
-        self.stats.record_read(len, start.elapsed());
+        self.stats
+            .record_read(len, start.elapsed(), IoPurpose::current());
         Ok(out)
     }
     fn is_direct(&self) -> bool {

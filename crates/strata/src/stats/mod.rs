@@ -15,8 +15,10 @@
 //! while threads add sees each add or not, as with one atomic per counter.
 
 pub(crate) mod path;
+pub(crate) mod purpose;
 
 pub use path::{LatencyHistogram, PathStatsSnapshot};
+pub use purpose::IoBytes;
 
 use std::fmt::{self, Write as _};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -279,6 +281,31 @@ impl DbStats {
     /// Bytes written to SSTables (flush + compaction).
     pub fn table_bytes_written(&self) -> u64 {
         self.counters.flush_bytes_written + self.counters.compaction_bytes_written
+    }
+
+    /// Every table byte read and written, over every data path: reads by gets, scans,
+    /// compactions and anything else, plus writes by flushes and compactions (WAL,
+    /// MANIFEST and OPTIONS bytes are not table bytes). Block-cache hits read nothing.
+    /// Equals `io_bytes_read().total() + io_bytes_written().total()` exactly.
+    pub fn total_io_bytes(&self) -> u64 {
+        self.paths
+            .iter()
+            .map(|p| p.bytes_read + p.bytes_written)
+            .sum()
+    }
+
+    /// Table bytes read over every data path, by purpose.
+    pub fn io_bytes_read(&self) -> IoBytes {
+        self.paths
+            .iter()
+            .fold(IoBytes::default(), |acc, p| acc.plus(p.read_by))
+    }
+
+    /// Table bytes written over every data path, by purpose.
+    pub fn io_bytes_written(&self) -> IoBytes {
+        self.paths
+            .iter()
+            .fold(IoBytes::default(), |acc, p| acc.plus(p.written_by))
     }
 
     /// Write amplification: bytes written to tables by flush and compaction, divided by

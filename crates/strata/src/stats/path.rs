@@ -7,6 +7,7 @@
 //! [`super::Statistics`] (same shard index), so readers on different cores do not
 //! bounce a cache line per block read.
 
+use super::purpose::{IoBytes, IoPurpose, PURPOSES};
 use super::{shard_index, SHARDS};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,6 +28,10 @@ struct Shard {
     writes: AtomicU64,
     bytes_written: AtomicU64,
     latency: [AtomicU64; LATENCY_BUCKETS],
+    /// `bytes_read` by purpose (index: `IoPurpose as usize`).
+    read_by: [AtomicU64; PURPOSES],
+    /// `bytes_written` by purpose.
+    written_by: [AtomicU64; PURPOSES],
 }
 
 impl Default for Shard {
@@ -38,6 +43,8 @@ impl Default for Shard {
             writes: AtomicU64::new(0),
             bytes_written: AtomicU64::new(0),
             latency: std::array::from_fn(|_| AtomicU64::new(0)),
+            read_by: std::array::from_fn(|_| AtomicU64::new(0)),
+            written_by: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
 }
@@ -72,12 +79,15 @@ impl PathStats {
         &self.path
     }
 
-    /// Records one read of `bytes` bytes that took `elapsed`.
-    pub fn record_read(&self, bytes: usize, elapsed: Duration) {
+    /// Records one read of `bytes` bytes for `purpose` that took `elapsed`.
+    pub fn record_read(&self, bytes: usize, elapsed: Duration, purpose: IoPurpose) {
         let s = self.local();
         let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
         s.reads.fetch_add(1, Ordering::Relaxed);
         s.bytes_read.fetch_add(bytes as u64, Ordering::Relaxed);
+        if let Some(c) = s.read_by.get(purpose as usize) {
+            c.fetch_add(bytes as u64, Ordering::Relaxed);
+        }
         s.read_nanos.fetch_add(nanos, Ordering::Relaxed);
         // floor(log2(nanos)), 0 for 0 and 1.
         let bucket = (63 - (nanos | 1).leading_zeros()) as usize;
@@ -86,11 +96,15 @@ impl PathStats {
         }
     }
 
-    /// Records one write (an append handed to the file) of `bytes` bytes.
-    pub fn record_write(&self, bytes: usize) {
+    /// Records one write (an append handed to the file) of `bytes` bytes for
+    /// `purpose`.
+    pub fn record_write(&self, bytes: usize, purpose: IoPurpose) {
         let s = self.local();
         s.writes.fetch_add(1, Ordering::Relaxed);
         s.bytes_written.fetch_add(bytes as u64, Ordering::Relaxed);
+        if let Some(c) = s.written_by.get(purpose as usize) {
+            c.fetch_add(bytes as u64, Ordering::Relaxed);
+        }
     }
 
     /// Sums the shards.
@@ -100,7 +114,14 @@ impl PathStats {
             ..PathStatsSnapshot::default()
         };
         let mut buckets = [0u64; LATENCY_BUCKETS];
+        let (mut read_by, mut written_by) = ([0u64; PURPOSES], [0u64; PURPOSES]);
         for s in self.shards.iter() {
+            for (total, c) in read_by.iter_mut().zip(&s.read_by) {
+                *total += c.load(Ordering::Relaxed);
+            }
+            for (total, c) in written_by.iter_mut().zip(&s.written_by) {
+                *total += c.load(Ordering::Relaxed);
+            }
             out.reads += s.reads.load(Ordering::Relaxed);
             out.bytes_read += s.bytes_read.load(Ordering::Relaxed);
             out.read_latency.sum_nanos += s.read_nanos.load(Ordering::Relaxed);
@@ -111,6 +132,8 @@ impl PathStats {
             }
         }
         out.read_latency.buckets = buckets.to_vec();
+        out.read_by = IoBytes::from_counts(&read_by);
+        out.written_by = IoBytes::from_counts(&written_by);
         out
     }
 }
@@ -131,6 +154,10 @@ pub struct PathStatsSnapshot {
     pub bytes_written: u64,
     /// How long the reads took, wall clock, measured around the file-system call.
     pub read_latency: LatencyHistogram,
+    /// `bytes_read` by what the reads were for: the parts add up to it exactly.
+    pub read_by: IoBytes,
+    /// `bytes_written` by what the appends were for: the parts add up to it exactly.
+    pub written_by: IoBytes,
 }
 
 /// A histogram of latencies in power-of-two nanosecond buckets: 40 of them, the last
@@ -191,8 +218,8 @@ mod tests {
                 let stats = &stats;
                 s.spawn(move || {
                     for i in 0..100u64 {
-                        stats.record_read(10, Duration::from_nanos(1000 + i));
-                        stats.record_write(3);
+                        stats.record_read(10, Duration::from_nanos(1000 + i), IoPurpose::Get);
+                        stats.record_write(3, IoPurpose::Compaction);
                     }
                 });
             }
@@ -200,6 +227,11 @@ mod tests {
         let snap = stats.snapshot();
         assert_eq!((snap.reads, snap.bytes_read), (400, 4000));
         assert_eq!((snap.writes, snap.bytes_written), (400, 1200));
+        assert_eq!((snap.read_by.get, snap.read_by.total()), (4000, 4000));
+        assert_eq!(
+            (snap.written_by.compaction, snap.written_by.total()),
+            (1200, 1200)
+        );
         // 1000..1099 ns all lie in [2^9, 2^10) or [2^10, 2^11): 1000..1023 and the rest.
         assert_eq!(snap.read_latency.buckets[9], 4 * 24);
         assert_eq!(snap.read_latency.buckets[10], 4 * 76);
@@ -212,8 +244,8 @@ mod tests {
     #[test]
     fn extreme_latencies_land_in_the_end_buckets() {
         let stats = PathStats::new(PathBuf::from("/p"));
-        stats.record_read(1, Duration::ZERO);
-        stats.record_read(1, Duration::from_secs(100_000));
+        stats.record_read(1, Duration::ZERO, IoPurpose::Other);
+        stats.record_read(1, Duration::from_secs(100_000), IoPurpose::Scan);
         let h = stats.snapshot().read_latency;
         assert_eq!(h.buckets[0], 1);
         assert_eq!(h.buckets[LATENCY_BUCKETS - 1], 1);
