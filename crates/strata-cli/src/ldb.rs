@@ -59,7 +59,7 @@
 //! 8-byte little-endian counter increment, e.g. `--hex merge 6b 0x0500000000000000`
 //! adds 5 to key `k`.
 
-use crate::engine::{self, options::EngineFlags, BatchOp, Direction, Families, KvEngine};
+use crate::engine::{self, options::EngineFlags, BatchOp, Direction, Families, KvEngine, Scan};
 use crate::error::{CliError, Result};
 use clap::{Args, Subcommand};
 use std::io::{BufRead, Write};
@@ -423,13 +423,8 @@ fn print_range(
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut io_err = None;
     e.scan(
-        from,
-        Direction::Forward,
-        max.unwrap_or(usize::MAX),
+        Scan::new(from, Direction::Forward, max.unwrap_or(usize::MAX)).until(to),
         &mut |k, v| {
-            if to.is_some_and(|t| k >= t) {
-                return false;
-            }
             let r = out
                 .write_all(&encode(k, hex))
                 .and_then(|()| out.write_all(sep))
@@ -616,12 +611,10 @@ mod tests {
         }
         fn scan(
             &self,
-            start: Option<&[u8]>,
-            direction: Direction,
-            limit: usize,
+            scan: crate::engine::Scan<'_>,
             visit: &mut crate::engine::Visitor<'_>,
         ) -> Result<usize> {
-            self.inner.scan(start, direction, limit, visit)
+            self.inner.scan(scan, visit)
         }
         fn flush(&self) -> Result<()> {
             self.inner.flush()

@@ -31,6 +31,9 @@ pub enum Benchmark {
     Readreverse,
     /// Seek to random keys, then `--seek_nexts` steps.
     Seekrandom,
+    /// `--scans` forward scans, each over every key of a random range covering
+    /// `--scan_fraction` of the key space `[0, num)` (an end key bounds it).
+    Rangescan,
     /// `--threads` readers doing readrandom while one writer overwrites random keys.
     Readwhilewriting,
     /// Each thread mixes random reads and writes, `--readwritepercent` reads in every
@@ -68,6 +71,7 @@ impl Benchmark {
             Benchmark::Readseq => "readseq",
             Benchmark::Readreverse => "readreverse",
             Benchmark::Seekrandom => "seekrandom",
+            Benchmark::Rangescan => "rangescan",
             Benchmark::Readwhilewriting => "readwhilewriting",
             Benchmark::Readrandomwriterandom => "readrandomwriterandom",
             Benchmark::Deleterandom => "deleterandom",
@@ -126,6 +130,13 @@ pub struct BenchArgs {
     /// Seconds per benchmark; 0 runs by count.
     #[arg(long = "duration", default_value_t = 0)]
     pub duration: u64,
+    /// Scans of rangescan.
+    #[arg(long = "scans", default_value_t = 100)]
+    pub scans: u64,
+    /// The share of the key space `[0, num)` each rangescan scan covers, in (0, 1]
+    /// (not query-driven compaction's write-back selectivity).
+    #[arg(long = "scan_fraction", default_value_t = 0.01)]
+    pub scan_fraction: f64,
     /// Next() steps after each seek of seekrandom.
     #[arg(long = "seek_nexts", default_value_t = 0)]
     pub seek_nexts: usize,
@@ -208,6 +219,9 @@ impl BenchArgs {
         if self.readwritepercent > 100 {
             return usage("invalid value for '--readwritepercent': must be in 0..=100".into());
         }
+        if !(self.scan_fraction > 0.0 && self.scan_fraction <= 1.0) {
+            return usage("invalid value for '--scan_fraction': must be in (0, 1]".into());
+        }
         if self.reads < -1 {
             return usage("invalid value for '--reads': must be >= -1".into());
         }
@@ -219,6 +233,7 @@ impl BenchArgs {
             Benchmark::Readseq,
             Benchmark::Readreverse,
             Benchmark::Seekrandom,
+            Benchmark::Rangescan,
         ];
         if let Some(b) = self.benchmarks.iter().find(|b| scans.contains(b)) {
             if families > 1 {

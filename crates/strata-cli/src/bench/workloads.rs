@@ -7,7 +7,7 @@
 //! why readrandom after fillrandom finds only ~63% of keys: fillrandom repeats keys).
 
 use super::flags::{BenchArgs, Benchmark};
-use crate::engine::{BatchOp, Commit, Direction, KvEngine};
+use crate::engine::{BatchOp, Commit, Direction, EngineStats, KvEngine, Scan};
 use crate::error::Result;
 use crate::runner::{run_parallel, Budget, OpStats, Progress, PROGRESS_CHUNK};
 use crate::values::ValueGenerator;
@@ -168,6 +168,15 @@ pub fn run(
             o.found = Some((o.stats.found, o.stats.ops));
             o
         }
+        Benchmark::Rangescan => {
+            let before = engine.stats();
+            let scans = (args.duration == 0).then_some(args.scans);
+            let (r, el) = run_parallel(label, threads, scans, |tid, p| ctx.range_scan(tid, p))?;
+            let after = engine.stats();
+            let mut o = merged(r, el.as_secs_f64(), None);
+            o.note = Some(range_scan_note(&o.stats, &before, &after));
+            o
+        }
         Benchmark::Readwhilewriting => ctx.read_while_writing()?,
         Benchmark::Flush => single(|| engine.flush())?,
         Benchmark::Compact => single(|| engine.compact(None, None))?,
@@ -184,6 +193,24 @@ fn in_transactions(b: Benchmark) -> bool {
     matches!(
         b,
         Benchmark::Fillseq | Benchmark::Fillrandom | Benchmark::Overwrite
+    )
+}
+
+/// rangescan's note: entries returned, per scan, and the table bytes scans read per
+/// scan (engines that count them: Strata's `table_bytes_read_by_scan`).
+fn range_scan_note(stats: &OpStats, before: &EngineStats, after: &EngineStats) -> String {
+    let scans = stats.ops.max(1) as f64;
+    let table = match (
+        before.counter("table_bytes_read_by_scan"),
+        after.counter("table_bytes_read_by_scan"),
+    ) {
+        (Some(b), Some(a)) => format!("{:.0}", a.saturating_sub(b) as f64 / scans),
+        _ => "n/a".to_string(),
+    };
+    format!(
+        "({} entries, {:.1} per scan; table bytes read per scan: {table})",
+        stats.found,
+        stats.found as f64 / scans
     )
 }
 
@@ -420,7 +447,7 @@ impl Ctx<'_> {
         let mut stats = OpStats::default();
         let mut last = Instant::now();
         let mut i = 0u64;
-        self.engine.scan(None, dir, limit, &mut |k, v| {
+        self.engine.scan(Scan::new(None, dir, limit), &mut |k, v| {
             let now = Instant::now();
             stats.record_nanos(
                 now.duration_since(last).as_nanos() as u64,
@@ -434,6 +461,42 @@ impl Ctx<'_> {
             budget.allows(i)
         })?;
         progress.add(i % PROGRESS_CHUNK);
+        Ok(stats)
+    }
+
+    /// rangescan: each operation one forward scan of every key in `[lo, lo + width)`,
+    /// `width` = `--scan_fraction` of `[0, num)`, `lo` uniform; `found` counts the
+    /// entries returned.
+    fn range_scan(&self, tid: usize, progress: &Progress) -> Result<OpStats> {
+        let a = self.args;
+        let budget = self.budget(a.scans, a.threads, tid);
+        let width = ((a.num as f64 * a.scan_fraction).round() as u64).clamp(1, a.num.max(1));
+        let mut rng = self.rng(tid);
+        let fmt = a.key_format();
+        let (mut lo, mut hi) = (
+            Vec::with_capacity(a.key_size),
+            Vec::with_capacity(a.key_size),
+        );
+        let mut stats = OpStats::default();
+        let mut i = 0u64;
+        while budget.allows(i) {
+            let first = rng.random_range(0..=a.num.saturating_sub(width));
+            fmt.write(first, &mut lo);
+            fmt.write(first + width, &mut hi);
+            let mut bytes = 0;
+            let start = Instant::now();
+            let n = self.engine.scan(
+                Scan::new(Some(&lo), Direction::Forward, usize::MAX).until(Some(&hi)),
+                &mut |k, v| {
+                    bytes += k.len() + v.len();
+                    true
+                },
+            )?;
+            stats.record(start, bytes);
+            stats.found += n as u64;
+            i += 1;
+            progress.add(1);
+        }
         Ok(stats)
     }
 
@@ -457,9 +520,7 @@ impl Ctx<'_> {
             let mut found = false;
             let start = Instant::now();
             self.engine.scan(
-                Some(&key),
-                dir,
-                a.seek_nexts.saturating_add(1),
+                Scan::new(Some(&key), dir, a.seek_nexts.saturating_add(1)),
                 &mut |k, v| {
                     if first {
                         found = k == key.as_slice();
@@ -645,6 +706,16 @@ mod tests {
         let o = go(&e, &a, Benchmark::Seekrandom, 3);
         assert_eq!(o.found, Some((100, 100)));
         assert_eq!(o.stats.bytes, 100 * 4 * (16 + 50));
+        // Every key of [0, 20000) is present: each scan of 5% returns exactly 1,000.
+        let a = args(&["--threads=2", "--scans=30", "--scan_fraction=0.05"]);
+        let o = go(&e, &a, Benchmark::Rangescan, 4);
+        assert_eq!((o.stats.ops, o.stats.found), (30, 30 * 1000));
+        assert_eq!(o.stats.bytes, 30 * 1000 * (16 + 50));
+        let note = o.note.expect("a note");
+        assert!(
+            note.starts_with("(30000 entries, 1000.0 per scan;"),
+            "{note}"
+        );
         let a = args(&["--threads=2", "--readwritepercent=60"]);
         let o = go(&e, &a, Benchmark::Readrandomwriterandom, 5);
         assert_eq!(o.stats.ops, 20_000);
@@ -699,7 +770,7 @@ mod tests {
             assert_eq!(o.stats.ops, ops, "{b:?}");
             assert_eq!(e.len(), 18_000, "{b:?}");
             let mut first = None;
-            e.scan(None, Direction::Forward, 1, &mut |k, _| {
+            e.scan(Scan::new(None, Direction::Forward, 1), &mut |k, _| {
                 first = Some(k.to_vec());
                 false
             })
@@ -721,10 +792,13 @@ mod tests {
             let o = go(&e, &a, Benchmark::Mergerandom, 0);
             assert_eq!(o.stats.ops, 20_000);
             let mut sum = 0u64;
-            e.scan(None, Direction::Forward, usize::MAX, &mut |_, v| {
-                sum += strata::merge::U64Add::decode(v).expect("a counter");
-                true
-            })
+            e.scan(
+                Scan::new(None, Direction::Forward, usize::MAX),
+                &mut |_, v| {
+                    sum += strata::merge::U64Add::decode(v).expect("a counter");
+                    true
+                },
+            )
             .expect("scan");
             assert_eq!(sum, 20_000, "{extra:?}");
         }

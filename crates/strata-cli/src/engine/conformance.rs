@@ -9,7 +9,7 @@
 //! dir)` would run it).
 
 use super::options::{EngineFlags, EngineKind};
-use super::{BatchOp, Commit, Direction, KvEngine};
+use super::{BatchOp, Commit, Direction, KvEngine, Scan};
 use clap::Parser;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -54,6 +54,40 @@ pub fn small_flags(engine: EngineKind, dir: &Path) -> EngineFlags {
     }
 }
 
+/// Scans with an end (an exclusive upper bound in either direction) visit exactly the
+/// model's keys below it: forward and reverse, from an end, from a key below the end
+/// and from a key at or above it (forward: nothing; reverse: from below the end).
+fn assert_end_bounds(e: &dyn KvEngine, model: &Model, keys: &[&Vec<u8>]) {
+    let name = e.name();
+    let at = |q: usize| keys.get(keys.len() * q / 4).map(|k| k.as_slice());
+    let (Some(low), Some(mid), Some(high)) = (at(1), at(2), at(3)) else {
+        return;
+    };
+    let want = |lo: Option<&[u8]>, hi_incl: Option<&[u8]>, end: &[u8]| -> Model {
+        model
+            .iter()
+            .filter(|(k, _)| {
+                let k = k.as_slice();
+                lo.is_none_or(|l| k >= l) && hi_incl.is_none_or(|h| k <= h) && k < end
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    let (fwd, rev) = (Direction::Forward, Direction::Reverse);
+    let cases: [(Option<&[u8]>, Direction, Model); 6] = [
+        (None, fwd, want(None, None, high)),
+        (Some(low), fwd, want(Some(low), None, high)),
+        (Some(high), fwd, Model::new()),
+        (None, rev, want(None, None, high)),
+        (Some(mid), rev, want(None, Some(mid), high)),
+        (Some(high), rev, want(None, None, high)),
+    ];
+    for (start, dir, expected) in cases {
+        let scan = Scan::new(start, dir, usize::MAX).until(Some(high));
+        assert_eq!(scan_of(e, scan), expected, "{name}: {scan:?}");
+    }
+}
+
 fn key(i: u32) -> Vec<u8> {
     format!("key{i:06}").into_bytes()
 }
@@ -63,10 +97,16 @@ fn value(i: u32, round: u32) -> Vec<u8> {
 }
 
 fn scan_all(e: &dyn KvEngine, start: Option<&[u8]>, dir: Direction, limit: usize) -> Model {
+    scan_of(e, Scan::new(start, dir, limit))
+}
+
+/// The entries `scan` visits, checked to come in its direction's order.
+fn scan_of(e: &dyn KvEngine, scan: Scan<'_>) -> Model {
+    let dir = scan.direction;
     let mut out = Model::new();
     let mut order: Vec<Vec<u8>> = Vec::new();
     let n = e
-        .scan(start, dir, limit, &mut |k, v| {
+        .scan(scan, &mut |k, v| {
             order.push(k.to_vec());
             out.insert(k.to_vec(), v.to_vec());
             true
@@ -105,6 +145,7 @@ pub fn assert_matches(e: &dyn KvEngine, model: &Model) {
         }
     }
     let keys: Vec<&Vec<u8>> = model.keys().collect();
+    assert_end_bounds(e, model, &keys);
     if let Some(&mid) = keys.get(keys.len() / 2) {
         // From a present key: it is included, in both directions.
         let fwd = scan_all(e, Some(mid), Direction::Forward, 5);
@@ -146,14 +187,17 @@ pub fn assert_matches(e: &dyn KvEngine, model: &Model) {
     // The visitor stops the scan.
     let mut seen = 0;
     let n = e
-        .scan(None, Direction::Forward, usize::MAX, &mut |_, _| {
-            seen += 1;
-            seen < 3
-        })
+        .scan(
+            Scan::new(None, Direction::Forward, usize::MAX),
+            &mut |_, _| {
+                seen += 1;
+                seen < 3
+            },
+        )
         .expect("scan");
     assert_eq!(n, model.len().min(3), "{name}: visitor stop");
     assert_eq!(
-        e.scan(None, Direction::Reverse, 0, &mut |_, _| true)
+        e.scan(Scan::new(None, Direction::Reverse, 0), &mut |_, _| true)
             .expect("scan"),
         0,
         "{name}: limit 0"
@@ -388,7 +432,7 @@ pub fn check_families(kind: EngineKind, dir: &Path) {
         }
     };
     check_gets(e.as_ref(), &model);
-    let scan = e.scan(None, Direction::Forward, 10, &mut |_, _| true);
+    let scan = e.scan(Scan::new(None, Direction::Forward, 10), &mut |_, _| true);
     assert!(
         matches!(&scan, Err(crate::error::CliError::Usage(m)) if m.contains("column families")),
         "{kind:?}: a scan over {N} families must be refused: {scan:?}"

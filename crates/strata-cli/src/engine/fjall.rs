@@ -42,8 +42,8 @@
 
 use super::fjall_options::{self as fj, FjallCodec, FjallPlan};
 use super::{
-    family_of, missing_family, scan_refused, stat, BatchOp, Commit, Direction, EngineStats,
-    Families, KvEngine, LevelReport, Visitor, DEFAULT_FAMILY,
+    family_of, missing_family, scan_bounds, scan_refused, stat, BatchOp, Commit, Direction,
+    EngineStats, Families, KvEngine, LevelReport, Scan, Visitor, DEFAULT_FAMILY,
 };
 use crate::engine::options::EngineFlags;
 use crate::error::{CliError, Result};
@@ -342,24 +342,18 @@ impl KvEngine for FjallEngine {
         })
     }
 
-    fn scan(
-        &self,
-        start: Option<&[u8]>,
-        direction: Direction,
-        limit: usize,
-        visit: &mut Visitor<'_>,
-    ) -> Result<usize> {
+    fn scan(&self, scan: Scan<'_>, visit: &mut Visitor<'_>) -> Result<usize> {
         let [ks] = self.ks.as_slice() else {
             return Err(scan_refused("fjall", self.ks.len()));
         };
-        if limit == 0 {
+        if scan.limit == 0 {
             return Ok(0);
         }
-        match (direction, start) {
-            (Direction::Forward, Some(k)) => visit_all(ks.range(k..), limit, visit),
-            (Direction::Forward, None) => visit_all(ks.iter(), limit, visit),
-            (Direction::Reverse, Some(k)) => visit_all(ks.range(..=k).rev(), limit, visit),
-            (Direction::Reverse, None) => visit_all(ks.iter().rev(), limit, visit),
+        let (lo, hi) = scan_bounds(scan);
+        let range = ks.range::<&[u8], _>((lo, hi));
+        match scan.direction {
+            Direction::Forward => visit_all(range, scan.limit, visit),
+            Direction::Reverse => visit_all(range.rev(), scan.limit, visit),
         }
     }
 

@@ -1,10 +1,9 @@
 //! An in-memory [`KvEngine`] (a `BTreeMap` behind a lock) so workloads, YCSB phases and
 //! `ldb` can be tested before the real engine exists. Test builds only.
 
-use super::{BatchOp, Commit, Direction, EngineStats, KvEngine, Visitor};
+use super::{scan_bounds, BatchOp, Commit, Direction, EngineStats, KvEngine, Scan, Visitor};
 use crate::error::Result;
 use std::collections::BTreeMap;
-use std::ops::Bound;
 use std::sync::RwLock;
 
 /// `key += operand` as `strata::merge::U64Add` does it.
@@ -110,36 +109,29 @@ impl KvEngine for MemoryEngine {
         }
         Ok(())
     }
-    fn scan(
-        &self,
-        start: Option<&[u8]>,
-        direction: Direction,
-        limit: usize,
-        visit: &mut Visitor<'_>,
-    ) -> Result<usize> {
+    fn scan(&self, scan: Scan<'_>, visit: &mut Visitor<'_>) -> Result<usize> {
         let Ok(m) = self.map.read() else {
             return Ok(0);
         };
         let mut n = 0;
         let mut step = |k: &Vec<u8>, v: &Vec<u8>| {
-            if n >= limit {
+            if n >= scan.limit {
                 return false;
             }
             n += 1;
             visit(k, v)
         };
-        match direction {
+        let bounds = scan_bounds(scan);
+        match scan.direction {
             Direction::Forward => {
-                let lo = start.map_or(Bound::Unbounded, Bound::Included);
-                for (k, v) in m.range::<[u8], _>((lo, Bound::Unbounded)) {
+                for (k, v) in m.range::<[u8], _>(bounds) {
                     if !step(k, v) {
                         break;
                     }
                 }
             }
             Direction::Reverse => {
-                let hi = start.map_or(Bound::Unbounded, Bound::Included);
-                for (k, v) in m.range::<[u8], _>((Bound::Unbounded, hi)).rev() {
+                for (k, v) in m.range::<[u8], _>(bounds).rev() {
                     if !step(k, v) {
                         break;
                     }

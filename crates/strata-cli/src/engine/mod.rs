@@ -59,6 +59,7 @@ pub mod strata;
 use crate::error::{CliError, Result};
 use options::{EngineFlags, EngineKind};
 use serde::Serialize;
+use std::ops::Bound;
 use std::path::Path;
 
 /// One update of a batch.
@@ -112,16 +113,74 @@ pub trait Cursor {
     fn entry(&self) -> Option<(&[u8], &[u8])>;
 }
 
-/// Visits up to `limit` entries of `c` from `start` (or an end) in `direction`, until
-/// `visit` returns false; returns how many were visited. The caller checks the
-/// iterator's error status afterwards.
-pub fn scan_cursor(
-    c: &mut impl Cursor,
-    start: Option<&[u8]>,
-    direction: Direction,
-    limit: usize,
-    visit: &mut Visitor<'_>,
-) -> usize {
+/// One scan: where it starts, the exclusive upper bound it stays below, its direction
+/// and how many entries it visits at most.
+#[derive(Clone, Copy, Debug)]
+pub struct Scan<'a> {
+    /// Forward: from the first key `>= start`; reverse: from the last key `<= start`;
+    /// `None`: from the first (last) key.
+    pub start: Option<&'a [u8]>,
+    /// Only keys `< end` are visited, in either direction (RocksDB's
+    /// `iterate_upper_bound`, Strata's `ReadOptions::upper_bound`); `None`: no bound.
+    pub end: Option<&'a [u8]>,
+    /// Which way.
+    pub direction: Direction,
+    /// The most entries visited.
+    pub limit: usize,
+}
+
+impl<'a> Scan<'a> {
+    /// A scan of up to `limit` entries from `start` in `direction`, with no end.
+    pub fn new(start: Option<&'a [u8]>, direction: Direction, limit: usize) -> Scan<'a> {
+        Scan {
+            start,
+            end: None,
+            direction,
+            limit,
+        }
+    }
+
+    /// The same scan, below `end`.
+    pub fn until(self, end: Option<&'a [u8]>) -> Scan<'a> {
+        Scan { end, ..self }
+    }
+
+    /// True iff `key` is below the scan's end.
+    fn below_end(&self, key: &[u8]) -> bool {
+        self.end.is_none_or(|e| key < e)
+    }
+}
+
+/// The key range of `scan` as bounds (for engines that iterate ranges): forward
+/// `[start, end)`; reverse up to `start` inclusive or `end` exclusive, whichever is
+/// lower.
+pub fn scan_bounds<'a>(scan: Scan<'a>) -> (Bound<&'a [u8]>, Bound<&'a [u8]>) {
+    let end = scan.end.map_or(Bound::Unbounded, Bound::Excluded);
+    match (scan.direction, scan.start) {
+        (_, None) => (Bound::Unbounded, end),
+        // Ranges must not be inverted (`BTreeMap::range` panics): empty at `end`.
+        (Direction::Forward, Some(s)) => match scan.end {
+            Some(e) if s >= e => (Bound::Included(e), Bound::Excluded(e)),
+            _ => (Bound::Included(s), end),
+        },
+        (Direction::Reverse, Some(s)) if scan.end.is_none_or(|e| s < e) => {
+            (Bound::Unbounded, Bound::Included(s))
+        }
+        (Direction::Reverse, Some(_)) => (Bound::Unbounded, end),
+    }
+}
+
+/// Visits up to `scan.limit` entries of `c` as `scan` says, until `visit` returns false;
+/// returns how many were visited. The caller checks the iterator's error status
+/// afterwards, and gives `c` the scan's end as its native upper bound: keys at or above
+/// it are also skipped here (reverse: before the first visit; forward: the scan stops).
+pub fn scan_cursor(c: &mut impl Cursor, scan: Scan<'_>, visit: &mut Visitor<'_>) -> usize {
+    let Scan {
+        start,
+        direction,
+        limit,
+        ..
+    } = scan;
     match (direction, start) {
         (Direction::Forward, Some(k)) => c.seek(k),
         (Direction::Forward, None) => c.seek_to_first(),
@@ -131,6 +190,13 @@ pub fn scan_cursor(
     let mut n = 0;
     while n < limit {
         let Some((k, v)) = c.entry() else { break };
+        if !scan.below_end(k) {
+            if direction == Direction::Forward {
+                break;
+            }
+            c.prev();
+            continue;
+        }
         n += 1;
         if !visit(k, v) {
             break;
@@ -262,18 +328,12 @@ pub trait KvEngine: Send + Sync {
     /// [`CliError::Usage`] if the engine was not opened for transactions; the engine's
     /// read or write error. A conflict is not an error: [`Commit::Conflict`].
     fn transaction(&self, read_for_update: &[&[u8]], ops: &[BatchOp<'_>]) -> Result<Commit>;
-    /// Visits up to `limit` entries from `start` in `direction` until `visit` returns
-    /// false. Returns the number of entries visited.
+    /// Visits the entries `scan` names (up to its limit, below its end) until `visit`
+    /// returns false. Returns the number of entries visited.
     ///
     /// # Errors
     /// The iterator's error status.
-    fn scan(
-        &self,
-        start: Option<&[u8]>,
-        direction: Direction,
-        limit: usize,
-        visit: &mut Visitor<'_>,
-    ) -> Result<usize>;
+    fn scan(&self, scan: Scan<'_>, visit: &mut Visitor<'_>) -> Result<usize>;
     /// Flushes memtables to L0 and waits.
     ///
     /// # Errors
@@ -410,6 +470,16 @@ pub struct EngineStats {
     /// Table I/O per data path (`--db_paths`), where the engine reports it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<PathReport>,
+}
+
+impl EngineStats {
+    /// The value of the counter `name`; `None` iff the engine has no such counter.
+    pub fn counter(&self, name: &str) -> Option<u64> {
+        self.counters
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| *v)
+    }
 }
 
 /// Virtual tables and their parents ([`KvEngine::virtual_space`]): Strata's

@@ -23,8 +23,8 @@
 
 use super::rocks_stats::{parse_compaction_stats, parse_tickers};
 use super::{
-    family_of, missing_family, scan_cursor, scan_refused, BatchOp, Commit, Direction, EngineStats,
-    Families, KvEngine, LevelReport, Visitor,
+    family_of, missing_family, scan_cursor, scan_refused, BatchOp, Commit, EngineStats, Families,
+    KvEngine, LevelReport, Scan, Visitor,
 };
 use crate::engine::options::{
     CompactionPriFlag, CompactionStyleFlag, CompressionFlag, EngineFlags, WalRecoveryFlag,
@@ -403,19 +403,17 @@ impl KvEngine for RocksEngine {
         }
     }
 
-    fn scan(
-        &self,
-        start: Option<&[u8]>,
-        direction: Direction,
-        limit: usize,
-        visit: &mut Visitor<'_>,
-    ) -> Result<usize> {
+    fn scan(&self, scan: Scan<'_>, visit: &mut Visitor<'_>) -> Result<usize> {
         let [family] = self.families.as_slice() else {
             return Err(scan_refused("rocksdb", self.families.len()));
         };
+        let mut ro = ReadOptions::default();
+        if let Some(end) = scan.end {
+            ro.set_iterate_upper_bound(end.to_vec());
+        }
         with_db!(&self.db, db => {
-            let mut it = db.raw_iterator_cf_opt(cf!(db, family.as_str()), ReadOptions::default());
-            let n = scan_cursor(&mut it, start, direction, limit, visit);
+            let mut it = db.raw_iterator_cf_opt(cf!(db, family.as_str()), ro);
+            let n = scan_cursor(&mut it, scan, visit);
             it.status()?;
             Ok(n)
         })

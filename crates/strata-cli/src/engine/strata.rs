@@ -8,8 +8,8 @@
 //! is not told about the per-tree fields of the same `Options`).
 
 use super::{
-    family_of, missing_family, scan_cursor, scan_refused, BatchOp, Commit, Direction, EngineStats,
-    Families, KvEngine, LevelReport, PathReport, VirtualSpace, Visitor, DEFAULT_FAMILY,
+    family_of, missing_family, scan_cursor, scan_refused, BatchOp, Commit, EngineStats, Families,
+    KvEngine, LevelReport, PathReport, Scan, VirtualSpace, Visitor, DEFAULT_FAMILY,
 };
 use crate::engine::options::EngineFlags;
 use crate::error::{CliError, Result};
@@ -198,18 +198,14 @@ impl KvEngine for StrataEngine {
         }
     }
 
-    fn scan(
-        &self,
-        start: Option<&[u8]>,
-        direction: Direction,
-        limit: usize,
-        visit: &mut Visitor<'_>,
-    ) -> Result<usize> {
+    fn scan(&self, scan: Scan<'_>, visit: &mut Visitor<'_>) -> Result<usize> {
         let [cf] = self.cfs.as_slice() else {
             return Err(scan_refused("strata", self.cfs.len()));
         };
-        let mut it = self.db.iter_cf(&ReadOptions::default(), cf)?;
-        let n = scan_cursor(&mut it, start, direction, limit, visit);
+        let mut ro = ReadOptions::default();
+        ro.upper_bound = scan.end.map(<[u8]>::to_vec);
+        let mut it = self.db.iter_cf(&ro, cf)?;
+        let n = scan_cursor(&mut it, scan, visit);
         it.status()?;
         Ok(n)
     }

@@ -115,11 +115,7 @@ fn parse_list<T: std::str::FromStr>(s: &str, flag: &str) -> Result<Vec<T>> {
 
 /// The value of the engine counter `name`; `None` iff the engine has no such counter.
 fn counter(stats: &EngineStats, name: &str) -> Option<u64> {
-    stats
-        .counters
-        .iter()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| *v)
+    stats.counter(name)
 }
 
 /// Copies the closed database `from` into `to` (replaced if present), file by file,

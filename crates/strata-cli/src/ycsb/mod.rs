@@ -18,7 +18,7 @@ pub mod workload;
 use crate::bench::report;
 use crate::bench::workloads::thread_seed;
 use crate::engine::options::EngineFlags;
-use crate::engine::{self, Direction, EngineStats, KvEngine};
+use crate::engine::{self, Direction, EngineStats, KvEngine, Scan};
 use crate::error::{CliError, Result};
 use crate::keys::KeyFormat;
 use crate::results::{self, OpSummary, Provenance, ReportFlags};
@@ -504,10 +504,13 @@ fn run_ops(engine: &dyn KvEngine, args: &YcsbArgs) -> Result<PerOp> {
                         let len = rng.random_range(1..=args.max_scan_length);
                         let mut bytes = 0;
                         let start = Instant::now();
-                        engine.scan(Some(&key), Direction::Forward, len, &mut |k, v| {
-                            bytes += k.len() + v.len();
-                            true
-                        })?;
+                        engine.scan(
+                            Scan::new(Some(&key), Direction::Forward, len),
+                            &mut |k, v| {
+                                bytes += k.len() + v.len();
+                                true
+                            },
+                        )?;
                         s.record(start, bytes);
                     }
                     OpKind::Insert => {}
