@@ -59,7 +59,6 @@ pub mod strata;
 use crate::error::{CliError, Result};
 use options::{EngineFlags, EngineKind};
 use serde::Serialize;
-use std::ops::Bound;
 use std::path::Path;
 
 /// One update of a batch.
@@ -154,7 +153,9 @@ impl<'a> Scan<'a> {
 /// The key range of `scan` as bounds (for engines that iterate ranges): forward
 /// `[start, end)`; reverse up to `start` inclusive or `end` exclusive, whichever is
 /// lower.
-pub fn scan_bounds<'a>(scan: Scan<'a>) -> (Bound<&'a [u8]>, Bound<&'a [u8]>) {
+#[cfg(any(test, feature = "fjall"))]
+pub fn scan_bounds<'a>(scan: Scan<'a>) -> (std::ops::Bound<&'a [u8]>, std::ops::Bound<&'a [u8]>) {
+    use std::ops::Bound;
     let end = scan.end.map_or(Bound::Unbounded, Bound::Excluded);
     match (scan.direction, scan.start) {
         (_, None) => (Bound::Unbounded, end),

@@ -23,6 +23,7 @@
 
 use super::{background, open, Db};
 use crate::cache::BlockCache;
+use super::scan_tee::ScanTees;
 use crate::compaction::{ByLevel, CompactionPolicy, Delayed, PlacementPolicy};
 use crate::env::{FileSystem, PosixFs};
 use crate::error::Result;
@@ -42,6 +43,8 @@ pub(crate) struct Components {
     pub policy: Arc<dyn CompactionPolicy>,
     /// Which data path new tables go to.
     pub placement: Arc<dyn PlacementPolicy>,
+    /// Which user iterators tee their deeper levels (`None`: none).
+    pub scan_tees: Option<Arc<dyn ScanTees>>,
 }
 
 /// Opens databases with injected components. Cheap to clone; one builder may open
@@ -52,6 +55,7 @@ pub struct DbBuilder {
     block_cache: Option<Arc<BlockCache>>,
     policy: Option<Arc<dyn CompactionPolicy>>,
     placement: Option<Arc<dyn PlacementPolicy>>,
+    scan_tees: Option<Arc<dyn ScanTees>>,
 }
 
 impl fmt::Debug for DbBuilder {
@@ -61,6 +65,7 @@ impl fmt::Debug for DbBuilder {
             .field("block_cache", &self.block_cache)
             .field("compaction_policy", &self.policy)
             .field("placement_policy", &self.placement)
+            .field("scan_tees", &self.scan_tees)
             .finish()
     }
 }
@@ -104,6 +109,16 @@ impl DbBuilder {
         self
     }
 
+    /// Asks `tees` which user iterators show the merged entries of their deeper
+    /// levels to a tee (see `db::scan_tee` for the contract). Default: none.
+    /// Experimental, as [`DbBuilder::compaction_policy`].
+    #[cfg(any(test, feature = "internals"))]
+    #[must_use]
+    pub fn scan_tees(mut self, tees: Arc<dyn ScanTees>) -> DbBuilder {
+        self.scan_tees = Some(tees);
+        self
+    }
+
     /// Places new tables in the data paths (`Options::db_paths`) as `placement` says
     /// (see `compaction::placement` for its contract). Default:
     /// `compaction::ByLevel`, RocksDB's rule.
@@ -143,6 +158,7 @@ impl DbBuilder {
             block_cache: self.block_cache.clone(),
             policy: self.policy.clone().unwrap_or_else(|| Arc::new(Delayed)),
             placement: self.placement.clone().unwrap_or_else(|| Arc::new(ByLevel)),
+            scan_tees: self.scan_tees.clone(),
         };
         let inner = Arc::new(open::open(path.as_ref(), options, components, families)?);
         let threads = background::start(&inner)?;

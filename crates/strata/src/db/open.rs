@@ -71,6 +71,7 @@ pub(crate) fn open(
         block_cache,
         policy,
         placement,
+        scan_tees,
     } = components;
     let lock = lock_dir(fs.as_ref(), dir, &opts)?;
     let dirs = Dirs::new(dir, opts.db_paths.iter().map(|p| p.path.clone()));
@@ -191,6 +192,7 @@ pub(crate) fn open(
         stats,
         policy,
         placement,
+        scan_tees,
         path_stats,
         writes: WriteQueue::new(LogWriter::new(wal), last_sequence),
         opts,

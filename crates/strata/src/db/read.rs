@@ -21,7 +21,9 @@ use super::family::Family;
 use super::iter::Resolver;
 use super::{DbInner, DbIterator, SuperVersion};
 use crate::error::Result;
-use crate::iter::{AnyTable, InternalIterator, LevelIterator, MergingIterator, OpenHook};
+use crate::iter::{
+    AnyTable, InternalIterator, LevelIterator, MergingIterator, OpenHook, TeeIterator,
+};
 use crate::key::{self, LookupKey, SequenceNumber, ValueKind};
 use crate::memtable::MemGet;
 use crate::merge::chain::{self, Chain};
@@ -431,14 +433,20 @@ pub(crate) fn iter(
         }
     }
     let range_dels = (!tombstones.is_empty()).then(|| Fragments::new(&tombstones));
-    for level in 1..sv.version.num_levels() {
-        if sv.version.files(level).is_empty() {
-            continue;
-        }
+    let num_levels = sv.version.num_levels();
+    // The levels from `teed` down, if a tee asks for them (`db::scan_tee`): merged
+    // apart, read without the snapshot filter, shown to the tee.
+    let tee = inner
+        .scan_tees
+        .as_ref()
+        .and_then(|t| t.tee(&sv.version, ro, seq))
+        .filter(|(level, _)| (1..num_levels).contains(level));
+    let teed_from = tee.as_ref().map_or(num_levels, |(level, _)| *level);
+    let level_iter = |level: usize, filter: SnapshotFilter| -> Box<dyn InternalIterator> {
         let (version, tables) = (Arc::clone(&sv.version), Arc::clone(&inner.table_cache));
         let stats = Arc::clone(&inner.stats);
         // A level of real files only reads them with no dispatch on the file's kind.
-        children.push(match sv.version.has_virtual_tables(level) {
+        match sv.version.has_virtual_tables(level) {
             false => Box::new(LevelIterator::<TableIterator>::new(
                 version, level, tables, filter, stats,
             )),
@@ -446,7 +454,24 @@ pub(crate) fn iter(
                 LevelIterator::<AnyTable>::new(version, level, tables, filter, stats)
                     .on_open_virtual(ask_on_open(inner, family)),
             ),
-        });
+        }
+    };
+    for level in (1..teed_from).filter(|&l| !sv.version.files(l).is_empty()) {
+        children.push(level_iter(level, filter));
+    }
+    if let Some((_, tee)) = tee {
+        let unfiltered = SnapshotFilter {
+            enabled: false,
+            seq,
+        };
+        let deeper: Vec<Box<dyn InternalIterator>> = (teed_from..num_levels)
+            .filter(|&l| !sv.version.files(l).is_empty())
+            .map(|l| level_iter(l, unfiltered))
+            .collect();
+        children.push(Box::new(TeeIterator::new(
+            MergingIterator::new(deeper),
+            tee,
+        )));
     }
     Ok(DbIterator::new(
         MergingIterator::new(children),
@@ -463,4 +488,4 @@ pub(crate) fn iter(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -16,17 +16,20 @@
 //!   must check `status()` before concluding the range is exhausted.
 //! - Bounds are not checked here: the user-facing iterator applies
 //!   [`crate::ReadOptions`] bounds; level iterators may use them to skip files.
-//!   [`ClippedIterator`] restricts any iterator to a user-key range.
+//!   [`ClippedIterator`] restricts any iterator to a user-key range; [`TeeIterator`]
+//!   shows every entry a forward iterator arrives at to a [`Tee`].
 
 mod clipped;
 mod level;
 mod merging;
+mod tee;
 #[cfg(test)]
 pub(crate) mod test_util;
 
 pub use clipped::{ClippedIterator, Upper};
 pub use level::{AnyTable, LevelIterator, OpenHook};
 pub use merging::MergingIterator;
+pub use tee::{Tee, TeeIterator};
 
 use crate::error::Result;
 

@@ -86,7 +86,7 @@ fn fill(
 }
 
 /// Moves every file of `level` one level down, by metadata (as a trivial move).
-fn move_down(db: &Db, level: usize) {
+pub(crate) fn move_down(db: &Db, level: usize) {
     let version = db.inner.default.versions.current();
     let mut edit = VersionEdit::default();
     for f in version.files(level) {
