@@ -4,9 +4,9 @@
 //! and absent keys), atomic batches, scans in both directions from no key, an existing
 //! key and a key between keys, with limits and early stops, across flushes and
 //! compactions, from two threads at once, and after a close and reopen. The memory
-//! engine, Strata and (with the `fjall` feature) fjall run them here. RocksDB is not run:
-//! its feature is too slow to build for the test suite (`check_engine(EngineKind::Rocksdb,
-//! dir)` would run it).
+//! engine, Strata and (with the `fjall` feature) fjall run them here, and RocksDB in a
+//! build with the `rocksdb` feature (too slow to build for CI's test suite: run
+//! `cargo test --release -p strata-cli --features rocksdb --bin strata conformance`).
 
 use super::options::{EngineFlags, EngineKind};
 use super::{BatchOp, Commit, Direction, KvEngine, Scan};
@@ -513,6 +513,13 @@ mod tests {
     fn fjall_engine_spreads_keys_over_keyspaces() {
         let tmp = tempfile::tempdir().expect("tempdir");
         check_families(EngineKind::Fjall, tmp.path());
+    }
+
+    #[cfg(feature = "rocksdb")]
+    #[test]
+    fn rocksdb_engine_conforms() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        check_engine(EngineKind::Rocksdb, tmp.path());
     }
 
     /// The routing function: no hashing for one family, FNV-1a 64 otherwise (pinned
