@@ -68,6 +68,20 @@ fn installed_runs(vs: &VersionSet) -> (Arc<Version>, [(FileMetaData, Run); 2]) {
     (version, [(up, upper), (low, lower)])
 }
 
+/// The input runs of a plan over the L1 table `up` and the L2 table `low`.
+fn inputs(up: FileMetaData, low: FileMetaData) -> Vec<Input> {
+    vec![
+        Input::Files {
+            level: 1,
+            files: vec![Arc::new(up)],
+        },
+        Input::Files {
+            level: 2,
+            files: vec![Arc::new(low)],
+        },
+    ]
+}
+
 /// The entries of `rows` as one merged stream: internal-key order.
 fn merged(rows: &[Row]) -> Entries {
     model(rows, &[("", "\u{10ffff}")])
@@ -112,19 +126,7 @@ fn chunks_of_a_merged_stream_write_what_the_plans_inputs_write() {
         merge_operator: Some(&append),
         ..keep_all_context(&vs, &cache, &version, 0)
     };
-    let mut plan = rewrite_plan(
-        vec![
-            Input::Files {
-                level: 1,
-                files: vec![Arc::new(up)],
-            },
-            Input::Files {
-                level: 2,
-                files: vec![Arc::new(low)],
-            },
-        ],
-        2,
-    );
+    let mut plan = rewrite_plan(inputs(up, low), 2);
     // Small output files, so chunk and file boundaries fall in many places.
     plan.outputs[0].partitioning = Partitioning::Fixed { target: 80 };
     let own = execute(&plan, &ctx).expect("the plan's own inputs");
@@ -200,16 +202,7 @@ fn ranged_plans_read_and_write_only_their_range() {
     let max_seq = 25;
     let ctx = keep_all_context(&vs, &cache, &version, max_seq);
     let input_bytes = up.size + low.size;
-    let inputs = vec![
-        Input::Files {
-            level: 1,
-            files: vec![Arc::new(up)],
-        },
-        Input::Files {
-            level: 2,
-            files: vec![Arc::new(low)],
-        },
-    ];
+    let inputs = inputs(up, low);
     let whole = execute(&rewrite_plan(inputs.clone(), 2), &ctx).expect("whole");
     let (whole_entries, whole_rd) = contents(&cache, whole.edit.new_files.iter().map(|(_, f)| f));
     let all_rows = [up_rows, low_rows].concat();
