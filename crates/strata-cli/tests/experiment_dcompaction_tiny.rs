@@ -99,6 +99,14 @@ fn tiny_d1_and_vsmt_runs_report_every_figure_and_defer_compactions() {
                 >= r["compaction_bytes_written"].as_u64(),
             "{r}"
         );
+        // The garbage bound holds once the main phase settled (the policy's idle rule).
+        let live = r["live_table_bytes_after_main"]
+            .as_u64()
+            .expect("live bytes");
+        let garbage = r["virtual_space_after_main"]["garbage_bytes"]
+            .as_u64()
+            .unwrap_or(0);
+        assert!(live > 0 && garbage as f64 <= 0.1 * live as f64, "{r}");
     }
     for partitioning in ["fixed", "aligned"] {
         let find = |on: bool| {

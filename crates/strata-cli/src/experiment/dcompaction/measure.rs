@@ -251,6 +251,7 @@ fn finish(
         virtual_compactions: counter(&stats, "virtual_compactions"),
         virtual_space_after_main: virtual_at_main,
         virtual_space,
+        live_table_bytes_after_main: at_main.live_table_bytes,
         live_table_bytes: live,
         live_table_bytes_compacted: compacted,
         space_amplification: compacted.filter(|&c| c > 0).map(|c| live as f64 / c as f64),

@@ -209,6 +209,9 @@ pub struct Row {
     pub virtual_space_after_main: Option<VirtualSpace>,
     /// Virtual tables, parents and garbage at the end, after the read phase (Strata).
     pub virtual_space: Option<VirtualSpace>,
+    /// Live table bytes once the main phase settled (the denominator of the garbage
+    /// bound at that point).
+    pub live_table_bytes_after_main: u64,
     /// Live table bytes at the end, after a flush.
     pub live_table_bytes: u64,
     /// Live table bytes after compacting the whole key range.
@@ -258,6 +261,7 @@ impl Row {
             compaction_bytes_written_after_reads: med_u64(runs, |r| {
                 r.compaction_bytes_written_after_reads
             }),
+            live_table_bytes_after_main: med_u64(runs, |r| r.live_table_bytes_after_main),
             live_table_bytes: med_u64(runs, |r| r.live_table_bytes),
             live_table_bytes_compacted: med_opt(runs, |r| {
                 r.live_table_bytes_compacted.map(|b| b as f64)
