@@ -87,8 +87,7 @@ impl Tombstones {
                     if f.num_range_deletions == 0 || f.kind != FileKind::Real {
                         continue;
                     }
-                    if let Some(rd) = table_cache.get(f).ok().and_then(|t| t.shared_range_dels())
-                    {
+                    if let Some(rd) = table_cache.get(f).ok().and_then(|t| t.shared_range_dels()) {
                         by_file.insert(f.number, rd);
                     }
                 }
@@ -127,7 +126,6 @@ impl<'a> Coverage<'a> {
             tombstones,
         }
     }
-
 }
 
 /// Which files a drop plan may take: those of `from_level` and deeper intersecting the
@@ -201,12 +199,20 @@ fn covered(f: &FileMetaData, cover: &Fragments, snapshots: &[SequenceNumber]) ->
 }
 
 /// Rule 2: `f` holds tombstones only, all in stripe 0, and nothing below overlaps it.
-fn hides_nothing(version: &Version, level: usize, f: &FileMetaData, coverage: &Coverage<'_>) -> bool {
+fn hides_nothing(
+    version: &Version,
+    level: usize,
+    f: &FileMetaData,
+    coverage: &Coverage<'_>,
+) -> bool {
     let (lo, hi) = (f.smallest_user_key(), f.largest_user_key());
     level >= 1
         && f.num_entries == 0
         && coverage.tombstones.get(f.number).is_some()
-        && coverage.snapshots.first().is_none_or(|&s| s >= f.largest_seqno)
+        && coverage
+            .snapshots
+            .first()
+            .is_none_or(|&s| s >= f.largest_seqno)
         && (level + 1..version.num_levels())
             .all(|l| version.overlapping_files(l, Some(lo), Some(hi)).is_empty())
 }

@@ -85,6 +85,12 @@ impl VersionGc {
         })
     }
 
+    /// The user key of the last entry shown to [`VersionGc::keep`], kept or not;
+    /// `None` before the first.
+    pub fn current_key(&self) -> Option<&[u8]> {
+        self.has_current.then_some(self.current_key.as_slice())
+    }
+
     /// True iff the entry must be written. Requires: invariant 1.
     pub fn keep(&mut self, entry: &ParsedKey<'_>) -> bool {
         let stripe = self.stripe(entry.seq);
@@ -111,7 +117,9 @@ impl VersionGc {
 /// `seq` from every reader that could see it (the rule compaction applies per entry,
 /// and `compaction::covered` per file).
 pub fn stripe_upper(snapshots: &[SequenceNumber], seq: SequenceNumber) -> Option<SequenceNumber> {
-    snapshots.get(snapshots.partition_point(|&s| s < seq)).copied()
+    snapshots
+        .get(snapshots.partition_point(|&s| s < seq))
+        .copied()
 }
 
 #[cfg(test)]

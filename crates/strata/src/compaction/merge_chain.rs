@@ -205,7 +205,12 @@ mod tests {
     #[test]
     fn a_base_in_the_stripe_folds_into_a_put_at_the_newest_sequence() {
         let append = Append::new(b",");
-        let chain = [(9, Merge, "c"), (8, Merge, "b"), (7, Put, "a"), (5, Put, "old")];
+        let chain = [
+            (9, Merge, "c"),
+            (8, Merge, "b"),
+            (7, Put, "a"),
+            (5, Put, "old"),
+        ];
         let (out, at) = fold_of(&chain, Some(&append), None, false);
         assert_eq!(out, vec![e(9, Put, "a,b,c")]);
         assert_eq!(at, Some(5), "the older version is left to the version GC");
@@ -217,7 +222,12 @@ mod tests {
     #[test]
     fn folding_stops_at_the_stripe_floor() {
         let append = Append::new(b",");
-        let chain = [(9, Merge, "c"), (8, Merge, "b"), (6, Merge, "a"), (5, Put, "x")];
+        let chain = [
+            (9, Merge, "c"),
+            (8, Merge, "b"),
+            (6, Merge, "a"),
+            (5, Put, "x"),
+        ];
         // A snapshot at 7: 6 and 5 belong to the older stripe.
         let (out, at) = fold_of(&chain, Some(&append), Some(7), false);
         assert_eq!(out, vec![e(9, Merge, "b,c")]);
@@ -304,7 +314,12 @@ mod tests {
 
     #[test]
     fn no_operator_or_a_refusal_keeps_the_chain_unchanged() {
-        let chain = [(9, Merge, "c"), (8, Merge, "b"), (7, Put, "a"), (5, Put, "old")];
+        let chain = [
+            (9, Merge, "c"),
+            (8, Merge, "b"),
+            (7, Put, "a"),
+            (5, Put, "old"),
+        ];
         let kept = vec![e(9, Merge, "c"), e(8, Merge, "b"), e(7, Put, "a")];
         let (out, at) = fold_of(&chain, None, None, true);
         assert_eq!(out, kept);

@@ -21,7 +21,7 @@
 //! - Chunks are cut at user-key boundaries: every entry of a user key is in one feed.
 //!   A merge chain is folded, and a key's stream chosen, from all of its entries, so a
 //!   split key would be written wrong. [`Rewrite::feed`] checks each chunk's first key
-//!   against the last one written and refuses a chunk that repeats or goes back
+//!   against the last one fed (written or dropped) and refuses a chunk that repeats or goes back
 //!   (`Internal`); within a chunk the source's order is trusted, as it is for the
 //!   plan's own merged inputs.
 //! - The tombstones given to [`Rewrite::new`] are every tombstone of the runs the
@@ -111,7 +111,7 @@ impl Rewrite {
     /// it (module docs).
     ///
     /// # Errors
-    /// `Internal` for a chunk that starts at or before the last user key written, or a
+    /// `Internal` for a chunk that starts at or before the last user key fed, or a
     /// malformed key; `input`'s own errors; I/O errors writing outputs.
     pub(crate) fn feed(
         &mut self,
@@ -126,13 +126,15 @@ impl Rewrite {
             sink,
             folded,
         } = self;
-        if input.valid() && sink.has_key {
+        // Every entry passes `gc.keep` (a merge chain's first one; `fold` takes only the
+        // rest of that key), so its current key is the last user key fed, written or
+        // dropped.
+        if let (true, Some(last)) = (input.valid(), gc.current_key()) {
             let first = key::user_key(input.key());
-            if first <= sink.last_user_key.as_slice() {
+            if first <= last {
                 return Err(Error::Internal(format!(
                     "a fed chunk starts at user key {first:x?}, at or before the last one \
-                     written ({:x?}): chunks must be cut at user-key boundaries, in order",
-                    sink.last_user_key
+                     fed ({last:x?}): chunks must be cut at user-key boundaries, in order"
                 )));
             }
         }

@@ -21,9 +21,9 @@
 //! # Ok::<(), strata::Error>(())
 //! ```
 
+use super::scan_tee::ScanTees;
 use super::{background, open, Db};
 use crate::cache::BlockCache;
-use super::scan_tee::ScanTees;
 use crate::compaction::{ByLevel, CompactionPolicy, Delayed, PlacementPolicy};
 use crate::env::{FileSystem, PosixFs};
 use crate::error::Result;

@@ -75,7 +75,12 @@ fn shape() -> (Version, Tombstones) {
 }
 
 fn drop_plan(v: &Version, t: &Tombstones, snapshots: &[u64], busy: &Busy) -> String {
-    describe(pick(v, busy, &Coverage::new(snapshots, t), Scope::default()))
+    describe(pick(
+        v,
+        busy,
+        &Coverage::new(snapshots, t),
+        Scope::default(),
+    ))
 }
 
 #[test]
@@ -84,7 +89,10 @@ fn files_wholly_under_a_newer_tombstone_are_dropped() {
     // 21 is partly outside the range, 22 holds entries newer than the tombstone.
     assert_eq!(drop_plan(&v, &t, &[], &Busy::default()), "L2[20] L3[23]");
     // Nothing is known without the tombstones.
-    assert_eq!(drop_plan(&v, &Tombstones::default(), &[], &Busy::default()), "none");
+    assert_eq!(
+        drop_plan(&v, &Tombstones::default(), &[], &Busy::default()),
+        "none"
+    );
 }
 
 #[test]
@@ -214,7 +222,10 @@ fn leveled_drops_before_any_other_pick() {
     };
     let none = Busy::default();
     let cov = Coverage::new(&[], &t);
-    assert_eq!(describe(Leveled.pick(&v, &opts, &ByLevel, &none, &cov, &Requests::default())), "L2[20]");
+    assert_eq!(
+        describe(Leveled.pick(&v, &opts, &ByLevel, &none, &cov, &Requests::default())),
+        "L2[20]"
+    );
     let manual = Leveled.pick_manual(&v, &opts, &ByLevel, 0, None, None, &none, &cov);
     assert_eq!(describe(manual), "L2[20]");
     // Without the tombstones the L0 compaction is picked.

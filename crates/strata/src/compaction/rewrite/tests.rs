@@ -173,8 +173,16 @@ fn a_chunk_that_splits_or_reorders_user_keys_is_refused() {
         row("b", 3, Put, "b3"),
         row("c", 4, Put, "c4"),
     ]);
-    for (first, second) in [(1, 1), (2, 0)] {
-        let mut rewrite = Rewrite::new(&plan, Vec::new(), Fragments::default()).expect("rewrite");
+    // The last two cases drop the first chunk whole (a tombstone over `b` at 10), so
+    // nothing was written when the split chunk comes.
+    let over_b = Fragments::new(&[tombstone("b", "c", 10)]);
+    for (first, second, rd) in [
+        (1, 1, Fragments::default()),
+        (2, 0, Fragments::default()),
+        (1, 1, over_b.clone()),
+        (2, 0, over_b),
+    ] {
+        let mut rewrite = Rewrite::new(&plan, Vec::new(), rd).expect("rewrite");
         let mut a = FailingIter::new(stream[..first].to_vec(), usize::MAX);
         a.seek_to_first();
         rewrite.feed(&mut a, &ctx).expect("first chunk");
