@@ -137,7 +137,16 @@ pub(crate) fn virtualize(plan: &Plan, ctx: &JobContext<'_>) -> Result<Outcome> {
         ));
     };
     let (lo, hi) = (key::user_key(first), key::user_key(last));
-    let tiles = tiles(&pieces, stream, lo, hi)?;
+    // The inputs may end at a range tombstone's end sentinel `(hi, MAX_SEQUENCE,
+    // RangeDelete)`: then they hold no entry of `hi`, and a tile starting at `hi` would
+    // be empty, its bounds crossed (its first key `(hi, MAX_SEQUENCE, Merge)` sorts
+    // after that sentinel).
+    let hi_has_entries = key::compare_internal(
+        last,
+        &key::make_internal_key(hi, MAX_SEQUENCE, ValueKind::Merge),
+    )
+    .is_ge();
+    let tiles = tiles(&pieces, stream, lo, hi, hi_has_entries)?;
     let mut out = Outcome::default();
     let n = tiles.len();
     for (i, (tile_lo, tile_hi)) in tiles.iter().enumerate() {
@@ -249,6 +258,7 @@ fn tiles(
     stream: &OutputStream,
     lo: &[u8],
     hi: &[u8],
+    hi_has_entries: bool,
 ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
     // Candidate cuts: after `u`, for `u` in `[lo, hi)`.
     let mut cuts: Vec<Vec<u8>> = Vec::new();
@@ -281,7 +291,9 @@ fn tiles(
     }
     // A virtual input may reach past its last slice: a rest holding no piece joins
     // the tile before it.
-    let rest_is_empty = !pieces.iter().any(|p| p.clip(&tile_lo, hi).is_some());
+    // So does a rest of `[hi, hi]` when the inputs hold no entry of `hi`.
+    let rest_is_empty = (!hi_has_entries && tile_lo.as_slice() == hi)
+        || !pieces.iter().any(|p| p.clip(&tile_lo, hi).is_some());
     match tiles.last_mut() {
         Some((_, last_hi)) if rest_is_empty => *last_hi = hi.to_vec(),
         _ => tiles.push((tile_lo, hi.to_vec())),

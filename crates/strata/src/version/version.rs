@@ -464,7 +464,13 @@ impl Version {
         for (level, files) in self.levels.iter().enumerate() {
             for f in files {
                 if compare_internal(&f.smallest, &f.largest) == Ordering::Greater {
-                    return Err(format!("L{level} file {}: smallest > largest", f.number));
+                    return Err(format!(
+                        "L{level} file {}: smallest > largest ({:x?} > {:x?}, {} slices)",
+                        f.number,
+                        f.smallest,
+                        f.largest,
+                        f.slices().len()
+                    ));
                 }
             }
             for w in files.windows(2) {
