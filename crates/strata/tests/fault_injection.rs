@@ -883,6 +883,11 @@ enum Kill {
     Fault,
     /// The power is cut at the first step of the scenario where `k` operations ran.
     Cut,
+    /// The `k`-th fsync of a MANIFEST fails, and every later one (other files keep
+    /// working): the MANIFEST append whose fsync never returned, which the crash then
+    /// tears and garbles. Sampled indices of [`Kill::Fault`] hit that moment only by
+    /// chance, so the MANIFEST roll-over scenario also walks every MANIFEST fsync.
+    ManifestSync,
 }
 
 /// Figures printed at the end (they go into docs/reliability.md).
@@ -994,9 +999,14 @@ fn check_recovered(ctx: &str, db: &Db, base: &BTreeMap<Vec<u8>, Vec<u8>>, r: &Re
 /// check. Returns the operation count of the faulted phase and the virtual compactions
 /// it made.
 fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tally) -> (u64, u64) {
+    let replay = if kill == Kill::ManifestSync {
+        "STRATA_CRASH_SYNC"
+    } else {
+        "STRATA_CRASH_K"
+    };
     let ctx = format!(
         "scenario {} k={k:?} kill={kill:?} mode={mode:?} \
-         (replay: STRATA_CRASH_SCENARIO={} STRATA_CRASH_K={})",
+         (replay: STRATA_CRASH_SCENARIO={} {replay}={})",
         sc.name,
         sc.name,
         k.unwrap_or(0)
@@ -1029,6 +1039,9 @@ fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tal
     match (kill, k) {
         (Kill::Fault, Some(k)) => fs.inject(FaultRule::sticky(FaultKinds::ALL, k)),
         (Kill::Cut, Some(k)) => r.cut_at = Some((k, mode)),
+        (Kill::ManifestSync, Some(k)) => {
+            fs.inject(FaultRule::sticky(FaultKinds::SYNC, k).on_path("MANIFEST-"))
+        }
         (_, None) => {}
     }
     let mut virtual_compactions = 0;
@@ -1059,7 +1072,7 @@ fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tal
         r.garbled_manifest |= garbles_manifest_tail(&fs, mode);
         fs.crash_with(mode);
     }
-    if failed > 0 && kill == Kill::Fault {
+    if failed > 0 && kill != Kill::Cut {
         tally.faults_fired.fetch_add(1, Ordering::Relaxed);
         tally.failed_ops.fetch_add(failed, Ordering::Relaxed);
     }
@@ -1208,6 +1221,31 @@ fn sample(count: u64, budget: u64) -> Vec<u64> {
         .collect()
 }
 
+/// Fails the `j`-th MANIFEST fsync (and every later one) for each `j` until a cycle's
+/// rule no longer fires, garbling the unsynced tail at the crash. `STRATA_CRASH_SYNC=j`
+/// replays one index; `STRATA_CRASH_K` alone skips this walk.
+fn manifest_sync_kills(sc: &Scenario, tally: &Tally) {
+    let only = env_u64("STRATA_CRASH_SYNC");
+    if only.is_none() && env_u64("STRATA_CRASH_K").is_some() {
+        return;
+    }
+    // The scenario makes about a hundred MANIFEST fsyncs; the cap only bounds a bug
+    // that would make the walk endless.
+    for j in only.map_or(0..1000, |j| j..j + 1) {
+        let before = tally.faults_fired.load(Ordering::Relaxed);
+        cycle(
+            sc,
+            Some(j),
+            Kill::ManifestSync,
+            CrashMode::GarbleUnsynced { seed: j },
+            tally,
+        );
+        if tally.faults_fired.load(Ordering::Relaxed) == before {
+            break;
+        }
+    }
+}
+
 fn crash_loop(name: &str) {
     let Some(sc) = scenarios().into_iter().find(|s| s.name == name) else {
         panic!("no scenario {name}");
@@ -1253,6 +1291,9 @@ fn crash_loop(name: &str) {
             cycle(&sc, Some(k), other, CrashMode::DropUnsynced, &tally);
         }
     }
+    if name == "manifest_roll" {
+        manifest_sync_kills(&sc, &tally);
+    }
     let virtual_figures = if sc.virtual_tables {
         format!(
             ", virtual compactions {} before the crashes (counting run {}, \
@@ -1279,8 +1320,11 @@ fn crash_loop(name: &str) {
     );
     // The MANIFEST roll-over scenario must exercise the torn-and-garbled MANIFEST tail
     // (an append whose fsync failed, garbled by the power cut) that recovery tolerates;
-    // every such cycle above reopened and passed `check_recovered`.
-    if name == "manifest_roll" && env_u64("STRATA_CRASH_K").is_none() && budget >= 500 {
+    // every such cycle reopened and passed `check_recovered`. The sampled indices meet
+    // that moment only when a sample lands on a MANIFEST fsync, which background timing
+    // moves; `manifest_sync_kills` fails every MANIFEST fsync in turn.
+    let replaying = env_u64("STRATA_CRASH_K").is_some() || env_u64("STRATA_CRASH_SYNC").is_some();
+    if name == "manifest_roll" && !replaying {
         assert!(
             tally.garbled_manifest_tails.load(Ordering::Relaxed) > 0,
             "crash loop {name}: no cycle garbled a MANIFEST tail; the recovery rule for \
