@@ -111,7 +111,8 @@ pub use limits::{MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use merge::{AssociativeMergeOperator, MergeOperator};
 pub use options::{
     CfOptions, CompactionPriority, Compression, DbPath, DelayedCompaction, LevelOptions, Options,
-    OutputPartitioning, ReadOptions, WalRecoveryMode, WriteOptions, MAX_DB_PATHS, MAX_LEVELS,
+    OutputPartitioning, QueryCompaction, ReadOptions, WalRecoveryMode, WriteOptions, MAX_DB_PATHS,
+    MAX_LEVELS,
 };
 pub use snapshot::Snapshot;
 pub use stats::{

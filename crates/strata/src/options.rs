@@ -205,6 +205,110 @@ impl Default for DelayedCompaction {
     }
 }
 
+/// Query-driven compaction: a forward scan writes the entries it merged from the
+/// deeper levels back into the tree as the range's tables in the deepest level holding
+/// it, deleting the files they came from (ARCHITECTURE §6.12). The value of
+/// [`Options::query_compaction`].
+///
+/// Build with [`QueryCompaction::new`] and the `with_` methods. The defaults are
+/// provisional: they are to be set from the experiment
+/// (docs/experiments/query-driven-compaction.md).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct QueryCompaction {
+    /// The fraction of qualifying scans that write back (the paper's
+    /// QueryDrivenCompactionSelectivity), chosen deterministically: every
+    /// `1 / selectivity`-th scan of the database.
+    ///
+    /// Default: 1.0. Range: (0, 1].
+    pub selectivity: f64,
+    /// The shallowest level whose entries a scan writes back; the levels above it
+    /// (and the memtables) stay where they are.
+    ///
+    /// Default: 2. Range: 1..`num_levels`.
+    pub start_level: usize,
+    /// The fewest levels from `start_level` on, above the deepest level holding data
+    /// in the scanned range, that must hold data in it too.
+    ///
+    /// Default: 1. Range: >= 1.
+    pub min_levels: usize,
+    /// The fewest bytes of merged entries a write-back must hold.
+    ///
+    /// Default: 0.
+    pub min_bytes: u64,
+    /// The profit rule: the bytes of files above the deepest level that overlap the
+    /// range must be at least this fraction of all the overlapping files' bytes, so
+    /// that a scan of a range written back moments ago does not rewrite it.
+    ///
+    /// Default: 0.1. Range: [0, 1].
+    pub profit: f64,
+    /// The most bytes of merged entries a scan buffers; a longer scan writes back the
+    /// range up to where its buffer filled.
+    ///
+    /// Default: 64 MiB. Range: >= 1.
+    pub max_buffer_bytes: u64,
+}
+
+impl QueryCompaction {
+    /// Every scan from L2 down with at least one level above its deepest level
+    /// writes back, if that level's files hold at least 10% of the range's bytes.
+    pub fn new() -> QueryCompaction {
+        QueryCompaction {
+            selectivity: 1.0,
+            start_level: 2,
+            min_levels: 1,
+            min_bytes: 0,
+            profit: 0.1,
+            max_buffer_bytes: 64 << 20,
+        }
+    }
+
+    /// This setting with `selectivity`.
+    pub fn with_selectivity(self, selectivity: f64) -> QueryCompaction {
+        QueryCompaction {
+            selectivity,
+            ..self
+        }
+    }
+
+    /// This setting with `start_level`.
+    pub fn with_start_level(self, start_level: usize) -> QueryCompaction {
+        QueryCompaction {
+            start_level,
+            ..self
+        }
+    }
+
+    /// This setting with `min_levels`.
+    pub fn with_min_levels(self, min_levels: usize) -> QueryCompaction {
+        QueryCompaction { min_levels, ..self }
+    }
+
+    /// This setting with `min_bytes`.
+    pub fn with_min_bytes(self, min_bytes: u64) -> QueryCompaction {
+        QueryCompaction { min_bytes, ..self }
+    }
+
+    /// This setting with `profit`.
+    pub fn with_profit(self, profit: f64) -> QueryCompaction {
+        QueryCompaction { profit, ..self }
+    }
+
+    /// This setting with `max_buffer_bytes`.
+    pub fn with_max_buffer_bytes(self, max_buffer_bytes: u64) -> QueryCompaction {
+        QueryCompaction {
+            max_buffer_bytes,
+            ..self
+        }
+    }
+}
+
+impl Default for QueryCompaction {
+    fn default() -> Self {
+        QueryCompaction::new()
+    }
+}
+
 /// One directory tables may be placed in: an entry of [`Options::db_paths`].
 ///
 /// Build it with [`DbPath::new`]. Format: the entry's index is the `path_id` every
@@ -444,6 +548,17 @@ pub struct Options {
     /// edit format version 3 (a database that never made one stays v1/v2). A database
     /// reopened with it off still reads, compacts and keeps its virtual tables.
     pub delayed_compaction: Option<DelayedCompaction>,
+    /// Scans write back what they merged ([`QueryCompaction`]); `None` is off.
+    ///
+    /// Experimental. (Query-driven compaction; the meaning and defaults may change as
+    /// the technique is evaluated.)
+    ///
+    /// Default: `None`. Range: see [`QueryCompaction`]'s fields. Runtime-mutable: no.
+    /// Format: OPTIONS key `query_compaction` (`off` or
+    /// `selectivity:<f>,start_level:<n>,min_levels:<n>,min_bytes:<n>,profit:<f>,buffer:<n>`);
+    /// a write-back writes ordinary tables, so a database reopened with it off reads
+    /// the same.
+    pub query_compaction: Option<QueryCompaction>,
     /// Verify every block checksum of a table when it is opened (block checksums are
     /// always verified when a block is read). Slower opens; damage found earlier.
     ///
@@ -579,6 +694,7 @@ impl Default for Options {
             output_partitioning: OutputPartitioning::Aligned { variance: 2.0 },
             snapshot_filter: true,
             delayed_compaction: None,
+            query_compaction: None,
             paranoid_checks: false,
             wal_recovery_mode: WalRecoveryMode::TolerateCorruptedTailRecords,
             max_manifest_file_size: 64 << 20,
@@ -689,6 +805,7 @@ cf_options! {
     with_output_partitioning => output_partitioning: OutputPartitioning,
     with_snapshot_filter => snapshot_filter: bool,
     with_delayed_compaction => delayed_compaction: Option<DelayedCompaction>,
+    with_query_compaction => query_compaction: Option<QueryCompaction>,
     with_levels => levels: Vec<LevelOptions>,
     with_merge_operator => merge_operator: Option<Arc<dyn MergeOperator>>,
 }
@@ -825,6 +942,38 @@ impl Options {
                 "delayed_compaction.max_garbage_ratio",
                 r,
                 "must be in (0, 1]",
+            )?;
+        }
+        if let Some(q) = self.query_compaction {
+            check(
+                q.selectivity > 0.0 && q.selectivity <= 1.0,
+                "query_compaction.selectivity",
+                q.selectivity,
+                "must be in (0, 1]",
+            )?;
+            check(
+                (1..self.num_levels).contains(&q.start_level),
+                "query_compaction.start_level",
+                q.start_level,
+                "must be in 1..num_levels",
+            )?;
+            check(
+                q.min_levels >= 1,
+                "query_compaction.min_levels",
+                q.min_levels,
+                "must be >= 1",
+            )?;
+            check(
+                (0.0..=1.0).contains(&q.profit),
+                "query_compaction.profit",
+                q.profit,
+                "must be in [0, 1]",
+            )?;
+            check(
+                q.max_buffer_bytes >= 1,
+                "query_compaction.max_buffer_bytes",
+                q.max_buffer_bytes,
+                "must be >= 1",
             )?;
         }
         if let OutputPartitioning::Aligned { variance } = self.output_partitioning {

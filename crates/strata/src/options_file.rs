@@ -57,14 +57,18 @@
 //!   `min_overlapping_ratio|oldest_smallest_seq_first`, `wal_recovery_mode` =
 //!   `tolerate_corrupted_tail_records|absolute_consistency|point_in_time`,
 //!   `output_partitioning` = `fixed|aligned:<variance>`, `delayed_compaction` =
-//!   `off|vct:<n>,vsmt:<n>,garbage:<ratio>` (keys left out take their defaults).
+//!   `off|vct:<n>,vsmt:<n>,garbage:<ratio>`, `query_compaction` =
+//!   `off|selectivity:<f>,start_level:<n>,min_levels:<n>,min_bytes:<n>,profit:<f>,buffer:<n>`
+//!   (keys left out take their defaults).
 //!
 //! The frozen fixture `src/options_file/fixtures/OPTIONS-v1` is a complete example of
 //! the first version-1 writer; `OPTIONS-v1-direct-io` is the same with the keys added
 //! since (`enable_pipelined_write`, `use_direct_reads`,
 //! `use_direct_io_for_flush_and_compaction`), `OPTIONS-v1-db-paths` adds the
 //! `[DbPath]` sections, `OPTIONS-v1-merge-operator` the `merge_operator` key and
-//! `OPTIONS-v1-cache-index-and-filter-blocks` the `cache_index_and_filter_blocks` key.
+//! `OPTIONS-v1-cache-index-and-filter-blocks` the `cache_index_and_filter_blocks` key,
+//! `OPTIONS-v1-delayed-compaction(-vsmt)` the `delayed_compaction` key and
+//! `OPTIONS-v1-query-compaction` the `query_compaction` key.
 //! All must keep decoding: keys and sections are only ever appended.
 //!
 //! # Invariants
@@ -92,6 +96,7 @@ use crate::error::{Error, Result};
 use crate::merge;
 use crate::options::{
     CompactionPriority, Compression, DbPath, DelayedCompaction, LevelOptions, Options,
+    QueryCompaction,
     OutputPartitioning, WalRecoveryMode,
 };
 use std::collections::HashSet;
@@ -255,7 +260,53 @@ const DB_FIELDS: &[Field<Options>] = &[
             Ok(())
         },
     },
+    // Added after the delayed_compaction key (absent: off).
+    Field {
+        name: "query_compaction",
+        get: |o| match o.query_compaction {
+            None => "off".to_string(),
+            Some(q) => format!(
+                "selectivity:{},start_level:{},min_levels:{},min_bytes:{},profit:{},buffer:{}",
+                q.selectivity, q.start_level, q.min_levels, q.min_bytes, q.profit, q.max_buffer_bytes
+            ),
+        },
+        set: |o, v| {
+            o.query_compaction = match v {
+                "off" => None,
+                v => Some(query_compaction(v)?),
+            };
+            Ok(())
+        },
+    },
 ];
+
+/// Parses `query_compaction`'s `key:value` list, as [`delayed_compaction`]'s.
+fn query_compaction(v: &str) -> Result<QueryCompaction, String> {
+    fn num<T: std::str::FromStr>(key: &str, n: &str) -> Result<T, String>
+    where
+        T::Err: std::fmt::Display,
+    {
+        n.parse().map_err(|e| format!("{key}: {e}"))
+    }
+    let mut q = QueryCompaction::new();
+    for item in v.split(',') {
+        match item.split_once(':') {
+            Some(("selectivity", f)) => q.selectivity = num("selectivity", f)?,
+            Some(("start_level", n)) => q.start_level = num("start_level", n)?,
+            Some(("min_levels", n)) => q.min_levels = num("min_levels", n)?,
+            Some(("min_bytes", n)) => q.min_bytes = num("min_bytes", n)?,
+            Some(("profit", f)) => q.profit = num("profit", f)?,
+            Some(("buffer", n)) => q.max_buffer_bytes = num("buffer", n)?,
+            _ => {
+                return Err(format!(
+                    "expected off or selectivity:<f>,start_level:<n>,min_levels:<n>,\
+                     min_bytes:<n>,profit:<f>,buffer:<n>, found `{item}`"
+                ))
+            }
+        }
+    }
+    Ok(q)
+}
 
 /// Parses `delayed_compaction`'s `key:value` list (`vct:12,vsmt:5,garbage:0.1`): keys
 /// in any order, a key left out takes its default (files written before `vsmt` and

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use strata::env::FaultFs;
 use strata::{
     CfOptions, CompactionPriority, Compression, Db, DelayedCompaction, LevelOptions, Options,
-    OutputPartitioning,
+    OutputPartitioning, QueryCompaction, StatisticsSnapshot,
 };
 
 const DIR: &str = "/db";
@@ -141,6 +141,21 @@ fn option_sets() -> Vec<(&'static str, Options)> {
             t().with_delayed_compaction(Some(delayed(8)))
                 .with_use_direct_reads(true),
         ),
+        // Query-driven compaction: forward scans write back what they merged from L1
+        // down (boundary files split), with and without delayed compaction's virtual
+        // tables among the files they read.
+        (
+            "tiny-query-compaction-l1",
+            t().with_query_compaction(Some(
+                QueryCompaction::new().with_start_level(1).with_profit(0.0),
+            )),
+        ),
+        (
+            "tiny-query-compaction-l2-delayed-vct3-merge-no-partial",
+            t().with_query_compaction(Some(QueryCompaction::new()))
+                .with_delayed_compaction(Some(delayed(3)))
+                .with_merge_operator(Some(Arc::new(AppendNoPartial))),
+        ),
         (
             "tiny-direct-io-lz4-no-cache",
             t().with_use_direct_reads(true)
@@ -190,13 +205,13 @@ fn family_sets() -> Vec<(&'static str, Options, CfOptions)> {
 /// the real file system if `opts` asks for direct I/O), checking each observation
 /// against the model as it goes and the final contents of every family at the end;
 /// returns every observation, or `None` if direct I/O is refused there (printed).
-/// Also returns the number of compactions deferred as virtual tables.
+/// Also returns the database's counters.
 fn observe(
     ops: &[Op],
     opts: &Options,
     family: &CfOptions,
     ctx: &str,
-) -> Option<(Vec<Observed>, u64)> {
+) -> Option<(Vec<Observed>, StatisticsSnapshot)> {
     let fs = FaultFs::new();
     let real_dir = if opts.use_direct_reads || opts.use_direct_io_for_flush_and_compaction {
         Some(direct_io_tempdir(ctx)?)
@@ -238,7 +253,7 @@ fn observe(
         );
         seen.push(Observed::Scan(all));
     }
-    Some((seen, d.stats().counters.virtual_compactions))
+    Some((seen, d.stats().counters))
 }
 
 fn seeds() -> Vec<u64> {
@@ -270,17 +285,18 @@ fn same_observations_under_every_option_set() {
         .chain(family_sets())
         .collect();
     let mut observations = 0;
-    let mut virtualized = 0;
+    let (mut virtualized, mut written_back) = (0, 0);
     for seed in seeds() {
         let universe = KeyUniverse::for_seed(seed);
         let ops = random_ops(seed, 1200, &universe, true);
         let mut reference: Option<(&str, Vec<Observed>)> = None;
         for (name, opts, family) in &sets {
             let ctx = format!("seed {seed} ({universe}) options {name}");
-            let Some((seen, deferred)) = observe(&ops, opts, family, &ctx) else {
+            let Some((seen, counters)) = observe(&ops, opts, family, &ctx) else {
                 continue;
             };
-            virtualized += deferred;
+            virtualized += counters.virtual_compactions;
+            written_back += counters.query_compactions;
             match &reference {
                 None => reference = Some((name, seen)),
                 Some((ref_name, want)) => {
@@ -299,12 +315,17 @@ fn same_observations_under_every_option_set() {
     }
     println!(
         "metamorphic: {} option sets, {} seeds, {observations} observations compared, \
-         {virtualized} compactions deferred as virtual tables",
+         {virtualized} compactions deferred as virtual tables, {written_back} scans \
+         written back",
         sets.len(),
         seeds().len()
     );
     assert!(
         virtualized > 0,
         "the delayed-compaction sets deferred no compaction"
+    );
+    assert!(
+        written_back > 0,
+        "the query-compaction sets wrote no scan back"
     );
 }

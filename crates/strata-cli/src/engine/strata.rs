@@ -120,6 +120,7 @@ fn io_by_purpose(s: &strata::DbStats) -> Vec<(String, u64)> {
             ("scan", b.scan),
             ("flush", b.flush),
             ("compaction", b.compaction),
+            ("write_back", b.write_back),
             ("other", b.other),
         ] {
             out.push((format!("table_bytes_{kind}_by_{purpose}"), n));

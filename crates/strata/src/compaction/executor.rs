@@ -16,6 +16,9 @@
 //!   the job's version. A plan with a `range` reads every input clipped to it, its
 //!   tombstones too, and counts as read the bytes of each input the range covers
 //!   (measured on the index, scaled onto the file's size).
+//! - A rewrite whose entries a reader already merged ([`rewrite_fed`]): the same
+//!   [`Rewrite`], fed those entries instead of the merged inputs, which are opened
+//!   for their range tombstones only.
 //!
 //! The executor never installs anything: the caller passes the returned [`Outcome`]
 //! to `VersionSet::log_and_apply` (or, at open, gathers the edits of several
@@ -181,6 +184,29 @@ fn rewrite(plan: &Plan, ctx: &JobContext<'_>) -> Result<Outcome> {
     rewrite.finish(plan, ctx, &mut out)?;
     out.input_entry_bytes = counter.input_bytes.load(Ordering::Relaxed);
     out.false_overlap_bytes = counter.false_overlap_bytes.load(Ordering::Relaxed);
+    Ok(out)
+}
+
+/// Runs the rewrite `plan` on entries a reader already merged from its inputs:
+/// `entries`, positioned at its first entry, every entry of the plan's input files
+/// inside its `range` (every version, in internal-key order). The inputs are opened
+/// only for their range tombstones; no data block of them is read, so the outcome's
+/// `bytes_read` is 0. `entries_fed` counts the entries fed.
+///
+/// # Errors
+/// As [`execute`], and `Internal` for a plan that is not a rewrite.
+pub(crate) fn rewrite_fed(
+    plan: &Plan,
+    ctx: &JobContext<'_>,
+    entries: &mut dyn InternalIterator,
+) -> Result<Outcome> {
+    let mut out = Outcome::default();
+    let counter = Arc::new(OverlapCounter::default());
+    let (input, input_rd) = open_inputs(plan, ctx, &counter, &mut Outcome::default())?;
+    drop(input);
+    let mut rewrite = Rewrite::new(plan, ctx.snapshots.clone(), input_rd)?;
+    rewrite.feed(entries, ctx)?;
+    rewrite.finish(plan, ctx, &mut out)?;
     Ok(out)
 }
 

@@ -47,6 +47,7 @@ pub mod picker;
 pub mod placement;
 pub mod plan;
 pub mod policy;
+pub(crate) mod query_driven;
 pub mod requests;
 pub(crate) mod rewrite;
 pub(crate) mod virtualize;

@@ -194,14 +194,14 @@ fn pick_any(
     None
 }
 
-fn mark_busy(st: &mut DbState, family: u32, plan: &Plan) {
+pub(crate) fn mark_busy(st: &mut DbState, family: u32, plan: &Plan) {
     if let Some(f) = st.families.get_mut(&family) {
         f.busy.add_plan(plan);
     }
     st.compactions_running += 1;
 }
 
-fn finish_plan(inner: &DbInner, family: &Family, plan: &Plan) {
+pub(crate) fn finish_plan(inner: &DbInner, family: &Family, plan: &Plan) {
     let mut st = inner.state.lock();
     if let Some(f) = st.families.get_mut(&family.id()) {
         f.busy.remove_plan(plan);

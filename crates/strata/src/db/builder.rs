@@ -22,6 +22,7 @@
 //! ```
 
 use super::scan_tee::ScanTees;
+use super::write_back::WriteBacks;
 use super::{background, open, Db};
 use crate::cache::BlockCache;
 use crate::compaction::{ByLevel, CompactionPolicy, Delayed, PlacementPolicy};
@@ -43,8 +44,8 @@ pub(crate) struct Components {
     pub policy: Arc<dyn CompactionPolicy>,
     /// Which data path new tables go to.
     pub placement: Arc<dyn PlacementPolicy>,
-    /// Which user iterators tee their deeper levels (`None`: none).
-    pub scan_tees: Option<Arc<dyn ScanTees>>,
+    /// Which user iterators tee their deeper levels.
+    pub scan_tees: Arc<dyn ScanTees>,
 }
 
 /// Opens databases with injected components. Cheap to clone; one builder may open
@@ -110,11 +111,13 @@ impl DbBuilder {
     }
 
     /// Asks `tees` which user iterators show the merged entries of their deeper
-    /// levels to a tee (see `db::scan_tee` for the contract). Default: none.
-    /// Experimental, as [`DbBuilder::compaction_policy`].
-    #[cfg(any(test, feature = "internals"))]
+    /// levels to a tee (see `db::scan_tee` for the contract). Default:
+    /// `db::write_back::WriteBacks`, the scans of families with
+    /// `Options::query_compaction` on. Crate tests only: the trait's argument holds
+    /// the database's internals.
+    #[cfg(test)]
     #[must_use]
-    pub fn scan_tees(mut self, tees: Arc<dyn ScanTees>) -> DbBuilder {
+    pub(crate) fn scan_tees(mut self, tees: Arc<dyn ScanTees>) -> DbBuilder {
         self.scan_tees = Some(tees);
         self
     }
@@ -158,7 +161,10 @@ impl DbBuilder {
             block_cache: self.block_cache.clone(),
             policy: self.policy.clone().unwrap_or_else(|| Arc::new(Delayed)),
             placement: self.placement.clone().unwrap_or_else(|| Arc::new(ByLevel)),
-            scan_tees: self.scan_tees.clone(),
+            scan_tees: self
+                .scan_tees
+                .clone()
+                .unwrap_or_else(|| Arc::new(WriteBacks::default())),
         };
         let inner = Arc::new(open::open(path.as_ref(), options, components, families)?);
         let threads = background::start(&inner)?;

@@ -80,7 +80,6 @@ pub(crate) fn run(
         }
         Err(e) => return Err(poison(inner, e)),
     };
-    inner.state.lock().check_bg_error()?;
     let edit = std::mem::take(&mut outcome.edit);
     let added = Added {
         tables: edit.new_files.len() as u64,
@@ -90,37 +89,66 @@ pub(crate) fn run(
             .map(|(_, f)| f.slices().len() as u64)
             .sum(),
     };
-    let installed =
-        inner
-            .versions
-            .log_and_apply(&family.versions, edit, &outcome.refs, |version| {
-                let mut st = inner.state.lock();
-                // Absent only if the family was dropped after the version set took the
-                // edit; then no reader of the family's state is left to serve.
-                if let Some(f) = st.families.get_mut(&family.id()) {
-                    on_install(f);
-                    f.pending_compaction_bytes =
-                        inner.policy.pending_compaction_bytes(version, &family.opts);
-                    account_levels(f, plan, &outcome);
-                    f.install_super_version(version);
-                }
-            });
-    match installed {
-        Ok(_) => {}
-        Err(_) if family.versions.is_dropped() => return Ok(()),
-        Err(e) => return Err(poison(inner, e)),
+    let installed = install(inner, family, edit, &outcome.refs, |f| {
+        on_install(f);
+        account_levels(f, plan, &outcome);
+    })?;
+    if !installed {
+        return Ok(());
     }
     account(inner, plan, &outcome, added);
     if !plan.reason.is_flush() {
         Statistics::add(&inner.stats.local().compaction_micros, micros);
     }
-    inner.done_cv.notify_all();
-    inner.bg_cv.notify_all();
     Ok(())
 }
 
+/// Installs `edit`, whose new tables `refs` keep alive, in `family`: logs it in the
+/// MANIFEST, makes its version current and, under the `state` lock in the same step,
+/// runs `on_install` on the family's state and publishes the new read view. Returns
+/// false if the family was dropped meanwhile (nothing to install into; the outputs
+/// are collected). The install entry of every job, whether the executor made its
+/// edit (`run`) or not (a scan's write-back, `db::write_back`).
+///
+/// Requires: neither the `state` lock nor the MANIFEST writer held; the edit's
+/// deleted files are claimed in the family's `Busy`, so it still applies.
+///
+/// # Errors
+/// `Poisoned` if the database already was (nothing installed) or if logging the edit
+/// failed (it poisons the database).
+pub(crate) fn install(
+    inner: &DbInner,
+    family: &Family,
+    edit: crate::version::VersionEdit,
+    refs: &[std::sync::Arc<crate::version::file_ref::FileRef>],
+    on_install: impl FnOnce(&mut FamilyState),
+) -> Result<bool> {
+    inner.state.lock().check_bg_error()?;
+    let installed = inner
+        .versions
+        .log_and_apply(&family.versions, edit, refs, |version| {
+            let mut st = inner.state.lock();
+            // Absent only if the family was dropped after the version set took the
+            // edit; then no reader of the family's state is left to serve.
+            if let Some(f) = st.families.get_mut(&family.id()) {
+                on_install(f);
+                f.pending_compaction_bytes =
+                    inner.policy.pending_compaction_bytes(version, &family.opts);
+                f.install_super_version(version);
+            }
+        });
+    match installed {
+        Ok(_) => {}
+        Err(_) if family.versions.is_dropped() => return Ok(false),
+        Err(e) => return Err(poison(inner, e)),
+    }
+    inner.done_cv.notify_all();
+    inner.bg_cv.notify_all();
+    Ok(true)
+}
+
 /// Per-level figures (RocksDB's level table): what each output level read and wrote.
-fn account_levels(st: &mut FamilyState, plan: &Plan, outcome: &Outcome) {
+pub(crate) fn account_levels(st: &mut FamilyState, plan: &Plan, outcome: &Outcome) {
     if matches!(
         plan.action,
         Action::TrivialMove | Action::Drop | Action::Virtualize

@@ -30,6 +30,7 @@ mod open;
 mod read;
 mod replay;
 pub(crate) mod scan_tee;
+pub(crate) mod write_back;
 mod state;
 mod super_version;
 mod write;
@@ -105,9 +106,9 @@ pub(crate) struct DbInner {
     /// Which data path new tables go to (an injected component; pure, see
     /// `compaction::placement`).
     pub placement: Arc<dyn PlacementPolicy>,
-    /// Which user iterators tee their deeper levels (an injected component; see
-    /// `db::scan_tee`); `None`: none do.
-    pub scan_tees: Option<Arc<dyn scan_tee::ScanTees>>,
+    /// Which user iterators tee their deeper levels (a component; see
+    /// `db::scan_tee`): by default `db::write_back::WriteBacks`.
+    pub scan_tees: Arc<dyn scan_tee::ScanTees>,
     /// Table I/O counters of each data path, indexed by path id (recorded by the
     /// `env::CountingFs` wrapping `fs`).
     pub path_stats: Vec<Arc<PathStats>>,

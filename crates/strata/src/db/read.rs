@@ -19,6 +19,7 @@
 
 use super::family::Family;
 use super::iter::Resolver;
+use super::scan_tee::ScanStart;
 use super::{DbInner, DbIterator, SuperVersion};
 use crate::error::Result;
 use crate::iter::{
@@ -438,8 +439,11 @@ pub(crate) fn iter(
     // apart, read without the snapshot filter, shown to the tee.
     let tee = inner
         .scan_tees
-        .as_ref()
-        .and_then(|t| t.tee(&sv.version, ro, seq))
+        .tee(&ScanStart {
+            db: inner,
+            family,
+            version: &sv.version,
+        })
         .filter(|(level, _)| (1..num_levels).contains(level));
     let teed_from = tee.as_ref().map_or(num_levels, |(level, _)| *level);
     let level_iter = |level: usize, filter: SnapshotFilter| -> Box<dyn InternalIterator> {

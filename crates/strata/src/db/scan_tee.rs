@@ -21,24 +21,29 @@
 //! built (no lock is held); it must not block. `level` must be at least 1 and below
 //! the version's `num_levels`; any other answer builds the iterator without a tee.
 
+use super::family::Family;
+use super::DbInner;
 use crate::iter::Tee;
-use crate::key::SequenceNumber;
-use crate::options::ReadOptions;
 use crate::version::Version;
 use std::fmt;
 use std::sync::Arc;
 
+/// A user iterator about to be built: what a [`ScanTees`] decides on.
+pub(crate) struct ScanStart<'a> {
+    /// The database (a tee that acts when the reader is done holds it weakly, so an
+    /// iterator outliving `close` keeps nothing running).
+    pub db: &'a Arc<DbInner>,
+    /// The family read.
+    pub family: &'a Arc<Family>,
+    /// The version the iterator pins.
+    pub version: &'a Arc<Version>,
+}
+
 /// See the module docs.
-pub trait ScanTees: Send + Sync + fmt::Debug {
-    /// For a user iterator about to be built over `version` (which it pins), reading
-    /// at `seq` with `ro`: the first level whose entries, merged with every deeper
-    /// level's, `Tee` sees; `None` to build it as always.
-    fn tee(
-        &self,
-        version: &Arc<Version>,
-        ro: &ReadOptions,
-        seq: SequenceNumber,
-    ) -> Option<(usize, Box<dyn Tee>)>;
+pub(crate) trait ScanTees: Send + Sync + fmt::Debug {
+    /// For the user iterator `scan` is about to build: the first level whose entries,
+    /// merged with every deeper level's, `Tee` sees; `None` to build it as always.
+    fn tee(&self, scan: &ScanStart<'_>) -> Option<(usize, Box<dyn Tee>)>;
 }
 
 #[cfg(test)]

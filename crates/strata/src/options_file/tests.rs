@@ -29,11 +29,16 @@ const KEYS_AFTER_FIRST_V1: &[&str] = &[
     "use_direct_io_for_flush_and_compaction",
     "cache_index_and_filter_blocks",
     "delayed_compaction",
+    "query_compaction",
 ];
 
 /// `[DBOptions]` keys appended after `OPTIONS-v1-merge-operator` was frozen (the
 /// direct-I/O, `[DbPath]` and merge-operator fixtures lack them).
-const KEYS_AFTER_MERGE_OPERATOR: &[&str] = &["cache_index_and_filter_blocks", "delayed_compaction"];
+const KEYS_AFTER_MERGE_OPERATOR: &[&str] = &[
+    "cache_index_and_filter_blocks",
+    "delayed_compaction",
+    "query_compaction",
+];
 
 /// `text` without the lines of `keys`.
 fn without_keys(text: &str, keys: &[&str]) -> String {
@@ -226,7 +231,10 @@ fn frozen_fixture_v1_cache_index_and_filter_blocks_decodes_exactly_and_encodes_i
 }
 
 /// `[DBOptions]` keys appended after `OPTIONS-v1-cache-index-and-filter-blocks`.
-const KEYS_AFTER_CACHE_INDEX_AND_FILTER_BLOCKS: &[&str] = &["delayed_compaction"];
+const KEYS_AFTER_CACHE_INDEX_AND_FILTER_BLOCKS: &[&str] = &["delayed_compaction", "query_compaction"];
+
+/// `[DBOptions]` keys appended after `OPTIONS-v1-delayed-compaction-vsmt`.
+const KEYS_AFTER_DELAYED_COMPACTION: &[&str] = &["query_compaction"];
 
 /// The fixture of the v1 writer that added `delayed_compaction`.
 fn delayed_compaction_fixture_path() -> PathBuf {
@@ -256,7 +264,7 @@ fn frozen_fixture_v1_delayed_compaction_decodes_exactly() {
     assert_eq!(stored.options, opts);
     assert!(stored.unknown.is_empty(), "{:?}", stored.unknown);
     assert_eq!(
-        encode(&opts),
+        without_keys(&encode(&opts), KEYS_AFTER_DELAYED_COMPACTION),
         frozen.replace(
             "delayed_compaction=vct:3\n",
             "delayed_compaction=vct:3,vsmt:5,garbage:0.1\n"
@@ -286,10 +294,7 @@ fn frozen_fixture_v1_delayed_compaction_vsmt_decodes_exactly_and_encodes_identic
     let opts = merge_operator_fixture_options()
         .with_cache_index_and_filter_blocks(true)
         .with_delayed_compaction(Some(d));
-    let encoded = encode(&opts);
-    if std::env::var_os("STRATA_REGEN_FIXTURES").is_some() {
-        std::fs::write(delayed_compaction_vsmt_fixture_path(), &encoded).expect("write fixture");
-    }
+    let encoded = without_keys(&encode(&opts), KEYS_AFTER_DELAYED_COMPACTION);
     let frozen =
         std::fs::read_to_string(delayed_compaction_vsmt_fixture_path()).expect("fixture present");
     let stored = decode(&frozen).expect("fixture decodes");
@@ -314,6 +319,80 @@ fn frozen_fixture_v1_delayed_compaction_vsmt_decodes_exactly_and_encodes_identic
             err.to_string().contains("delayed_compaction"),
             "{bad}: {err}"
         );
+    }
+}
+
+/// The fixture of the v1 writer that added `query_compaction`.
+fn query_compaction_fixture_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src/options_file/fixtures/OPTIONS-v1-query-compaction")
+}
+
+/// The v1 file with a `query_compaction` line: decodes exactly and re-encodes byte for
+/// byte; without the line it is the previous fixture (off); keys in another order
+/// decode the same; a malformed, unknown or out-of-range setting is refused.
+#[test]
+fn frozen_fixture_v1_query_compaction_decodes_exactly_and_encodes_identically() {
+    let q = crate::QueryCompaction::new()
+        .with_selectivity(0.5)
+        .with_start_level(1)
+        .with_min_levels(2)
+        .with_min_bytes(4096)
+        .with_profit(0.25)
+        .with_max_buffer_bytes(1 << 20);
+    let d = DelayedCompaction::new()
+        .with_vct(3)
+        .with_vsmt(2)
+        .with_max_garbage_ratio(0.25);
+    let opts = merge_operator_fixture_options()
+        .with_cache_index_and_filter_blocks(true)
+        .with_delayed_compaction(Some(d))
+        .with_query_compaction(Some(q));
+    let encoded = encode(&opts);
+    if std::env::var_os("STRATA_REGEN_FIXTURES").is_some() {
+        std::fs::write(query_compaction_fixture_path(), &encoded).expect("write fixture");
+    }
+    let frozen =
+        std::fs::read_to_string(query_compaction_fixture_path()).expect("fixture present");
+    let stored = decode(&frozen).expect("fixture decodes");
+    assert_eq!(stored.options, opts);
+    assert!(stored.unknown.is_empty(), "{:?}", stored.unknown);
+    assert_eq!(encoded, frozen, "the v1 encoding changed");
+    let line = "query_compaction=selectivity:0.5,start_level:1,min_levels:2,min_bytes:4096,\
+                profit:0.25,buffer:1048576";
+    assert!(frozen.contains(line));
+    let older = std::fs::read_to_string(delayed_compaction_vsmt_fixture_path())
+        .expect("fixture present");
+    assert_eq!(frozen.replace(&format!("{line}\n"), ""), older);
+    let reordered = frozen.replace(
+        line,
+        "query_compaction=buffer:1048576,profit:0.25,min_bytes:4096,min_levels:2,\
+         start_level:1,selectivity:0.5",
+    );
+    assert_eq!(decode(&reordered).expect("decodes").options, opts);
+    let partial = frozen.replace(line, "query_compaction=start_level:3");
+    assert_eq!(
+        decode(&partial).expect("decodes").options.query_compaction,
+        Some(crate::QueryCompaction::new().with_start_level(3))
+    );
+    for bad in ["selectivity:x", "on", "profit:0.1,zzz:1", "start_level", "min_bytes:-1"] {
+        let text = frozen.replace(line, &format!("query_compaction={bad}"));
+        let err = decode(&text).expect_err(bad);
+        assert!(err.to_string().contains("query_compaction"), "{bad}: {err}");
+    }
+    for bad in [
+        crate::QueryCompaction::new().with_selectivity(0.0),
+        crate::QueryCompaction::new().with_start_level(0),
+        crate::QueryCompaction::new().with_start_level(7),
+        crate::QueryCompaction::new().with_min_levels(0),
+        crate::QueryCompaction::new().with_profit(1.5),
+        crate::QueryCompaction::new().with_max_buffer_bytes(0),
+    ] {
+        let err = Options::default()
+            .with_query_compaction(Some(bad))
+            .validate()
+            .expect_err("out of range");
+        assert!(err.to_string().contains("query_compaction."), "{err}");
     }
 }
 

@@ -123,6 +123,35 @@ counters! {
     /// Of `tables_probed`, the parents of virtual tables probed by point lookups and
     /// transaction conflict checks.
     virtual_parents_probed,
+    /// Scans whose merged entries were written back (`Options::query_compaction`),
+    /// each installed as one edit.
+    query_compactions,
+    /// Write-backs discarded at the claim: a file they read left its level or became
+    /// busy, a busy job writes their range, or a level at or below their output level
+    /// gained a file in their range. Their outputs were collected; no data was lost.
+    query_compactions_discarded_stale,
+    /// Write-backs abandoned before any table was written: the scan moved backward,
+    /// sought again or failed, or the database was closing, poisoned or its family
+    /// dropped.
+    query_compactions_discarded_abandoned,
+    /// Scans that covered a range the trigger declined (too few levels or bytes, or
+    /// too little to gain by the profit rule); they wrote nothing.
+    query_compactions_discarded_below_threshold,
+    /// Table bytes write-backs wrote (the range's tables and the boundary remainders).
+    query_compaction_bytes_written,
+    /// Table bytes write-backs read: the boundary remainders only (the range's
+    /// entries came from the scan).
+    query_compaction_bytes_read,
+    /// Files write-backs deleted (every file they read from, boundary files included).
+    query_compaction_files_removed,
+    /// Of `query_compaction_files_removed`, the boundary files whose part outside the
+    /// range was rewritten at their own level.
+    query_compaction_files_split,
+    /// Entries the scans buffered that no output kept (old versions, covered entries,
+    /// folded merge operands).
+    query_compaction_entries_dropped,
+    /// Wall time write-backs spent on the scans' threads, in microseconds.
+    query_compaction_micros,
     /// Wall time of compaction jobs (not flushes), in microseconds.
     compaction_micros,
     /// Point lookups served.

@@ -4,7 +4,8 @@
 //!
 //! The code that causes table I/O says so for its duration: a get
 //! ([`IoPurpose::Get`]), a user iterator's moves ([`IoPurpose::Scan`]), a flush or a
-//! compaction job ([`IoPurpose::Flush`], [`IoPurpose::Compaction`]). Everything else
+//! compaction job ([`IoPurpose::Flush`], [`IoPurpose::Compaction`]), a scan's
+//! write-back ([`IoPurpose::WriteBack`]). Everything else
 //! (opening the database, `verify_checksums`, a checkpoint) is [`IoPurpose::Other`].
 //! The purpose is a thread-local, set by a guard that restores the previous one when it
 //! drops, so purposes nest (a get inside a transaction commit) and a thread that
@@ -28,10 +29,13 @@ pub(crate) enum IoPurpose {
     Flush = 3,
     /// A compaction job.
     Compaction = 4,
+    /// A scan writing back what it merged (`db::write_back`): the boundary remainders
+    /// it reads and every table it writes.
+    WriteBack = 5,
 }
 
 /// The number of purposes (the length of per-purpose counter arrays).
-pub(crate) const PURPOSES: usize = 5;
+pub(crate) const PURPOSES: usize = 6;
 
 thread_local! {
     static CURRENT: Cell<IoPurpose> = const { Cell::new(IoPurpose::Other) };
@@ -80,6 +84,8 @@ pub struct IoBytes {
     pub flush: u64,
     /// By compactions.
     pub compaction: u64,
+    /// By scans' write-backs (`Options::query_compaction`).
+    pub write_back: u64,
     /// By anything else (opening the database, `verify_checksums`, tools).
     pub other: u64,
 }
@@ -87,17 +93,18 @@ pub struct IoBytes {
 impl IoBytes {
     /// The bytes of every purpose.
     pub fn total(&self) -> u64 {
-        self.get + self.scan + self.flush + self.compaction + self.other
+        self.get + self.scan + self.flush + self.compaction + self.write_back + self.other
     }
 
     /// From per-purpose counts indexed by `IoPurpose as usize`.
     pub(crate) fn from_counts(c: &[u64; PURPOSES]) -> IoBytes {
-        let [other, get, scan, flush, compaction] = *c;
+        let [other, get, scan, flush, compaction, write_back] = *c;
         IoBytes {
             get,
             scan,
             flush,
             compaction,
+            write_back,
             other,
         }
     }
@@ -109,6 +116,7 @@ impl IoBytes {
             scan: self.scan + o.scan,
             flush: self.flush + o.flush,
             compaction: self.compaction + o.compaction,
+            write_back: self.write_back + o.write_back,
             other: self.other + o.other,
         }
     }
@@ -146,15 +154,16 @@ mod tests {
             (IoPurpose::Scan, 100),
             (IoPurpose::Flush, 1000),
             (IoPurpose::Compaction, 10_000),
+            (IoPurpose::WriteBack, 100_000),
         ] {
             c[p as usize] = n;
         }
         let b = IoBytes::from_counts(&c);
         assert_eq!(
-            (b.other, b.get, b.scan, b.flush, b.compaction),
-            (1, 10, 100, 1000, 10_000)
+            (b.other, b.get, b.scan, b.flush, b.compaction, b.write_back),
+            (1, 10, 100, 1000, 10_000, 100_000)
         );
-        assert_eq!(b.total(), 11_111);
-        assert_eq!(b.plus(b).total(), 22_222);
+        assert_eq!(b.total(), 111_111);
+        assert_eq!(b.plus(b).total(), 222_222);
     }
 }

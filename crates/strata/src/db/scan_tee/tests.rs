@@ -8,7 +8,7 @@ use crate::db::read::tests::move_down;
 use crate::db::Db;
 use crate::iter::{InternalIterator, Tee};
 use crate::key::{self, compare_internal, make_internal_key, KIND_SEEK};
-use crate::options::{Options, WriteOptions};
+use crate::options::{Options, ReadOptions, WriteOptions};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -64,12 +64,7 @@ impl TeeAll {
 }
 
 impl ScanTees for TeeAll {
-    fn tee(
-        &self,
-        _version: &Arc<Version>,
-        _ro: &ReadOptions,
-        _seq: SequenceNumber,
-    ) -> Option<(usize, Box<dyn Tee>)> {
+    fn tee(&self, _scan: &ScanStart<'_>) -> Option<(usize, Box<dyn Tee>)> {
         let log = Log::default();
         self.logs.lock().ok()?.push(Arc::clone(&log));
         Some((self.level, Box::new(Recorder(log))))
