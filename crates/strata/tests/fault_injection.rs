@@ -30,8 +30,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use strata::env::{CrashMode, FailedSyncMode, FaultFs, FaultKinds, FaultRule};
 use strata::{
-    Db, DelayedCompaction, Error, ErrorKind, Options, ReadOptions, WalRecoveryMode, WriteBatch,
-    WriteOptions,
+    Db, DelayedCompaction, Error, ErrorKind, Options, QueryCompaction, ReadOptions,
+    WalRecoveryMode, WriteBatch, WriteOptions,
 };
 
 const DIR: &str = "/db";
@@ -762,6 +762,43 @@ fn run_virtual(db: &Db, r: &mut Recorder) -> Result<(), Stop> {
     r.settle(db)
 }
 
+/// (i) Query-driven compaction: writes, deletes and range deletions with short and
+/// long forward scans between them, each written back when dropped (boundary files
+/// split), with a 2 KiB MANIFEST limit; crash points land in write-backs' table writes,
+/// their directory fsyncs and their edits. Scans that fail on the dead disk are fine.
+fn run_query_compaction(db: &Db, r: &mut Recorder) -> Result<(), Stop> {
+    for n in 0..500usize {
+        let i = (n * 17 % 150) as u32;
+        if n % 8 == 7 {
+            let ro = ReadOptions::default().with_upper_bound(Some(key(i + 60)));
+            if let Ok(mut it) = db.iter(&ro) {
+                it.seek(&key(i));
+                for _ in 0..(n % 50) {
+                    if !it.valid() {
+                        break;
+                    }
+                    it.next();
+                }
+            }
+        }
+        let item = match n % 23 {
+            5 if n >= 100 => Item::delete(key(i)),
+            9 if n > 300 => Item::DeleteRange(key(i), key(i + 4)),
+            _ => Item::put(key(i), value("q", n, i, 60)),
+        };
+        r.write(db, vec![item], n % 4 == 0)?;
+    }
+    r.settle(db)
+}
+
+fn query_options() -> Options {
+    tiny_options()
+        .with_query_compaction(Some(
+            QueryCompaction::new().with_start_level(1).with_profit(0.0),
+        ))
+        .with_max_manifest_file_size(2048)
+}
+
 fn virtual_options() -> Options {
     tiny_options()
         .with_delayed_compaction(Some(
@@ -865,6 +902,14 @@ fn scenarios() -> Vec<Scenario> {
             virtual_tables: false,
         },
         Scenario {
+            name: "query_compaction",
+            opts: query_options,
+            setup: None,
+            run: run_query_compaction,
+            iters: 250,
+            virtual_tables: false,
+        },
+        Scenario {
             name: "virtual",
             opts: virtual_options,
             setup: None,
@@ -904,6 +949,8 @@ struct Tally {
     /// Virtual compactions the faulted phases made before their crash, and the
     /// cycles that made at least one.
     virtual_compactions: AtomicU64,
+    /// Scans written back before the crashes.
+    query_compactions: AtomicU64,
     /// Merges of virtual tables that gets asked for, run before the crashes.
     virtual_merges: AtomicU64,
     virtual_cycles: AtomicU64,
@@ -996,9 +1043,15 @@ fn check_recovered(ctx: &str, db: &Db, base: &BTreeMap<Vec<u8>, Vec<u8>>, r: &Re
 }
 
 /// Runs one cycle: fresh file system, scenario with the kill at `k`, crash, reopen,
-/// check. Returns the operation count of the faulted phase and the virtual compactions
-/// it made.
-fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tally) -> (u64, u64) {
+/// check. Returns the operation count of the faulted phase, the virtual compactions
+/// it made and the scans it wrote back.
+fn cycle(
+    sc: &Scenario,
+    k: Option<u64>,
+    kill: Kill,
+    mode: CrashMode,
+    tally: &Tally,
+) -> (u64, u64, u64) {
     let replay = if kill == Kill::ManifestSync {
         "STRATA_CRASH_SYNC"
     } else {
@@ -1045,6 +1098,7 @@ fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tal
         (_, None) => {}
     }
     let mut virtual_compactions = 0;
+    let mut query_compactions = 0;
     match on(&fs).open(DIR, opts.clone()) {
         Ok(db) => {
             let finished = (sc.run)(&db, &mut r).is_ok() && r.maybe_cut().is_ok();
@@ -1057,6 +1111,10 @@ fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tal
             }
             let counters = db.stats().counters;
             virtual_compactions = counters.virtual_compactions;
+            query_compactions = counters.query_compactions;
+            tally
+                .query_compactions
+                .fetch_add(query_compactions, Ordering::Relaxed);
             tally
                 .virtual_merges
                 .fetch_add(counters.virtual_merges, Ordering::Relaxed);
@@ -1155,7 +1213,7 @@ fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tal
     if sc.virtual_tables {
         check_without_delayed(&ctx, &fs, db, &opts);
     }
-    (ops, virtual_compactions)
+    (ops, virtual_compactions, query_compactions)
 }
 
 /// Operations kept in the disk trace of a cycle (reads are not recorded).
@@ -1262,7 +1320,7 @@ fn crash_loop(name: &str) {
     }
     let tally = Tally::default();
     let started = std::time::Instant::now();
-    let (count, virtual_compactions) =
+    let (count, virtual_compactions, query_compactions) =
         cycle(&sc, None, Kill::Fault, CrashMode::DropUnsynced, &tally);
     // A scenario of virtual tables that stopped making them would test nothing new.
     assert!(
@@ -1272,6 +1330,10 @@ fn crash_loop(name: &str) {
     assert!(
         !sc.virtual_tables || tally.virtual_merges.load(Ordering::Relaxed) > 0,
         "crash loop {name}: the counting run ran no merge that reads asked for"
+    );
+    assert!(
+        name != "query_compaction" || query_compactions > 0,
+        "crash loop {name}: the counting run wrote no scan back"
     );
     let budget = env_u64("STRATA_CRASH_ITERS").unwrap_or(sc.iters);
     let ks = sample(count, budget);
@@ -1301,6 +1363,14 @@ fn crash_loop(name: &str) {
     if name == "manifest_roll" {
         manifest_sync_kills(&sc, &tally);
     }
+    let query_figures = if name == "query_compaction" {
+        format!(
+            ", scans written back {} before the crashes (counting run {query_compactions})",
+            tally.query_compactions.load(Ordering::Relaxed)
+        )
+    } else {
+        String::new()
+    };
     let virtual_figures = if sc.virtual_tables {
         format!(
             ", virtual compactions {} before the crashes (counting run {}, \
@@ -1316,7 +1386,7 @@ fn crash_loop(name: &str) {
     println!(
         "crash loop {name}: ops {count}, cycles {}, faults fired {} ({} failed ops), \
          power cuts {}, tolerant-mode refusals of garbled WAL tails {}, \
-         garbled MANIFEST tails recovered {}{virtual_figures}, {:.1}s",
+         garbled MANIFEST tails recovered {}{virtual_figures}{query_figures}, {:.1}s",
         tally.cycles.load(Ordering::Relaxed),
         tally.faults_fired.load(Ordering::Relaxed),
         tally.failed_ops.load(Ordering::Relaxed),
@@ -1384,6 +1454,13 @@ fn crash_loop_column_families() {
 /// compactions reading virtual tables' parents and of MANIFEST roll-overs writing
 /// parents into the new MANIFEST's snapshot; each recovery also verifies every
 /// physical table and reopens with delayed compaction off.
+/// Query-driven compaction: a crash at file operations of scans' write-backs (the
+/// range's tables, the boundary remainders, their edits) and of everything else.
+#[test]
+fn crash_loop_query_compaction() {
+    crash_loop("query_compaction");
+}
+
 #[test]
 fn crash_loop_virtual_tables() {
     crash_loop("virtual");

@@ -182,6 +182,33 @@ fn strata(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
             false => "Options::delayed_compaction = None (every compaction rewrites)".into(),
         });
     }
+    if flag == "query_compaction" {
+        return exact(match flags.query_compaction {
+            true => format!(
+                "Options::query_compaction = Some(QueryCompaction::new()\
+                 .with_selectivity({}).with_start_level({}).with_min_levels({})\
+                 .with_min_bytes({}).with_profit({}).with_max_buffer_bytes({})) \
+                 (experimental; inline write-back on the scan's thread)",
+                flags.query_compaction_selectivity,
+                flags.query_compaction_start_level,
+                flags.query_compaction_min_levels,
+                flags.query_compaction_min_bytes,
+                flags.query_compaction_profit,
+                flags.query_compaction_buffer
+            ),
+            false => "Options::query_compaction = None (scans write nothing)".into(),
+        });
+    }
+    if let Some(field) = flag.strip_prefix("query_compaction_") {
+        let field = match field {
+            "buffer" => "max_buffer_bytes",
+            f => f,
+        };
+        return exact(match flags.query_compaction {
+            true => format!("Options::query_compaction's QueryCompaction::{field}"),
+            false => "Options::query_compaction is None: unused (--query_compaction=false)".into(),
+        });
+    }
     let field = match flag {
         "vct" => Some(("vct", flags.vct.to_string())),
         "vsmt" => Some(("vsmt", flags.vsmt.to_string())),
@@ -260,6 +287,26 @@ fn style_text(engine: &str, flag: &str, flags: &EngineFlags) -> Option<(Fidelity
         ))),
         _ => None,
     }
+}
+
+/// The flags of Strata's query-driven compaction, which no other engine has.
+const QUERY_FLAGS: &[&str] = &[
+    "query_compaction",
+    "query_compaction_selectivity",
+    "query_compaction_start_level",
+    "query_compaction_min_levels",
+    "query_compaction_min_bytes",
+    "query_compaction_profit",
+    "query_compaction_buffer",
+];
+
+/// Why `--query_compaction` and its settings mean nothing to `engine`: its scans never
+/// write, which is what Strata's do with the flag off.
+fn query_text(engine: &str) -> String {
+    format!(
+        "Strata-only, query-driven compaction (scans writing back what they merged); \
+         {engine} has no equivalent: its scans write nothing, as Strata's with the flag off"
+    )
 }
 
 /// The flags of Strata's delayed compaction, which no other engine has.
@@ -367,6 +414,7 @@ fn rocksdb(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
             unmapped("Strata-only; RocksDB has no equivalent (ignored)")
         }
         f if DELAYED_FLAGS.contains(&f) => unmapped(delayed_text("RocksDB", flag, flags)),
+        f if QUERY_FLAGS.contains(&f) => unmapped(query_text("RocksDB")),
         "max_manifest_file_size" => {
             unmapped("not passed by the adapter; RocksDB's default applies")
         }
@@ -563,6 +611,7 @@ fn fjall(flag: &str, flags: &EngineFlags, p: &FjallPlan) -> (Fidelity, String) {
             unmapped("Strata-only; fjall has no equivalent (ignored)")
         }
         f if DELAYED_FLAGS.contains(&f) => unmapped(delayed_text("fjall", flag, flags)),
+        f if QUERY_FLAGS.contains(&f) => unmapped(query_text("fjall")),
         "paranoid_checks" | "max_manifest_file_size" | "enable_pipelined_write" => {
             unmapped("no equivalent option in fjall 3 (ignored)")
         }

@@ -56,6 +56,11 @@ fn default_garbage_ratio() -> f64 {
     d().delayed_compaction.unwrap_or_default().max_garbage_ratio
 }
 
+/// Query-driven compaction's settings by default (the option itself is off).
+fn qc() -> strata::QueryCompaction {
+    d().query_compaction.unwrap_or_default()
+}
+
 fn default_variance() -> f64 {
     match d().output_partitioning {
         OutputPartitioning::Aligned { variance } => variance,
@@ -301,6 +306,36 @@ pub struct EngineFlags {
     /// (DelayedCompaction::max_garbage_ratio).
     #[arg(long = "virtual_garbage_ratio", default_value_t = default_garbage_ratio())]
     pub virtual_garbage_ratio: f64,
+    /// Query-driven compaction (experimental): a forward scan writes back what it
+    /// merged from --query_compaction_start_level down into the deepest level holding
+    /// its range (Options::query_compaction).
+    #[arg(long = "query_compaction", default_value_t = d().query_compaction.is_some(),
+          num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub query_compaction: bool,
+    /// Fraction of scans that write back, in (0, 1]. Used only with
+    /// --query_compaction (QueryCompaction::selectivity).
+    #[arg(long = "query_compaction_selectivity", default_value_t = qc().selectivity)]
+    pub query_compaction_selectivity: f64,
+    /// Shallowest level a scan writes back (1..num_levels). Used only with
+    /// --query_compaction.
+    #[arg(long = "query_compaction_start_level", default_value_t = qc().start_level)]
+    pub query_compaction_start_level: usize,
+    /// Levels above the deepest one that must hold the range (>= 1). Used only with
+    /// --query_compaction.
+    #[arg(long = "query_compaction_min_levels", default_value_t = qc().min_levels)]
+    pub query_compaction_min_levels: usize,
+    /// Fewest merged bytes a write-back must hold. Used only with --query_compaction.
+    #[arg(long = "query_compaction_min_bytes", default_value_t = qc().min_bytes)]
+    pub query_compaction_min_bytes: u64,
+    /// Profit rule, in [0, 1]: the bytes above the deepest level, as a fraction of
+    /// the range's, a write-back needs. Used only with --query_compaction.
+    #[arg(long = "query_compaction_profit", default_value_t = qc().profit)]
+    pub query_compaction_profit: f64,
+    /// Most bytes of merged entries a scan buffers (>= 1). Used only with
+    /// --query_compaction (QueryCompaction::max_buffer_bytes).
+    #[arg(long = "query_compaction_buffer", default_value_t = qc().max_buffer_bytes)]
+    pub query_compaction_buffer: u64,
     /// Verify every block checksum of a table when it is opened.
     #[arg(long = "paranoid_checks", default_value_t = d().paranoid_checks, num_args = 0..=1,
           default_missing_value = "true", action = clap::ArgAction::Set,
@@ -469,6 +504,20 @@ const FIELD_TO_FLAG: &[(&str, &str)] = &[
     ("soft_pending", "soft_pending_compaction_bytes_limit"),
     ("hard_pending", "hard_pending_compaction_bytes_limit"),
     ("db_paths", "db_paths"),
+    (
+        "query_compaction.selectivity",
+        "query_compaction_selectivity",
+    ),
+    (
+        "query_compaction.start_level",
+        "query_compaction_start_level",
+    ),
+    ("query_compaction.min_levels", "query_compaction_min_levels"),
+    ("query_compaction.profit", "query_compaction_profit"),
+    (
+        "query_compaction.max_buffer_bytes",
+        "query_compaction_buffer",
+    ),
     ("delayed_compaction.vct", "vct"),
     ("delayed_compaction.vsmt", "vsmt"),
     (
@@ -591,6 +640,15 @@ impl EngineFlags {
                     .with_vsmt(self.vsmt)
                     .with_max_garbage_ratio(self.virtual_garbage_ratio)
             }))
+            .with_query_compaction(self.query_compaction.then(|| {
+                strata::QueryCompaction::new()
+                    .with_selectivity(self.query_compaction_selectivity)
+                    .with_start_level(self.query_compaction_start_level)
+                    .with_min_levels(self.query_compaction_min_levels)
+                    .with_min_bytes(self.query_compaction_min_bytes)
+                    .with_profit(self.query_compaction_profit)
+                    .with_max_buffer_bytes(self.query_compaction_buffer)
+            }))
             // The harness's counters (`KvEngine::merge`, `mergerandom`).
             .with_merge_operator(Some(std::sync::Arc::new(strata::merge::U64Add)))
             .with_paranoid_checks(self.paranoid_checks)
@@ -664,6 +722,65 @@ mod tests {
         assert_eq!(o.delayed_compaction, None);
         assert!(!e.delayed_compaction);
         assert_eq!(e.vct, strata::DelayedCompaction::new().vct);
+    }
+
+    #[test]
+    fn query_compaction_flags() {
+        let strata = |args: &[&str]| parse(args).expect("parse").strata_options();
+        assert_eq!(strata(&[]).expect("valid").query_compaction, None);
+        assert_eq!(
+            strata(&["--query_compaction"])
+                .expect("valid")
+                .query_compaction,
+            Some(strata::QueryCompaction::new())
+        );
+        let o = strata(&[
+            "--query_compaction=true",
+            "--query_compaction_selectivity=0.25",
+            "--query_compaction_start_level=1",
+            "--query_compaction_min_levels=2",
+            "--query_compaction_min_bytes=4096",
+            "--query_compaction_profit=0.5",
+            "--query_compaction_buffer=1048576",
+        ])
+        .expect("valid");
+        assert_eq!(
+            o.query_compaction,
+            Some(
+                strata::QueryCompaction::new()
+                    .with_selectivity(0.25)
+                    .with_start_level(1)
+                    .with_min_levels(2)
+                    .with_min_bytes(4096)
+                    .with_profit(0.5)
+                    .with_max_buffer_bytes(1 << 20)
+            )
+        );
+        // Out of range: refused naming the flag, by the engine's own check.
+        for (arg, flag) in [
+            (
+                "--query_compaction_selectivity=0",
+                "query_compaction_selectivity",
+            ),
+            (
+                "--query_compaction_start_level=0",
+                "query_compaction_start_level",
+            ),
+            (
+                "--query_compaction_min_levels=0",
+                "query_compaction_min_levels",
+            ),
+            ("--query_compaction_profit=2", "query_compaction_profit"),
+            ("--query_compaction_buffer=0", "query_compaction_buffer"),
+        ] {
+            let err = strata(&["--query_compaction", arg]).expect_err(arg);
+            assert!(matches!(err, CliError::Usage(_)), "{arg}: {err:?}");
+            assert!(
+                err.to_string()
+                    .starts_with(&format!("invalid value for '--{flag}'")),
+                "{arg}: {err}"
+            );
+        }
     }
 
     #[test]
