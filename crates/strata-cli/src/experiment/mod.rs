@@ -3,12 +3,14 @@
 //! - `aligned`: Kim et al. §VI-B (aligned compaction, Figures 10 and 11).
 //! - `snapshot-filter`: Kim et al. §VI-C (snapshot filters, Figures 12–14).
 //! - `dcompaction`: Pan et al. §2.2 and §4 (delayed compaction, Figures 2, 3, 10–19).
+//! - `query-compaction`: the CS561 query-driven compaction paper (Figures 1–8).
 //!
 //! Every run prints a table, appends one JSON object per configuration to
 //! `results/experiment-<name>.jsonl` (or `--json`), and draws an SVG chart.
 
 mod aligned;
 mod dcompaction;
+mod query_compaction;
 mod snapshot_filter;
 
 use crate::engine::EngineStats;
@@ -36,6 +38,9 @@ enum Which {
     /// Delayed compaction (virtual tables) against rewriting every compaction:
     /// datasets D1-D4, sensitivity to volume, record size, VCT and VSMT, devices.
     Dcompaction(Box<dcompaction::DcompactionArgs>),
+    /// Query-driven compaction (scans writing back what they merged) against the
+    /// engine without it: sequential and interleaved workloads by range fraction.
+    QueryCompaction(Box<query_compaction::QueryCompactionArgs>),
 }
 
 /// Runs `strata experiment`.
@@ -47,6 +52,7 @@ pub fn run(args: &ExperimentArgs) -> Result<()> {
         Which::Aligned(a) => aligned::run(a),
         Which::SnapshotFilter(a) => snapshot_filter::run(a),
         Which::Dcompaction(a) => dcompaction::run(a),
+        Which::QueryCompaction(a) => query_compaction::run(a),
     }
 }
 
