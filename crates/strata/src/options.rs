@@ -247,6 +247,12 @@ pub struct QueryCompaction {
     ///
     /// Default: 64 MiB. Range: >= 1.
     pub max_buffer_bytes: u64,
+    /// Write back on a background thread instead of the scan's: a finished scan
+    /// hands its buffer to a queue of at most four write-backs and returns; when the
+    /// queue is full the write-back is dropped (counted), so a scan never waits.
+    ///
+    /// Default: false.
+    pub background: bool,
 }
 
 impl QueryCompaction {
@@ -260,6 +266,7 @@ impl QueryCompaction {
             min_bytes: 0,
             profit: 0.1,
             max_buffer_bytes: 64 << 20,
+            background: false,
         }
     }
 
@@ -292,6 +299,11 @@ impl QueryCompaction {
     /// This setting with `profit`.
     pub fn with_profit(self, profit: f64) -> QueryCompaction {
         QueryCompaction { profit, ..self }
+    }
+
+    /// This setting with `background`.
+    pub fn with_background(self, background: bool) -> QueryCompaction {
+        QueryCompaction { background, ..self }
     }
 
     /// This setting with `max_buffer_bytes`.
@@ -555,7 +567,7 @@ pub struct Options {
     ///
     /// Default: `None`. Range: see [`QueryCompaction`]'s fields. Runtime-mutable: no.
     /// Format: OPTIONS key `query_compaction` (`off` or
-    /// `selectivity:<f>,start_level:<n>,min_levels:<n>,min_bytes:<n>,profit:<f>,buffer:<n>`);
+    /// `selectivity:<f>,start_level:<n>,min_levels:<n>,min_bytes:<n>,profit:<f>,buffer:<n>,background:<bool>`);
     /// a write-back writes ordinary tables, so a database reopened with it off reads
     /// the same.
     pub query_compaction: Option<QueryCompaction>,

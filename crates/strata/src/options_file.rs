@@ -58,7 +58,8 @@
 //!   `tolerate_corrupted_tail_records|absolute_consistency|point_in_time`,
 //!   `output_partitioning` = `fixed|aligned:<variance>`, `delayed_compaction` =
 //!   `off|vct:<n>,vsmt:<n>,garbage:<ratio>`, `query_compaction` =
-//!   `off|selectivity:<f>,start_level:<n>,min_levels:<n>,min_bytes:<n>,profit:<f>,buffer:<n>`
+//!   `off|selectivity:<f>,start_level:<n>,min_levels:<n>,min_bytes:<n>,profit:<f>,buffer:<n>,background:<bool>`
+//!   (`background` added after `OPTIONS-v1-query-compaction`)
 //!   (keys left out take their defaults).
 //!
 //! The frozen fixture `src/options_file/fixtures/OPTIONS-v1` is a complete example of
@@ -266,8 +267,15 @@ const DB_FIELDS: &[Field<Options>] = &[
         get: |o| match o.query_compaction {
             None => "off".to_string(),
             Some(q) => format!(
-                "selectivity:{},start_level:{},min_levels:{},min_bytes:{},profit:{},buffer:{}",
-                q.selectivity, q.start_level, q.min_levels, q.min_bytes, q.profit, q.max_buffer_bytes
+                "selectivity:{},start_level:{},min_levels:{},min_bytes:{},profit:{},buffer:{},\
+                 background:{}",
+                q.selectivity,
+                q.start_level,
+                q.min_levels,
+                q.min_bytes,
+                q.profit,
+                q.max_buffer_bytes,
+                q.background
             ),
         },
         set: |o, v| {
@@ -297,10 +305,11 @@ fn query_compaction(v: &str) -> Result<QueryCompaction, String> {
             Some(("min_bytes", n)) => q.min_bytes = num("min_bytes", n)?,
             Some(("profit", f)) => q.profit = num("profit", f)?,
             Some(("buffer", n)) => q.max_buffer_bytes = num("buffer", n)?,
+            Some(("background", b)) => q.background = num("background", b)?,
             _ => {
                 return Err(format!(
                     "expected off or selectivity:<f>,start_level:<n>,min_levels:<n>,\
-                     min_bytes:<n>,profit:<f>,buffer:<n>, found `{item}`"
+                     min_bytes:<n>,profit:<f>,buffer:<n>,background:<bool>, found `{item}`"
                 ))
             }
         }

@@ -142,8 +142,8 @@ fn option_sets() -> Vec<(&'static str, Options)> {
                 .with_use_direct_reads(true),
         ),
         // Query-driven compaction: forward scans write back what they merged from L1
-        // down (boundary files split), with and without delayed compaction's virtual
-        // tables among the files they read.
+        // down (boundary files split), inline; and from L2 on the background worker,
+        // with delayed compaction's virtual tables among the files they read.
         (
             "tiny-query-compaction-l1",
             t().with_query_compaction(Some(
@@ -151,8 +151,8 @@ fn option_sets() -> Vec<(&'static str, Options)> {
             )),
         ),
         (
-            "tiny-query-compaction-l2-delayed-vct3-merge-no-partial",
-            t().with_query_compaction(Some(QueryCompaction::new()))
+            "tiny-query-compaction-l2-background-delayed-vct3-merge-no-partial",
+            t().with_query_compaction(Some(QueryCompaction::new().with_background(true)))
                 .with_delayed_compaction(Some(delayed(3)))
                 .with_merge_operator(Some(Arc::new(AppendNoPartial))),
         ),

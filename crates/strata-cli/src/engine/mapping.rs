@@ -187,14 +187,15 @@ fn strata(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
             true => format!(
                 "Options::query_compaction = Some(QueryCompaction::new()\
                  .with_selectivity({}).with_start_level({}).with_min_levels({})\
-                 .with_min_bytes({}).with_profit({}).with_max_buffer_bytes({})) \
-                 (experimental; inline write-back on the scan's thread)",
+                 .with_min_bytes({}).with_profit({}).with_max_buffer_bytes({})\
+                 .with_background({})) (experimental)",
                 flags.query_compaction_selectivity,
                 flags.query_compaction_start_level,
                 flags.query_compaction_min_levels,
                 flags.query_compaction_min_bytes,
                 flags.query_compaction_profit,
-                flags.query_compaction_buffer
+                flags.query_compaction_buffer,
+                flags.query_compaction_background
             ),
             false => "Options::query_compaction = None (scans write nothing)".into(),
         });
@@ -298,6 +299,7 @@ const QUERY_FLAGS: &[&str] = &[
     "query_compaction_min_bytes",
     "query_compaction_profit",
     "query_compaction_buffer",
+    "query_compaction_background",
 ];
 
 /// Why `--query_compaction` and its settings mean nothing to `engine`: its scans never

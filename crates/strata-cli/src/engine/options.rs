@@ -336,6 +336,12 @@ pub struct EngineFlags {
     /// --query_compaction (QueryCompaction::max_buffer_bytes).
     #[arg(long = "query_compaction_buffer", default_value_t = qc().max_buffer_bytes)]
     pub query_compaction_buffer: u64,
+    /// Write back on a background worker (a queue of four; a full queue drops the
+    /// write-back) instead of the scan's thread. Used only with --query_compaction.
+    #[arg(long = "query_compaction_background", default_value_t = qc().background,
+          num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub query_compaction_background: bool,
     /// Verify every block checksum of a table when it is opened.
     #[arg(long = "paranoid_checks", default_value_t = d().paranoid_checks, num_args = 0..=1,
           default_missing_value = "true", action = clap::ArgAction::Set,
@@ -648,6 +654,7 @@ impl EngineFlags {
                     .with_min_bytes(self.query_compaction_min_bytes)
                     .with_profit(self.query_compaction_profit)
                     .with_max_buffer_bytes(self.query_compaction_buffer)
+                    .with_background(self.query_compaction_background)
             }))
             // The harness's counters (`KvEngine::merge`, `mergerandom`).
             .with_merge_operator(Some(std::sync::Arc::new(strata::merge::U64Add)))
@@ -742,6 +749,7 @@ mod tests {
             "--query_compaction_min_bytes=4096",
             "--query_compaction_profit=0.5",
             "--query_compaction_buffer=1048576",
+            "--query_compaction_background",
         ])
         .expect("valid");
         assert_eq!(
@@ -754,6 +762,7 @@ mod tests {
                     .with_min_bytes(4096)
                     .with_profit(0.5)
                     .with_max_buffer_bytes(1 << 20)
+                    .with_background(true)
             )
         );
         // Out of range: refused naming the flag, by the engine's own check.

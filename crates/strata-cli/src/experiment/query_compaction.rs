@@ -57,7 +57,8 @@ pub struct QueryCompactionArgs {
     /// Range queries per run.
     #[arg(long = "queries", default_value = "500")]
     pub queries: String,
-    /// Configurations: `off`, `on` (inline write-back from L2), `on-l1` (from L1).
+    /// Configurations: `off`, `on` (inline write-back from L2), `on-l1` (from L1),
+    /// `on-bg` (from L2, on the background worker).
     #[arg(long = "configs", default_value = "off,on")]
     pub configs: String,
     /// Point gets after the queries.
@@ -136,9 +137,10 @@ fn options(args: &QueryCompactionArgs, inserts: u64, config: &str) -> Result<str
         "off" => None,
         "on" => Some(QueryCompaction::new()),
         "on-l1" => Some(QueryCompaction::new().with_start_level(1)),
+        "on-bg" => Some(QueryCompaction::new().with_background(true)),
         c => {
             return Err(CliError::Usage(format!(
-                "invalid value '{c}' in '--configs' (off, on, on-l1)"
+                "invalid value '{c}' in '--configs' (off, on, on-l1, on-bg)"
             )))
         }
     };

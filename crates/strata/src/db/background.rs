@@ -253,6 +253,7 @@ pub(crate) fn wait_idle(inner: &DbInner) -> Result<()> {
         let idle = !st.has_imm()
             && !st.flush_running
             && st.compactions_running == 0
+            && inner.scan_tees.pending() == 0
             && st.families.values().all(|f| {
                 let version = f.family.versions.current();
                 let snapshots = inner.snapshots.sequences();

@@ -679,6 +679,19 @@ impl Db {
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
+        // Work on other threads (a scan's write-back, inline or queued) ends before
+        // close returns: queued work is dropped, running work abandons at its claim
+        // (none claims after `shutting_down`) or installs. It holds the database
+        // while it runs, so a reopen right after close would find it locked.
+        self.inner.scan_tees.close();
+        {
+            let mut st = self.inner.state.lock();
+            while st.compactions_running > 0 || self.inner.scan_tees.pending() > 0 {
+                self.inner
+                    .done_cv
+                    .wait_for(&mut st, std::time::Duration::from_millis(10));
+            }
+        }
         write::sync_wal(&self.inner)?;
         obsolete::delete_obsolete(&self.inner);
         let st = self.inner.state.lock();

@@ -44,6 +44,17 @@ pub(crate) trait ScanTees: Send + Sync + fmt::Debug {
     /// For the user iterator `scan` is about to build: the first level whose entries,
     /// merged with every deeper level's, `Tee` sees; `None` to build it as always.
     fn tee(&self, scan: &ScanStart<'_>) -> Option<(usize, Box<dyn Tee>)>;
+
+    /// Work the component still has queued or running for the database (what a tee
+    /// saw, acted on off the reader's thread); `Db::wait_for_compactions` waits for
+    /// it to reach 0. Default: none.
+    fn pending(&self) -> usize {
+        0
+    }
+
+    /// The database is closing: drop queued work (the running part finishes, and
+    /// `close` waits until [`ScanTees::pending`] is 0). Default: nothing.
+    fn close(&self) {}
 }
 
 #[cfg(test)]

@@ -46,8 +46,9 @@ use crate::options::QueryCompaction;
 use crate::stats::purpose::IoPurpose;
 use crate::stats::Statistics;
 use crate::version::Version;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::Instant;
 
 /// The default [`ScanTees`]: tees the scans of families with query-driven
@@ -56,6 +57,16 @@ use std::time::Instant;
 pub(crate) struct WriteBacks {
     /// Qualifying scans so far (the selectivity sampler).
     scans: AtomicU64,
+    /// Write-backs for the background worker.
+    queue: Arc<Queue>,
+}
+
+impl Drop for WriteBacks {
+    /// The database is gone (`close` has closed the queue already; a database dropped
+    /// in a failed open has not): the worker exits.
+    fn drop(&mut self) {
+        self.queue.close();
+    }
 }
 
 /// True for the `n`-th scan (from 0) iff the count of chosen scans steps up there:
@@ -79,9 +90,18 @@ impl ScanTees for WriteBacks {
             family: Arc::clone(scan.family),
             version: Arc::clone(scan.version),
             q,
+            queue: Arc::clone(&self.queue),
             run: Run::Idle,
         };
         Some((q.start_level, Box::new(buffer)))
+    }
+
+    fn pending(&self) -> usize {
+        self.queue.pending()
+    }
+
+    fn close(&self) {
+        self.queue.close();
     }
 }
 
@@ -127,6 +147,7 @@ struct ScanBuffer {
     family: Arc<Family>,
     version: Arc<Version>,
     q: QueryCompaction,
+    queue: Arc<Queue>,
     run: Run,
 }
 
@@ -247,25 +268,183 @@ impl Drop for ScanBuffer {
                 return;
             }
         }
-        let range = KeyRange {
-            start: r.start,
-            end,
+        let mut index = r.index;
+        index.truncate(kept);
+        let job = Finished {
+            db: Arc::downgrade(&db),
+            family: Arc::clone(&self.family),
+            version: Arc::clone(&self.version),
+            q: self.q,
+            range: KeyRange {
+                start: r.start,
+                end,
+            },
+            data: r.data,
+            index,
+        };
+        if !self.q.background {
+            return job.run();
+        }
+        let dropped = match self.queue.push(job) {
+            Pushed::Queued => return,
+            Pushed::Full => &db.stats.local().query_compactions_discarded_queue_full,
+            Pushed::Closed => &db.stats.local().query_compactions_discarded_abandoned,
+        };
+        Statistics::add(dropped, 1);
+    }
+}
+
+/// A finished scan's write-back, ready to run on any thread.
+struct Finished {
+    db: Weak<DbInner>,
+    family: Arc<Family>,
+    version: Arc<Version>,
+    q: QueryCompaction,
+    range: KeyRange,
+    data: Vec<u8>,
+    index: Vec<(usize, usize, usize)>,
+}
+
+impl Finished {
+    /// Steps 1–4 on the calling thread; nothing if the database is gone.
+    fn run(self) {
+        let Some(db) = self.db.upgrade() else {
+            return;
         };
         let entries = Buffered {
-            data: &r.data,
-            index: r.index.get(..kept).unwrap_or_default(),
+            data: &self.data,
+            index: &self.index,
             at: 0,
         };
         let started = Instant::now();
         let result = {
             let _purpose = IoPurpose::WriteBack.enter();
-            write_back(&db, &self.family, &self.version, &self.q, &range, entries)
+            write_back(
+                &db,
+                &self.family,
+                &self.version,
+                &self.q,
+                &self.range,
+                entries,
+            )
         };
         let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
         Statistics::add(&db.stats.local().query_compaction_micros, micros);
         // An error has poisoned the database (it is reported to every later write);
         // the reader has nothing to do with it.
         drop(result);
+    }
+}
+
+/// What became of a job handed to the [`Queue`].
+enum Pushed {
+    Queued,
+    /// Dropped: the queue was full (or no worker thread could be started).
+    Full,
+    /// Dropped: the database is closing.
+    Closed,
+}
+
+/// Write-backs waiting for the background worker (`QueryCompaction::background`),
+/// at most [`Queue::CAPACITY`]; shared by the component, the buffers and the worker.
+#[derive(Default)]
+struct Queue {
+    state: Mutex<QueueState>,
+    ready: Condvar,
+}
+
+#[derive(Default)]
+struct QueueState {
+    jobs: VecDeque<Finished>,
+    /// Jobs queued or running.
+    pending: usize,
+    /// The worker thread was started.
+    started: bool,
+    /// The component dropped: the worker exits once the queue is empty.
+    closed: bool,
+}
+
+impl std::fmt::Debug for Queue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let pending = self.state.lock().map_or(0, |s| s.pending);
+        write!(f, "Queue({pending} pending)")
+    }
+}
+
+impl Queue {
+    /// Bounds the memory queued write-backs hold (each up to `max_buffer_bytes`).
+    const CAPACITY: usize = 4;
+
+    /// Queues `job` unless [`Queue::CAPACITY`] jobs are waiting or the database is
+    /// closing; starts the worker at the first.
+    fn push(self: &Arc<Queue>, job: Finished) -> Pushed {
+        let Ok(mut st) = self.state.lock() else {
+            return Pushed::Closed;
+        };
+        if st.closed {
+            return Pushed::Closed;
+        }
+        if st.jobs.len() >= Queue::CAPACITY {
+            return Pushed::Full;
+        }
+        if !st.started {
+            let queue = Arc::clone(self);
+            let spawned = std::thread::Builder::new()
+                .name("strata-write-back".into())
+                .spawn(move || queue.work());
+            if spawned.is_err() {
+                return Pushed::Full;
+            }
+            st.started = true;
+        }
+        st.jobs.push_back(job);
+        st.pending += 1;
+        self.ready.notify_one();
+        Pushed::Queued
+    }
+
+    /// The worker: runs queued jobs in order until the queue is closed and empty.
+    fn work(&self) {
+        loop {
+            let job = {
+                let Ok(mut st) = self.state.lock() else {
+                    return;
+                };
+                loop {
+                    if let Some(job) = st.jobs.pop_front() {
+                        break job;
+                    }
+                    if st.closed {
+                        return;
+                    }
+                    st = match self.ready.wait(st) {
+                        Ok(st) => st,
+                        Err(_) => return,
+                    };
+                }
+            };
+            // Everything the job held, the database included, is dropped when `run`
+            // returns: once `pending` falls, `close` may drop the database (and its
+            // lock), so nothing here may hold it after. Waiters poll `pending`.
+            job.run();
+            if let Ok(mut st) = self.state.lock() {
+                st.pending -= 1;
+            }
+        }
+    }
+
+    fn pending(&self) -> usize {
+        self.state.lock().map_or(0, |s| s.pending)
+    }
+
+    /// Drops every queued job and stops the worker after the job it runs.
+    fn close(&self) {
+        if let Ok(mut st) = self.state.lock() {
+            st.closed = true;
+            st.pending -= st.jobs.len();
+            st.jobs.clear();
+        }
+        self.ready.notify_all();
     }
 }
 

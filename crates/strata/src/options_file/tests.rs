@@ -348,19 +348,20 @@ fn frozen_fixture_v1_query_compaction_decodes_exactly_and_encodes_identically() 
         .with_cache_index_and_filter_blocks(true)
         .with_delayed_compaction(Some(d))
         .with_query_compaction(Some(q));
-    let encoded = encode(&opts);
-    if std::env::var_os("STRATA_REGEN_FIXTURES").is_some() {
-        std::fs::write(query_compaction_fixture_path(), &encoded).expect("write fixture");
-    }
     let frozen =
         std::fs::read_to_string(query_compaction_fixture_path()).expect("fixture present");
     let stored = decode(&frozen).expect("fixture decodes");
     assert_eq!(stored.options, opts);
     assert!(stored.unknown.is_empty(), "{:?}", stored.unknown);
-    assert_eq!(encoded, frozen, "the v1 encoding changed");
     let line = "query_compaction=selectivity:0.5,start_level:1,min_levels:2,min_bytes:4096,\
                 profit:0.25,buffer:1048576";
     assert!(frozen.contains(line));
+    // Today's writer adds the keys appended since (`background`, off here).
+    assert_eq!(
+        encode(&opts),
+        frozen.replace(line, &format!("{line},background:false")),
+        "the v1 encoding changed"
+    );
     let older = std::fs::read_to_string(delayed_compaction_vsmt_fixture_path())
         .expect("fixture present");
     assert_eq!(frozen.replace(&format!("{line}\n"), ""), older);
@@ -394,6 +395,33 @@ fn frozen_fixture_v1_query_compaction_decodes_exactly_and_encodes_identically() 
             .expect_err("out of range");
         assert!(err.to_string().contains("query_compaction."), "{err}");
     }
+}
+
+/// The v1 file whose `query_compaction` line has `background`: decodes exactly and
+/// re-encodes byte for byte; a malformed value is refused.
+#[test]
+fn frozen_fixture_v1_query_compaction_background_decodes_exactly_and_encodes_identically() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src/options_file/fixtures/OPTIONS-v1-query-compaction-background");
+    let opts = merge_operator_fixture_options()
+        .with_cache_index_and_filter_blocks(true)
+        .with_query_compaction(Some(
+            crate::QueryCompaction::new()
+                .with_start_level(3)
+                .with_background(true),
+        ));
+    let encoded = encode(&opts);
+    if std::env::var_os("STRATA_REGEN_FIXTURES").is_some() {
+        std::fs::write(&path, &encoded).expect("write fixture");
+    }
+    let frozen = std::fs::read_to_string(&path).expect("fixture present");
+    let stored = decode(&frozen).expect("fixture decodes");
+    assert_eq!(stored.options, opts);
+    assert_eq!(encoded, frozen, "the v1 encoding changed");
+    assert!(frozen.contains(",background:true\n"));
+    let text = frozen.replace(",background:true\n", ",background:maybe\n");
+    let err = decode(&text).expect_err("not a bool");
+    assert!(err.to_string().contains("query_compaction"), "{err}");
 }
 
 /// An operator that is not a built-in: its name is kept, the options have none.

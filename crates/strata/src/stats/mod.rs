@@ -137,6 +137,9 @@ counters! {
     /// Scans that covered a range the trigger declined (too few levels or bytes, or
     /// too little to gain by the profit rule); they wrote nothing.
     query_compactions_discarded_below_threshold,
+    /// Finished scans whose write-back was dropped because the background queue
+    /// was full (`QueryCompaction::background`).
+    query_compactions_discarded_queue_full,
     /// Table bytes write-backs wrote (the range's tables and the boundary remainders).
     query_compaction_bytes_written,
     /// Table bytes write-backs read: the boundary remainders only (the range's

@@ -163,6 +163,21 @@ fn scans_that_write_back_answer_as_the_model_and_as_the_engine_without_them() {
     }
 }
 
+#[test]
+fn background_write_backs_answer_as_the_model_and_finish_before_wait_for_compactions() {
+    let dir = tempfile::tempdir().expect("dir");
+    let db = Db::open(dir.path(), opts(Some(on().with_background(true)))).expect("open");
+    let model = workload(&db, 4242, 3000, 30);
+    // Waiting for compactions waits for queued write-backs too (the final checks
+    // of `workload` scanned after its own wait).
+    db.wait_for_compactions().expect("settle");
+    assert_eq!(db.inner.scan_tees.pending(), 0);
+    let c = db.stats().counters;
+    assert!(c.query_compactions > 0, "{c:?}");
+    check_all(&db, &ReadOptions::default(), &model, 3000);
+    db.close().expect("close");
+}
+
 /// Builds four levels: `keys` keys written three times, compacted, then partly
 /// rewritten into the upper levels.
 fn layered(dir: &std::path::Path, q: QueryCompaction) -> (Db, Model) {
