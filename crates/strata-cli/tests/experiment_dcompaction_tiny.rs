@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{db_flag, strata};
+use common::{db_flag, experiment, strata};
 
 #[test]
 fn tiny_d1_and_vsmt_runs_report_every_figure_and_defer_compactions() {
@@ -148,33 +148,19 @@ fn tiny_d1_and_vsmt_runs_report_every_figure_and_defer_compactions() {
 #[test]
 fn repeats_are_reported_each_and_as_their_median() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let json = tmp.path().join("dc.jsonl");
-    let args = [
-        "experiment".to_string(),
-        "dcompaction".to_string(),
-        db_flag(&tmp.path().join("scratch")),
-        "--scale=0.001".to_string(),
-        "--memtable_size=65536".to_string(),
-        "--parts=d3".to_string(),
-        "--repeats=3".to_string(),
-        "--read_phase=0".to_string(),
-        "--direct_io=false".to_string(),
-        format!("--json={}", json.display()),
-        format!("--charts={}", tmp.path().join("charts").display()),
-    ];
-    let out = strata(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (stdout, rows) = experiment(
+        tmp.path(),
+        "dcompaction",
+        &[
+            "--scale=0.001",
+            "--memtable_size=65536",
+            "--parts=d3",
+            "--repeats=3",
+            "--read_phase=0",
+            "--direct_io=false",
+        ],
     );
     assert!(stdout.contains("medians of 3 runs"), "{stdout}");
-    let rows: Vec<serde_json::Value> = std::fs::read_to_string(&json)
-        .expect("json lines")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect();
     let strata_rows: Vec<&serde_json::Value> =
         rows.iter().filter(|r| r["engine"] == "strata").collect();
     assert_eq!(

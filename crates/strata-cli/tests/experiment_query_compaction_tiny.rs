@@ -8,38 +8,24 @@
 
 mod common;
 
-use common::{db_flag, strata};
+use common::experiment;
 
 #[test]
 fn tiny_interleaved_run_reports_every_figure_and_writes_back() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let json = tmp.path().join("qc.jsonl");
-    let args = [
-        "experiment".to_string(),
-        "query-compaction".to_string(),
-        db_flag(&tmp.path().join("scratch")),
-        "--scale=0.05".to_string(),
-        "--workloads=interleaved5".to_string(),
-        "--fractions=0.25".to_string(),
-        "--queries=20".to_string(),
-        "--configs=off,on-l1".to_string(),
-        "--gets=200".to_string(),
-        format!("--json={}", json.display()),
-        format!("--charts={}", tmp.path().join("charts").display()),
-    ];
-    let out = strata(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (stdout, rows) = experiment(
+        tmp.path(),
+        "query-compaction",
+        &[
+            "--scale=0.05",
+            "--workloads=interleaved5",
+            "--fractions=0.25",
+            "--queries=20",
+            "--configs=off,on-l1",
+            "--gets=200",
+        ],
     );
     assert!(stdout.contains("crossover"), "{stdout}");
-    let rows: Vec<serde_json::Value> = std::fs::read_to_string(&json)
-        .expect("json lines")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect();
     assert_eq!(rows.len(), 2, "{rows:?}");
     let n = |r: &serde_json::Value, k: &str| {
         r[k].as_u64()

@@ -51,6 +51,28 @@ pub fn ok(args: &[&str], input: Option<&str>) -> String {
     String::from_utf8(out.stdout).expect("utf-8 stdout")
 }
 
+/// Runs `strata experiment <name>` with `flags` in `dir` (scratch database
+/// `dir/scratch`, JSON lines `dir/<name>.jsonl`, charts `dir/charts`), which must
+/// succeed; returns stdout and the JSON lines.
+pub fn experiment(dir: &Path, name: &str, flags: &[&str]) -> (String, Vec<serde_json::Value>) {
+    let json = dir.join(format!("{name}.jsonl"));
+    let mut args = vec![
+        "experiment".to_string(),
+        name.to_string(),
+        db_flag(&dir.join("scratch")),
+        format!("--json={}", json.display()),
+        format!("--charts={}", dir.join("charts").display()),
+    ];
+    args.extend(flags.iter().map(|f| f.to_string()));
+    let stdout = ok(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
+    let rows = std::fs::read_to_string(&json)
+        .expect("json lines")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    (stdout, rows)
+}
+
 /// Runs `strata bench` with `flags` on the database `dir/db`, appending JSON records to
 /// `dir/bench.jsonl`; returns stdout and the records.
 pub fn bench_with_json(dir: &Path, flags: &[&str]) -> (String, String) {
