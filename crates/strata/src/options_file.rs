@@ -58,8 +58,9 @@
 //!   `tolerate_corrupted_tail_records|absolute_consistency|point_in_time`,
 //!   `output_partitioning` = `fixed|aligned:<variance>`, `delayed_compaction` =
 //!   `off|vct:<n>,vsmt:<n>,garbage:<ratio>`, `query_compaction` =
-//!   `off|selectivity:<f>,start_level:<n>,min_levels:<n>,min_bytes:<n>,profit:<f>,buffer:<n>,background:<bool>`
-//!   (`background` added after `OPTIONS-v1-query-compaction`)
+//!   `off|selectivity:<f>,start_level:<n>,min_levels:<n>,min_bytes:<n>,profit:<f>,buffer:<n>,background:<bool>,min_obsolete:<f>`
+//!   (`background` added after `OPTIONS-v1-query-compaction`, `min_obsolete` after
+//!   `OPTIONS-v1-query-compaction-background`)
 //!   (keys left out take their defaults).
 //!
 //! The frozen fixture `src/options_file/fixtures/OPTIONS-v1` is a complete example of
@@ -268,14 +269,15 @@ const DB_FIELDS: &[Field<Options>] = &[
             None => "off".to_string(),
             Some(q) => format!(
                 "selectivity:{},start_level:{},min_levels:{},min_bytes:{},profit:{},buffer:{},\
-                 background:{}",
+                 background:{},min_obsolete:{}",
                 q.selectivity,
                 q.start_level,
                 q.min_levels,
                 q.min_bytes,
                 q.profit,
                 q.max_buffer_bytes,
-                q.background
+                q.background,
+                q.min_obsolete
             ),
         },
         set: |o, v| {
@@ -306,10 +308,12 @@ fn query_compaction(v: &str) -> Result<QueryCompaction, String> {
             Some(("profit", f)) => q.profit = num("profit", f)?,
             Some(("buffer", n)) => q.max_buffer_bytes = num("buffer", n)?,
             Some(("background", b)) => q.background = num("background", b)?,
+            Some(("min_obsolete", f)) => q.min_obsolete = num("min_obsolete", f)?,
             _ => {
                 return Err(format!(
                     "expected off or selectivity:<f>,start_level:<n>,min_levels:<n>,\
-                     min_bytes:<n>,profit:<f>,buffer:<n>,background:<bool>, found `{item}`"
+                     min_bytes:<n>,profit:<f>,buffer:<n>,background:<bool>,\
+                     min_obsolete:<f>, found `{item}`"
                 ))
             }
         }

@@ -794,7 +794,10 @@ fn run_query_compaction(db: &Db, r: &mut Recorder) -> Result<(), Stop> {
 fn query_options() -> Options {
     tiny_options()
         .with_query_compaction(Some(
-            QueryCompaction::new().with_start_level(1).with_profit(0.0),
+            QueryCompaction::new()
+                .with_start_level(1)
+                .with_profit(0.0)
+                .with_min_obsolete(0.0),
         ))
         .with_max_manifest_file_size(2048)
 }

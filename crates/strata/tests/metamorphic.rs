@@ -147,7 +147,10 @@ fn option_sets() -> Vec<(&'static str, Options)> {
         (
             "tiny-query-compaction-l1",
             t().with_query_compaction(Some(
-                QueryCompaction::new().with_start_level(1).with_profit(0.0),
+                QueryCompaction::new()
+                    .with_start_level(1)
+                    .with_profit(0.0)
+                    .with_min_obsolete(0.0),
             )),
         ),
         (

@@ -188,14 +188,15 @@ fn strata(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
                 "Options::query_compaction = Some(QueryCompaction::new()\
                  .with_selectivity({}).with_start_level({}).with_min_levels({})\
                  .with_min_bytes({}).with_profit({}).with_max_buffer_bytes({})\
-                 .with_background({})) (experimental)",
+                 .with_background({}).with_min_obsolete({})) (experimental)",
                 flags.query_compaction_selectivity,
                 flags.query_compaction_start_level,
                 flags.query_compaction_min_levels,
                 flags.query_compaction_min_bytes,
                 flags.query_compaction_profit,
                 flags.query_compaction_buffer,
-                flags.query_compaction_background
+                flags.query_compaction_background,
+                flags.query_compaction_min_obsolete
             ),
             false => "Options::query_compaction = None (scans write nothing)".into(),
         });
@@ -300,6 +301,7 @@ const QUERY_FLAGS: &[&str] = &[
     "query_compaction_profit",
     "query_compaction_buffer",
     "query_compaction_background",
+    "query_compaction_min_obsolete",
 ];
 
 /// Why `--query_compaction` and its settings mean nothing to `engine`: its scans never

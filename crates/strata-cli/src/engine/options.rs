@@ -342,6 +342,11 @@ pub struct EngineFlags {
           num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set,
           value_parser = clap::builder::BoolishValueParser::new())]
     pub query_compaction_background: bool,
+    /// Least fraction of a scan's merged entries that are older versions, in [0, 1],
+    /// for it to write back. Used only with --query_compaction
+    /// (QueryCompaction::min_obsolete).
+    #[arg(long = "query_compaction_min_obsolete", default_value_t = qc().min_obsolete)]
+    pub query_compaction_min_obsolete: f64,
     /// Verify every block checksum of a table when it is opened.
     #[arg(long = "paranoid_checks", default_value_t = d().paranoid_checks, num_args = 0..=1,
           default_missing_value = "true", action = clap::ArgAction::Set,
@@ -524,6 +529,10 @@ const FIELD_TO_FLAG: &[(&str, &str)] = &[
         "query_compaction.max_buffer_bytes",
         "query_compaction_buffer",
     ),
+    (
+        "query_compaction.min_obsolete",
+        "query_compaction_min_obsolete",
+    ),
     ("delayed_compaction.vct", "vct"),
     ("delayed_compaction.vsmt", "vsmt"),
     (
@@ -655,6 +664,7 @@ impl EngineFlags {
                     .with_profit(self.query_compaction_profit)
                     .with_max_buffer_bytes(self.query_compaction_buffer)
                     .with_background(self.query_compaction_background)
+                    .with_min_obsolete(self.query_compaction_min_obsolete)
             }))
             // The harness's counters (`KvEngine::merge`, `mergerandom`).
             .with_merge_operator(Some(std::sync::Arc::new(strata::merge::U64Add)))
@@ -781,6 +791,10 @@ mod tests {
             ),
             ("--query_compaction_profit=2", "query_compaction_profit"),
             ("--query_compaction_buffer=0", "query_compaction_buffer"),
+            (
+                "--query_compaction_min_obsolete=2",
+                "query_compaction_min_obsolete",
+            ),
         ] {
             let err = strata(&["--query_compaction", arg]).expect_err(arg);
             assert!(matches!(err, CliError::Usage(_)), "{arg}: {err:?}");

@@ -57,8 +57,9 @@ pub struct QueryCompactionArgs {
     /// Range queries per run.
     #[arg(long = "queries", default_value = "500")]
     pub queries: String,
-    /// Configurations: `off`, `on` (inline write-back from L2), `on-l1` (from L1),
-    /// `on-bg` (from L2, on the background worker).
+    /// Configurations: `off`; `on` (the option's defaults: inline, from L2); `on-l1`
+    /// (from L1); `on-bg` (on the background worker); `on-obs` (`min_obsolete` 0.05,
+    /// today's default); `on-obs0` (`min_obsolete` 0: the defaults before it existed).
     #[arg(long = "configs", default_value = "off,on")]
     pub configs: String,
     /// Point gets after the queries.
@@ -139,9 +140,11 @@ fn options(args: &QueryCompactionArgs, inserts: u64, config: &str) -> Result<str
         "on" => Some(QueryCompaction::new()),
         "on-l1" => Some(QueryCompaction::new().with_start_level(1)),
         "on-bg" => Some(QueryCompaction::new().with_background(true)),
+        "on-obs" => Some(QueryCompaction::new().with_min_obsolete(0.05)),
+        "on-obs0" => Some(QueryCompaction::new().with_min_obsolete(0.0)),
         c => {
             return Err(CliError::Usage(format!(
-                "invalid value '{c}' in '--configs' (off, on, on-l1, on-bg)"
+                "invalid value '{c}' in '--configs' (off, on, on-l1, on-bg, on-obs, on-obs0)"
             )))
         }
     };

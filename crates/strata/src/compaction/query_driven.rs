@@ -50,6 +50,8 @@ pub(crate) enum Decline {
     Bytes,
     /// The files above the deepest level hold less than `profit` of its bytes.
     Profit,
+    /// Fewer than `min_obsolete` of the merged entries are older versions.
+    Obsolete,
 }
 
 /// The files of `level` whose user-key range meets the half-open `range`.
@@ -62,8 +64,20 @@ fn overlapping(version: &Version, level: usize, range: &KeyRange) -> Vec<Arc<Fil
     files
 }
 
-/// The write-back of `range`, covered by a scan of `version` that merged
-/// `merged_bytes` of entries from `q.start_level` down; or why not.
+/// What a scan merged from the teed levels in a covered range.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Merged {
+    /// Key and value bytes of its entries.
+    pub bytes: u64,
+    /// Its entries.
+    pub entries: u64,
+    /// Of `entries`, those after the first of their user key: older versions (and
+    /// merge operands) a write-back may drop.
+    pub older: u64,
+}
+
+/// The write-back of `range`, covered by a scan of `version` that merged `merged`
+/// from `q.start_level` down; or why not.
 ///
 /// Requires: `range` is non-empty and `q.start_level >= 1` (the options validate it).
 pub(crate) fn plan(
@@ -72,7 +86,7 @@ pub(crate) fn plan(
     placement: &dyn PlacementPolicy,
     q: &QueryCompaction,
     range: &KeyRange,
-    merged_bytes: u64,
+    merged: &Merged,
 ) -> Result<WriteBack, Decline> {
     let levels: Vec<(usize, Vec<Arc<FileMetaData>>)> = (q.start_level.max(1)..version.num_levels())
         .map(|l| (l, overlapping(version, l, range)))
@@ -85,8 +99,11 @@ pub(crate) fn plan(
     if levels.len() - 1 < q.min_levels {
         return Err(Decline::Levels);
     }
-    if merged_bytes < q.min_bytes {
+    if merged.bytes < q.min_bytes {
         return Err(Decline::Bytes);
+    }
+    if (merged.older as f64) < q.min_obsolete * merged.entries as f64 {
+        return Err(Decline::Obsolete);
     }
     let bytes = |files: &[Arc<FileMetaData>]| files.iter().map(|f| f.size).sum::<u64>();
     let total: u64 = levels.iter().map(|(_, f)| bytes(f)).sum();

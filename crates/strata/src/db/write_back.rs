@@ -38,7 +38,7 @@ use super::scan_tee::{ScanStart, ScanTees};
 use super::{poison, DbInner};
 use crate::compaction::executor::{self, JobContext, Outcome};
 use crate::compaction::plan::KeyRange;
-use crate::compaction::query_driven::{self, WriteBack};
+use crate::compaction::query_driven::{self, Merged, WriteBack};
 use crate::error::Result;
 use crate::iter::{InternalIterator, Tee};
 use crate::key::{self, MAX_SEQUENCE};
@@ -270,6 +270,7 @@ impl Drop for ScanBuffer {
         }
         let mut index = r.index;
         index.truncate(kept);
+        let merged = merged(&r.data, &index);
         let job = Finished {
             db: Arc::downgrade(&db),
             family: Arc::clone(&self.family),
@@ -281,6 +282,7 @@ impl Drop for ScanBuffer {
             },
             data: r.data,
             index,
+            merged,
         };
         if !self.q.background {
             return job.run();
@@ -303,6 +305,20 @@ struct Finished {
     range: KeyRange,
     data: Vec<u8>,
     index: Vec<(usize, usize, usize)>,
+    merged: Merged,
+}
+
+/// The figures of the buffered entries `index` locates in `data`.
+fn merged(data: &[u8], index: &[(usize, usize, usize)]) -> Merged {
+    let user = |&(at, len, _): &(usize, usize, usize)| data.get(at..at + len).map(key::user_key);
+    Merged {
+        bytes: index.iter().map(|&(_, k, v)| (k + v) as u64).sum(),
+        entries: index.len() as u64,
+        older: index
+            .windows(2)
+            .filter(|w| matches!(w, [a, b] if user(a) == user(b)))
+            .count() as u64,
+    }
 }
 
 impl Finished {
@@ -325,6 +341,7 @@ impl Finished {
                 &self.version,
                 &self.q,
                 &self.range,
+                &self.merged,
                 entries,
             )
         };
@@ -457,10 +474,6 @@ struct Buffered<'a> {
 }
 
 impl Buffered<'_> {
-    fn bytes(&self) -> u64 {
-        self.data.len() as u64
-    }
-
     fn part(&self, from: usize, len: usize) -> &[u8] {
         self.data.get(from..from + len).unwrap_or_default()
     }
@@ -512,6 +525,7 @@ fn write_back(
     version: &Arc<Version>,
     q: &QueryCompaction,
     range: &KeyRange,
+    merged: &Merged,
     mut entries: Buffered<'_>,
 ) -> Result<()> {
     let stats = &db.stats;
@@ -529,7 +543,7 @@ fn write_back(
         db.placement.as_ref(),
         q,
         range,
-        entries.bytes(),
+        merged,
     ) {
         Ok(wb) => wb,
         Err(_) => {

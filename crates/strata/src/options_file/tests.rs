@@ -359,7 +359,7 @@ fn frozen_fixture_v1_query_compaction_decodes_exactly_and_encodes_identically() 
     // Today's writer adds the keys appended since (`background`, off here).
     assert_eq!(
         encode(&opts),
-        frozen.replace(line, &format!("{line},background:false")),
+        frozen.replace(line, &format!("{line},background:false,min_obsolete:0.05")),
         "the v1 encoding changed"
     );
     let older = std::fs::read_to_string(delayed_compaction_vsmt_fixture_path())
@@ -410,18 +410,43 @@ fn frozen_fixture_v1_query_compaction_background_decodes_exactly_and_encodes_ide
                 .with_start_level(3)
                 .with_background(true),
         ));
+    let frozen = std::fs::read_to_string(&path).expect("fixture present");
+    let stored = decode(&frozen).expect("fixture decodes");
+    assert_eq!(stored.options, opts);
+    // Today's writer appends `min_obsolete` (its default here).
+    assert_eq!(
+        encode(&opts),
+        frozen.replace(",background:true\n", ",background:true,min_obsolete:0.05\n"),
+        "the v1 encoding changed"
+    );
+    assert!(frozen.contains(",background:true\n"));
+    let text = frozen.replace(",background:true\n", ",background:maybe\n");
+    let err = decode(&text).expect_err("not a bool");
+    assert!(err.to_string().contains("query_compaction"), "{err}");
+}
+
+/// The v1 file whose `query_compaction` line has `min_obsolete`: decodes exactly and
+/// re-encodes byte for byte; out of range is refused.
+#[test]
+fn frozen_fixture_v1_query_compaction_min_obsolete_decodes_exactly_and_encodes_identically() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src/options_file/fixtures/OPTIONS-v1-query-compaction-min-obsolete");
+    let opts = merge_operator_fixture_options()
+        .with_cache_index_and_filter_blocks(true)
+        .with_query_compaction(Some(crate::QueryCompaction::new().with_min_obsolete(0.2)));
     let encoded = encode(&opts);
     if std::env::var_os("STRATA_REGEN_FIXTURES").is_some() {
         std::fs::write(&path, &encoded).expect("write fixture");
     }
     let frozen = std::fs::read_to_string(&path).expect("fixture present");
-    let stored = decode(&frozen).expect("fixture decodes");
-    assert_eq!(stored.options, opts);
+    assert_eq!(decode(&frozen).expect("fixture decodes").options, opts);
     assert_eq!(encoded, frozen, "the v1 encoding changed");
-    assert!(frozen.contains(",background:true\n"));
-    let text = frozen.replace(",background:true\n", ",background:maybe\n");
-    let err = decode(&text).expect_err("not a bool");
-    assert!(err.to_string().contains("query_compaction"), "{err}");
+    assert!(frozen.contains(",min_obsolete:0.2\n"));
+    let err = Options::default()
+        .with_query_compaction(Some(crate::QueryCompaction::new().with_min_obsolete(1.5)))
+        .validate()
+        .expect_err("out of range");
+    assert!(err.to_string().contains("query_compaction.min_obsolete"), "{err}");
 }
 
 /// An operator that is not a built-in: its name is kept, the options have none.

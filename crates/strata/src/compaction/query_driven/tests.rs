@@ -19,6 +19,15 @@ fn version(specs: &[Spec<'_>]) -> Version {
     v
 }
 
+/// `bytes` merged, one entry of which is an older version.
+fn merged(bytes: u64) -> Merged {
+    Merged {
+        bytes,
+        entries: 1,
+        older: 1,
+    }
+}
+
 fn opts() -> Options {
     Options {
         num_levels: 5,
@@ -73,7 +82,7 @@ fn tree() -> Version {
 fn the_range_goes_to_the_deepest_level_and_boundary_files_are_split_at_their_own() {
     let v = tree();
     let q = QueryCompaction::new().with_profit(0.0);
-    let wb = plan(&v, &opts(), &ByLevel, &q, &range("c", "j"), 1000).expect("planned");
+    let wb = plan(&v, &opts(), &ByLevel, &q, &range("c", "j"), &merged(1000)).expect("planned");
     assert_eq!(
         describe(&wb),
         [
@@ -92,7 +101,7 @@ fn the_range_goes_to_the_deepest_level_and_boundary_files_are_split_at_their_own
 fn a_range_inside_one_file_splits_it_on_both_sides_and_an_unbounded_range_splits_nothing() {
     let v = tree();
     let q = QueryCompaction::new().with_profit(0.0);
-    let wb = plan(&v, &opts(), &ByLevel, &q, &range("ea", "eb"), 1).expect("planned");
+    let wb = plan(&v, &opts(), &ByLevel, &q, &range("ea", "eb"), &merged(1)).expect("planned");
     assert_eq!(
         describe(&wb),
         [
@@ -105,13 +114,13 @@ fn a_range_inside_one_file_splits_it_on_both_sides_and_an_unbounded_range_splits
     );
     wb.check_complete().expect("covered");
     let all = KeyRange::default();
-    let wb = plan(&v, &opts(), &ByLevel, &q, &all, 1).expect("planned");
+    let wb = plan(&v, &opts(), &ByLevel, &q, &all, &merged(1)).expect("planned");
     assert_eq!(
         describe(&wb),
         ["[L2:10 L2:11 L2:12 L3:20 L3:21]->L3 [-,-) bottom=true"]
     );
     // A file starting exactly at the range's end is not read.
-    let wb = plan(&v, &opts(), &ByLevel, &q, &range("a", "e"), 1).expect("planned");
+    let wb = plan(&v, &opts(), &ByLevel, &q, &range("a", "e"), &merged(1)).expect("planned");
     assert_eq!(describe(&wb)[0], "[L2:10 L3:20]->L3 [a,e) bottom=true");
 }
 
@@ -121,12 +130,12 @@ fn the_trigger_declines_empty_shallow_small_and_unprofitable_ranges() {
     let q = QueryCompaction::new();
     // Nothing from L2 down in [zz, zzz).
     assert_eq!(
-        plan(&v, &opts(), &ByLevel, &q, &range("zz", "zzz"), 1).err(),
+        plan(&v, &opts(), &ByLevel, &q, &range("zz", "zzz"), &merged(1)).err(),
         Some(Decline::Empty)
     );
     // [n, o): only L3 holds it, no level above.
     assert_eq!(
-        plan(&v, &opts(), &ByLevel, &q, &range("n", "o"), 1).err(),
+        plan(&v, &opts(), &ByLevel, &q, &range("n", "o"), &merged(1)).err(),
         Some(Decline::Levels)
     );
     assert_eq!(
@@ -136,7 +145,7 @@ fn the_trigger_declines_empty_shallow_small_and_unprofitable_ranges() {
             &ByLevel,
             &q.with_min_levels(2),
             &range("c", "j"),
-            1
+            &merged(1)
         )
         .err(),
         Some(Decline::Levels)
@@ -148,7 +157,7 @@ fn the_trigger_declines_empty_shallow_small_and_unprofitable_ranges() {
             &ByLevel,
             &q.with_min_bytes(1001),
             &range("c", "j"),
-            1000
+            &merged(1000)
         )
         .err(),
         Some(Decline::Bytes)
@@ -161,7 +170,7 @@ fn the_trigger_declines_empty_shallow_small_and_unprofitable_ranges() {
             &ByLevel,
             &q.with_profit(profit),
             &range("a", "e"),
-            1,
+            &merged(1),
         )
     };
     assert!(at(0.25).is_ok());
@@ -174,7 +183,7 @@ fn the_trigger_declines_empty_shallow_small_and_unprofitable_ranges() {
             &ByLevel,
             &q.with_start_level(3),
             &range("a", "e"),
-            1
+            &merged(1)
         )
         .err(),
         Some(Decline::Levels)
@@ -182,17 +191,35 @@ fn the_trigger_declines_empty_shallow_small_and_unprofitable_ranges() {
 }
 
 #[test]
+fn the_obsolete_rule_declines_ranges_of_one_version_per_key() {
+    let v = tree();
+    let q = QueryCompaction::new().with_min_obsolete(0.1);
+    let of = |older| Merged {
+        bytes: 1000,
+        entries: 100,
+        older,
+    };
+    let at = |older| plan(&v, &opts(), &ByLevel, &q, &range("c", "j"), &of(older));
+    assert_eq!(at(0).err(), Some(Decline::Obsolete));
+    assert_eq!(at(9).err(), Some(Decline::Obsolete));
+    assert!(at(10).is_ok());
+    // 0 turns the rule off.
+    let q = QueryCompaction::new().with_min_obsolete(0.0);
+    assert!(plan(&v, &opts(), &ByLevel, &q, &range("c", "j"), &of(0)).is_ok());
+}
+
+#[test]
 fn check_complete_refuses_a_deleted_file_no_range_covers() {
     let v = tree();
     let q = QueryCompaction::new().with_profit(0.0);
-    let mut wb = plan(&v, &opts(), &ByLevel, &q, &range("c", "j"), 1).expect("planned");
+    let mut wb = plan(&v, &opts(), &ByLevel, &q, &range("c", "j"), &merged(1)).expect("planned");
     // Forget the remainder of file 21 past `j`: its keys [j, z] would be lost.
     wb.remainders
         .retain(|p| !p.input_files().any(|(_, f)| f.number == 21));
     let err = wb.check_complete().expect_err("file 21 is not covered");
     assert!(err.contains("file 21"), "{err}");
     // A remainder reading a file the main plan does not.
-    let mut wb = plan(&v, &opts(), &ByLevel, &q, &range("c", "j"), 1).expect("planned");
+    let mut wb = plan(&v, &opts(), &ByLevel, &q, &range("c", "j"), &merged(1)).expect("planned");
     wb.main.inputs.pop();
     assert!(wb.check_complete().is_err());
 }
@@ -220,7 +247,7 @@ fn covers_joins_half_open_ranges() {
 fn a_claim_is_stale_when_the_tree_moved_under_the_range() {
     let v = tree();
     let q = QueryCompaction::new().with_profit(0.0);
-    let wb = plan(&v, &opts(), &ByLevel, &q, &range("c", "j"), 1).expect("planned");
+    let wb = plan(&v, &opts(), &ByLevel, &q, &range("c", "j"), &merged(1)).expect("planned");
     let idle = Busy::default();
     assert_eq!(wb.stale(&v, &v, &idle), None);
     // A file it read is busy.

@@ -23,8 +23,13 @@ fn opts(query: Option<QueryCompaction>) -> Options {
         .with_query_compaction(query)
 }
 
+/// Every scan from L1 writes back (no profit or obsolete rule), so that the write
+/// path runs as often as possible.
 fn on() -> QueryCompaction {
-    QueryCompaction::new().with_start_level(1).with_profit(0.0)
+    QueryCompaction::new()
+        .with_start_level(1)
+        .with_profit(0.0)
+        .with_min_obsolete(0.0)
 }
 
 /// A deterministic generator (xorshift).
