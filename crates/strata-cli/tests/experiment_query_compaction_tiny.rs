@@ -19,6 +19,8 @@ fn tiny_interleaved_run_reports_every_figure_and_writes_back() {
         &[
             "--scale=0.05",
             "--workloads=interleaved5",
+            // Updates: older versions for the obsolete rule to see.
+            "--keys=updates",
             "--fractions=0.25",
             "--queries=20",
             "--configs=off,on-l1",
