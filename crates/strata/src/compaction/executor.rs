@@ -191,7 +191,8 @@ fn rewrite(plan: &Plan, ctx: &JobContext<'_>) -> Result<Outcome> {
 /// `entries`, positioned at its first entry, every entry of the plan's input files
 /// inside its `range` (every version, in internal-key order). The inputs are opened
 /// only for their range tombstones; no data block of them is read, so the outcome's
-/// `bytes_read` is 0. `entries_fed` counts the entries fed.
+/// `bytes_read` is 0. Opening them builds (unused) iterators and measures a ranged
+/// input's bytes on its index: in-memory work per input file, no data block read.
 ///
 /// # Errors
 /// As [`execute`], and `Internal` for a plan that is not a rewrite.

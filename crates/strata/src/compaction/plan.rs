@@ -84,9 +84,9 @@ pub enum Reason {
     /// Tables rewritten so that bytes of other tables which no read can reach (the
     /// unreferenced parts of virtual tables' parents) can be deleted.
     Garbage,
-    /// A scan's merged entries written back, and the boundary remainders that go
-    /// with them (`compaction::query_driven`).
-    QueryDriven,
+    /// Entries a reader already merged, written as tables (`executor::rewrite_fed`),
+    /// and the plans over the rest of the files they came from.
+    ReadMerged,
 }
 
 impl Reason {

@@ -150,7 +150,7 @@ pub(crate) fn plan(
                     // Data of the remainder's keys may lie below its level.
                     bottommost: false,
                     log_number: None,
-                    reason: Reason::QueryDriven,
+                    reason: Reason::ReadMerged,
                     range: Some(side),
                 });
             }
@@ -167,7 +167,7 @@ pub(crate) fn plan(
         router: Arc::new(SingleStream),
         bottommost: true,
         log_number: None,
-        reason: Reason::QueryDriven,
+        reason: Reason::ReadMerged,
         range: Some(range.clone()),
     };
     Ok(WriteBack { main, remainders })

@@ -108,7 +108,7 @@ pub(crate) fn run(
 /// runs `on_install` on the family's state and publishes the new read view. Returns
 /// false if the family was dropped meanwhile (nothing to install into; the outputs
 /// are collected). The install entry of every job, whether the executor made its
-/// edit (`run`) or not (a scan's write-back, `db::write_back`).
+/// edit as one job (`run`) or not (several plans' outcomes combined into one edit).
 ///
 /// Requires: neither the `state` lock nor the MANIFEST writer held; the edit's
 /// deleted files are claimed in the family's `Busy`, so it still applies.

@@ -679,10 +679,11 @@ impl Db {
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
-        // Work on other threads (a scan's write-back, inline or queued) ends before
-        // close returns: queued work is dropped, running work abandons at its claim
-        // (none claims after `shutting_down`) or installs. It holds the database
-        // while it runs, so a reopen right after close would find it locked.
+        // Work a tee component does off the background threads (queued, or on a
+        // reader's thread) ends before close returns: queued work is dropped, running
+        // work abandons at its claim (none claims after `shutting_down`) or installs.
+        // It holds the database while it runs, so a reopen right after close would
+        // find it locked.
         self.inner.scan_tees.close();
         {
             let mut st = self.inner.state.lock();

@@ -218,7 +218,10 @@ impl Tee for ScanBuffer {
                 r.end = End::Full(user.to_vec());
                 return;
             }
-            r.head = Some(user.to_vec());
+            // Reuses the allocation: one per scan, not one per key.
+            let head = r.head.get_or_insert_with(Vec::new);
+            head.clear();
+            head.extend_from_slice(user);
         }
         r.index.push((r.data.len(), ikey.len(), value.len()));
         r.data.extend_from_slice(ikey);

@@ -78,11 +78,15 @@ fn tree() -> Version {
     ])
 }
 
+/// `plan` over `tree()` with the default options and placement.
+fn on_tree(q: &QueryCompaction, r: &KeyRange, m: &Merged) -> Result<WriteBack, Decline> {
+    plan(&tree(), &opts(), &ByLevel, q, r, m)
+}
+
 #[test]
 fn the_range_goes_to_the_deepest_level_and_boundary_files_are_split_at_their_own() {
-    let v = tree();
     let q = QueryCompaction::new().with_profit(0.0);
-    let wb = plan(&v, &opts(), &ByLevel, &q, &range("c", "j"), &merged(1000)).expect("planned");
+    let wb = on_tree(&q, &range("c", "j"), &merged(1000)).expect("planned");
     assert_eq!(
         describe(&wb),
         [
@@ -94,14 +98,13 @@ fn the_range_goes_to_the_deepest_level_and_boundary_files_are_split_at_their_own
         ]
     );
     wb.check_complete().expect("every deleted file is covered");
-    assert_eq!(wb.main.reason, Reason::QueryDriven);
+    assert_eq!(wb.main.reason, Reason::ReadMerged);
 }
 
 #[test]
 fn a_range_inside_one_file_splits_it_on_both_sides_and_an_unbounded_range_splits_nothing() {
-    let v = tree();
     let q = QueryCompaction::new().with_profit(0.0);
-    let wb = plan(&v, &opts(), &ByLevel, &q, &range("ea", "eb"), &merged(1)).expect("planned");
+    let wb = on_tree(&q, &range("ea", "eb"), &merged(1)).expect("planned");
     assert_eq!(
         describe(&wb),
         [
@@ -114,112 +117,74 @@ fn a_range_inside_one_file_splits_it_on_both_sides_and_an_unbounded_range_splits
     );
     wb.check_complete().expect("covered");
     let all = KeyRange::default();
-    let wb = plan(&v, &opts(), &ByLevel, &q, &all, &merged(1)).expect("planned");
+    let wb = on_tree(&q, &all, &merged(1)).expect("planned");
     assert_eq!(
         describe(&wb),
         ["[L2:10 L2:11 L2:12 L3:20 L3:21]->L3 [-,-) bottom=true"]
     );
     // A file starting exactly at the range's end is not read.
-    let wb = plan(&v, &opts(), &ByLevel, &q, &range("a", "e"), &merged(1)).expect("planned");
+    let wb = on_tree(&q, &range("a", "e"), &merged(1)).expect("planned");
     assert_eq!(describe(&wb)[0], "[L2:10 L3:20]->L3 [a,e) bottom=true");
 }
 
 #[test]
 fn the_trigger_declines_empty_shallow_small_and_unprofitable_ranges() {
-    let v = tree();
     let q = QueryCompaction::new();
+    let declined =
+        |q: &QueryCompaction, a, b, bytes| on_tree(q, &range(a, b), &merged(bytes)).err();
     // Nothing from L2 down in [zz, zzz).
-    assert_eq!(
-        plan(&v, &opts(), &ByLevel, &q, &range("zz", "zzz"), &merged(1)).err(),
-        Some(Decline::Empty)
-    );
+    assert_eq!(declined(&q, "zz", "zzz", 1), Some(Decline::Empty));
     // [n, o): only L3 holds it, no level above.
+    assert_eq!(declined(&q, "n", "o", 1), Some(Decline::Levels));
     assert_eq!(
-        plan(&v, &opts(), &ByLevel, &q, &range("n", "o"), &merged(1)).err(),
+        declined(&q.with_min_levels(2), "c", "j", 1),
         Some(Decline::Levels)
     );
     assert_eq!(
-        plan(
-            &v,
-            &opts(),
-            &ByLevel,
-            &q.with_min_levels(2),
-            &range("c", "j"),
-            &merged(1)
-        )
-        .err(),
-        Some(Decline::Levels)
-    );
-    assert_eq!(
-        plan(
-            &v,
-            &opts(),
-            &ByLevel,
-            &q.with_min_bytes(1001),
-            &range("c", "j"),
-            &merged(1000)
-        )
-        .err(),
+        declined(&q.with_min_bytes(1001), "c", "j", 1000),
         Some(Decline::Bytes)
     );
     // [a, e): L2 holds 100 of 400 bytes (25%).
-    let at = |profit| {
-        plan(
-            &v,
-            &opts(),
-            &ByLevel,
-            &q.with_profit(profit),
-            &range("a", "e"),
-            &merged(1),
-        )
-    };
-    assert!(at(0.25).is_ok());
-    assert_eq!(at(0.26).err(), Some(Decline::Profit));
+    assert!(declined(&q.with_profit(0.25), "a", "e", 1).is_none());
+    assert_eq!(
+        declined(&q.with_profit(0.26), "a", "e", 1),
+        Some(Decline::Profit)
+    );
     // Starting at L3, only one level holds the range.
     assert_eq!(
-        plan(
-            &v,
-            &opts(),
-            &ByLevel,
-            &q.with_start_level(3),
-            &range("a", "e"),
-            &merged(1)
-        )
-        .err(),
+        declined(&q.with_start_level(3), "a", "e", 1),
         Some(Decline::Levels)
     );
 }
 
 #[test]
 fn the_obsolete_rule_declines_ranges_of_one_version_per_key() {
-    let v = tree();
     let q = QueryCompaction::new().with_min_obsolete(0.1);
     let of = |older| Merged {
         bytes: 1000,
         entries: 100,
         older,
     };
-    let at = |older| plan(&v, &opts(), &ByLevel, &q, &range("c", "j"), &of(older));
+    let at = |older| on_tree(&q, &range("c", "j"), &of(older));
     assert_eq!(at(0).err(), Some(Decline::Obsolete));
     assert_eq!(at(9).err(), Some(Decline::Obsolete));
     assert!(at(10).is_ok());
     // 0 turns the rule off.
     let q = QueryCompaction::new().with_min_obsolete(0.0);
-    assert!(plan(&v, &opts(), &ByLevel, &q, &range("c", "j"), &of(0)).is_ok());
+    assert!(on_tree(&q, &range("c", "j"), &of(0)).is_ok());
 }
 
 #[test]
 fn check_complete_refuses_a_deleted_file_no_range_covers() {
-    let v = tree();
     let q = QueryCompaction::new().with_profit(0.0);
-    let mut wb = plan(&v, &opts(), &ByLevel, &q, &range("c", "j"), &merged(1)).expect("planned");
+    let mut wb = on_tree(&q, &range("c", "j"), &merged(1)).expect("planned");
     // Forget the remainder of file 21 past `j`: its keys [j, z] would be lost.
     wb.remainders
         .retain(|p| !p.input_files().any(|(_, f)| f.number == 21));
     let err = wb.check_complete().expect_err("file 21 is not covered");
     assert!(err.contains("file 21"), "{err}");
     // A remainder reading a file the main plan does not.
-    let mut wb = plan(&v, &opts(), &ByLevel, &q, &range("c", "j"), &merged(1)).expect("planned");
+    let mut wb = on_tree(&q, &range("c", "j"), &merged(1)).expect("planned");
     wb.main.inputs.pop();
     assert!(wb.check_complete().is_err());
 }
@@ -247,7 +212,7 @@ fn covers_joins_half_open_ranges() {
 fn a_claim_is_stale_when_the_tree_moved_under_the_range() {
     let v = tree();
     let q = QueryCompaction::new().with_profit(0.0);
-    let wb = plan(&v, &opts(), &ByLevel, &q, &range("c", "j"), &merged(1)).expect("planned");
+    let wb = on_tree(&q, &range("c", "j"), &merged(1)).expect("planned");
     let idle = Busy::default();
     assert_eq!(wb.stale(&v, &v, &idle), None);
     // A file it read is busy.

@@ -305,13 +305,34 @@ fn a_full_scan_writes_the_range_into_the_deepest_level_and_splits_nothing() {
 fn an_iterator_dropped_after_close_writes_nothing() {
     let dir = tempfile::tempdir().expect("dir");
     let (db, _) = layered(dir.path(), on());
-    let mut it = db.iter(&ReadOptions::default()).expect("iter");
-    it.seek(&key(0));
-    it.next();
+    let files = || {
+        let mut names: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("list")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        names.sort();
+        names
+    };
+    let scan = |from: u64, steps: usize| {
+        let mut it = db.iter(&ReadOptions::default()).expect("iter");
+        it.seek(&key(from));
+        for _ in 0..steps {
+            it.next();
+        }
+        it
+    };
+    // Dropped while open, a scan of [1500, ..) writes back and changes the files.
+    let before = files();
+    drop(scan(1500, 100));
+    assert_eq!(db.stats().counters.query_compactions, 1);
+    assert_ne!(files(), before);
+    // A scan of [0, 1000), untouched so far, dropped after close: nothing.
+    let it = scan(0, 1000);
     db.close().expect("close");
+    let closed = files();
     drop(it);
-    let db = Db::open(dir.path(), opts(None)).expect("reopen");
-    assert_eq!(db.stats().counters.query_compactions, 0);
+    assert_eq!(files(), closed, "a table was written after close");
+    Db::open(dir.path(), opts(None)).expect("reopen: the directory is not locked");
 }
 
 #[test]
