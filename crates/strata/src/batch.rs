@@ -366,12 +366,7 @@ impl WriteBatch {
     ///
     /// # Errors
     /// As [`Self::check_limits`], for the batch as it would be.
-    pub(crate) fn check_update(
-        &self,
-        family: u32,
-        key: &[u8],
-        value: Option<&[u8]>,
-    ) -> Result<()> {
+    pub(crate) fn check_update(&self, family: u32, key: &[u8], value: Option<&[u8]>) -> Result<()> {
         self.check_limits()?;
         let record = self.count();
         let len = self
@@ -471,7 +466,10 @@ pub trait WriteBatchInternal: Sized {
     /// The first limit an update broke, if any (see [`WriteBatch::check_limits`]).
     #[cfg_attr(
         not(feature = "internals"),
-        allow(dead_code, reason = "tests and the `batch` fuzz check; the engine checks limits")
+        allow(
+            dead_code,
+            reason = "tests and the `batch` fuzz check; the engine checks limits"
+        )
     )]
     fn limit_exceeded(&self) -> Option<&LimitExceeded>;
 
@@ -494,7 +492,10 @@ pub trait WriteBatchInternal: Sized {
     /// sequence number exceeds [`MAX_SEQUENCE`].
     #[cfg_attr(
         not(feature = "internals"),
-        allow(dead_code, reason = "tests and the fuzz checks; the engine needs the family")
+        allow(
+            dead_code,
+            reason = "tests and the fuzz checks; the engine needs the family"
+        )
     )]
     fn iterate(
         &self,
@@ -582,14 +583,16 @@ impl WriteBatchInternal for WriteBatch {
                     max: MAX_KEY_LEN,
                 });
             if over.is_none() {
-                over = end_over.or_else(|| LimitExceeded::check(index, key, value)).or_else(|| {
-                    (len > MAX_BATCH_LEN).then_some(LimitExceeded {
-                        what: "batch",
-                        record: index,
-                        len,
-                        max: MAX_BATCH_LEN,
-                    })
-                });
+                over = end_over
+                    .or_else(|| LimitExceeded::check(index, key, value))
+                    .or_else(|| {
+                        (len > MAX_BATCH_LEN).then_some(LimitExceeded {
+                            what: "batch",
+                            record: index,
+                            len,
+                            max: MAX_BATCH_LEN,
+                        })
+                    });
             }
             index = index.saturating_add(1);
         })?;
@@ -641,7 +644,6 @@ impl WriteBatchInternal for WriteBatch {
         Ok(())
     }
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -699,7 +701,11 @@ mod tests {
         b.record(3, ValueKind::Merge, b"c", Some(b"x"));
         b.set_sequence(9);
         assert!(b.has_families());
-        assert_eq!(b.data(), BATCH_FIXTURE_V2_FAMILIES, "batch encoding changed");
+        assert_eq!(
+            b.data(),
+            BATCH_FIXTURE_V2_FAMILIES,
+            "batch encoding changed"
+        );
         let back = WriteBatch::from_data(BATCH_FIXTURE_V2_FAMILIES.to_vec()).unwrap();
         assert_eq!(back, b);
         let mut seen = Vec::new();
@@ -723,7 +729,10 @@ mod tests {
         // The record length counts the family id, so the batch-size limit holds.
         let mut big = WriteBatch::new();
         big.record(300, ValueKind::Put, b"k", Some(b"v"));
-        assert_eq!(big.approximate_size(), HEADER + record_len(300, b"k", Some(b"v")));
+        assert_eq!(
+            big.approximate_size(),
+            HEADER + record_len(300, b"k", Some(b"v"))
+        );
     }
 
     #[test]

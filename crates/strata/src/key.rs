@@ -83,7 +83,10 @@ pub fn append_internal_key(
 /// Builds a new internal key.
 #[cfg_attr(
     not(feature = "internals"),
-    allow(dead_code, reason = "tests, `strata sst-dump` and the fuzz checks; the engine appends")
+    allow(
+        dead_code,
+        reason = "tests, `strata sst-dump` and the fuzz checks; the engine appends"
+    )
 )]
 pub fn make_internal_key(user_key: &[u8], seq: SequenceNumber, kind: ValueKind) -> Vec<u8> {
     let mut v = Vec::with_capacity(user_key.len() + TRAILER_LEN);
@@ -162,7 +165,10 @@ impl LookupKey {
     /// Builds the lookup key `(user_key, seq, KIND_SEEK)`.
     #[cfg_attr(
         not(feature = "internals"),
-        allow(dead_code, reason = "tests and the fuzz checks; the engine reuses one with `set`")
+        allow(
+            dead_code,
+            reason = "tests and the fuzz checks; the engine reuses one with `set`"
+        )
     )]
     pub fn new(user_key: &[u8], seq: SequenceNumber) -> Self {
         let mut k = LookupKey { buf: Vec::new() };

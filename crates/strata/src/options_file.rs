@@ -98,8 +98,7 @@ use crate::error::{Error, Result};
 use crate::merge;
 use crate::options::{
     CompactionPriority, Compression, DbPath, DelayedCompaction, LevelOptions, Options,
-    QueryCompaction,
-    OutputPartitioning, WalRecoveryMode,
+    OutputPartitioning, QueryCompaction, WalRecoveryMode,
 };
 use std::collections::HashSet;
 use std::fmt::Write as _;

@@ -38,8 +38,10 @@ enum Cached {
 /// default `kFullChargeCacheMetadata` charges the same kinds of overhead, so that the
 /// capacity bounds what the cache really holds on to (about 2% more than the bytes of
 /// 4 KiB blocks).
-const ENTRY_OVERHEAD: usize =
-    2 * std::mem::size_of::<usize>() + std::mem::size_of::<Key>() + std::mem::size_of::<Cached>() + 32;
+const ENTRY_OVERHEAD: usize = 2 * std::mem::size_of::<usize>()
+    + std::mem::size_of::<Key>()
+    + std::mem::size_of::<Cached>()
+    + 32;
 
 /// Weighs a value by the memory it pins, entry overhead included.
 #[derive(Clone, Copy, Debug, Default)]

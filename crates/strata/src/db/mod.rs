@@ -30,10 +30,10 @@ mod open;
 mod read;
 mod replay;
 pub(crate) mod scan_tee;
-pub(crate) mod write_back;
 mod state;
 mod super_version;
 mod write;
+pub(crate) mod write_back;
 
 pub use builder::DbBuilder;
 pub use family::CfHandle;

@@ -178,7 +178,8 @@ impl MemTable {
         if self.range_stale.load(MemOrder::Acquire) {
             let list = self.range_list.lock();
             if self.range_stale.load(MemOrder::Acquire) {
-                self.range_frags.store(Arc::new(Fragments::new(list.iter())));
+                self.range_frags
+                    .store(Arc::new(Fragments::new(list.iter())));
                 self.range_stale.store(false, MemOrder::Release);
             }
         }

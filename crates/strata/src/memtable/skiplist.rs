@@ -330,7 +330,11 @@ impl SkipList {
             let mut alloc = lock(&self.alloc);
             let height = alloc.random_height();
             let size = node_size(height, key_len, value.len());
-            (alloc.arena.alloc(size).cast::<NodeHeader>().as_ptr(), height, size)
+            (
+                alloc.arena.alloc(size).cast::<NodeHeader>().as_ptr(),
+                height,
+                size,
+            )
         };
         // SAFETY: `node` is a fresh, aligned allocation of `size` bytes, which is exactly
         // header + `height` slots + key + value, owned by this call alone. It is
@@ -413,7 +417,13 @@ impl SkipList {
     ) {
         let mut x = self.head.as_ptr().cast_const();
         let height = self.max_height.load(MemOrder::Relaxed).max(1);
-        for (level, (prev, next)) in prev.iter_mut().zip(next.iter_mut()).enumerate().take(height).rev() {
+        for (level, (prev, next)) in prev
+            .iter_mut()
+            .zip(next.iter_mut())
+            .enumerate()
+            .take(height)
+            .rev()
+        {
             (x, *next) = self.splice_at(target, x, level);
             *prev = x;
         }
@@ -697,9 +707,16 @@ mod loom_tests {
             assert_eq!(keys_at(&list, 0), [b"a", b"b", b"c"]);
             for level in 1..MAX_HEIGHT {
                 let keys = keys_at(&list, level);
-                assert!(keys.windows(2).all(|w| w[0] < w[1]), "level {level}: {keys:?}");
+                assert!(
+                    keys.windows(2).all(|w| w[0] < w[1]),
+                    "level {level}: {keys:?}"
+                );
             }
-            assert_eq!(keys_at(&list, 1).len(), 3, "every tower is linked at level 1");
+            assert_eq!(
+                keys_at(&list, 1).len(),
+                3,
+                "every tower is linked at level 1"
+            );
         });
     }
 }

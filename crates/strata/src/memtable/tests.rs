@@ -323,7 +323,8 @@ fn writers_race_readers(writers: usize, stride: usize) {
     let mem = Arc::new(MemTable::new());
     // Writer `w` inserts the `j`-th entry for every `j % writers == w`, in increasing `j`;
     // `progress[w]` counts how many of its adds have returned.
-    let progress: Arc<Vec<AtomicUsize>> = Arc::new((0..writers).map(|_| AtomicUsize::new(0)).collect());
+    let progress: Arc<Vec<AtomicUsize>> =
+        Arc::new((0..writers).map(|_| AtomicUsize::new(0)).collect());
     let done = Arc::new(AtomicBool::new(false));
     let order = move |j: usize| j * stride % N;
 

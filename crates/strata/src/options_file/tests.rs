@@ -231,7 +231,8 @@ fn frozen_fixture_v1_cache_index_and_filter_blocks_decodes_exactly_and_encodes_i
 }
 
 /// `[DBOptions]` keys appended after `OPTIONS-v1-cache-index-and-filter-blocks`.
-const KEYS_AFTER_CACHE_INDEX_AND_FILTER_BLOCKS: &[&str] = &["delayed_compaction", "query_compaction"];
+const KEYS_AFTER_CACHE_INDEX_AND_FILTER_BLOCKS: &[&str] =
+    &["delayed_compaction", "query_compaction"];
 
 /// `[DBOptions]` keys appended after `OPTIONS-v1-delayed-compaction-vsmt`.
 const KEYS_AFTER_DELAYED_COMPACTION: &[&str] = &["query_compaction"];
@@ -348,8 +349,7 @@ fn frozen_fixture_v1_query_compaction_decodes_exactly_and_encodes_identically() 
         .with_cache_index_and_filter_blocks(true)
         .with_delayed_compaction(Some(d))
         .with_query_compaction(Some(q));
-    let frozen =
-        std::fs::read_to_string(query_compaction_fixture_path()).expect("fixture present");
+    let frozen = std::fs::read_to_string(query_compaction_fixture_path()).expect("fixture present");
     let stored = decode(&frozen).expect("fixture decodes");
     assert_eq!(stored.options, opts);
     assert!(stored.unknown.is_empty(), "{:?}", stored.unknown);
@@ -362,8 +362,8 @@ fn frozen_fixture_v1_query_compaction_decodes_exactly_and_encodes_identically() 
         frozen.replace(line, &format!("{line},background:false,min_obsolete:0.05")),
         "the v1 encoding changed"
     );
-    let older = std::fs::read_to_string(delayed_compaction_vsmt_fixture_path())
-        .expect("fixture present");
+    let older =
+        std::fs::read_to_string(delayed_compaction_vsmt_fixture_path()).expect("fixture present");
     assert_eq!(frozen.replace(&format!("{line}\n"), ""), older);
     let reordered = frozen.replace(
         line,
@@ -376,7 +376,13 @@ fn frozen_fixture_v1_query_compaction_decodes_exactly_and_encodes_identically() 
         decode(&partial).expect("decodes").options.query_compaction,
         Some(crate::QueryCompaction::new().with_start_level(3))
     );
-    for bad in ["selectivity:x", "on", "profit:0.1,zzz:1", "start_level", "min_bytes:-1"] {
+    for bad in [
+        "selectivity:x",
+        "on",
+        "profit:0.1,zzz:1",
+        "start_level",
+        "min_bytes:-1",
+    ] {
         let text = frozen.replace(line, &format!("query_compaction={bad}"));
         let err = decode(&text).expect_err(bad);
         assert!(err.to_string().contains("query_compaction"), "{bad}: {err}");
@@ -446,7 +452,10 @@ fn frozen_fixture_v1_query_compaction_min_obsolete_decodes_exactly_and_encodes_i
         .with_query_compaction(Some(crate::QueryCompaction::new().with_min_obsolete(1.5)))
         .validate()
         .expect_err("out of range");
-    assert!(err.to_string().contains("query_compaction.min_obsolete"), "{err}");
+    assert!(
+        err.to_string().contains("query_compaction.min_obsolete"),
+        "{err}"
+    );
 }
 
 /// An operator that is not a built-in: its name is kept, the options have none.

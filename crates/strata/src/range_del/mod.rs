@@ -53,10 +53,8 @@ pub struct Fragments {
 impl Fragments {
     /// Fragments `tombstones` (any order, overlaps allowed; empty ranges ignored).
     pub fn new<'a>(tombstones: impl IntoIterator<Item = &'a RangeTombstone>) -> Fragments {
-        let mut ts: Vec<&RangeTombstone> = tombstones
-            .into_iter()
-            .filter(|t| t.start < t.end)
-            .collect();
+        let mut ts: Vec<&RangeTombstone> =
+            tombstones.into_iter().filter(|t| t.start < t.end).collect();
         if ts.is_empty() {
             return Fragments::default();
         }
@@ -225,7 +223,10 @@ impl Fragments {
     /// Keeps, per fragment, only the sequence numbers `keep(fragment index, seq)`
     /// accepts, asked newest first within a fragment (fragments left with none
     /// disappear).
-    pub(crate) fn retain_seqs(&self, mut keep: impl FnMut(usize, SequenceNumber) -> bool) -> Fragments {
+    pub(crate) fn retain_seqs(
+        &self,
+        mut keep: impl FnMut(usize, SequenceNumber) -> bool,
+    ) -> Fragments {
         let frags = self
             .frags
             .iter()

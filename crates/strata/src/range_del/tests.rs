@@ -128,7 +128,11 @@ fn model_covers_range(ts: &[RangeTombstone], lo: &[u8], hi: &[u8], incl: bool, m
     }
     let mut at = lo.to_vec();
     loop {
-        let past = if incl { at.as_slice() > hi } else { at.as_slice() >= hi };
+        let past = if incl {
+            at.as_slice() > hi
+        } else {
+            at.as_slice() >= hi
+        };
         if past {
             return true;
         }
@@ -173,11 +177,23 @@ fn covers_range_needs_touching_qualifying_fragments() {
     let f = Fragments::new(&[t("a", "c", 5), t("c", "f", 9), t("g", "k", 9)]);
     let any = |_| true;
     assert!(f.covers_range(b"a", b"e", true, any));
-    assert!(f.covers_range(b"b", b"f", false, any), "[b, f) ends where [c, f) ends");
-    assert!(!f.covers_range(b"b", b"f", true, any), "f itself is not covered");
+    assert!(
+        f.covers_range(b"b", b"f", false, any),
+        "[b, f) ends where [c, f) ends"
+    );
+    assert!(
+        !f.covers_range(b"b", b"f", true, any),
+        "f itself is not covered"
+    );
     assert!(!f.covers_range(b"b", b"h", true, any), "gap [f, g)");
-    assert!(!f.covers_range(b"a", b"e", true, |s| s > 5), "[a, c) is too old");
+    assert!(
+        !f.covers_range(b"a", b"e", true, |s| s > 5),
+        "[a, c) is too old"
+    );
     assert!(f.covers_range(b"c", b"e", true, |s| s > 5));
-    assert!(!f.covers_range(b"e", b"d", true, any), "an empty range is not covered");
+    assert!(
+        !f.covers_range(b"e", b"d", true, any),
+        "an empty range is not covered"
+    );
     assert!(!Fragments::default().covers_range(b"a", b"a", true, any));
 }

@@ -138,7 +138,10 @@ impl BlockIter {
     /// Positions at the last entry `<= target`.
     #[cfg_attr(
         not(feature = "internals"),
-        allow(dead_code, reason = "tests and the `block` fuzz check; tables compose seek and prev")
+        allow(
+            dead_code,
+            reason = "tests and the `block` fuzz check; tables compose seek and prev"
+        )
     )]
     pub fn seek_for_prev(&mut self, target: &[u8]) {
         self.seek(target);

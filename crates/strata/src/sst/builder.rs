@@ -28,10 +28,10 @@ use super::compression::{seal_block, BLOCK_TRAILER_LEN, MAX_BLOCK_LEN};
 use super::filter::FilterBuilder;
 use super::footer::{BlockHandle, Footer, FORMAT_VERSION, FORMAT_VERSION_RANGE_DEL};
 use super::{properties, range_del_block, TableOptions, TableProperties};
-use crate::range_del::Fragments;
 use crate::env::WritableFile;
 use crate::error::{Error, Result};
 use crate::key::{self, compare_internal, pack_trailer, ValueKind, KIND_SEEK, MAX_SEQUENCE};
+use crate::range_del::Fragments;
 use crate::Compression;
 use std::cmp::Ordering;
 

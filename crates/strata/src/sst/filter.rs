@@ -228,7 +228,10 @@ mod tests {
         };
         assert!(BloomFilter::decode(header(6, 1, 64)).is_ok());
         assert!(BloomFilter::decode(header(0, 1, 64)).is_err(), "no probes");
-        assert!(BloomFilter::decode(header(31, 1, 64)).is_err(), "too many probes");
+        assert!(
+            BloomFilter::decode(header(31, 1, 64)).is_err(),
+            "too many probes"
+        );
         assert!(BloomFilter::decode(header(7, 0, 0)).is_err(), "no lines");
     }
 

@@ -160,7 +160,10 @@ mod tests {
             }),
             ..p
         };
-        assert_eq!(decode(&encode(&v2, Compression::None)), Ok((v2, Compression::None)));
+        assert_eq!(
+            decode(&encode(&v2, Compression::None)),
+            Ok((v2, Compression::None))
+        );
         for cut in 0..bytes.len() {
             // Either a clean prefix of records or an error; never a panic.
             let _ = decode(&bytes[..cut]);

@@ -103,7 +103,10 @@ mod tests {
         let f = Fragments::new(&[t("a", "m", 5), t("f", "z", 9), t("", "b", 1)]);
         let back = decode(encode(&f).unwrap()).unwrap();
         assert_eq!(back, f);
-        assert_eq!(decode(encode(&Fragments::default()).unwrap()).unwrap(), Fragments::default());
+        assert_eq!(
+            decode(encode(&Fragments::default()).unwrap()).unwrap(),
+            Fragments::default()
+        );
     }
 
     #[test]
@@ -120,9 +123,21 @@ mod tests {
         use ValueKind::*;
         assert!(decode(block(&[("a", 1, Put, "b")])).is_err());
         assert!(decode(block(&[("b", 1, RangeDelete, "a")])).is_err());
-        assert!(decode(block(&[("a", 2, RangeDelete, "c"), ("a", 1, RangeDelete, "d")])).is_err());
-        assert!(decode(block(&[("a", 1, RangeDelete, "c"), ("b", 2, RangeDelete, "d")])).is_err());
-        assert!(decode(block(&[("a", 2, RangeDelete, "c"), ("c", 1, RangeDelete, "d")])).is_ok());
+        assert!(decode(block(&[
+            ("a", 2, RangeDelete, "c"),
+            ("a", 1, RangeDelete, "d")
+        ]))
+        .is_err());
+        assert!(decode(block(&[
+            ("a", 1, RangeDelete, "c"),
+            ("b", 2, RangeDelete, "d")
+        ]))
+        .is_err());
+        assert!(decode(block(&[
+            ("a", 2, RangeDelete, "c"),
+            ("c", 1, RangeDelete, "d")
+        ]))
+        .is_ok());
         assert!(decode(vec![1, 2, 3]).is_err());
     }
 }

@@ -92,7 +92,9 @@ impl Readahead {
     /// The bytes `[offset, offset + len)` if the window holds all of them.
     fn in_window(&self, offset: u64, len: usize) -> Option<Vec<u8>> {
         let from = usize::try_from(offset.checked_sub(self.start)?).ok()?;
-        self.buf.get(from..from.checked_add(len)?).map(<[u8]>::to_vec)
+        self.buf
+            .get(from..from.checked_add(len)?)
+            .map(<[u8]>::to_vec)
     }
 }
 
@@ -114,7 +116,9 @@ mod tests {
     }
 
     fn expect(offset: u64, len: usize) -> Vec<u8> {
-        (offset..offset + len as u64).map(|i| (i % 251) as u8).collect()
+        (offset..offset + len as u64)
+            .map(|i| (i % 251) as u8)
+            .collect()
     }
 
     #[test]

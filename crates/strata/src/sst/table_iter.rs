@@ -94,7 +94,10 @@ impl TableIterator {
             return true;
         }
         let ra = Some(&mut self.readahead);
-        match self.table.read_data_block_ahead(handle, self.fill_cache, ra) {
+        match self
+            .table
+            .read_data_block_ahead(handle, self.fill_cache, ra)
+        {
             Ok(block) => {
                 match &mut self.data {
                     Some(d) => d.reset(block),

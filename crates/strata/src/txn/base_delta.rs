@@ -258,7 +258,11 @@ impl<'a> BaseDeltaIterator<'a> {
                 return;
             }
             let Some((delta_key, entry)) = self.delta else {
-                self.at = if self.base.valid() { At::Base } else { At::Nothing };
+                self.at = if self.base.valid() {
+                    At::Base
+                } else {
+                    At::Nothing
+                };
                 return;
             };
             let order = if !self.base.valid() {
@@ -274,7 +278,11 @@ impl<'a> BaseDeltaIterator<'a> {
             }
             match entry {
                 Entry::Put(_) => {
-                    self.at = if order == Ordering::Equal { At::Both } else { At::Delta };
+                    self.at = if order == Ordering::Equal {
+                        At::Both
+                    } else {
+                        At::Delta
+                    };
                     return;
                 }
                 Entry::Delete => {

@@ -187,7 +187,13 @@ proptest! {
 #[test]
 fn deletes_hide_base_keys_and_puts_shadow_them_in_both_directions() {
     let base = [(1, Some(1)), (2, Some(2)), (3, Some(3)), (5, Some(5))];
-    let delta = [(2, None), (3, Some(33)), (4, Some(44)), (6, None), (7, Some(77))];
+    let delta = [
+        (2, None),
+        (3, Some(33)),
+        (4, Some(44)),
+        (6, None),
+        (7, Some(77)),
+    ];
     let moves = [
         Move::First,
         Move::Next,

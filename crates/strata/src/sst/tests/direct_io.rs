@@ -57,7 +57,8 @@ fn write_table(path: &Path, es: &Entries, opts: &TableOptions, file_opts: FileOp
 fn regions(path: &Path) -> Vec<(u64, usize)> {
     let file = PosixFs.open_random(path).expect("open");
     let size = file.size();
-    let t = Table::open(file, 1, None, Arc::new(Statistics::default()), false, false).expect("table");
+    let t =
+        Table::open(file, 1, None, Arc::new(Statistics::default()), false, false).expect("table");
     let mut out = Vec::new();
     let mut index = crate::sst::block_iter::BlockIter::new(t.index_block().expect("held index"));
     index.seek_to_first();
@@ -76,33 +77,51 @@ fn regions(path: &Path) -> Vec<(u64, usize)> {
 
 #[test]
 fn direct_reads_of_every_block_match_buffered_for_every_block_size() {
-    let Some(dir) = direct_io_tempdir() else { return };
+    let Some(dir) = direct_io_tempdir() else {
+        return;
+    };
     let mut tables = 0;
     let mut unaligned_tails = 0;
     let mut blocks = 0;
     for (i, &bs) in BLOCK_SIZES.iter().enumerate() {
         for (j, &vl) in VALUE_SIZES.iter().enumerate() {
-            let c = if (i + j) % 2 == 0 { Compression::None } else { Compression::Lz4 };
+            let c = if (i + j) % 2 == 0 {
+                Compression::None
+            } else {
+                Compression::Lz4
+            };
             // Enough entries for several blocks, few enough to stay quick.
             let n = ((bs * 6) / (vl + 16)).clamp(5, 3000);
             let es = entries(n, vl, (i * 10 + j) as u64);
             let path = dir.path().join(format!("{bs}-{vl}.sst"));
             write_table(&path, &es, &table_opts(bs, c), FileOptions::default());
             let buffered = PosixFs.open_random(&path).expect("open");
-            let direct = PosixFs.open_random_with(&path, direct()).expect("open direct");
+            let direct = PosixFs
+                .open_random_with(&path, direct())
+                .expect("open direct");
             if buffered.size() % 4096 != 0 {
                 unaligned_tails += 1;
             }
             for (off, len) in regions(&path) {
                 let want = buffered.read_vec(off, len).expect("buffered read");
                 let got = direct.read_vec(off, len).expect("direct read");
-                assert!(got == want, "block size {bs} value {vl}: {off}+{len} differs");
+                assert!(
+                    got == want,
+                    "block size {bs} value {vl}: {off}+{len} differs"
+                );
                 blocks += 1;
             }
             // The whole table through the direct file: entries and checksums.
             let t = Arc::new(
-                Table::open(direct, 1, None, Arc::new(Statistics::default()), false, true)
-                    .expect("open table direct"),
+                Table::open(
+                    direct,
+                    1,
+                    None,
+                    Arc::new(Statistics::default()),
+                    false,
+                    true,
+                )
+                .expect("open table direct"),
             );
             t.verify_checksums().expect("checksums");
             let mut it = t.iter();
@@ -118,16 +137,28 @@ fn direct_reads_of_every_block_match_buffered_for_every_block_size() {
             tables += 1;
         }
     }
-    println!("{tables} tables, {blocks} regions compared, {unaligned_tails} with a partial last page");
-    assert!(unaligned_tails > tables / 2, "the tail case must be exercised");
+    println!(
+        "{tables} tables, {blocks} regions compared, {unaligned_tails} with a partial last page"
+    );
+    assert!(
+        unaligned_tails > tables / 2,
+        "the tail case must be exercised"
+    );
 }
 
 #[test]
 fn table_written_with_direct_io_is_byte_identical_to_buffered() {
-    let Some(dir) = direct_io_tempdir() else { return };
-    for (i, (bs, vl, n)) in [(512, 10, 50), (4096, 100, 3000), (65536, 9000, 400), (1024, 1, 1)]
-        .into_iter()
-        .enumerate()
+    let Some(dir) = direct_io_tempdir() else {
+        return;
+    };
+    for (i, (bs, vl, n)) in [
+        (512, 10, 50),
+        (4096, 100, 3000),
+        (65536, 9000, 400),
+        (1024, 1, 1),
+    ]
+    .into_iter()
+    .enumerate()
     {
         let es = entries(n, vl, 100 + i as u64);
         let opts = table_opts(bs, Compression::None);
@@ -135,7 +166,15 @@ fn table_written_with_direct_io_is_byte_identical_to_buffered() {
         let b = dir.path().join(format!("direct-{i}.sst"));
         write_table(&a, &es, &opts, FileOptions::default());
         write_table(&b, &es, &opts, direct());
-        let (a, b) = (std::fs::read(a).expect("read"), std::fs::read(b).expect("read"));
-        assert!(a == b, "table {i}: direct ({} B) != buffered ({} B)", b.len(), a.len());
+        let (a, b) = (
+            std::fs::read(a).expect("read"),
+            std::fs::read(b).expect("read"),
+        );
+        assert!(
+            a == b,
+            "table {i}: direct ({} B) != buffered ({} B)",
+            b.len(),
+            a.len()
+        );
     }
 }

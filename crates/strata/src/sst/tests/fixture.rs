@@ -119,10 +119,19 @@ fn frozen_fixture_v2_range_dels_reads_exactly_and_builds_identically() {
     assert_eq!(p.smallest_key, ikey(b"a", 3, ValueKind::RangeDelete));
     assert_eq!(
         p.largest_key,
-        ikey(b"fixture-key-9999", crate::key::MAX_SEQUENCE, ValueKind::RangeDelete)
+        ikey(
+            b"fixture-key-9999",
+            crate::key::MAX_SEQUENCE,
+            ValueKind::RangeDelete
+        )
     );
     assert_eq!(table.range_dels(), Some(&frags));
-    assert_eq!(table.range_dels().map(|f| f.max_covering(b"fixture-key-0011", 100)), Some(60));
+    assert_eq!(
+        table
+            .range_dels()
+            .map(|f| f.max_covering(b"fixture-key-0011", 100)),
+        Some(60)
+    );
     let mut it = table.iter();
     it.seek_to_first();
     for (k, v) in &entries {
@@ -130,9 +139,15 @@ fn frozen_fixture_v2_range_dels_reads_exactly_and_builds_identically() {
         it.next();
     }
     assert!(!it.valid() && it.status().is_ok());
-    assert!(built == frozen, "builder output differs from the frozen v2 fixture");
+    assert!(
+        built == frozen,
+        "builder output differs from the frozen v2 fixture"
+    );
     // A v1 table is still written as v1: without tombstones nothing changed.
     let (v1, props) = build(&entries, &fixture_opts());
     assert_eq!(props.format_version, 1);
-    assert!(open(v1, None, Arc::default(), true).expect("v1").range_dels().is_none());
+    assert!(open(v1, None, Arc::default(), true)
+        .expect("v1")
+        .range_dels()
+        .is_none());
 }

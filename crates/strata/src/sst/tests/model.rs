@@ -236,13 +236,22 @@ fn index_and_filter_in_the_cache_are_read_through_it() {
     let absent = ikey(b"absent-key", 5, KIND_SEEK);
     // (capacity, cache_meta) -> blocks read by one present and one absent lookup, the
     // data block already cached where the cache holds anything.
-    for (capacity, cache_meta, reads_present, reads_absent) in
-        [(1 << 20, false, 0, 0), (1 << 20, true, 0, 0), (0, false, 1, 0), (0, true, 3, 1)]
-    {
+    for (capacity, cache_meta, reads_present, reads_absent) in [
+        (1 << 20, false, 0, 0),
+        (1 << 20, true, 0, 0),
+        (0, false, 1, 0),
+        (0, true, 3, 1),
+    ] {
         let stats = Arc::new(Statistics::default());
         let cache = Arc::new(BlockCache::new(capacity));
-        let t = open_with(bytes.clone(), Some(Arc::clone(&cache)), Arc::clone(&stats), cache_meta, false)
-            .expect("open");
+        let t = open_with(
+            bytes.clone(),
+            Some(Arc::clone(&cache)),
+            Arc::clone(&stats),
+            cache_meta,
+            false,
+        )
+        .expect("open");
         if capacity > 0 && cache_meta {
             assert!(cache.len() >= 2, "index block and filter cached at open");
         }
@@ -253,7 +262,11 @@ fn index_and_filter_in_the_cache_are_read_through_it() {
         assert_eq!(got.as_ref(), Some(v));
         let s = stats.snapshot();
         let case = format!("capacity {capacity}, cache_meta {cache_meta}");
-        assert_eq!(s.blocks_read - before.blocks_read, reads_present, "{case}: present");
+        assert_eq!(
+            s.blocks_read - before.blocks_read,
+            reads_present,
+            "{case}: present"
+        );
         if capacity > 0 {
             let hits = if cache_meta { 3 } else { 1 };
             assert_eq!(s.block_cache_hits - before.block_cache_hits, hits, "{case}");
@@ -261,8 +274,16 @@ fn index_and_filter_in_the_cache_are_read_through_it() {
         let before = stats.snapshot();
         assert_eq!(t.get(&absent, |_, _| ()).expect("get"), None);
         let s = stats.snapshot();
-        assert_eq!(s.bloom_negatives - before.bloom_negatives, 1, "{case}: bloom rejects");
-        assert_eq!(s.blocks_read - before.blocks_read, reads_absent, "{case}: absent");
+        assert_eq!(
+            s.bloom_negatives - before.bloom_negatives,
+            1,
+            "{case}: bloom rejects"
+        );
+        assert_eq!(
+            s.blocks_read - before.blocks_read,
+            reads_absent,
+            "{case}: absent"
+        );
         assert!(t.may_contain(user_key(&lookup)));
     }
 }
@@ -420,7 +441,10 @@ fn pinned_table_skips_the_cache_and_closes_with_its_file() {
     let queue = Arc::new(ObsoleteFiles::default());
     let file = FileRef::new(meta.number, meta.path_id, &queue);
     let first = tc.get_pinned(&meta, Some(&file)).expect("open and pin");
-    assert!(matches!(first, Cow::Borrowed(_)), "pinned on its first open");
+    assert!(
+        matches!(first, Cow::Borrowed(_)),
+        "pinned on its first open"
+    );
     let weak = Arc::downgrade(&first);
     assert_eq!(tc.pinned_count(), 1);
     let lookups = tc.lookups();
@@ -429,7 +453,11 @@ fn pinned_table_skips_the_cache_and_closes_with_its_file() {
         let got = t.get(&k.0, |_, val| val.to_vec()).expect("get");
         assert_eq!(got.as_ref(), Some(v));
     }
-    assert_eq!(tc.lookups(), lookups, "a pinned probe makes no cache lookup");
+    assert_eq!(
+        tc.lookups(),
+        lookups,
+        "a pinned probe makes no cache lookup"
+    );
     // Other paths (compaction inputs, checksums) still find the one open table.
     let cached = tc.get(&meta).expect("cached");
     assert!(weak.upgrade().is_some_and(|t| Arc::ptr_eq(&t, &cached)));
@@ -446,7 +474,10 @@ fn pinned_table_skips_the_cache_and_closes_with_its_file() {
             path_id: meta.path_id
         }]
     );
-    assert!(weak.upgrade().is_some(), "still a cache entry until evicted");
+    assert!(
+        weak.upgrade().is_some(),
+        "still a cache entry until evicted"
+    );
     tc.evict(meta.number);
     assert!(weak.upgrade().is_none(), "closed once evicted");
 }
@@ -457,7 +488,11 @@ fn pins_stay_within_half_the_capacity_and_are_never_evicted() {
     use crate::version::FileMetaData;
     use std::borrow::Cow;
     let CachedTable {
-        dir, tc, meta, path, ..
+        dir,
+        tc,
+        meta,
+        path,
+        ..
     } = cached_table(4);
     let copy = |number: u64| {
         let to = crate::filename::table_file(dir.path(), number);
@@ -508,7 +543,10 @@ fn compaction_reads_are_counted_apart() {
     let before = stats.snapshot();
     scan(t.iter_no_fill());
     let s = stats.snapshot();
-    assert_eq!(s.compaction_blocks_read - before.compaction_blocks_read, data_blocks);
+    assert_eq!(
+        s.compaction_blocks_read - before.compaction_blocks_read,
+        data_blocks
+    );
     assert_eq!(s.blocks_read - before.blocks_read, data_blocks);
     let before = s;
     scan(t.iter());

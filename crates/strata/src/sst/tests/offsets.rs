@@ -125,7 +125,10 @@ fn offset_is_the_start_of_the_block_holding_the_first_entry_at_or_after_the_key(
             let got = t.approximate_offset_of(&p).expect("offset");
             let ok = allowed(&blocks, &p);
             assert!(ok.contains(&got), "seed {seed}: {got} not in {ok:?}");
-            assert!(got >= last, "seed {seed}: offsets decrease at {got} < {last}");
+            assert!(
+                got >= last,
+                "seed {seed}: offsets decrease at {got} < {last}"
+            );
             last = got;
         }
         // An entry's own key: exactly its block's start.
@@ -136,14 +139,18 @@ fn offset_is_the_start_of_the_block_holding_the_first_entry_at_or_after_the_key(
         }
         assert_eq!(t.approximate_offset_of(&before_all()).expect("first"), 0);
         assert_eq!(
-            t.approximate_offset_of(&props.smallest_key).expect("smallest"),
+            t.approximate_offset_of(&props.smallest_key)
+                .expect("smallest"),
             0
         );
         let end = t.approximate_offset_of(&after_all()).expect("after all");
         assert_eq!(end, props.data_size, "seed {seed}: past the end");
     }
     let (bytes, props) = build(&[], &small_opts(Compression::None));
-    assert!(props.filter_size > 0, "the empty table has a filter at offset 0");
+    assert!(
+        props.filter_size > 0,
+        "the empty table has a filter at offset 0"
+    );
     let t = open(bytes, None, Arc::default(), false).expect("open empty");
     for k in [before_all(), after_all()] {
         assert_eq!(t.approximate_offset_of(&k).expect("empty"), 0);
@@ -154,7 +161,10 @@ fn offset_is_the_start_of_the_block_holding_the_first_entry_at_or_after_the_key(
 /// The bytes of the blocks holding the entries of user keys `[lo, hi]`, 0 if none.
 fn true_range_bytes(blocks: &[DataBlock], lo: &[u8], hi: &[u8]) -> u64 {
     let holds = |b: &DataBlock| b.keys.iter().any(|k| (lo..=hi).contains(&user_key(k)));
-    match (blocks.iter().find(|b| holds(b)), blocks.iter().rfind(|b| holds(b))) {
+    match (
+        blocks.iter().find(|b| holds(b)),
+        blocks.iter().rfind(|b| holds(b)),
+    ) {
         (Some(first), Some(last)) => last.end - first.start,
         _ => 0,
     }
@@ -189,7 +199,10 @@ fn range_bytes_partition_the_data_exactly_and_match_the_blocks_to_a_block() {
             lo = [*cut, &[0]].concat();
         }
         sum += check(&lo, user_key(&after_all()));
-        assert_eq!(sum, props.data_size, "seed {seed}: the ranges cover the data once");
+        assert_eq!(
+            sum, props.data_size,
+            "seed {seed}: the ranges cover the data once"
+        );
         for u in &users {
             check(u, u);
         }
@@ -210,13 +223,22 @@ fn offsets_read_only_the_index_block_wherever_it_lives() {
         .iter()
         .map(|p| held.approximate_offset_of(p).expect("offset"))
         .collect();
-    for (capacity, cache_meta, reads_per_call) in
-        [(1 << 20, false, 0), (1 << 20, true, 0), (0, false, 0), (0, true, 1)]
-    {
+    for (capacity, cache_meta, reads_per_call) in [
+        (1 << 20, false, 0),
+        (1 << 20, true, 0),
+        (0, false, 0),
+        (0, true, 1),
+    ] {
         let stats = Arc::new(Statistics::default());
         let cache = Arc::new(BlockCache::new(capacity));
-        let t = open_with(bytes.clone(), Some(cache), Arc::clone(&stats), cache_meta, false)
-            .expect("open");
+        let t = open_with(
+            bytes.clone(),
+            Some(cache),
+            Arc::clone(&stats),
+            cache_meta,
+            false,
+        )
+        .expect("open");
         let before = stats.snapshot();
         let got: Vec<u64> = probes
             .iter()
@@ -226,7 +248,11 @@ fn offsets_read_only_the_index_block_wherever_it_lives() {
         assert_eq!(got, want, "{case}");
         let s = stats.snapshot();
         let calls = probes.len() as u64;
-        assert_eq!(s.blocks_read - before.blocks_read, reads_per_call * calls, "{case}");
+        assert_eq!(
+            s.blocks_read - before.blocks_read,
+            reads_per_call * calls,
+            "{case}"
+        );
     }
 }
 
@@ -242,7 +268,10 @@ fn patch_index(bytes: &[u8], patch: impl FnOnce(&Block, &mut [u8])) -> (Vec<u8>,
     patch(&block, &mut raw);
     let mut sealed = Vec::new();
     crate::sst::compression::seal_block(&raw, Compression::None, &mut sealed);
-    assert_eq!(sealed.len(), len + crate::sst::compression::BLOCK_TRAILER_LEN);
+    assert_eq!(
+        sealed.len(),
+        len + crate::sst::compression::BLOCK_TRAILER_LEN
+    );
     let mut out = bytes.to_vec();
     out[start..start + sealed.len()].copy_from_slice(&sealed);
     (out, footer.index.offset)
@@ -287,7 +316,9 @@ fn damaged_index_with_a_valid_checksum_is_corruption_naming_the_index_block() {
     // The first block's handle is not a varint pair.
     let (bad, at) = patch_index(&bytes, |b, raw| raw[entry(b, 0).value].fill(0xff));
     let t = open(bad, None, Arc::default(), false).expect("open");
-    let e = t.approximate_offset_of(first).expect_err("malformed handle");
+    let e = t
+        .approximate_offset_of(first)
+        .expect_err("malformed handle");
     assert_index_corruption(&e, at, "malformed block handle in index");
     let e = t.approximate_range_bytes(b"", b"").expect_err("range");
     assert_index_corruption(&e, at, "malformed block handle in index");
@@ -302,10 +333,16 @@ fn damaged_index_with_a_valid_checksum_is_corruption_naming_the_index_block() {
             size: old.size,
         }
         .encode_to(&mut v);
-        assert_eq!(v.len(), e.value.len(), "same handle length, same block length");
+        assert_eq!(
+            v.len(),
+            e.value.len(),
+            "same handle length, same block length"
+        );
         raw[e.value].copy_from_slice(&v);
     });
     let t = open(bad, None, Arc::default(), false).expect("open");
-    let e = t.approximate_offset_of(last).expect_err("handle past the data");
+    let e = t
+        .approximate_offset_of(last)
+        .expect_err("handle past the data");
     assert_index_corruption(&e, at, "block handle in index points past the data blocks");
 }
