@@ -66,6 +66,10 @@ pub enum CliError {
     /// write, a resurrected delete, a wrong value). The message names the key.
     #[error("verification failed: {0}")]
     Mismatch(String),
+    /// `ldb dump` or `ldb scan` printed every readable key but met keys it could not
+    /// read (each named on standard error as it was met).
+    #[error("{0} key(s) could not be read; each is named above")]
+    Unreadable(u64),
     /// A worker thread panicked (a bug: the message is what it said).
     #[error("worker thread panicked: {0}")]
     WorkerPanic(String),

@@ -55,9 +55,16 @@
 //!   total: files=2 virtual=1 slices=2 parents=2 tables_on_disk=3 bytes_on_disk=1600 parent_bytes=1400 referenced=350 garbage=1050
 //! ```
 //!
-//! `merge` applies the harness's merge operator, `strata.u64_add`: the operand is an
-//! 8-byte little-endian counter increment, e.g. `--hex merge 6b 0x0500000000000000`
-//! adds 5 to key `k`.
+//! `merge` applies the harness's merge operator, `strata.u64_add` (8-byte little-endian
+//! counters): the operand is a decimal number, encoded as the operator reads it
+//! (`merge k 5` adds 5 to key `k`, `merge k -1` subtracts 1), or with `--hex` the raw
+//! operand bytes (`--hex merge 6b 0x0500000000000000`). An operand the operator cannot
+//! apply is refused before the database is opened, and nothing is written.
+//!
+//! A key `dump` or `scan` cannot read (for example operands an older build wrote that
+//! the operator refuses) does not stop the walk: the key and its error are printed on
+//! standard error, the walk goes on from the next key, and the command exits non-zero
+//! at the end, saying how many keys were unreadable.
 
 use crate::engine::{self, options::EngineFlags, BatchOp, Direction, Families, KvEngine, Scan};
 use crate::error::{CliError, Result};
@@ -117,11 +124,12 @@ pub enum LdbCommand {
         /// First key kept after the range (exclusive).
         to: String,
     },
-    /// Merge OPERAND into KEY with `strata.u64_add` (an 8-byte little-endian increment).
+    /// Merge OPERAND into KEY with `strata.u64_add` (8-byte little-endian counters).
     Merge {
         /// Key.
         key: String,
-        /// Operand.
+        /// A decimal increment (may be negative); with `--hex`, the raw operand bytes.
+        #[arg(allow_hyphen_values = true)]
         operand: String,
     },
     /// Print `key : value` for keys in [from, to).
@@ -332,7 +340,7 @@ pub fn run(args: &LdbArgs) -> Result<()> {
             e
         }
         LdbCommand::Merge { key, operand } => {
-            let (k, v) = (decode(key, hex)?, decode(operand, hex)?);
+            let (k, v) = (decode(key, hex)?, counter_operand(operand, hex)?);
             let e = open(&args.engine)?;
             e.merge(&k, &v)?;
             e
@@ -404,6 +412,35 @@ fn verify(flags: &EngineFlags) -> Result<()> {
     )
 }
 
+/// The operand of `ldb merge`: a decimal increment encoded for `strata.u64_add` (a
+/// negative one wraps, so it subtracts), or with `hex` the raw bytes; either way one
+/// the operator accepts.
+///
+/// # Errors
+/// [`CliError::BadInput`] for a malformed number or hex, or an operand the operator
+/// refuses.
+fn counter_operand(s: &str, hex: bool) -> Result<Vec<u8>> {
+    use strata::MergeOperator;
+    let operand = if hex {
+        decode(s, true)?
+    } else {
+        let n = s
+            .parse::<u64>()
+            .or_else(|_| s.parse::<i64>().map(|n| n as u64))
+            .map_err(|_| {
+                CliError::BadInput(format!(
+                    "merge operand `{s}`: strata.u64_add takes a decimal number \
+                     (or raw operand bytes with --hex)"
+                ))
+            })?;
+        strata::merge::U64Add::operand(n).to_vec()
+    };
+    strata::merge::U64Add
+        .check_operand(&[], &operand)
+        .map_err(|e| CliError::BadInput(format!("merge operand `{s}`: {e}")))?;
+    Ok(operand)
+}
+
 fn write_stdout(b: &[u8]) -> Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(b)
@@ -411,7 +448,13 @@ fn write_stdout(b: &[u8]) -> Result<()> {
         .map_err(|e| CliError::Stdio("stdout", e))
 }
 
-/// Prints `key SEP value` lines for keys in `[from, to)`, at most `max` of them.
+/// Prints `key SEP value` lines for keys in `[from, to)`, at most `max` of them. A
+/// key the engine cannot read ([`unreadable_key`]) is named with its error on standard
+/// error and the walk resumes after it.
+///
+/// # Errors
+/// [`CliError::Unreadable`] after the walk if keys were skipped; any other engine
+/// error at once.
 fn print_range(
     e: &dyn KvEngine,
     from: Option<&[u8]>,
@@ -422,27 +465,73 @@ fn print_range(
 ) -> Result<()> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut io_err = None;
-    e.scan(
-        Scan::new(from, Direction::Forward, max.unwrap_or(usize::MAX)).until(to),
-        &mut |k, v| {
-            let r = out
-                .write_all(&encode(k, hex))
-                .and_then(|()| out.write_all(sep))
-                .and_then(|()| out.write_all(&encode(v, hex)))
-                .and_then(|()| out.write_all(b"\n"));
-            match r {
-                Ok(()) => true,
-                Err(err) => {
-                    io_err = Some(err);
-                    false
+    let max = max.unwrap_or(usize::MAX);
+    let mut start = from.map(<[u8]>::to_vec);
+    // Keys printed and keys skipped, both counted against `max`.
+    let (mut printed, mut skipped) = (0usize, 0u64);
+    loop {
+        let left = max
+            .saturating_sub(printed)
+            .saturating_sub(usize::try_from(skipped).unwrap_or(usize::MAX));
+        if left == 0 {
+            break;
+        }
+        let scanned = e.scan(
+            Scan::new(start.as_deref(), Direction::Forward, left).until(to),
+            &mut |k, v| {
+                printed += 1;
+                let r = out
+                    .write_all(&encode(k, hex))
+                    .and_then(|()| out.write_all(sep))
+                    .and_then(|()| out.write_all(&encode(v, hex)))
+                    .and_then(|()| out.write_all(b"\n"));
+                match r {
+                    Ok(()) => true,
+                    Err(err) => {
+                        io_err = Some(err);
+                        false
+                    }
                 }
+            },
+        );
+        if let Some(err) = io_err {
+            return Err(CliError::Stdio("stdout", err));
+        }
+        match scanned {
+            Ok(_) => break,
+            Err(err) => {
+                let Some(key) = unreadable_key(&err) else {
+                    return Err(err);
+                };
+                // Lines printed so far go out before the error that follows them.
+                out.flush().map_err(|e| CliError::Stdio("stdout", e))?;
+                eprintln!(
+                    "ldb: key {} unreadable: {}",
+                    String::from_utf8_lossy(&encode(&key, hex)),
+                    crate::error::one_line(&err)
+                );
+                skipped += 1;
+                // The smallest key after `key`.
+                let mut next = key;
+                next.push(0);
+                start = Some(next);
             }
-        },
-    )?;
-    if let Some(err) = io_err {
-        return Err(CliError::Stdio("stdout", err));
+        }
     }
-    out.flush().map_err(|e| CliError::Stdio("stdout", e))
+    out.flush().map_err(|e| CliError::Stdio("stdout", e))?;
+    match skipped {
+        0 => Ok(()),
+        n => Err(CliError::Unreadable(n)),
+    }
+}
+
+/// The key an engine error is about, when the error concerns that key alone and a walk
+/// may go on past it: the merge operator refused the key's operands.
+fn unreadable_key(err: &CliError) -> Option<Vec<u8>> {
+    match err {
+        CliError::Strata(strata::Error::MergeFailed { key, .. }) => Some(key.clone()),
+        _ => None,
+    }
 }
 
 /// Writes every `key ==> value` line of `input` in batches of at most [`LOAD_BATCH`]

@@ -47,8 +47,9 @@ fn put_get_delete_scan_dump_load() {
     assert_eq!(ok(&["ldb", &db2, "--hex", "dump"], None), dump);
 }
 
-/// `merge` adds 8-byte counters (`strata.u64_add`) across a compaction; `delete_range`
-/// deletes a range; a bad operand is refused when read, in one line.
+/// `merge` adds 8-byte counters (`strata.u64_add`) across a compaction, from decimal
+/// numbers or raw `--hex` operands; `delete_range` deletes a range; a malformed operand
+/// is refused before anything is written, in one line.
 #[test]
 fn merge_adds_counters_and_delete_range_drops_a_range() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -72,14 +73,95 @@ fn merge_adds_counters_and_delete_range_drops_a_range() {
     }
     ok(&["ldb", &db, "delete_range", "r1", "r3"], None);
     assert_eq!(ok(&["ldb", &db, "scan", "--from=r"], None), "r3 : v\n");
-    ok(&["ldb", &db, "merge", "bad", "x"], None);
+    // Decimal operands, a negative one subtracting.
+    ok(&["ldb", &db, "merge", "counter", "5"], None);
+    ok(&["ldb", &db, "merge", "counter", "-2"], None);
+    assert_eq!(
+        ok(&["ldb", &db, "--hex", "get", "636F756E746572"], None),
+        "0x0300000000000000\n"
+    );
+    // Malformed operands: not a number, and raw bytes of the wrong width. Each is
+    // refused in one line and writes nothing (before the fix, `merge counter 5` wrote
+    // the one-byte operand `5` and every later read of the key failed).
+    for args in [
+        &["merge", "bad", "x"][..],
+        &["merge", "bad", "5x"],
+        &["--hex", "merge", "626164", "0x05"],
+    ] {
+        let out = strata(&[&["ldb", db.as_str()][..], args].concat(), None);
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("merge operand") && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
     let out = strata(&["ldb", &db, "get", "bad"], None);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("key not found"));
+    assert_eq!(
+        ok(&["ldb", &db, "--hex", "get", "636F756E746572"], None),
+        "0x0300000000000000\n"
+    );
+}
+
+/// The harness's operator under its own name, but accepting every operand: what an
+/// older build that did not check operands wrote.
+struct UncheckedU64Add;
+
+impl strata::MergeOperator for UncheckedU64Add {
+    fn name(&self) -> &str {
+        "strata.u64_add"
+    }
+
+    fn full_merge(
+        &self,
+        key: &[u8],
+        existing: Option<&[u8]>,
+        operands: &[&[u8]],
+    ) -> Result<Vec<u8>, strata::merge::MergeError> {
+        strata::merge::U64Add.full_merge(key, existing, operands)
+    }
+}
+
+/// A key whose operands the operator refuses (written by a build that did not check
+/// them) does not stop `dump` or `scan`: the other keys are printed, the key is named
+/// with its error on stderr, and the exit status is non-zero.
+#[test]
+fn dump_and_scan_go_on_past_an_unreadable_key() {
+    use std::sync::Arc;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("db");
+    let old = strata::Db::open(
+        &dir,
+        strata::Options::default().with_merge_operator(Some(Arc::new(UncheckedU64Add))),
+    )
+    .expect("open");
+    let wo = strata::WriteOptions::default();
+    old.put(&wo, b"a", b"1").expect("put");
+    old.merge(&wo, b"b1", b"5").expect("an unchecked operand");
+    old.merge(&wo, b"b2", b"6").expect("an unchecked operand");
+    old.put(&wo, b"c", b"3").expect("put");
+    old.close().expect("close");
+
+    let db = db_flag(&dir);
+    let out = strata(&["ldb", &db, "dump"], None);
     assert!(!out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "a ==> 1\nc ==> 3\n");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("merge failed") && err.lines().count() == 1,
+        err.contains("key b1 unreadable")
+            && err.contains("key b2 unreadable")
+            && err.contains("merge failed")
+            && err.contains("2 key(s) could not be read"),
         "{err}"
     );
+    // `--max_keys` counts the unreadable keys too.
+    let out = strata(&["ldb", &db, "scan", "--max_keys=2"], None);
+    assert!(!out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "a : 1\n");
+    let out = strata(&["ldb", &db, "scan", "--from=c"], None);
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "c : 3\n");
 }
 
 #[test]

@@ -12,7 +12,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use strata::merge::{Max, U64Add};
 use strata::{
-    Db, ErrorKind, MergeOperator, Options, ReadOptions, Snapshot, WriteBatch, WriteOptions,
+    CfOptions, Db, ErrorKind, MergeOperator, Options, ReadOptions, Snapshot, WriteBatch,
+    WriteOptions,
 };
 
 fn wo() -> WriteOptions {
@@ -146,6 +147,68 @@ fn merging_without_an_operator_is_refused() {
     );
     assert_eq!(db.latest_sequence(), before, "nothing was written");
     assert_eq!(db.get(&ReadOptions::default(), b"a").unwrap(), None);
+    db.close().unwrap();
+}
+
+/// A malformed operand (a one-byte counter increment) is refused before it is
+/// acknowledged, wherever it comes from: `Db::merge`, a batch (whose other updates are
+/// then not written either), a named family's operator. Before
+/// the check, `merge` returned `Ok` and every later read of the key failed.
+#[test]
+fn operands_the_operator_cannot_apply_are_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), counters()).unwrap();
+    let counts = db
+        .create_cf(
+            "counts",
+            CfOptions::default().with_merge_operator(Some(Arc::new(U64Add))),
+        )
+        .unwrap();
+    let words = db
+        .create_cf(
+            "words",
+            CfOptions::default().with_merge_operator(Some(append_operator())),
+        )
+        .unwrap();
+    let ro = ReadOptions::default();
+    db.merge(&wo(), b"n", &U64Add::operand(1)).unwrap();
+    let before = db.latest_sequence();
+
+    let e = db.merge(&wo(), b"n", b"5").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    let msg = e.to_string();
+    for part in ["strata.u64_add", "key=`n`", "8-byte", "`default`"] {
+        assert!(msg.contains(part), "{part} missing from: {msg}");
+    }
+
+    // The bad operand is the batch's third record: the put and the good merge before
+    // it are not written either.
+    let mut b = WriteBatch::new();
+    b.put(b"a", b"1");
+    b.merge_cf(&words, b"w", b"any bytes");
+    b.merge_cf(&counts, b"c", &[1, 2, 3]);
+    let e = db.write(&wo(), b).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert!(
+        e.to_string().contains("`counts`") && e.to_string().contains("record=2"),
+        "{e}"
+    );
+
+    assert_eq!(db.latest_sequence(), before, "nothing was written");
+    assert_eq!(db.get(&ro, b"a").unwrap(), None);
+    assert_eq!(db.get_cf(&ro, &words, b"w").unwrap(), None);
+    assert_eq!(counter(&db, &ro, b"n"), Some(1), "the key stays readable");
+
+    // The same batch with well-formed operands goes through.
+    let mut b = WriteBatch::new();
+    b.put(b"a", b"1");
+    b.merge_cf(&words, b"w", b"any bytes");
+    b.merge_cf(&counts, b"c", &U64Add::operand(7));
+    db.write(&wo(), b).unwrap();
+    assert_eq!(
+        db.get_cf(&ro, &counts, b"c").unwrap(),
+        Some(U64Add::operand(7).to_vec())
+    );
     db.close().unwrap();
 }
 

@@ -22,6 +22,7 @@ mod background;
 mod builder;
 mod conflict;
 mod family;
+mod family_view;
 mod flush;
 mod iter;
 mod jobs;
@@ -55,10 +56,11 @@ use crate::snapshot::{Snapshot, SnapshotList};
 use crate::stats::path::PathStats;
 use crate::stats::{DbStats, LevelStats, Statistics};
 use crate::txn::{Transaction, TransactionOptions};
-use crate::version::{VersionSet, DEFAULT_FAMILY_NAME};
+use crate::version::VersionSet;
 use crate::WriteBatch;
 use arc_swap::ArcSwap;
 use family::{Family, FamilyState};
+use family_view::FamilyView;
 use parking_lot::{Condvar, Mutex};
 use state::DbState;
 use std::path::{Path, PathBuf};
@@ -89,10 +91,10 @@ pub(crate) struct DbInner {
     /// The default column family (also in `state.families`), reached without a
     /// lookup by the API that names no family.
     pub default: Arc<Family>,
-    /// Each live family's id, name and whether it has a merge operator: what
-    /// `Db::write` checks a batch's families against without taking `state`. Stored
-    /// under the `state` lock whenever a family is created or dropped.
-    pub family_view: ArcSwap<Vec<(u32, String, bool)>>,
+    /// Each live family's id, name and merge operator: what `Db::write` checks a
+    /// batch against without taking `state`. Stored under the `state` lock whenever a
+    /// family is created or dropped.
+    pub family_view: ArcSwap<FamilyView>,
     /// Live snapshots.
     pub snapshots: Arc<SnapshotList>,
     /// Open tables.
@@ -229,32 +231,13 @@ impl Db {
     }
 
     /// Refuses a batch naming a family this database does not have (never created,
-    /// or dropped) or holding a merge for a family without a merge operator.
+    /// or dropped), holding a merge for a family without a merge operator, or holding
+    /// an operand its family's operator refuses ([`FamilyView::check`]).
     fn check_families(&self, batch: &WriteBatch) -> Result<()> {
-        let default_merges = self.inner.opts.merge_operator.is_some();
-        if !batch.has_families() {
-            if batch.has_merge() && !default_merges {
-                return Err(no_merge_operator(DEFAULT_FAMILY_NAME));
-            }
+        if !batch.has_families() && !batch.has_merge() {
             return Ok(());
         }
-        // The batch lists its families as it is built: no decode here.
-        let view = self.inner.family_view.load();
-        let find = |id: u32| view.iter().find(|(fid, _, _)| *fid == id);
-        for &id in batch.named_families() {
-            if find(id).is_none() {
-                return Err(Error::InvalidArgument(format!(
-                    "the batch names a column family this database does not have \
-                     (dropped, or of another database): id=`{id}`"
-                )));
-            }
-        }
-        for &id in batch.merge_families() {
-            if let Some((_, name, false)) = find(id) {
-                return Err(no_merge_operator(name));
-            }
-        }
-        Ok(())
+        self.inner.family_view.load().check(batch)
     }
 
     /// Begins an optimistic transaction: it reads a snapshot taken now (and its own
@@ -720,12 +703,6 @@ impl std::fmt::Debug for Db {
 fn families_changed(inner: &DbInner, st: &mut DbState) {
     st.refresh_mems();
     inner.family_view.store(Arc::new(st.family_view()));
-}
-
-fn no_merge_operator(family: &str) -> Error {
-    Error::InvalidArgument(format!(
-        "the batch holds a merge but column family `{family}` has no merge_operator"
-    ))
 }
 
 /// Converts a background error into the poisoned form every caller sees.

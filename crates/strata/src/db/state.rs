@@ -11,6 +11,7 @@
 //! it only after the MANIFEST write (`db::jobs`).
 
 use super::family::FamilyState;
+use super::family_view::{FamilyEntry, FamilyView};
 use crate::error::Error;
 use crate::memtable::MemTable;
 use std::collections::BTreeMap;
@@ -69,16 +70,18 @@ pub struct DbState {
 }
 
 impl DbState {
-    /// Each live family's id, name and whether it has a merge operator (for
-    /// `DbInner::family_view`).
-    pub fn family_view(&self) -> Vec<(u32, String, bool)> {
-        self.families
-            .iter()
-            .map(|(&id, f)| {
-                let name = f.family.versions.name().to_owned();
-                (id, name, f.family.opts.merge_operator.is_some())
-            })
-            .collect()
+    /// Each live family's id, name and merge operator (for `DbInner::family_view`).
+    pub fn family_view(&self) -> FamilyView {
+        FamilyView(
+            self.families
+                .iter()
+                .map(|(&id, f)| FamilyEntry {
+                    id,
+                    name: f.family.versions.name().to_owned(),
+                    merge_operator: f.family.opts.merge_operator.clone(),
+                })
+                .collect(),
+        )
     }
 
     /// Rebuilds [`DbState::mems`] from the families' active memtables.

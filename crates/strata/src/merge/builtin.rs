@@ -53,6 +53,10 @@ impl AssociativeMergeOperator for U64Add {
             .to_le_bytes()
             .to_vec())
     }
+
+    fn check_operand(&self, _key: &[u8], operand: &[u8]) -> Result<(), MergeError> {
+        U64Add::decode(operand).map(drop)
+    }
 }
 
 /// Appends byte strings: the value is the base followed by each operand, joined by
@@ -166,6 +170,20 @@ mod tests {
             Some(3u64.to_le_bytes().to_vec())
         );
         assert_eq!(op.partial_merge(b"k", &[&one, b"x"]), None);
+        assert_eq!(MergeOperator::check_operand(&op, b"k", &one), Ok(()));
+        for bad in [&b""[..], b"5", b"123456789"] {
+            let e = MergeOperator::check_operand(&op, b"k", bad).unwrap_err();
+            assert!(e.reason.contains("8-byte"), "{e}");
+        }
+    }
+
+    #[test]
+    fn append_and_max_accept_every_operand() {
+        for op in [&Append::new(b",") as &dyn MergeOperator, &Max] {
+            for operand in [&b""[..], b"5", b"any bytes at all"] {
+                assert_eq!(op.check_operand(b"k", operand), Ok(()));
+            }
+        }
     }
 
     #[test]

@@ -15,6 +15,12 @@
 //!   `p` only if for every base `b`,
 //!   `full_merge(key, b, [..before, p, after..]) == full_merge(key, b, [..before, operands.., after..])`.
 //!   Returning `None` is always allowed (compaction then keeps the operands).
+//! - `check_operand(key, operand)` refuses an operand `full_merge` could never apply
+//!   (a counter increment of the wrong width). [`crate::Db::write`] runs it on every
+//!   merge of a batch before anything is queued, so a malformed operand is
+//!   `InvalidArgument` and nothing is written; without the check it would be
+//!   acknowledged and then make every read of the key fail. It must accept every
+//!   operand `full_merge` can apply and be a pure function of its arguments.
 //! - An operator is identified by [`MergeOperator::name`]: the `OPTIONS` file records
 //!   it, and opening a database with an operator of another name is refused (operands
 //!   written for one operator would be misread by another).
@@ -81,6 +87,17 @@ pub trait MergeOperator: Send + Sync {
         let _ = (key, operands);
         None
     }
+
+    /// `Ok` iff `operand` is one this operator can apply to `key`; run on every merge
+    /// before a write is acknowledged (see the module docs). The default accepts
+    /// every operand.
+    ///
+    /// # Errors
+    /// A [`MergeError`] saying what is wrong with the operand.
+    fn check_operand(&self, key: &[u8], operand: &[u8]) -> Result<(), MergeError> {
+        let _ = (key, operand);
+        Ok(())
+    }
 }
 
 /// The fast path for operators whose operands and values are the same type and whose
@@ -101,11 +118,24 @@ pub trait AssociativeMergeOperator: Send + Sync {
         existing: Option<&[u8]>,
         operand: &[u8],
     ) -> Result<Vec<u8>, MergeError>;
+
+    /// As [`MergeOperator::check_operand`]; the default accepts every operand.
+    ///
+    /// # Errors
+    /// A [`MergeError`] saying what is wrong with the operand.
+    fn check_operand(&self, key: &[u8], operand: &[u8]) -> Result<(), MergeError> {
+        let _ = (key, operand);
+        Ok(())
+    }
 }
 
 impl<T: AssociativeMergeOperator> MergeOperator for T {
     fn name(&self) -> &str {
         AssociativeMergeOperator::name(self)
+    }
+
+    fn check_operand(&self, key: &[u8], operand: &[u8]) -> Result<(), MergeError> {
+        AssociativeMergeOperator::check_operand(self, key, operand)
     }
 
     fn full_merge(
