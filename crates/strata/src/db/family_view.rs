@@ -37,7 +37,11 @@ impl FamilyView {
     /// `InvalidArgument` naming the family (and, for an operand, the record, key and
     /// operator's reason).
     pub fn check(&self, batch: &WriteBatch) -> Result<()> {
-        if let Some(&id) = batch.named_families().iter().find(|&&id| self.find(id).is_none()) {
+        if let Some(&id) = batch
+            .named_families()
+            .iter()
+            .find(|&&id| self.find(id).is_none())
+        {
             return Err(missing(id));
         }
         let mut operators = Vec::with_capacity(batch.merge_families().len());
