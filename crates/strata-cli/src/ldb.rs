@@ -20,6 +20,11 @@
 //! from stdin, writing them in batches. The database is never deleted or created anew
 //! (`--create_if_missing` still applies for `put`, `merge` and `load`).
 //!
+//! `get`, `scan`, `dump` and `verify` open a Strata database read-only
+//! (`Db::open_read_only`): they take no lock and write nothing, so they work while
+//! another process has the database open for writing (they see it as of their open)
+//! and on a read-only medium. RocksDB and fjall databases are opened as for writes.
+//!
 //! `verify` (Strata only) first replays the MANIFEST without opening the database and
 //! checks that every table file it names (real level files and the parents of virtual
 //! tables) exists in the directory of its data path (`--db_paths`), then opens the
@@ -286,6 +291,9 @@ pub fn run(args: &LdbArgs) -> Result<()> {
             .unwrap_or_else(|| engine::DEFAULT_FAMILY.to_string()),
     );
     let open = |flags: &EngineFlags| engine::open_families(flags, true, &family);
+    // The commands that only read open read-only where the engine can (Strata): no
+    // lock, so they work beside a running writer and on a read-only medium.
+    let open_read = || engine::open_read_only(existing, &family);
     // Validate command-line input before opening the database.
     let engine = match &args.command {
         LdbCommand::Verify => return verify(existing),
@@ -313,7 +321,7 @@ pub fn run(args: &LdbArgs) -> Result<()> {
         }
         LdbCommand::Get { key } => {
             let k = decode(key, hex)?;
-            let e = open(existing)?;
+            let e = open_read()?;
             match e.get(&k)? {
                 Some(v) => {
                     let mut line = encode(&v, hex);
@@ -347,7 +355,7 @@ pub fn run(args: &LdbArgs) -> Result<()> {
         }
         LdbCommand::Scan { from, to, max_keys } => {
             let (from, to) = (dec(from)?, dec(to)?);
-            let e = open(existing)?;
+            let e = open_read()?;
             print_range(
                 e.as_ref(),
                 from.as_deref(),
@@ -359,7 +367,7 @@ pub fn run(args: &LdbArgs) -> Result<()> {
             e
         }
         LdbCommand::Dump => {
-            let e = open(existing)?;
+            let e = open_read()?;
             print_range(e.as_ref(), None, None, None, b" ==> ", hex)?;
             e
         }
@@ -384,8 +392,8 @@ pub fn run(args: &LdbArgs) -> Result<()> {
 /// ([`manifest::check`]), then opens it and checks every block of every table file.
 fn verify(flags: &EngineFlags) -> Result<()> {
     let checked = manifest::check(flags)?;
-    let db =
-        engine::strata::db_builder(flags, &flags.db)?.open(&flags.db, flags.strata_options()?)?;
+    let db = engine::strata::db_builder(flags, &flags.db)?
+        .open_read_only(&flags.db, flags.strata_options()?)?;
     // `verify_checksums` checks the table files of every family (the real level files
     // and the parents, each once), so each of those is counted; a virtual table has no
     // file of its own.

@@ -172,3 +172,34 @@ fn reading_a_missing_database_fails_without_creating_it() {
     assert!(!out.status.success());
     assert!(!dir.join("CURRENT").exists());
 }
+
+/// The reading commands open read-only: they work while another handle holds the
+/// database for writing (before, they failed with "database is locked"), see what it
+/// wrote (flushed or still in its WAL), and leave it untouched; a write command is
+/// still refused by the lock.
+#[test]
+fn reading_commands_work_beside_a_live_writer() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("db");
+    let writer = strata::Db::open(
+        &dir,
+        strata::Options::default()
+            .with_merge_operator(Some(std::sync::Arc::new(strata::merge::U64Add))),
+    )
+    .expect("open");
+    let wo = strata::WriteOptions::default();
+    writer.put(&wo, b"a", b"1").expect("put");
+    writer.flush().expect("flush");
+    writer.put(&wo, b"b", b"2").expect("put, in the WAL only");
+    let db = db_flag(&dir);
+    assert_eq!(ok(&["ldb", &db, "get", "b"], None), "2\n");
+    assert_eq!(ok(&["ldb", &db, "dump"], None), "a ==> 1\nb ==> 2\n");
+    assert_eq!(ok(&["ldb", &db, "scan", "--from=b"], None), "b : 2\n");
+    assert!(ok(&["ldb", &db, "verify"], None).starts_with("verify: ok"));
+    let out = strata(&["ldb", &db, "put", "c", "3"], None);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("locked"));
+    writer.put(&wo, b"c", b"3").expect("the writer goes on");
+    writer.close().expect("close");
+    assert_eq!(ok(&["ldb", &db, "get", "c"], None), "3\n");
+}

@@ -608,6 +608,24 @@ pub fn open_families(
     }
 }
 
+/// Opens the existing database in `flags.db` to read it, with the column families
+/// `families`: Strata opens it read-only (`Db::open_read_only`: no lock, nothing
+/// written, beside a live writer); RocksDB and fjall are opened as by
+/// [`open_families`] (read-write, keeping the database).
+///
+/// # Errors
+/// As [`open_families`]; a family the database lacks.
+pub fn open_read_only(flags: &EngineFlags, families: &Families) -> Result<Box<dyn KvEngine>> {
+    match flags.engine {
+        EngineKind::Strata => Ok(Box::new(strata::StrataEngine::open_read_only(
+            flags,
+            flags.strata_options()?,
+            families,
+        )?)),
+        _ => open_families(flags, true, families),
+    }
+}
+
 #[cfg(not(feature = "fjall"))]
 fn fjall_not_built() -> CliError {
     CliError::Usage(

@@ -67,6 +67,35 @@ impl StrataEngine {
         })
     }
 
+    /// [`StrataEngine::open`] read-only (`Db::open_read_only`): no lock, nothing
+    /// written, so a live database can be inspected beside its writer. `families` must
+    /// exist; writes through the engine are refused by the database.
+    ///
+    /// # Errors
+    /// As [`StrataEngine::open`]; a family the database lacks.
+    pub fn open_read_only(
+        flags: &EngineFlags,
+        options: strata::Options,
+        families: &Families,
+    ) -> Result<StrataEngine> {
+        let cf_options = options.cf_options();
+        let db = db_builder(flags, &flags.db)?.open_read_only(&flags.db, options)?;
+        let cfs = families
+            .names()
+            .iter()
+            .map(|name| {
+                db.cf(name)
+                    .ok_or_else(|| missing_family(name, &flags.db, &db.cf_names()))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(StrataEngine {
+            db,
+            wo: WriteOptions::default().with_sync(flags.sync),
+            cfs,
+            cf_options,
+        })
+    }
+
     /// The family `key` belongs to.
     fn cf(&self, key: &[u8]) -> &CfHandle {
         let i = family_of(key, self.cfs.len());

@@ -21,9 +21,10 @@
 //! # Ok::<(), strata::Error>(())
 //! ```
 
-use super::scan_tee::ScanTees;
+use super::open::Access;
+use super::scan_tee::{NoTees, ScanTees};
 use super::write_back::WriteBacks;
-use super::{background, open, Db};
+use super::{background, open, read_only, Db};
 use crate::cache::BlockCache;
 use crate::compaction::{ByLevel, CompactionPolicy, Delayed, PlacementPolicy};
 use crate::env::{FileSystem, PosixFs};
@@ -34,6 +35,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// The components one open uses (internal form of a [`DbBuilder`]).
+#[derive(Clone)]
 pub(crate) struct Components {
     /// The file system everything goes through.
     pub fs: Arc<dyn FileSystem>,
@@ -156,18 +158,66 @@ impl DbBuilder {
         families: &[(&str, CfOptions)],
     ) -> Result<Db> {
         options.validate()?;
-        let components = Components {
+        let scan_tees = self
+            .scan_tees
+            .clone()
+            .unwrap_or_else(|| Arc::new(WriteBacks::default()));
+        let components = self.components(scan_tees);
+        let inner = Arc::new(open::open(
+            path.as_ref(),
+            options,
+            components,
+            families,
+            Access::ReadWrite,
+        )?);
+        let threads = background::start(&inner)?;
+        Ok(Db { inner, threads })
+    }
+
+    /// Opens the database in `path` read-only; see [`Db::open_read_only`].
+    ///
+    /// # Errors
+    /// As [`Db::open_read_only`].
+    pub fn open_read_only(&self, path: impl AsRef<Path>, options: Options) -> Result<Db> {
+        self.open_cf_read_only(path, options, &[])
+    }
+
+    /// [`DbBuilder::open_read_only`] giving the listed column families their options
+    /// (as [`Db::open_cf`]).
+    ///
+    /// # Errors
+    /// As [`Db::open_read_only`]; as [`Db::open_cf`] for the families.
+    pub fn open_cf_read_only(
+        &self,
+        path: impl AsRef<Path>,
+        options: Options,
+        families: &[(&str, CfOptions)],
+    ) -> Result<Db> {
+        options.validate()?;
+        let mut options = options;
+        options.create_if_missing = false;
+        options.error_if_exists = false;
+        // A scan of a read-only handle writes nothing back.
+        let components = self.components(Arc::new(NoTees));
+        let dir = path.as_ref();
+        let inner = read_only::until_stable(components.fs.as_ref(), dir, || {
+            let components = components.clone();
+            open::open(dir, options.clone(), components, families, Access::ReadOnly)
+        })?;
+        // No background thread: nothing is flushed or compacted.
+        Ok(Db {
+            inner: Arc::new(inner),
+            threads: Vec::new(),
+        })
+    }
+
+    fn components(&self, scan_tees: Arc<dyn ScanTees>) -> Components {
+        Components {
             fs: self.fs.clone().unwrap_or_else(|| Arc::new(PosixFs)),
             block_cache: self.block_cache.clone(),
             policy: self.policy.clone().unwrap_or_else(|| Arc::new(Delayed)),
             placement: self.placement.clone().unwrap_or_else(|| Arc::new(ByLevel)),
-            scan_tees: self
-                .scan_tees
-                .clone()
-                .unwrap_or_else(|| Arc::new(WriteBacks::default())),
-        };
-        let inner = Arc::new(open::open(path.as_ref(), options, components, families)?);
-        let threads = background::start(&inner)?;
-        Ok(Db { inner, threads })
+            scan_tees,
+        }
     }
 }

@@ -29,6 +29,7 @@ mod jobs;
 mod obsolete;
 mod open;
 mod read;
+mod read_only;
 mod replay;
 pub(crate) mod scan_tee;
 mod state;
@@ -61,6 +62,7 @@ use crate::WriteBatch;
 use arc_swap::ArcSwap;
 use family::{Family, FamilyState};
 use family_view::FamilyView;
+use open::Access;
 use parking_lot::{Condvar, Mutex};
 use state::DbState;
 use std::path::{Path, PathBuf};
@@ -116,8 +118,24 @@ pub(crate) struct DbInner {
     pub path_stats: Vec<Arc<PathStats>>,
     /// Group-commit queue and the WAL writer.
     pub writes: WriteQueue,
-    /// Held while open.
-    _lock: Box<dyn FileLock>,
+    /// Read-write, or read-only (§7.6: nothing is written, writes are refused).
+    pub access: Access,
+    /// Held while open (by a read-write open only).
+    _lock: Option<Box<dyn FileLock>>,
+}
+
+impl DbInner {
+    /// `Ok` unless the database was opened read-only: every path that writes (a
+    /// write, flush, compaction or family change) asks first.
+    ///
+    /// # Errors
+    /// `InvalidArgument` naming the read-only open and the path.
+    pub fn check_writable(&self) -> Result<()> {
+        match self.access {
+            Access::ReadWrite => Ok(()),
+            Access::ReadOnly => Err(read_only::refused(&self.dir)),
+        }
+    }
 }
 
 /// An open database. `Send + Sync`: share it across threads by reference or `Arc`.
@@ -146,6 +164,28 @@ impl Db {
     /// line, for `OPTIONS`) for damaged metadata or logs; `Io`.
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
         DbBuilder::new().open(path, options)
+    }
+
+    /// Opens the database in `path` read-only (RocksDB's `OpenForReadOnly`): it sees
+    /// the database as of the call (the MANIFEST's version and the WALs' writes,
+    /// replayed into memory), takes no `LOCK` and writes nothing, so it works on a
+    /// read-only medium, while a writer holds the database, and in any number of
+    /// processes at once. Every column family is opened (with the per-tree fields of
+    /// `options`; [`DbBuilder::open_cf_read_only`] gives families their own). A scan
+    /// writes nothing back and nothing runs in the background (docs/ARCHITECTURE.md
+    /// §7.6).
+    ///
+    /// Writes, flushes, compactions and family changes return `InvalidArgument`
+    /// naming the read-only open; [`Db::wait_for_compactions`] and [`Db::close`] return
+    /// at once.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `path` holds no database (one is never created) or for
+    /// options it cannot be opened with; `Corruption` naming file and offset for
+    /// damaged metadata or logs, or for a table the MANIFEST names that is missing
+    /// while the database is not changing; `Io`.
+    pub fn open_read_only(path: impl AsRef<Path>, options: Options) -> Result<Db> {
+        DbBuilder::new().open_read_only(path, options)
     }
 
     /// A builder that injects components (file system, shared block cache) before
@@ -343,6 +383,10 @@ impl Db {
     /// The background error, if one occurred; a retryable failure of a flush or
     /// compaction during the wait, as for [`Db::flush`].
     pub fn wait_for_compactions(&self) -> Result<()> {
+        // A read-only handle runs nothing; its replayed memtables are never flushed.
+        if self.inner.access == Access::ReadOnly {
+            return Ok(());
+        }
         background::wait_idle(&self.inner)
     }
 
@@ -390,6 +434,7 @@ impl Db {
     /// `options` are invalid; `Poisoned` if the MANIFEST write failed.
     pub fn create_cf(&self, name: &str, options: CfOptions) -> Result<CfHandle> {
         let inner = &self.inner;
+        inner.check_writable()?;
         if name.is_empty() {
             return Err(Error::InvalidArgument(
                 "column family name must not be empty".into(),
@@ -433,6 +478,7 @@ impl Db {
     /// `Poisoned` if the MANIFEST write failed.
     pub fn drop_cf(&self, cf: &CfHandle) -> Result<()> {
         let inner = &self.inner;
+        inner.check_writable()?;
         inner.state.lock().check_bg_error()?;
         // As in `create_cf`: the drop is durable only with every earlier write.
         write::sync_wal(inner)?;
@@ -675,6 +721,9 @@ impl Db {
                     .done_cv
                     .wait_for(&mut st, std::time::Duration::from_millis(10));
             }
+        }
+        if self.inner.access == Access::ReadOnly {
+            return Ok(());
         }
         write::sync_wal(&self.inner)?;
         obsolete::delete_obsolete(&self.inner);

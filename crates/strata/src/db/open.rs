@@ -27,11 +27,16 @@
 //! A crash at any point repeats the recovery from the same durable state: the old
 //! WALs and MANIFEST stay until step 5 has made the new ones durable.
 //!
+//! A read-only open ([`Access::ReadOnly`], docs/ARCHITECTURE.md §7.6) runs steps 2 and
+//! 3 (reading only), takes no `LOCK`, probes nothing, replays the WALs into memtables
+//! it keeps (step 4 without tables), and skips steps 5–7: it writes no byte.
+//!
 //! [`WalRecoveryMode`]: crate::WalRecoveryMode
 
 use super::builder::Components;
 use super::family::{Family, FamilyState};
-use super::replay::{replay_wals, ReplayFamily, Replayed};
+use super::read_only;
+use super::replay::{replay_wals, ReplayFamily, ReplayInto, Replayed};
 use super::state::DbState;
 use super::write::WriteQueue;
 use super::{obsolete, DbInner};
@@ -54,17 +59,27 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+/// How a database is opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// The one writer: locks the directory, recovers into tables, writes.
+    ReadWrite,
+    /// A reader of the state as of open: no lock, nothing written (§7.6).
+    ReadOnly,
+}
+
 /// Opens the database in `dir` with `components`, its column families other than the
 /// default one with `families`' options where listed (the per-tree fields of `opts`
 /// otherwise). Requires: `opts` validated.
 ///
 /// # Errors
-/// See [`crate::Db::open`] and [`crate::Db::open_cf`].
+/// See [`crate::Db::open`], [`crate::Db::open_cf`] and [`crate::Db::open_read_only`].
 pub(crate) fn open(
     dir: &Path,
     opts: Options,
     components: Components,
     families: &[(&str, CfOptions)],
+    access: Access,
 ) -> Result<DbInner> {
     let Components {
         fs,
@@ -73,7 +88,11 @@ pub(crate) fn open(
         placement,
         scan_tees,
     } = components;
-    let lock = lock_dir(fs.as_ref(), dir, &opts)?;
+    let lock = match access {
+        Access::ReadWrite => Some(lock_dir(fs.as_ref(), dir, &opts)?),
+        Access::ReadOnly if fs.exists(&dir.join(CURRENT)) => None,
+        Access::ReadOnly => return Err(missing_database(dir)),
+    };
     let dirs = Dirs::new(dir, opts.db_paths.iter().map(|p| p.path.clone()));
     let path_stats: Vec<Arc<PathStats>> = dirs
         .tables
@@ -92,7 +111,10 @@ pub(crate) fn open(
             .validate()
             .map_err(|e| Error::InvalidArgument(format!("column family `{name}`: {e}")))?;
     }
-    let (versions, max_column_family) = recover_versions(&fs, &dirs, &opts, &family_opts)?;
+    let (versions, max_column_family) = match access {
+        Access::ReadWrite => recover_versions(&fs, &dirs, &opts, &family_opts)?,
+        Access::ReadOnly => recover_versions(&fs, &dirs, &opts, &family_opts)?,
+    };
     for (name, _) in families {
         if !versions.families().iter().any(|f| f.name() == *name) {
             return Err(Error::InvalidArgument(format!(
@@ -100,8 +122,11 @@ pub(crate) fn open(
             )));
         }
     }
-    for table_dir in &dirs.tables {
-        probe_direct_io(fs.as_ref(), table_dir, &opts)?;
+    // The probe writes a file: a read-only open meets a refusal at its first read.
+    if access == Access::ReadWrite {
+        for table_dir in &dirs.tables {
+            probe_direct_io(fs.as_ref(), table_dir, &opts)?;
+        }
     }
     let versions = versions.with_table_file_options(
         FileOptions::default().with_direct(opts.use_direct_io_for_flush_and_compaction),
@@ -147,9 +172,23 @@ pub(crate) fn open(
         log_number,
         replay_families,
         max_column_family,
+        match access {
+            Access::ReadWrite => ReplayInto::Tables,
+            Access::ReadOnly => ReplayInto::Memory,
+        },
     )?;
-    let (wal, log_number) = start_logs(fs.as_ref(), &versions, replayed)?;
-    options_file::store(fs.as_ref(), dir, &opts)?;
+    let mut replayed_memtables = Vec::new();
+    let (wal, log_number) = match access {
+        Access::ReadWrite => {
+            let started = start_logs(fs.as_ref(), &versions, replayed)?;
+            options_file::store(fs.as_ref(), dir, &opts)?;
+            started
+        }
+        Access::ReadOnly => {
+            replayed_memtables = replayed.memtables;
+            (read_only::no_wal(dir), log_number)
+        }
+    };
 
     let last_sequence = versions.last_sequence();
     let mut family_states = BTreeMap::new();
@@ -161,7 +200,9 @@ pub(crate) fn open(
         if family.id() == DEFAULT_FAMILY_ID {
             default = Some(Arc::clone(&family));
         }
-        family_states.insert(family.id(), FamilyState::new(family, log_number, pending));
+        let mut state = FamilyState::new(family, log_number, pending);
+        read_only::adopt_memtables(&mut state, &replayed_memtables, log_number);
+        family_states.insert(state.family.id(), state);
     }
     let default = default.ok_or_else(|| Error::Internal("no default column family".into()))?;
     let mut state = DbState {
@@ -196,9 +237,13 @@ pub(crate) fn open(
         path_stats,
         writes: WriteQueue::new(LogWriter::new(wal), last_sequence),
         opts,
+        access,
         _lock: lock,
     };
-    obsolete::remove_orphans(&inner);
+    match access {
+        Access::ReadWrite => obsolete::remove_orphans(&inner),
+        Access::ReadOnly => read_only::pin_tables(&inner)?,
+    }
     Ok(inner)
 }
 

@@ -1,5 +1,6 @@
 //! WAL replay at open: rebuilds memtables from the write-ahead logs and writes them to
-//! L0 tables through recovery-flush plans.
+//! L0 tables through recovery-flush plans (or, for a read-only open, keeps them in
+//! memory and writes nothing).
 //!
 //! Every WAL numbered `>= log_number` (the oldest log some family needs) is replayed,
 //! oldest first, into one memtable per column family; a record of a family goes to
@@ -42,12 +43,24 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// What replay produced: the tables written (per family, an edit adding them to L0,
-/// and their references).
+/// and their references), or with [`ReplayInto::Memory`] the memtables.
 pub(crate) struct Replayed {
     /// Per family id, an edit adding every table the replay wrote for it to L0.
     pub edits: Vec<(u32, VersionEdit)>,
     /// References of those tables (pending outputs until the edits are installed).
     pub refs: Vec<Arc<FileRef>>,
+    /// With [`ReplayInto::Memory`]: each family's non-empty memtables, oldest first
+    /// (a family's writes in sequence order across them).
+    pub memtables: Vec<(u32, Arc<MemTable>)>,
+}
+
+/// Where replayed writes end up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReplayInto {
+    /// L0 tables, through recovery-flush plans (an ordinary open).
+    Tables,
+    /// Memtables kept in memory, nothing written (a read-only open).
+    Memory,
 }
 
 /// A column family as replay sees it.
@@ -86,6 +99,7 @@ pub(crate) fn replay_wals(
     log_number: u64,
     families: Vec<ReplayFamily>,
     max_column_family: u32,
+    into: ReplayInto,
 ) -> Result<Replayed> {
     let mut logs: Vec<u64> = fs
         .list(dir)?
@@ -96,6 +110,19 @@ pub(crate) fn replay_wals(
         })
         .collect();
     logs.sort_unstable();
+    // A read-only open reads the MANIFEST, then lists the WALs, while a writer may
+    // flush and release WALs in between. The oldest WAL the MANIFEST says a family
+    // needs exists as long as that MANIFEST is current (a WAL is deleted only after a
+    // newer record moved every family past it), so its absence means the writes in it
+    // would be missing from the middle of the state: refuse, and the open is tried
+    // again from the newer MANIFEST. An ordinary open holds the lock: nothing moves.
+    if into == ReplayInto::Memory && logs.first() != Some(&log_number) {
+        return Err(Error::corruption(
+            filename::wal_file(dir, log_number),
+            0,
+            "the WAL the MANIFEST needs first is gone (a writer released it)",
+        ));
+    }
     if let Some(&max) = logs.last() {
         versions.mark_file_number_used(max);
     }
@@ -111,9 +138,11 @@ pub(crate) fn replay_wals(
             .collect(),
         max_column_family,
         next_sequence: None,
+        into,
         out: Replayed {
             edits: Vec::new(),
             refs: Vec::new(),
+            memtables: Vec::new(),
         },
     };
     for &log in &logs {
@@ -146,6 +175,7 @@ struct Replay<'a> {
     max_column_family: u32,
     /// The sequence number the next record must start at (none before the first).
     next_sequence: Option<u64>,
+    into: ReplayInto,
     out: Replayed,
 }
 
@@ -253,8 +283,8 @@ impl Replay<'_> {
         Ok(())
     }
 
-    /// Writes family `i`'s replay memtable to an L0 table (a recovery-flush plan) and
-    /// starts a new one.
+    /// Writes family `i`'s replay memtable to an L0 table (a recovery-flush plan), or
+    /// with [`ReplayInto::Memory`] keeps it, and starts a new one.
     fn flush_mem(&mut self, i: usize) -> Result<()> {
         let Some((f, mem)) = self.families.get_mut(i) else {
             return Ok(());
@@ -263,6 +293,10 @@ impl Replay<'_> {
             return Ok(());
         }
         let mem = std::mem::replace(mem, Arc::new(MemTable::new()));
+        if self.into == ReplayInto::Memory {
+            self.out.memtables.push((f.id, mem));
+            return Ok(());
+        }
         let plan = Plan::flush(&f.opts, mem, f.l0_path, None, Reason::RecoveryFlush);
         let ctx = JobContext {
             fs: self.fs,

@@ -57,5 +57,15 @@ pub(crate) trait ScanTees: Send + Sync + fmt::Debug {
     fn close(&self) {}
 }
 
+/// Tees nothing: the component of a read-only open, which writes nothing back.
+#[derive(Debug, Default)]
+pub(crate) struct NoTees;
+
+impl ScanTees for NoTees {
+    fn tee(&self, _scan: &ScanStart<'_>) -> Option<(usize, Box<dyn Tee>)> {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests;

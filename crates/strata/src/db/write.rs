@@ -223,6 +223,7 @@ fn enqueue(
     force_switch: Option<Force>,
     validate: Option<Validation<'_>>,
 ) -> Result<()> {
+    inner.check_writable()?;
     if let Some(b) = &batch {
         if b.is_empty() {
             return Ok(());
