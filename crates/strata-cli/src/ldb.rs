@@ -4,7 +4,8 @@
 //! strata ldb --db=DIR [--hex] [--cf=NAME] put K V | get K | delete K | merge K OPERAND
 //!            | delete_range FROM TO
 //!            | scan [--from=K] [--to=K] [--max_keys=N] | dump | load | compact [--from=K] [--to=K]
-//!            | verify | manifest_dump | list_cfs | create_cf NAME | drop_cf NAME
+//!            | verify | manifest_dump | checkpoint --to=DIR | list_cfs | create_cf NAME
+//!            | drop_cf NAME
 //! ```
 //! `--cf=NAME` selects the column family the reads and writes go to (default: the
 //! default family); a family the database lacks is an error naming the ones it has.
@@ -19,6 +20,10 @@
 //! `key : value`, `dump` prints `key ==> value`, and `load` reads `key ==> value` lines
 //! from stdin, writing them in batches. The database is never deleted or created anew
 //! (`--create_if_missing` still applies for `put`, `merge` and `load`).
+//!
+//! `checkpoint --to=DIR` (Strata only) makes a checkpoint: a consistent copy of the
+//! database as of the command that opens like any database, its tables hard links
+//! (`Db::checkpoint`). It prints `checkpoint: path=DIR tables_linked=N …`.
 //!
 //! `get`, `scan`, `dump` and `verify` open a Strata database read-only
 //! (`Db::open_read_only`): they take no lock and write nothing, so they work while
@@ -169,6 +174,13 @@ pub enum LdbCommand {
         #[arg(long = "to")]
         to: Option<String>,
     },
+    /// Make a checkpoint of the database in DIR (Strata only): an openable copy as of
+    /// now, its tables hard links.
+    Checkpoint {
+        /// The checkpoint's directory (must not exist, or be empty).
+        #[arg(long = "to")]
+        to: std::path::PathBuf,
+    },
     /// Print the names of the column families, one a line, the default first.
     #[command(name = "list_cfs")]
     ListCfs,
@@ -298,6 +310,7 @@ pub fn run(args: &LdbArgs) -> Result<()> {
     let engine = match &args.command {
         LdbCommand::Verify => return verify(existing),
         LdbCommand::ManifestDump => return manifest::manifest_dump(existing, hex),
+        LdbCommand::Checkpoint { to } => return checkpoint(existing, to),
         LdbCommand::ListCfs => {
             let names = engine::list_cfs(existing)?;
             let text: String = names.iter().map(|n| format!("{n}\n")).collect();
@@ -447,6 +460,34 @@ fn counter_operand(s: &str, hex: bool) -> Result<Vec<u8>> {
         .check_operand(&[], &operand)
         .map_err(|e| CliError::BadInput(format!("merge operand `{s}`: {e}")))?;
     Ok(operand)
+}
+
+/// `ldb checkpoint --to=DIR` (Strata only): opens the database (it takes the lock: a
+/// checkpoint cuts the WAL of the one writer) and makes the checkpoint.
+fn checkpoint(flags: &EngineFlags, to: &std::path::Path) -> Result<()> {
+    if flags.engine != engine::options::EngineKind::Strata {
+        return Err(CliError::Usage(
+            "'ldb checkpoint' works on strata databases only".into(),
+        ));
+    }
+    let db =
+        engine::strata::db_builder(flags, &flags.db)?.open(&flags.db, flags.strata_options()?)?;
+    let made = db.checkpoint(to);
+    db.close()?;
+    let info = made?;
+    write_stdout(
+        format!(
+            "checkpoint: path={} tables_linked={} tables_copied={} table_bytes_copied={} \
+             wals_copied={} wal_bytes_copied={}\n",
+            to.display(),
+            info.tables_linked,
+            info.tables_copied,
+            info.table_bytes_copied,
+            info.wals_copied,
+            info.wal_bytes_copied
+        )
+        .as_bytes(),
+    )
 }
 
 fn write_stdout(b: &[u8]) -> Result<()> {

@@ -203,3 +203,34 @@ fn reading_commands_work_beside_a_live_writer() {
     writer.close().expect("close");
     assert_eq!(ok(&["ldb", &db, "get", "c"], None), "3\n");
 }
+
+/// `ldb checkpoint --to=DIR` makes a copy that `ldb` reads like the source, with its
+/// tables linked; a non-empty target is refused in one line.
+#[test]
+fn checkpoint_makes_an_openable_copy() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = db_flag(&tmp.path().join("db"));
+    ok(&["ldb", &db, "put", "a", "1"], None);
+    ok(&["ldb", &db, "compact"], None);
+    ok(&["ldb", &db, "put", "b", "2"], None);
+    let to = tmp.path().join("cp");
+    let to_flag = format!("--to={}", to.display());
+    let out = ok(&["ldb", &db, "checkpoint", &to_flag], None);
+    assert!(
+        out.starts_with("checkpoint: ")
+            && !out.contains("tables_linked=0")
+            && out.contains("tables_copied=0"),
+        "{out}"
+    );
+    assert_eq!(
+        ok(&["ldb", &db_flag(&to), "dump"], None),
+        "a ==> 1\nb ==> 2\n"
+    );
+    let again = strata(&["ldb", &db, "checkpoint", &to_flag], None);
+    assert!(!again.status.success());
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        err.contains("not empty") && err.lines().count() == 1,
+        "{err}"
+    );
+}

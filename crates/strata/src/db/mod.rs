@@ -20,6 +20,7 @@
 
 mod background;
 mod builder;
+mod checkpoint;
 mod conflict;
 mod family;
 mod family_view;
@@ -38,6 +39,7 @@ mod write;
 pub(crate) mod write_back;
 
 pub use builder::DbBuilder;
+pub use checkpoint::CheckpointInfo;
 pub use family::CfHandle;
 pub use iter::DbIterator;
 // For `strata ldb verify`, which checks a database's tables without opening it.
@@ -365,6 +367,24 @@ impl Db {
             Some(Force::All),
         )?;
         background::wait_for_flushes(&self.inner)
+    }
+
+    /// Makes a checkpoint in `dir` (RocksDB's `Checkpoint::CreateCheckpoint`): a
+    /// consistent copy of the database as of the call, every column family included,
+    /// that [`Db::open`] opens like any database. Tables are hard links (no bytes
+    /// copied; copied where linking fails, e.g. on another file system), with a fresh
+    /// MANIFEST holding only the live version, `CURRENT`, `OPTIONS`, and the WALs'
+    /// unflushed writes copied up to the call. With `db_paths`, every table lands in
+    /// `dir` and the checkpoint's `OPTIONS` names no data paths. Writers pause only
+    /// for the WAL fsync and the MANIFEST write (docs/ARCHITECTURE.md §7.7). Flush
+    /// first ([`Db::flush`]) to copy no WAL bytes.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `dir` exists and is not an empty directory, if an
+    /// interrupted checkpoint left `<dir>.checkpoint-tmp`, or for a read-only handle;
+    /// `Poisoned` if the WAL fsync failed; `Io`.
+    pub fn checkpoint(&self, dir: impl AsRef<Path>) -> Result<CheckpointInfo> {
+        checkpoint::create(&self.inner, dir.as_ref())
     }
 
     /// Compacts every file overlapping the user-key range `[begin, end]` (unbounded

@@ -674,6 +674,21 @@ pub(crate) fn forget_closed_wals(inner: &DbInner, needed: u64) {
     inner.writes.closed.lock().retain(|&(n, _)| n >= needed);
 }
 
+/// Runs `f` at a cut of the WAL: with the WAL lock held (no write can append), after
+/// every WAL is synced, passing the number of the WAL taking writes and its size (the
+/// end of the last record appended). For checkpoints. Lock order: `log`, then `state`
+/// briefly, then whatever `f` takes (never `log`).
+///
+/// # Errors
+/// A failed fsync (which poisons the database); `f`'s error.
+pub(crate) fn with_wal_cut<T>(inner: &DbInner, f: impl FnOnce(u64, u64) -> Result<T>) -> Result<T> {
+    let mut log = inner.writes.log.lock();
+    sync_closed_wals(inner)?;
+    log.sync().map_err(|e| poison(inner, e))?;
+    let current = inner.state.lock().current_wal();
+    f(current, log.size())
+}
+
 /// Makes every acknowledged write durable, in every WAL (used by `close`, `create_cf`
 /// and `drop_cf`).
 pub(crate) fn sync_wal(inner: &DbInner) -> Result<()> {

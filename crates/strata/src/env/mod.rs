@@ -27,7 +27,7 @@
 
 /// The [`FileSystem`] methods that touch directory entries, not file contents
 /// (`rename`, `remove`, `list`, `create_dir_all`, `sync_dir`, `exists`, `file_size`,
-/// `lock`), forwarded unchanged to `self.$inner`: for wrappers that act on file I/O
+/// `lock`, `link`), forwarded unchanged to `self.$inner`: for wrappers that act on file I/O
 /// only (`CountingFs`, `DeviceFs`). Expands inside an `impl FileSystem`.
 macro_rules! forward_directory_ops {
     ($inner:ident) => {
@@ -54,6 +54,9 @@ macro_rules! forward_directory_ops {
         }
         fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
             self.$inner.lock(path)
+        }
+        fn link(&self, from: &Path, to: &Path) -> Result<()> {
+            self.$inner.link(from, to)
         }
     };
 }
@@ -259,4 +262,20 @@ pub trait FileSystem: Send + Sync {
     fn file_size(&self, path: &Path) -> Result<u64>;
     /// Takes an exclusive lock on `path` (created if missing).
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
+    /// Gives the existing file `from` the second name `to` (a hard link: no bytes
+    /// copied), as checkpoints do with table files. Not durable until the directory of
+    /// `to` is synced.
+    ///
+    /// The default refuses; callers then copy the file instead.
+    ///
+    /// # Errors
+    /// `InvalidArgument` from the default; otherwise the file system's error (for
+    /// example `EXDEV` across file systems), after which the caller copies.
+    fn link(&self, from: &Path, to: &Path) -> Result<()> {
+        Err(Error::InvalidArgument(format!(
+            "this file system makes no hard links: from=`{}` to=`{}`",
+            from.display(),
+            to.display()
+        )))
+    }
 }

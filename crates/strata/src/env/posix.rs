@@ -250,6 +250,9 @@ impl FileSystem for PosixFs {
     fn remove(&self, path: &Path) -> Result<()> {
         std::fs::remove_file(path).map_err(|e| Error::io("remove", path, e))
     }
+    fn link(&self, from: &Path, to: &Path) -> Result<()> {
+        std::fs::hard_link(from, to).map_err(|e| Error::io("link", to, e))
+    }
     fn list(&self, dir: &Path) -> Result<Vec<String>> {
         let mut out = Vec::new();
         for entry in std::fs::read_dir(dir).map_err(|e| Error::io("readdir", dir, e))? {

@@ -407,12 +407,51 @@ impl VersionSet {
         Ok(())
     }
 
+    /// Writes, into the directory `dir` of another database (a checkpoint), a MANIFEST
+    /// holding every live family's current version with its log number and the
+    /// database-wide counters, every table placed in data path 0 (the checkpoint keeps
+    /// all its tables in `dir`), and points `dir`'s `CURRENT` at it. Then, still under
+    /// the writer lock (so no edit installs a version that releases a WAL or table the
+    /// returned versions need), calls `pin` with the versions, which must open whatever
+    /// it needs to read later. Returns the versions (keeping their tables alive).
+    ///
+    /// # Errors
+    /// I/O errors writing `dir`; `pin`'s error.
+    pub fn write_manifest_into<T>(
+        &self,
+        dir: &Path,
+        pin: impl FnOnce(&[FamilyAt]) -> Result<T>,
+    ) -> Result<(Vec<FamilyAt>, T)> {
+        let _writer = self.writer.lock();
+        let versions: Vec<_> = self
+            .families()
+            .into_iter()
+            .map(|f| {
+                let (v, log) = (f.current(), f.log_number());
+                (f, v, log)
+            })
+            .collect();
+        // Numbered before the snapshot records `next_file_number`, so an open of the
+        // checkpoint never hands the MANIFEST's number out again.
+        let number = self.new_file_number();
+        let mut snapshot = self.snapshot_edits(&versions, self.last_sequence());
+        for edit in &mut snapshot {
+            let files = edit.new_files.iter_mut().map(|(_, f)| f);
+            for f in files.chain(edit.new_parents.iter_mut()) {
+                f.path_id = 0;
+            }
+        }
+        Manifest::create(&self.fs, dir, number, &snapshot)?;
+        let pinned = pin(&versions)?;
+        Ok((versions, pinned))
+    }
+
     /// The records that start a new MANIFEST: per family (the default one first, with
     /// the database-wide counters) an edit adding its files at `version` and its log
     /// number; the others also add the family by name. Requires: `writer` held.
     fn snapshot_edits(
         &self,
-        versions: &[(Arc<FamilyVersion>, Arc<Version>, u64)],
+        versions: &[FamilyAt],
         last_sequence: u64,
     ) -> Vec<VersionEdit> {
         versions
@@ -640,6 +679,9 @@ impl VersionSet {
         Ok(())
     }
 }
+
+/// A family at one version, with the log number recorded beside it.
+pub type FamilyAt = (Arc<FamilyVersion>, Arc<Version>, u64);
 
 /// The error of an edit of a dropped family: not a failure of the database (a job of
 /// the family that raced the drop is abandoned, see `db::jobs`).

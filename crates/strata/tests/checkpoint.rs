@@ -1,0 +1,240 @@
+//! Protects: `Db::checkpoint` (docs/ARCHITECTURE.md §7.7). A checkpoint opens as a
+//! database holding exactly the state at the call (every family, tables and unflushed
+//! writes alike), its tables are hard links (no table bytes written), it stays apart
+//! from the source afterwards, checkpoints taken while a writer runs hold every write
+//! acknowledged before the call and no hole, tables on several data paths land in the
+//! checkpoint's own directory, and bad targets are refused by name.
+
+mod common;
+
+use common::{append_operator, model_merge, paths_under, tiny_options, ModelMap};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use strata::{CfHandle, CfOptions, Db, ErrorKind, Options, ReadOptions, WriteOptions};
+
+fn wo() -> WriteOptions {
+    WriteOptions::default()
+}
+
+fn contents(db: &Db, cf: &CfHandle) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut it = db.iter_cf(&ReadOptions::default(), cf).expect("iter");
+    let mut out = Vec::new();
+    it.seek_to_first();
+    while it.valid() {
+        out.push((it.key().to_vec(), it.value().to_vec()));
+        it.next();
+    }
+    it.status().expect("scan");
+    out
+}
+
+fn model_contents(m: &ModelMap) -> Vec<(Vec<u8>, Vec<u8>)> {
+    m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+/// Writes to two families (puts, merges, a range delete), some flushed and compacted,
+/// the last ones only in the WAL; returns the models.
+fn fill(db: &Db, logs: &CfHandle) -> [ModelMap; 2] {
+    let mut models = [ModelMap::new(), ModelMap::new()];
+    for i in 0..600u32 {
+        let k = format!("k{:03}", i % 250).into_bytes();
+        let v = format!("v{i}").into_bytes();
+        if i % 3 == 0 {
+            db.merge_cf(&wo(), logs, &k, &v).unwrap();
+            model_merge(&mut models[1], &k, &v);
+        } else {
+            db.put(&wo(), &k, &v).unwrap();
+            models[0].insert(k, v);
+        }
+        if i == 300 {
+            db.compact_range(None, None).unwrap();
+            db.delete_range(&wo(), b"k100", b"k120").unwrap();
+            let doomed: Vec<_> = models[0]
+                .range(b"k100".to_vec()..b"k120".to_vec())
+                .map(|(k, _)| k.clone())
+                .collect();
+            for k in doomed {
+                models[0].remove(&k);
+            }
+        }
+    }
+    models
+}
+
+fn opts() -> (Options, CfOptions) {
+    let family = CfOptions::default().with_merge_operator(Some(append_operator()));
+    (tiny_options(), family)
+}
+
+fn open(dir: &Path) -> Db {
+    let (opts, family) = opts();
+    Db::open_cf(dir, opts, &[("logs", family)]).expect("open the checkpoint")
+}
+
+fn check(db: &Db, models: &[ModelMap; 2], ctx: &str) {
+    let logs = db.cf("logs").expect("the family is in the checkpoint");
+    assert_eq!(
+        contents(db, &db.default_cf()),
+        model_contents(&models[0]),
+        "{ctx}: default"
+    );
+    assert_eq!(
+        contents(db, &logs),
+        model_contents(&models[1]),
+        "{ctx}: logs"
+    );
+}
+
+#[test]
+fn a_checkpoint_opens_to_the_state_at_the_call_and_links_every_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (o, family) = opts();
+    let db = Db::open(tmp.path().join("db"), o).unwrap();
+    let logs = db.create_cf("logs", family).unwrap();
+    let models = fill(&db, &logs);
+    db.wait_for_compactions().unwrap();
+    let cp = tmp.path().join("cp");
+    let info = db.checkpoint(&cp).unwrap();
+    assert!(info.tables_linked > 0, "{info:?}");
+    assert_eq!(info.tables_copied, 0, "{info:?}");
+    assert!(info.wal_bytes_copied > 0, "the unflushed writes: {info:?}");
+    // Hard links: every table of the checkpoint is the source's file (same inode).
+    let mut linked = 0;
+    for e in std::fs::read_dir(&cp).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name();
+        if name.to_string_lossy().ends_with(".sst") {
+            let src = tmp.path().join("db").join(&name);
+            assert_eq!(e.metadata().unwrap().ino(), src.metadata().unwrap().ino());
+            linked += 1;
+        }
+    }
+    assert_eq!(linked, info.tables_linked);
+    assert!(!tmp.path().join("cp.checkpoint-tmp").exists());
+
+    // The source goes on; the checkpoint does not see it, and the reverse.
+    db.put(&wo(), b"after", b"1").unwrap();
+    db.compact_range(None, None).unwrap();
+    let c = open(&cp);
+    check(&c, &models, "checkpoint");
+    c.put(&wo(), b"only-in-checkpoint", b"1").unwrap();
+    c.compact_range(None, None).unwrap();
+    assert_eq!(
+        db.get(&ReadOptions::default(), b"only-in-checkpoint")
+            .unwrap(),
+        None
+    );
+    c.close().unwrap();
+    let c = open(&cp);
+    assert_eq!(c.get(&ReadOptions::default(), b"after").unwrap(), None);
+    c.close().unwrap();
+    db.close().unwrap();
+}
+
+#[test]
+fn a_checkpoint_of_several_data_paths_keeps_its_tables_in_its_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (o, family) = opts();
+    let o = paths_under(tmp.path(), o);
+    let db = Db::open(tmp.path().join("db"), o).unwrap();
+    let logs = db.create_cf("logs", family).unwrap();
+    let models = fill(&db, &logs);
+    db.wait_for_compactions().unwrap();
+    let deeper = ["db-mid", "db-slow"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(tmp.path().join(d)).unwrap())
+        .count();
+    assert!(deeper > 0, "the workload placed no table beyond path 0");
+    let cp = tmp.path().join("cp");
+    db.checkpoint(&cp).unwrap();
+    db.close().unwrap();
+    // Opened without data paths: every table is in `cp`.
+    let c = open(&cp);
+    check(&c, &models, "checkpoint of three data paths");
+    c.close().unwrap();
+}
+
+/// Checkpoints taken while a writer puts keys in order, with flushes, WAL releases
+/// and compactions every few writes: each holds every write acknowledged before its
+/// call, and exactly a prefix of the writes (no hole).
+#[test]
+fn checkpoints_beside_a_writer_hold_every_acknowledged_write_and_no_hole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = Arc::new(Db::open(tmp.path().join("db"), tiny_options()).unwrap());
+    let acked = Arc::new(AtomicUsize::new(0));
+    const WRITES: usize = 15_000;
+    let w = {
+        let (db, acked) = (Arc::clone(&db), Arc::clone(&acked));
+        std::thread::spawn(move || {
+            for i in 0..WRITES {
+                db.put(&wo(), format!("p{i:06}").as_bytes(), &[b'x'; 30])
+                    .unwrap();
+                acked.store(i + 1, Ordering::Release);
+            }
+        })
+    };
+    let mut n = 0;
+    while !w.is_finished() || n < 10 {
+        let before = acked.load(Ordering::Acquire);
+        let cp = tmp.path().join(format!("cp{n}"));
+        db.checkpoint(&cp).unwrap();
+        let c = Db::open(&cp, tiny_options()).unwrap();
+        let seen = contents(&c, &c.default_cf());
+        for (i, (k, _)) in seen.iter().enumerate() {
+            assert_eq!(
+                k,
+                format!("p{i:06}").as_bytes(),
+                "checkpoint {n}: a hole at {i}"
+            );
+        }
+        assert!(
+            seen.len() >= before,
+            "checkpoint {n}: {} keys, {before} acknowledged before the call",
+            seen.len()
+        );
+        c.close().unwrap();
+        std::fs::remove_dir_all(&cp).unwrap();
+        n += 1;
+    }
+    w.join().unwrap();
+    assert!(n > 10, "only {n} checkpoints raced the writer");
+    Arc::try_unwrap(db).ok().unwrap().close().unwrap();
+}
+
+#[test]
+fn bad_targets_are_refused_by_name_and_change_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = Db::open(tmp.path().join("db"), tiny_options()).unwrap();
+    db.put(&wo(), b"a", b"1").unwrap();
+    let full = tmp.path().join("full");
+    std::fs::create_dir(&full).unwrap();
+    std::fs::write(full.join("x"), b"x").unwrap();
+    let e = db.checkpoint(&full).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert!(e.to_string().contains("not empty"), "{e}");
+    assert_eq!(std::fs::read_dir(&full).unwrap().count(), 1);
+
+    let stale = tmp.path().join("cp.checkpoint-tmp");
+    std::fs::create_dir(&stale).unwrap();
+    let e = db.checkpoint(tmp.path().join("cp")).unwrap_err();
+    assert!(e.to_string().contains("cp.checkpoint-tmp"), "{e}");
+    std::fs::remove_dir(&stale).unwrap();
+
+    // An existing empty directory is a fine target.
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    db.checkpoint(&empty).unwrap();
+    db.close().unwrap();
+
+    let r = Db::open_read_only(tmp.path().join("db"), tiny_options()).unwrap();
+    let e = r.checkpoint(tmp.path().join("from-read-only")).unwrap_err();
+    assert!(e.to_string().contains("read-only"), "{e}");
+    let c = Db::open(&empty, tiny_options()).unwrap();
+    assert_eq!(
+        c.get(&ReadOptions::default(), b"a").unwrap(),
+        Some(b"1".to_vec())
+    );
+    c.close().unwrap();
+}
