@@ -449,11 +449,7 @@ impl VersionSet {
     /// The records that start a new MANIFEST: per family (the default one first, with
     /// the database-wide counters) an edit adding its files at `version` and its log
     /// number; the others also add the family by name. Requires: `writer` held.
-    fn snapshot_edits(
-        &self,
-        versions: &[FamilyAt],
-        last_sequence: u64,
-    ) -> Vec<VersionEdit> {
+    fn snapshot_edits(&self, versions: &[FamilyAt], last_sequence: u64) -> Vec<VersionEdit> {
         versions
             .iter()
             .map(|(family, version, log_number)| {
