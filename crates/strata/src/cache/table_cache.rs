@@ -165,21 +165,23 @@ impl TableCache {
     /// The open table of `meta`, opening it on a miss.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a virtual file (it has no bytes of its own) or a
-    /// `path_id` with no directory; I/O errors and [`Error::Corruption`] from opening.
+    /// [`Error::Internal`] for a virtual file (it has no bytes of its own) or a
+    /// `path_id` with no directory (the engine asked for a table it cannot have: open
+    /// checks every table's data path against the options); I/O errors and
+    /// [`Error::Corruption`] from opening.
     /// A failed open is not cached: the next call retries.
     pub fn get(&self, meta: &FileMetaData) -> Result<Arc<Table>> {
         #[cfg(test)]
         self.lookups.fetch_add(1, Ordering::Relaxed);
         if let FileKind::Virtual { .. } = meta.kind {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::Internal(format!(
                 "table cache: file={} is virtual and has no file",
                 meta.number
             )));
         }
         self.tables.get_or_insert_with(&meta.number, || {
             let dir = self.dirs.get(meta.path_id as usize).ok_or_else(|| {
-                Error::InvalidArgument(format!(
+                Error::Internal(format!(
                     "table cache: path_id={} has no directory (file={})",
                     meta.path_id, meta.number
                 ))

@@ -111,21 +111,21 @@ impl TableBuilder {
     /// [`compare_internal`]) than the previous one.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a malformed or out-of-order key, or if an earlier
-    /// write failed; I/O errors from the file, and [`Error::InvalidArgument`] for an
-    /// entry or index block the format cannot encode (offsets over u32, see
-    /// [`BlockBuilder::add`]); after those the builder is unusable.
+    /// [`Error::Internal`] for a malformed or out-of-order key, or if an earlier write
+    /// failed (the engine broke the precondition: every table is written from a sorted
+    /// stream of its own keys); I/O errors from the file, and
+    /// [`Error::InvalidArgument`] for an entry or index block the format cannot encode
+    /// (offsets over u32, see [`BlockBuilder::add`]); after those the builder is
+    /// unusable.
     pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
         if self.failed {
-            return Err(Error::InvalidArgument(
-                "table builder failed earlier".into(),
-            ));
+            return Err(Error::Internal("table builder failed earlier".into()));
         }
         let parsed = key::parse_internal_key(ikey)
-            .ok_or_else(|| Error::InvalidArgument("malformed internal key".into()))?;
+            .ok_or_else(|| Error::Internal("table builder: malformed internal key".into()))?;
         let first = self.props.num_entries == 0;
         if !first && compare_internal(ikey, &self.last_key) != Ordering::Greater {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Error::Internal(format!(
                 "table keys out of order: key=`{}` after `{}`",
                 ikey.escape_ascii(),
                 self.last_key.escape_ascii()
@@ -183,12 +183,10 @@ impl TableBuilder {
     /// `format_version` filled. An empty table (no `add`) is valid.
     ///
     /// # Errors
-    /// I/O errors from the file; [`Error::InvalidArgument`] if an earlier call failed.
+    /// I/O errors from the file; [`Error::Internal`] if an earlier call failed.
     pub fn finish(mut self) -> Result<TableProperties> {
         if self.failed {
-            return Err(Error::InvalidArgument(
-                "table builder failed earlier".into(),
-            ));
+            return Err(Error::Internal("table builder failed earlier".into()));
         }
         self.flush_data_block()?;
         if let Some(handle) = self.pending_index.take() {

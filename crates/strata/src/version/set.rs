@@ -142,7 +142,7 @@ impl VersionSet {
     ///
     /// # Errors
     /// `Corruption` naming the file and offset for a damaged `CURRENT` or MANIFEST;
-    /// `InvalidArgument` if `dirs.tables` is empty; I/O errors.
+    /// `Internal` if `dirs.tables` is empty (`Dirs::new` always has one); I/O errors.
     pub fn recover(
         fs: Arc<dyn FileSystem>,
         dirs: Dirs,
@@ -175,7 +175,7 @@ impl VersionSet {
     /// The version set of a new, empty database with `num_levels` levels.
     ///
     /// # Errors
-    /// `InvalidArgument` if `dirs.tables` is empty.
+    /// `Internal` if `dirs.tables` is empty (`Dirs::new` always has one).
     pub fn create(
         fs: Arc<dyn FileSystem>,
         dirs: Dirs,
@@ -207,7 +207,7 @@ impl VersionSet {
         recovered: Recovered,
     ) -> Result<VersionSet> {
         if dirs.tables.is_empty() {
-            return Err(Error::InvalidArgument("no table directory".into()));
+            return Err(Error::Internal("no table directory".into()));
         }
         let obsolete = Arc::new(ObsoleteFiles::default());
         let mut families = BTreeMap::new();

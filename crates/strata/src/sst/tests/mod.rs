@@ -145,16 +145,16 @@ fn builder_rejects_out_of_order_and_malformed_keys() {
     let mut b = TableBuilder::new(Box::new(MemWritable(buf)), small_opts(Compression::None));
     b.add(&ikey(b"b", 5, ValueKind::Put), b"v").expect("first");
     let e = b.add(&ikey(b"a", 5, ValueKind::Put), b"v");
-    assert!(matches!(e, Err(Error::InvalidArgument(_))));
+    assert!(matches!(e, Err(Error::Internal(_))));
     let e = b.add(&ikey(b"b", 5, ValueKind::Put), b"v");
-    assert!(matches!(e, Err(Error::InvalidArgument(_))), "duplicate key");
+    assert!(matches!(e, Err(Error::Internal(_))), "duplicate key");
     let e = b.add(&ikey(b"b", 6, ValueKind::Put), b"v");
     assert!(
-        matches!(e, Err(Error::InvalidArgument(_))),
+        matches!(e, Err(Error::Internal(_))),
         "newer seq sorts first"
     );
     let e = b.add(b"short", b"v");
-    assert!(matches!(e, Err(Error::InvalidArgument(_))));
+    assert!(matches!(e, Err(Error::Internal(_))));
     b.add(&ikey(b"b", 4, ValueKind::Delete), b"")
         .expect("older version");
     let p = b.finish().expect("finish");

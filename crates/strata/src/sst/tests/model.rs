@@ -416,7 +416,7 @@ fn table_cache_opens_once_and_evicts() {
             number: 43,
             ..bad_tier
         }),
-        Err(Error::InvalidArgument(_))
+        Err(Error::Internal(_))
     ));
     assert!(tc
         .get(&FileMetaData {
