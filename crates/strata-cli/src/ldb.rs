@@ -4,8 +4,8 @@
 //! strata ldb --db=DIR [--hex] [--cf=NAME] put K V | get K | delete K | merge K OPERAND
 //!            | delete_range FROM TO
 //!            | scan [--from=K] [--to=K] [--max_keys=N] | dump | load | compact [--from=K] [--to=K]
-//!            | verify | manifest_dump | checkpoint --to=DIR | list_cfs | create_cf NAME
-//!            | drop_cf NAME
+//!            | verify | manifest_dump | checkpoint --to=DIR | property NAME | list_cfs
+//!            | create_cf NAME | drop_cf NAME
 //! ```
 //! `--cf=NAME` selects the column family the reads and writes go to (default: the
 //! default family); a family the database lacks is an error naming the ones it has.
@@ -20,6 +20,10 @@
 //! `key : value`, `dump` prints `key ==> value`, and `load` reads `key ==> value` lines
 //! from stdin, writing them in batches. The database is never deleted or created anew
 //! (`--create_if_missing` still applies for `put`, `merge` and `load`).
+//!
+//! `property NAME` (Strata only) prints a named property of the `--cf` family, RocksDB's
+//! names (`rocksdb.estimate-num-keys`, `rocksdb.num-files-at-level<N>`,
+//! `rocksdb.live-sst-files-size`, `rocksdb.stats`, ...), opening the database read-only.
 //!
 //! `checkpoint --to=DIR` (Strata only) makes a checkpoint: a consistent copy of the
 //! database as of the command that opens like any database, its tables hard links
@@ -181,6 +185,13 @@ pub enum LdbCommand {
         #[arg(long = "to")]
         to: std::path::PathBuf,
     },
+    /// Print the value of property NAME (RocksDB's names: `rocksdb.estimate-num-keys`,
+    /// `rocksdb.num-files-at-level0`, `rocksdb.stats`, ...) of the `--cf` family
+    /// (Strata only; opened read-only).
+    Property {
+        /// The property's name.
+        name: String,
+    },
     /// Print the names of the column families, one a line, the default first.
     #[command(name = "list_cfs")]
     ListCfs,
@@ -311,6 +322,7 @@ pub fn run(args: &LdbArgs) -> Result<()> {
         LdbCommand::Verify => return verify(existing),
         LdbCommand::ManifestDump => return manifest::manifest_dump(existing, hex),
         LdbCommand::Checkpoint { to } => return checkpoint(existing, to),
+        LdbCommand::Property { name } => return property(existing, args.cf.as_deref(), name),
         LdbCommand::ListCfs => {
             let names = engine::list_cfs(existing)?;
             let text: String = names.iter().map(|n| format!("{n}\n")).collect();
@@ -460,6 +472,27 @@ fn counter_operand(s: &str, hex: bool) -> Result<Vec<u8>> {
         .check_operand(&[], &operand)
         .map_err(|e| CliError::BadInput(format!("merge operand `{s}`: {e}")))?;
     Ok(operand)
+}
+
+/// `ldb property NAME` (Strata only): opens the database read-only and prints the
+/// property of family `cf` (the default one if `None`).
+fn property(flags: &EngineFlags, cf: Option<&str>, name: &str) -> Result<()> {
+    if flags.engine != engine::options::EngineKind::Strata {
+        return Err(CliError::Usage(
+            "'ldb property' works on strata databases only".into(),
+        ));
+    }
+    let db = engine::strata::db_builder(flags, &flags.db)?
+        .open_read_only(&flags.db, flags.strata_options()?)?;
+    let family = cf.unwrap_or(engine::DEFAULT_FAMILY);
+    let handle = db
+        .cf(family)
+        .ok_or_else(|| engine::missing_family(family, &flags.db, &db.cf_names()))?;
+    let mut value = db.property_cf(&handle, name)?;
+    if !value.ends_with('\n') {
+        value.push('\n');
+    }
+    write_stdout(value.as_bytes())
 }
 
 /// `ldb checkpoint --to=DIR` (Strata only): opens the database (it takes the lock: a

@@ -234,3 +234,25 @@ fn checkpoint_makes_an_openable_copy() {
         "{err}"
     );
 }
+
+/// `ldb property NAME` prints a property by RocksDB's name; an unknown name is one
+/// line listing the known ones.
+#[test]
+fn property_prints_a_named_property() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = db_flag(&tmp.path().join("db"));
+    for k in ["a", "b", "c"] {
+        ok(&["ldb", &db, "put", k, "v"], None);
+    }
+    assert_eq!(
+        ok(&["ldb", &db, "property", "rocksdb.estimate-num-keys"], None),
+        "3\n"
+    );
+    let out = strata(&["ldb", &db, "property", "rocksdb.nope"], None);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("estimate-num-keys") && err.lines().count() == 1,
+        "{err}"
+    );
+}

@@ -29,6 +29,7 @@ mod iter;
 mod jobs;
 mod obsolete;
 mod open;
+mod property;
 mod read;
 mod read_only;
 mod replay;
@@ -656,37 +657,28 @@ impl Db {
     }
 
     fn stats_of(&self, family: &Family) -> DbStats {
-        let version = family.versions.current();
-        let scores = self.inner.policy.scores(&version, &family.opts);
-        let st = self.inner.state.lock();
-        let level_stats = st.families.get(&family.id()).map(|f| &f.level_stats);
-        let levels = (0..version.num_levels())
-            .map(|l| {
-                let mut s = level_stats
-                    .and_then(|ls| ls.get(l).cloned())
-                    .unwrap_or_default();
-                s.files = version.files(l).len();
-                s.virtual_files = version
-                    .files(l)
-                    .iter()
-                    .filter(|f| f.kind != crate::version::FileKind::Real)
-                    .count();
-                s.size = version.level_bytes(l);
-                s.score = scores.get(l).copied().unwrap_or(0.0);
-                s
-            })
-            .collect::<Vec<LevelStats>>();
-        DbStats {
-            levels,
-            counters: self.inner.stats.snapshot(),
-            block_cache_usage: self
-                .inner
-                .block_cache
-                .as_ref()
-                .map_or(0, |c| c.usage() as u64),
-            paths: self.inner.path_stats.iter().map(|p| p.snapshot()).collect(),
-            space: crate::version::virtual_table::table_space(&version),
-        }
+        stats_of(&self.inner, family)
+    }
+
+    /// The value of the named property of the default column family (RocksDB's
+    /// `GetProperty`, with its names: `rocksdb.estimate-num-keys`, or the same with
+    /// `strata.`): a decimal number, or text for `stats`. docs/ARCHITECTURE.md §10
+    /// lists them: `num-files-at-level<N>`, `estimate-num-keys`,
+    /// `estimate-pending-compaction-bytes`, `cur-size-all-mem-tables`,
+    /// `num-immutable-mem-table`, `block-cache-usage`, `live-sst-files-size`, `stats`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for an unknown name, listing the known ones.
+    pub fn property(&self, name: &str) -> Result<String> {
+        property::property(&self.inner, &self.inner.default, name)
+    }
+
+    /// [`Db::property`] of column family `cf`.
+    ///
+    /// # Errors
+    /// As [`Db::property`].
+    pub fn property_cf(&self, cf: &CfHandle, name: &str) -> Result<String> {
+        property::property(&self.inner, &cf.family, name)
     }
 
     /// Checks every block checksum of every live table; returns the blocks checked.
@@ -763,6 +755,37 @@ impl Drop for Db {
 impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Db({})", self.inner.dir.display())
+    }
+}
+
+/// [`Db::stats`] with `family`'s per-level table.
+fn stats_of(inner: &DbInner, family: &Family) -> DbStats {
+    let version = family.versions.current();
+    let scores = inner.policy.scores(&version, &family.opts);
+    let st = inner.state.lock();
+    let level_stats = st.families.get(&family.id()).map(|f| &f.level_stats);
+    let levels = (0..version.num_levels())
+        .map(|l| {
+            let mut s = level_stats
+                .and_then(|ls| ls.get(l).cloned())
+                .unwrap_or_default();
+            s.files = version.files(l).len();
+            s.virtual_files = version
+                .files(l)
+                .iter()
+                .filter(|f| f.kind != crate::version::FileKind::Real)
+                .count();
+            s.size = version.level_bytes(l);
+            s.score = scores.get(l).copied().unwrap_or(0.0);
+            s
+        })
+        .collect::<Vec<LevelStats>>();
+    DbStats {
+        levels,
+        counters: inner.stats.snapshot(),
+        block_cache_usage: inner.block_cache.as_ref().map_or(0, |c| c.usage() as u64),
+        paths: inner.path_stats.iter().map(|p| p.snapshot()).collect(),
+        space: crate::version::virtual_table::table_space(&version),
     }
 }
 
