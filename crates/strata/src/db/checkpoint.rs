@@ -8,7 +8,8 @@
 //! number, and every WAL those log numbers need is opened. The checkpoint is the
 //! state of those versions plus those WALs' records up to that size: exactly the
 //! writes appended before the cut, which includes every write acknowledged before the
-//! call. Writers wait for the two fsyncs and the MANIFEST; nothing else.
+//! call. Writers wait for the WAL fsyncs, a flush or compaction install in progress,
+//! and the MANIFEST (write, fsync, directory fsync, `CURRENT`): the metadata steps.
 //!
 //! After the cut, without locks: every table the versions name is hard-linked into
 //! the checkpoint (copied where linking fails: another file system, or a file system
@@ -63,6 +64,8 @@ pub(super) fn create(inner: &DbInner, dir: &Path) -> Result<CheckpointInfo> {
     if inner.access == Access::ReadOnly {
         return Err(super::read_only::refused(&inner.dir));
     }
+    // A poisoned database may hold edits whose durability is unknown: no copy of it.
+    inner.state.lock().check_bg_error()?;
     let fs = inner.fs.as_ref();
     if fs.exists(dir) && !fs.list(dir)?.is_empty() {
         return Err(Error::InvalidArgument(format!(
@@ -114,9 +117,13 @@ pub(super) fn create(inner: &DbInner, dir: &Path) -> Result<CheckpointInfo> {
     fs.sync_dir(&tmp)?;
     drop(versions);
     fs.rename(&tmp, dir)?;
-    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-        fs.sync_dir(parent)?;
-    }
+    // A bare relative target (`cp`) has the empty path as its parent: the current
+    // directory.
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    fs.sync_dir(parent)?;
     Ok(info)
 }
 

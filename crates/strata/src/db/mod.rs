@@ -377,13 +377,13 @@ impl Db {
     /// MANIFEST holding only the live version, `CURRENT`, `OPTIONS`, and the WALs'
     /// unflushed writes copied up to the call. With `db_paths`, every table lands in
     /// `dir` and the checkpoint's `OPTIONS` names no data paths. Writers pause only
-    /// for the WAL fsync and the MANIFEST write (docs/ARCHITECTURE.md §7.7). Flush
-    /// first ([`Db::flush`]) to copy no WAL bytes.
+    /// for the cut's metadata steps: WAL fsyncs and the checkpoint's MANIFEST
+    /// (docs/ARCHITECTURE.md §7.7). Flush first ([`Db::flush`]) to copy no WAL bytes.
     ///
     /// # Errors
     /// `InvalidArgument` if `dir` exists and is not an empty directory, if an
     /// interrupted checkpoint left `<dir>.checkpoint-tmp`, or for a read-only handle;
-    /// `Poisoned` if the WAL fsync failed; `Io`.
+    /// `Poisoned` for a poisoned database or if the WAL fsync failed; `Io`.
     pub fn checkpoint(&self, dir: impl AsRef<Path>) -> Result<CheckpointInfo> {
         checkpoint::create(&self.inner, dir.as_ref())
     }

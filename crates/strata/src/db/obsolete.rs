@@ -24,10 +24,16 @@ use std::collections::HashSet;
 /// Requires: the `state` lock not held.
 pub(crate) fn delete_obsolete(inner: &DbInner) {
     let queue = inner.versions.obsolete();
-    let files = queue.take();
+    let _turn = queue.deleting();
+    let mut files = queue.take();
     if files.is_empty() {
         return;
     }
+    // WALs first and in ascending order (see `ObsoleteFiles::deleting`).
+    files.sort_by_key(|f| match f {
+        Obsolete::Wal(n) => (0, *n),
+        _ => (1, 0),
+    });
     if inner.state.lock().bg_error.is_some() {
         queue.restore(files);
         return;
@@ -64,9 +70,15 @@ pub(crate) fn remove_orphans(inner: &DbInner) {
     let manifest = inner.versions.manifest_number();
     let log_number = inner.versions.log_number();
     for dir in inner.versions.dirs().distinct() {
-        let Ok(names) = inner.fs.list(dir) else {
+        let Ok(mut names) = inner.fs.list(dir) else {
             continue;
         };
+        // WALs in ascending order: a read-only open racing this one finds the WALs it
+        // needs either all there or missing from the oldest on (§7.6).
+        names.sort_by_key(|name| match filename::parse(name) {
+            Some(FileType::Wal(n)) => (0, n),
+            _ => (1, 0),
+        });
         for name in names {
             let orphan = match filename::parse(&name) {
                 Some(FileType::Table(n)) => !live.contains(&n),

@@ -551,12 +551,8 @@ fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
         }
         drop(st);
         drain(inner);
-        let (log_number, old_bytes) = switch_wal(inner)?;
+        let log_number = switch_wal(inner)?;
         let mut st = inner.state.lock();
-        if let Some(last) = st.wals.last_mut() {
-            last.1 = old_bytes;
-        }
-        st.wals.push((log_number, 0));
         for id in switch {
             // A family dropped since the decision has nothing left to switch.
             let Some(f) = st.families.get_mut(&id) else {
@@ -579,7 +575,8 @@ fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
 }
 
 /// Leader only, `state` lock not held: creates the next WAL (durably named), makes it
-/// the active one, and queues the old one for a later fsync ([`sync_closed_wals`]).
+/// the active one (in `log` and in `state.wals`, together), queues the old one for a
+/// later fsync ([`sync_closed_wals`]), and returns the new WAL's number.
 /// The new WAL exists before the memtable that uses it, so a memtable never holds
 /// writes of a WAL that could be deleted with an older memtable's.
 ///
@@ -596,7 +593,7 @@ fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
 /// A retryable error as is if the new WAL could not be created (a full disk, too many
 /// open files): nothing changed, the old WAL and memtable stay active and the next
 /// write tries again. `Poisoned` with the cause if a later step failed.
-fn switch_wal(inner: &DbInner) -> Result<(u64, u64)> {
+fn switch_wal(inner: &DbInner) -> Result<u64> {
     let log_number = inner.versions.new_file_number();
     let dir = inner.versions.db_dir();
     let file = match inner.fs.create(&filename::wal_file(dir, log_number)) {
@@ -607,13 +604,22 @@ fn switch_wal(inner: &DbInner) -> Result<(u64, u64)> {
         Err(e) => return Err(poison(inner, e)),
     };
     inner.fs.sync_dir(dir).map_err(|e| poison(inner, e))?;
-    // Only the leader switches, so the number cannot change under it.
-    let old_number = inner.state.lock().current_wal();
     let mut log = inner.writes.log.lock();
     let old = std::mem::replace(&mut *log, LogWriter::new(file));
-    let size = old.size();
+    // `state.wals` changes together with `log` (lock order: `log`, then `state`), so
+    // whoever holds `log` reads the number of the WAL it holds there
+    // (`with_wal_cut`). Only the leader switches, so the number cannot change under it.
+    let old_number = {
+        let mut st = inner.state.lock();
+        let old_number = st.current_wal();
+        if let Some(last) = st.wals.last_mut() {
+            last.1 = old.size();
+        }
+        st.wals.push((log_number, 0));
+        old_number
+    };
     inner.writes.closed.lock().push((old_number, old));
-    Ok((log_number, size))
+    Ok(log_number)
 }
 
 /// Fsyncs every WAL closed by a switch and not synced yet, oldest first. Called before

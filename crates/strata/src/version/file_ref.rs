@@ -65,9 +65,20 @@ pub(crate) enum Obsolete {
 #[derive(Debug, Default)]
 pub(crate) struct ObsoleteFiles {
     queue: Mutex<Vec<Obsolete>>,
+    /// Held by whoever deletes a batch taken from `queue`, for the whole batch, so
+    /// batches are deleted one after another in the order they were taken.
+    deleting: Mutex<()>,
 }
 
 impl ObsoleteFiles {
+    /// The turn to delete: take the batch ([`Self::take`]) and delete it while holding
+    /// the guard. WALs become obsolete in ascending order (a family's log number only
+    /// grows), so deleting batches in turn deletes WALs in ascending order too, which a
+    /// read-only open beside the writer relies on (docs/ARCHITECTURE.md §7.6).
+    pub fn deleting(&self) -> parking_lot::MutexGuard<'_, ()> {
+        self.deleting.lock()
+    }
+
     /// Queues `file` for deletion.
     pub fn push(&self, file: Obsolete) {
         self.queue.lock().push(file);
