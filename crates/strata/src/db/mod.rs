@@ -603,6 +603,39 @@ impl Db {
         self.write(wo, b)
     }
 
+    /// The values of `keys` (RocksDB's `MultiGet`), in the order given, all as of one
+    /// sequence number (`ro.snapshot`, or now): each answer is what [`Db::get`] gives
+    /// at that sequence, and a failure concerns its key alone. The batch shares one
+    /// read view, is sorted once, and walks the tables level by level for all its
+    /// keys (docs/ARCHITECTURE.md §5.2).
+    pub fn multi_get<K: AsRef<[u8]>>(
+        &self,
+        ro: &ReadOptions,
+        keys: &[K],
+    ) -> Vec<Result<Option<Vec<u8>>>> {
+        self.multi_get_family(ro, &self.inner.default, keys)
+    }
+
+    /// [`Db::multi_get`] in column family `cf`.
+    pub fn multi_get_cf<K: AsRef<[u8]>>(
+        &self,
+        ro: &ReadOptions,
+        cf: &CfHandle,
+        keys: &[K],
+    ) -> Vec<Result<Option<Vec<u8>>>> {
+        self.multi_get_family(ro, &cf.family, keys)
+    }
+
+    fn multi_get_family<K: AsRef<[u8]>>(
+        &self,
+        ro: &ReadOptions,
+        family: &Family,
+        keys: &[K],
+    ) -> Vec<Result<Option<Vec<u8>>>> {
+        let keys: Vec<&[u8]> = keys.iter().map(AsRef::as_ref).collect();
+        read::multi_get(&self.inner, family, ro, &keys)
+    }
+
     /// [`Db::get`] in column family `cf`.
     ///
     /// # Errors

@@ -81,42 +81,71 @@ pub(crate) fn get(
             seq,
         };
         let mut p = Pending::default();
-        let resolve = |base: Option<&[u8]>, p: &Pending| -> Result<Option<Vec<u8>>> {
-            chain::resolve(
-                family.opts.merge_operator.as_ref(),
-                user_key,
-                base,
-                &p.operands,
-            )
-        };
-        for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
-            if filter.skips_memtable(mem, &inner.stats) {
-                continue;
-            }
-            if let Some(rd) = mem.range_dels() {
-                p.floor = p.floor.max(rd.max_covering(user_key, seq));
-            }
-            match mem.get(&lookup) {
-                MemGet::Found(s, v) if s > p.floor && p.operands.is_empty() => {
-                    return Ok(Some(v.to_vec()))
-                }
-                MemGet::Found(s, v) if s > p.floor => return resolve(Some(v), &p),
-                MemGet::Merge(s) if s > p.floor => {
-                    let mut it = mem.iter();
-                    it.seek(lookup.internal_key());
-                    let walked = chain::collect(&mut it, user_key, p.floor, &mut p.operands)?;
-                    if let Chain::Base(base) = walked {
-                        return resolve(base.as_deref(), &p);
-                    }
-                }
-                MemGet::NotFound if p.floor == 0 => {}
-                // A delete, or an entry under a range tombstone: so is all that is older.
-                _ => return resolve(None, &p),
-            }
+        if let Some(answer) = get_from_memtables(inner, family, &sv, &lookup, filter, &mut p)? {
+            return Ok(answer);
         }
         let base = get_from_version(inner, family, &sv.version, &lookup, filter, &mut p)?;
-        resolve(base.as_deref(), &p)
+        resolve(family, user_key, base.as_deref(), &p)
     })
+}
+
+/// The value of `user_key` given its chain's `base` and the operands in `p`.
+#[inline]
+fn resolve(
+    family: &Family,
+    user_key: &[u8],
+    base: Option<&[u8]>,
+    p: &Pending,
+) -> Result<Option<Vec<u8>>> {
+    chain::resolve(
+        family.opts.merge_operator.as_ref(),
+        user_key,
+        base,
+        &p.operands,
+    )
+}
+
+/// The memtables' part of a point lookup, newest first: `Some(answer)` once a
+/// memtable decides it, `None` to go on to the tables (with `p` carrying operands and
+/// the range-tombstone floor).
+#[inline]
+fn get_from_memtables(
+    inner: &DbInner,
+    family: &Family,
+    sv: &SuperVersion,
+    lookup: &LookupKey,
+    filter: SnapshotFilter,
+    p: &mut Pending,
+) -> Result<Option<Option<Vec<u8>>>> {
+    let (user_key, seq) = (lookup.user_key(), lookup.sequence());
+    for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
+        if filter.skips_memtable(mem, &inner.stats) {
+            continue;
+        }
+        if let Some(rd) = mem.range_dels() {
+            p.floor = p.floor.max(rd.max_covering(user_key, seq));
+        }
+        match mem.get(lookup) {
+            MemGet::Found(s, v) if s > p.floor && p.operands.is_empty() => {
+                return Ok(Some(Some(v.to_vec())))
+            }
+            MemGet::Found(s, v) if s > p.floor => {
+                return resolve(family, user_key, Some(v), p).map(Some)
+            }
+            MemGet::Merge(s) if s > p.floor => {
+                let mut it = mem.iter();
+                it.seek(lookup.internal_key());
+                let walked = chain::collect(&mut it, user_key, p.floor, &mut p.operands)?;
+                if let Chain::Base(base) = walked {
+                    return resolve(family, user_key, base.as_deref(), p).map(Some);
+                }
+            }
+            MemGet::NotFound if p.floor == 0 => {}
+            // A delete, or an entry under a range tombstone: so is all that is older.
+            _ => return resolve(family, user_key, None, p).map(Some),
+        }
+    }
+    Ok(None)
 }
 
 /// What a table said about a key.
@@ -262,35 +291,55 @@ fn probe_tables<R>(
     mut meet: impl FnMut(usize, usize),
     mut probe: impl FnMut(&FileMetaData, Option<&FileRef>, bool) -> Result<Option<R>>,
 ) -> Result<Option<R>> {
-    let ukey = lookup.user_key();
-    for (i, f) in version.files(0).iter().enumerate() {
-        if ukey < f.smallest_user_key() || ukey > f.largest_user_key() {
-            continue;
-        }
-        if let Some(r) = probe(f, version.file_ref(0, i), false)? {
+    for level in 0..version.num_levels() {
+        if let Some(r) = probe_level(version, level, lookup, &mut meet, &mut probe)? {
             return Ok(Some(r));
         }
     }
-    for level in 1..version.num_levels() {
-        let files = version.files(level);
-        let i = version.find_file(level, lookup.internal_key());
-        let Some(f) = files.get(i) else { continue };
-        if ukey < f.smallest_user_key() {
-            continue;
-        }
-        if let FileKind::Real = f.kind {
-            if let Some(r) = probe(f, version.file_ref(level, i), false)? {
+    Ok(None)
+}
+
+/// [`probe_tables`] on one level: on L0 every file whose key range holds the key,
+/// newest first; deeper, the one file whose fence pointers can hold it (a virtual
+/// table's parents in slice order). `multi_get` walks the levels one at a time for a
+/// whole batch of keys, so each key meets the tables in the same order as here.
+#[inline]
+fn probe_level<R>(
+    version: &Version,
+    level: usize,
+    lookup: &LookupKey,
+    meet: &mut impl FnMut(usize, usize),
+    probe: &mut impl FnMut(&FileMetaData, Option<&FileRef>, bool) -> Result<Option<R>>,
+) -> Result<Option<R>> {
+    let ukey = lookup.user_key();
+    if level == 0 {
+        for (i, f) in version.files(0).iter().enumerate() {
+            if ukey < f.smallest_user_key() || ukey > f.largest_user_key() {
+                continue;
+            }
+            if let Some(r) = probe(f, version.file_ref(0, i), false)? {
                 return Ok(Some(r));
             }
-            continue;
         }
-        meet(level, i);
-        for s in version.slices(level, i) {
-            let s = s?;
-            if s.slice.contains(ukey) {
-                if let Some(r) = probe(s.parent, s.file, true)? {
-                    return Ok(Some(r));
-                }
+        return Ok(None);
+    }
+    let files = version.files(level);
+    let i = version.find_file(level, lookup.internal_key());
+    let Some(f) = files.get(i) else {
+        return Ok(None);
+    };
+    if ukey < f.smallest_user_key() {
+        return Ok(None);
+    }
+    if let FileKind::Real = f.kind {
+        return probe(f, version.file_ref(level, i), false);
+    }
+    meet(level, i);
+    for s in version.slices(level, i) {
+        let s = s?;
+        if s.slice.contains(ukey) {
+            if let Some(r) = probe(s.parent, s.file, true)? {
+                return Ok(Some(r));
             }
         }
     }
@@ -490,6 +539,9 @@ pub(crate) fn iter(
         },
     ))
 }
+
+mod multi_get;
+pub(crate) use multi_get::multi_get;
 
 #[cfg(test)]
 pub(crate) mod tests;

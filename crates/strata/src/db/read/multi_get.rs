@@ -1,0 +1,135 @@
+//! Batched point lookups ([`crate::Db::multi_get`]): one read sequence and one
+//! super-version for the whole batch, the keys sorted once, and the tables walked
+//! level by level for every key of the batch before the next level.
+//!
+//! Each key meets exactly the sources a [`super::get`] would, in the same order
+//! (memtables, then L0 newest first, then one table per deeper level), with its own
+//! merge operands and range-tombstone floor, so every answer is the one `get` gives at
+//! the batch's sequence number. What the batch changes is the order of work: all keys
+//! finish the memtables, then all unresolved keys probe L0, then L1, and so on, in key
+//! order. Consecutive probes then go to the same level's fence pointers and, for keys
+//! close together, to the same table, index block and data block while they are hot
+//! in the CPU's caches; and the super-version, the snapshot and the purpose guard are
+//! paid once per batch.
+
+use super::{
+    ask_compaction, get_from_memtables, probe, probe_level, read_sequence, resolve, Pending, Probe,
+};
+use crate::db::family::Family;
+use crate::db::DbInner;
+use crate::error::Result;
+use crate::key::LookupKey;
+use crate::options::ReadOptions;
+use crate::snapshot_filter::SnapshotFilter;
+use crate::stats::purpose::IoPurpose;
+use crate::stats::Statistics;
+use crate::version::file_ref::FileRef;
+use crate::version::FileMetaData;
+
+/// One key of the batch on its way through the sources.
+struct Lookup {
+    /// Its position in the caller's batch.
+    index: usize,
+    key: LookupKey,
+    p: Pending,
+    /// Whether it met a virtual table, and whether it asked for a compaction (each at
+    /// most once per key, as `get` does).
+    met_virtual: bool,
+    asked: bool,
+    /// `Some(base)` once a source decided it (the chain's base; `None` base for a
+    /// delete).
+    base: Option<Option<Vec<u8>>>,
+    /// The error of a source that could not be read: the key's answer.
+    failed: Option<crate::error::Error>,
+}
+
+/// The values of `keys` (each as [`super::get`] would give it) at one sequence number,
+/// in the caller's order.
+pub(crate) fn multi_get(
+    inner: &DbInner,
+    family: &Family,
+    ro: &ReadOptions,
+    keys: &[&[u8]],
+) -> Vec<Result<Option<Vec<u8>>>> {
+    let _purpose = IoPurpose::Get.enter();
+    let seq = read_sequence(inner, ro);
+    let sv = family.super_version.load();
+    Statistics::add(&inner.stats.local().gets, keys.len() as u64);
+    let filter = SnapshotFilter {
+        enabled: family.opts.snapshot_filter,
+        seq,
+    };
+    let mut answers: Vec<Option<Result<Option<Vec<u8>>>>> = keys.iter().map(|_| None).collect();
+    let mut order: Vec<(usize, &[u8])> = keys.iter().copied().enumerate().collect();
+    order.sort_by(|a, b| a.1.cmp(b.1));
+    let mut pending: Vec<Lookup> = Vec::with_capacity(keys.len());
+    for (index, user_key) in order {
+        let mut key = LookupKey::default();
+        key.set(user_key, seq);
+        let mut p = Pending::default();
+        let answer = match get_from_memtables(inner, family, &sv, &key, filter, &mut p) {
+            Ok(Some(answer)) => Ok(answer),
+            Ok(None) => {
+                pending.push(Lookup {
+                    index,
+                    key,
+                    p,
+                    met_virtual: false,
+                    asked: false,
+                    base: None,
+                    failed: None,
+                });
+                continue;
+            }
+            Err(e) => Err(e),
+        };
+        if let Some(slot) = answers.get_mut(index) {
+            *slot = Some(answer);
+        }
+    }
+    let version = &sv.version;
+    for level in 0..version.num_levels() {
+        for l in pending.iter_mut() {
+            if l.base.is_some() || l.failed.is_some() {
+                continue;
+            }
+            let Lookup {
+                key,
+                p,
+                met_virtual,
+                asked,
+                ..
+            } = l;
+            let mut meet = |lv: usize, i: usize| {
+                if !*met_virtual {
+                    *met_virtual = true;
+                    Statistics::add(&inner.stats.local().gets_through_virtual, 1);
+                }
+                if !*asked {
+                    *asked = ask_compaction(inner, family, version, lv, i);
+                }
+            };
+            let mut probe_one = |f: &FileMetaData, file: Option<&FileRef>, parent: bool| {
+                Ok(match probe(inner, (f, file, parent), key, filter, p)? {
+                    Probe::Found(v) => Some(v),
+                    Probe::Absent => None,
+                })
+            };
+            match probe_level(version, level, key, &mut meet, &mut probe_one) {
+                Ok(Some(base)) => l.base = Some(base),
+                Ok(None) => {}
+                Err(e) => l.failed = Some(e),
+            }
+        }
+    }
+    for l in pending {
+        let answer = match l.failed {
+            Some(e) => Err(e),
+            None => resolve(family, l.key.user_key(), l.base.flatten().as_deref(), &l.p),
+        };
+        if let Some(slot) = answers.get_mut(l.index) {
+            *slot = Some(answer);
+        }
+    }
+    answers.into_iter().map(|a| a.unwrap_or(Ok(None))).collect()
+}
