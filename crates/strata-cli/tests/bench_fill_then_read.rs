@@ -399,3 +399,53 @@ fn delayed_compaction_flags_reach_the_engine_and_are_recorded() {
         "{options}"
     );
 }
+
+/// multireadrandom reads readrandom's key stream in batches: on the same data it finds
+/// exactly as many keys, however the keys are batched (a batch of 7 leaves a partial
+/// last batch).
+#[test]
+fn multireadrandom_finds_what_readrandom_finds() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let db = db_flag(&tmp.path().join("db"));
+    let found = |out: &str, name: &str| -> String {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{name} line: {out}"));
+        line.split("(found ").nth(1).expect("found").to_string()
+    };
+    let out = ok(
+        &[
+            "bench",
+            &db,
+            "--num=20000",
+            "--write_buffer_size=65536",
+            "--target_file_size_base=65536",
+            "--benchmarks=fillrandom,readrandom",
+            "--no_json",
+        ],
+        None,
+    );
+    let want = found(&out, "readrandom");
+    for batch in ["1", "7", "32"] {
+        let out = ok(
+            &[
+                "bench",
+                &db,
+                "--use_existing_db",
+                "--num=20000",
+                // Second in the list, as readrandom was: the same key stream.
+                "--benchmarks=waitforcompaction,multireadrandom",
+                &format!("--batch_size={batch}"),
+                "--no_json",
+            ],
+            None,
+        );
+        let got = found(&out, "multireadrandom");
+        assert_eq!(
+            got.split(')').next(),
+            want.split(')').next(),
+            "batch {batch}: {out}"
+        );
+    }
+}

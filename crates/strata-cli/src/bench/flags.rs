@@ -25,6 +25,10 @@ pub enum Benchmark {
     Overwrite,
     /// Point reads of random keys of `[0, num)`; reports how many were found.
     Readrandom,
+    /// readrandom's keys read in batches of `--batch_size` through the engine's
+    /// batched call (db_bench's multireadrandom: Strata's `multi_get_cf`, RocksDB's
+    /// `batched_multi_get_cf`, per-key gets for fjall); time per key.
+    Multireadrandom,
     /// Iterate forward over `--reads` entries.
     Readseq,
     /// Iterate backward over `--reads` entries.
@@ -68,6 +72,7 @@ impl Benchmark {
             Benchmark::Fillrandom => "fillrandom",
             Benchmark::Overwrite => "overwrite",
             Benchmark::Readrandom => "readrandom",
+            Benchmark::Multireadrandom => "multireadrandom",
             Benchmark::Readseq => "readseq",
             Benchmark::Readreverse => "readreverse",
             Benchmark::Seekrandom => "seekrandom",
@@ -118,7 +123,7 @@ pub struct BenchArgs {
     /// Fraction of each value that is random (the rest repeats it).
     #[arg(long = "compression_ratio", default_value_t = 0.5)]
     pub compression_ratio: f64,
-    /// Updates per write batch.
+    /// Updates per write batch; keys per batch of multireadrandom.
     #[arg(long = "batch_size", default_value_t = 1)]
     pub batch_size: usize,
     /// Concurrent worker threads.

@@ -147,6 +147,15 @@ pub fn run(
             })?;
             merged(r, el.as_secs_f64(), None)
         }
+        Benchmark::Multireadrandom => {
+            let (r, el) = run_parallel(label, threads, reads, |tid, p| {
+                ctx.multi_read_random(tid, p)
+            })?;
+            let mut o = merged(r, el.as_secs_f64(), None);
+            o.found = Some((o.stats.found, o.stats.ops));
+            o.note = Some(format!("(batches of {})", args.batch_size.max(1)));
+            o
+        }
         Benchmark::Readrandom => {
             let (r, el) = run_parallel(label, threads, reads, |tid, p| ctx.read_random(tid, p))?;
             let mut o = merged(r, el.as_secs_f64(), None);
@@ -434,6 +443,43 @@ impl Ctx<'_> {
             }
         }
         progress.add(i % PROGRESS_CHUNK);
+        Ok(stats)
+    }
+
+    /// multireadrandom: readrandom's key stream (same seed, same keys) in batches of
+    /// `--batch_size`; each key is an operation, timed as its batch's time divided by
+    /// the batch's keys.
+    fn multi_read_random(&self, tid: usize, progress: &Progress) -> Result<OpStats> {
+        let a = self.args;
+        let budget = self.budget(a.read_count(), a.threads, tid);
+        let batch = a.batch_size.max(1);
+        let mut rng = self.rng(tid);
+        let fmt = a.key_format();
+        let mut keys: Vec<Vec<u8>> = vec![Vec::with_capacity(a.key_size); batch];
+        let mut stats = OpStats::default();
+        let mut i = 0u64;
+        while budget.allows(i) {
+            let n = match budget {
+                Budget::Count(total) => batch.min(usize::try_from(total - i).unwrap_or(batch)),
+                Budget::Until(_) => batch,
+            };
+            for key in keys.iter_mut().take(n) {
+                fmt.write(rng.random_range(0..a.num), key);
+            }
+            let refs: Vec<&[u8]> = keys.iter().take(n).map(Vec::as_slice).collect();
+            let start = Instant::now();
+            let values = self.engine.multi_get(&refs)?;
+            let per_key = start.elapsed().as_nanos() as u64 / n as u64;
+            for (k, v) in refs.iter().zip(&values) {
+                let bytes = v.as_ref().map_or(0, |v| {
+                    stats.found += 1;
+                    k.len() + v.len()
+                });
+                stats.record_nanos(per_key, bytes);
+            }
+            i += n as u64;
+            progress.add(n as u64);
+        }
         Ok(stats)
     }
 

@@ -299,6 +299,15 @@ pub trait KvEngine: Send + Sync {
     /// # Errors
     /// The engine's read error.
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
+    /// Reads every key of `keys` in one batched call where the engine has one
+    /// (Strata's `multi_get_cf`, RocksDB's `batched_multi_get_cf`); the answers in the
+    /// order of `keys`. The default calls [`KvEngine::get`] per key.
+    ///
+    /// # Errors
+    /// The first key's read error.
+    fn multi_get(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>> {
+        keys.iter().map(|k| self.get(k)).collect()
+    }
     /// Deletes `key` (absent keys are fine).
     ///
     /// # Errors

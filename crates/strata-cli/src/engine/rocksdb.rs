@@ -322,6 +322,21 @@ impl KvEngine for RocksEngine {
         Ok(with_db!(&self.db, db => db.get_cf(cf!(db, self.family(key)), key))?)
     }
 
+    /// `batched_multi_get_cf` (RocksDB's batched `MultiGet`) when every key goes to one
+    /// family; per-key gets otherwise.
+    fn multi_get(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>> {
+        if self.families.len() != 1 {
+            return keys.iter().map(|k| self.get(k)).collect();
+        }
+        with_db!(&self.db, db => {
+            let cf = cf!(db, self.family(&[]));
+            db.batched_multi_get_cf(cf, keys, false)
+                .into_iter()
+                .map(|r| Ok(r?.map(|v| v.to_vec())))
+                .collect()
+        })
+    }
+
     fn delete(&self, key: &[u8]) -> Result<()> {
         with_db!(&self.db, db => db.delete_cf_opt(cf!(db, self.family(key)), key, &self.wo))?;
         Ok(())

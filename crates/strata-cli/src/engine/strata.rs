@@ -171,6 +171,19 @@ impl KvEngine for StrataEngine {
         Ok(self.db.get_cf(&ReadOptions::default(), self.cf(key), key)?)
     }
 
+    /// One `multi_get_cf` per family the keys go to (one call with one family).
+    fn multi_get(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>> {
+        let ro = ReadOptions::default();
+        let [cf] = self.cfs.as_slice() else {
+            return keys.iter().map(|k| self.get(k)).collect();
+        };
+        self.db
+            .multi_get_cf(&ro, cf, keys)
+            .into_iter()
+            .map(|r| r.map_err(CliError::from))
+            .collect()
+    }
+
     fn delete(&self, key: &[u8]) -> Result<()> {
         Ok(self.db.delete_cf(&self.wo, self.cf(key), key)?)
     }

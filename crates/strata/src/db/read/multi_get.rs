@@ -25,6 +25,13 @@ use crate::stats::purpose::IoPurpose;
 use crate::stats::Statistics;
 use crate::version::file_ref::FileRef;
 use crate::version::FileMetaData;
+use std::cell::RefCell;
+
+thread_local! {
+    /// Lookup keys reused from batch to batch: a batch allocates no key once warm
+    /// (one allocation per key cost ~10% of a cached batch in `perf`).
+    static KEYS: RefCell<Vec<LookupKey>> = const { RefCell::new(Vec::new()) };
+}
 
 /// One key of the batch on its way through the sources.
 struct Lookup {
@@ -63,8 +70,9 @@ pub(crate) fn multi_get(
     let mut order: Vec<(usize, &[u8])> = keys.iter().copied().enumerate().collect();
     order.sort_by(|a, b| a.1.cmp(b.1));
     let mut pending: Vec<Lookup> = Vec::with_capacity(keys.len());
+    let mut spare = KEYS.with(|k| std::mem::take(&mut *k.borrow_mut()));
     for (index, user_key) in order {
-        let mut key = LookupKey::default();
+        let mut key = spare.pop().unwrap_or_default();
         key.set(user_key, seq);
         let mut p = Pending::default();
         let answer = match get_from_memtables(inner, family, &sv, &key, filter, &mut p) {
@@ -83,6 +91,7 @@ pub(crate) fn multi_get(
             }
             Err(e) => Err(e),
         };
+        spare.push(key);
         if let Some(slot) = answers.get_mut(index) {
             *slot = Some(answer);
         }
@@ -127,9 +136,11 @@ pub(crate) fn multi_get(
             Some(e) => Err(e),
             None => resolve(family, l.key.user_key(), l.base.flatten().as_deref(), &l.p),
         };
+        spare.push(l.key);
         if let Some(slot) = answers.get_mut(l.index) {
             *slot = Some(answer);
         }
     }
+    KEYS.with(|k| *k.borrow_mut() = spare);
     answers.into_iter().map(|a| a.unwrap_or(Ok(None))).collect()
 }
