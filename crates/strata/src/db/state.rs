@@ -48,7 +48,7 @@ pub struct DbState {
     pub mems: Arc<Vec<(u32, Arc<MemTable>)>>,
     /// The WALs not yet deleted, oldest first, as `(number, bytes)`; the last one
     /// takes writes (its bytes are 0 until it is switched out). Pushed by the leader
-    /// at a switch; the oldest are deleted once every family has flushed past them
+    /// at a switch, with the WAL lock held (`write::switch_wal`); the oldest are deleted once every family has flushed past them
     /// (`flush::release_wals`).
     pub wals: Vec<(u64, u64)>,
     /// True while the flush thread writes an immutable memtable.

@@ -480,9 +480,10 @@ fn drain(inner: &DbInner) {
 /// families not switched keep their memtables, which then span two WALs (each
 /// memtable records the oldest WAL it needs).
 ///
-/// The switch does its I/O (create the next WAL, fsync the directory, fsync the old
-/// WAL) *before* taking the `state` lock, so readers of `state` (background threads,
-/// `stats`, snapshots of scheduling state) never wait on a disk. That is safe because
+/// The switch does its I/O (create the next WAL, fsync the directory; the old WAL is
+/// queued for a later fsync, [`switch_wal`]) *before* taking the `state` lock for the
+/// memtable switch, so readers of `state` (background threads, `stats`, snapshots of
+/// scheduling state) never wait on a disk. That is safe because
 /// only the leader switches memtables and writes the WAL: between the decision and
 /// the install nobody else can insert, switch, or append.
 ///
