@@ -99,6 +99,7 @@ internal_modules!(
     wal,
 );
 
+pub mod compaction_filter;
 pub mod env;
 pub mod merge;
 

@@ -58,6 +58,7 @@
 //! its options in the `OPTIONS` file, and the next open checks the new options against
 //! the database: see [`crate::options_file`].
 
+use crate::compaction_filter::CompactionFilterFactory;
 use crate::error::{Error, Result};
 use crate::merge::MergeOperator;
 use crate::snapshot::Snapshot;
@@ -698,6 +699,13 @@ pub struct Options {
     /// operator's [`MergeOperator::name`]; reopening a database with an operator of
     /// another name is `InvalidArgument` (the built-ins decode back to themselves).
     pub merge_operator: Option<Arc<dyn MergeOperator>>,
+
+    /// Makes the filter each compaction job runs on the values it rewrites: keep,
+    /// remove or change them ([`crate::compaction_filter`], with its snapshot rule).
+    ///
+    /// Default: `None`. Runtime-mutable: no. Format: not persisted (a filter is
+    /// code: a database reopened without it keeps everything from then on).
+    pub compaction_filter_factory: Option<Arc<dyn CompactionFilterFactory>>,
 }
 
 impl Default for Options {
@@ -734,6 +742,7 @@ impl Default for Options {
             db_paths: Vec::new(),
             levels: vec![LevelOptions::DEFAULT],
             merge_operator: None,
+            compaction_filter_factory: None,
         }
     }
 }
@@ -838,6 +847,7 @@ cf_options! {
     with_query_compaction => query_compaction: Option<QueryCompaction>,
     with_levels => levels: Vec<LevelOptions>,
     with_merge_operator => merge_operator: Option<Arc<dyn MergeOperator>>,
+    with_compaction_filter_factory => compaction_filter_factory: Option<Arc<dyn CompactionFilterFactory>>,
 }
 
 impl Default for CfOptions {

@@ -6,7 +6,7 @@
 //! `compaction::gc`).
 
 use crate::key::SequenceNumber;
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
@@ -16,7 +16,33 @@ use std::sync::Arc;
 /// Concurrency: internally locked; the lock is held only for map updates, never for I/O.
 #[derive(Default, Debug)]
 pub struct SnapshotList {
-    live: Mutex<BTreeMap<SequenceNumber, usize>>,
+    live: Mutex<Live>,
+    /// Signalled when the last [`Fence`] drops.
+    unfenced: Condvar,
+}
+
+#[derive(Default, Debug)]
+struct Live {
+    /// Sequence number → handles.
+    seqs: BTreeMap<SequenceNumber, usize>,
+    /// Fences held: while any is, no snapshot is taken.
+    fences: usize,
+}
+
+/// Holds off new snapshots while an edit whose outputs a compaction filter changed
+/// installs ([`SnapshotList::fence`]); released on drop.
+pub(crate) struct Fence {
+    list: Arc<SnapshotList>,
+}
+
+impl Drop for Fence {
+    fn drop(&mut self) {
+        let mut live = self.list.live.lock();
+        live.fences -= 1;
+        if live.fences == 0 {
+            self.list.unfenced.notify_all();
+        }
+    }
 }
 
 impl SnapshotList {
@@ -26,10 +52,17 @@ impl SnapshotList {
     /// version the compaction can drop is then older than a newer version at or below
     /// the snapshot's number. (Reading the number first and pinning it afterwards let a
     /// compaction picked in between drop a version the snapshot needs.)
+    ///
+    /// It waits while a [`Fence`] is held: a snapshot taken during the install of a
+    /// filtered compaction could read entries before the install that the filter
+    /// changed after it.
     pub fn acquire(self: &Arc<Self>, seq: impl FnOnce() -> SequenceNumber) -> Snapshot {
         let mut live = self.live.lock();
+        while live.fences > 0 {
+            self.unfenced.wait(&mut live);
+        }
         let seq = seq();
-        *live.entry(seq).or_insert(0) += 1;
+        *live.seqs.entry(seq).or_insert(0) += 1;
         drop(live);
         Snapshot {
             inner: Arc::new(SnapshotInner {
@@ -41,15 +74,32 @@ impl SnapshotList {
 
     /// Live snapshot sequence numbers, ascending.
     pub fn sequences(&self) -> Vec<SequenceNumber> {
-        self.live.lock().keys().copied().collect()
+        self.live.lock().seqs.keys().copied().collect()
+    }
+
+    /// A fence for installing an edit whose outputs a compaction filter changed at
+    /// sequence numbers `lowest` and above, or `None` if a live snapshot can already
+    /// see one of those entries (it was taken after the job sampled the snapshots: the
+    /// job must be abandoned, since installing it would change that snapshot's reads).
+    /// While the fence is held no snapshot is taken ([`Self::acquire`] waits), so none
+    /// can appear between this check and the install. Hold it only across the install.
+    pub(crate) fn fence(self: &Arc<Self>, lowest: SequenceNumber) -> Option<Fence> {
+        let mut live = self.live.lock();
+        if live.seqs.range(lowest..).next().is_some() {
+            return None;
+        }
+        live.fences += 1;
+        Some(Fence {
+            list: Arc::clone(self),
+        })
     }
 
     fn release(&self, seq: SequenceNumber) {
         let mut live = self.live.lock();
-        if let Some(n) = live.get_mut(&seq) {
+        if let Some(n) = live.seqs.get_mut(&seq) {
             *n -= 1;
             if *n == 0 {
-                live.remove(&seq);
+                live.seqs.remove(&seq);
             }
         }
     }

@@ -34,11 +34,30 @@ fn delayed(vct: usize) -> DelayedCompaction {
     DelayedCompaction::new().with_vct(vct).with_vsmt(2)
 }
 
+/// A compaction filter that changes every value to itself.
+fn identity_filter() -> Arc<dyn strata::compaction_filter::CompactionFilterFactory> {
+    use strata::compaction_filter::{factory, CompactionFilter, Decision};
+    struct Same;
+    impl CompactionFilter for Same {
+        fn filter(&mut self, _key: &[u8], value: &[u8]) -> Decision {
+            Decision::Change(value.to_vec())
+        }
+    }
+    factory("identity", |_| Some(Box::new(Same)))
+}
+
 fn option_sets() -> Vec<(&'static str, Options)> {
     let t = tiny_options;
     let codec = |c: Compression| move |l: LevelOptions| l.with_compression(c);
     vec![
         ("tiny", t()),
+        // A compaction filter that rewrites every value it is given as itself: the
+        // filter path (`Decision::Change`, the snapshot rule, the install fence) runs
+        // on every compaction and must change no answer.
+        (
+            "tiny-identity-compaction-filter",
+            t().with_compaction_filter_factory(Some(identity_filter())),
+        ),
         (
             "default-sizes",
             Options::default().with_max_manifest_file_size(16 << 10),

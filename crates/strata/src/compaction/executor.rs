@@ -38,9 +38,10 @@
 //!   files disjoint by user key).
 
 use super::aligned::{CountingIter, OverlapCounter};
-use super::plan::{Action, Input, KeyRange, Plan};
+use super::plan::{Action, Input, KeyRange, Plan, Reason};
 use super::rewrite::Rewrite;
 use crate::cache::TableCache;
+use crate::compaction_filter::{CompactionFilter, CompactionFilterFactory, FilterContext};
 use crate::env::FileSystem;
 use crate::error::{Error, Result};
 use crate::iter::{ClippedIterator, InternalIterator, MergingIterator, Upper};
@@ -66,6 +67,8 @@ pub(crate) struct JobContext<'a> {
     pub snapshots: Vec<SequenceNumber>,
     /// Folds merge chains (`None`: operands are written unchanged).
     pub merge_operator: Option<&'a dyn MergeOperator>,
+    /// Makes the compaction filter of each compaction job (never of a flush).
+    pub compaction_filter: Option<&'a dyn CompactionFilterFactory>,
     /// The version the plan's input files are in (the family's current version when
     /// the job starts: a compaction's inputs are busy, so they stay in every version
     /// until its edit is installed). Virtual inputs find their slices' parents here;
@@ -95,6 +98,14 @@ pub(crate) struct Outcome {
     pub false_overlap_bytes: u64,
     /// Files moved by metadata only.
     pub moved_files: u64,
+    /// Values the compaction filter removed, and changed.
+    pub filter_removed: u64,
+    /// See `filter_removed`.
+    pub filter_changed: u64,
+    /// The lowest sequence number of an entry the filter removed or changed (`None`
+    /// if it did neither): a snapshot at or above it, taken while the job ran, could
+    /// see the change (`SnapshotList::fence`).
+    pub filter_lowest_seq: Option<SequenceNumber>,
     /// Files deleted by metadata only ([`Action::Drop`]).
     pub dropped_files: u64,
     /// Bytes of the files deleted by metadata only.
@@ -178,13 +189,30 @@ fn rewrite(plan: &Plan, ctx: &JobContext<'_>) -> Result<Outcome> {
     let mut out = Outcome::default();
     let counter = Arc::new(OverlapCounter::default());
     let (mut input, input_rd) = open_inputs(plan, ctx, &counter, &mut out)?;
-    let mut rewrite = Rewrite::new(plan, ctx.snapshots.clone(), input_rd)?;
+    let mut rewrite =
+        Rewrite::new(plan, ctx.snapshots.clone(), input_rd)?.with_filter(filter_for(plan, ctx));
     input.seek_to_first();
     rewrite.feed(&mut input, ctx)?;
     rewrite.finish(plan, ctx, &mut out)?;
     out.input_entry_bytes = counter.input_bytes.load(Ordering::Relaxed);
     out.false_overlap_bytes = counter.false_overlap_bytes.load(Ordering::Relaxed);
     Ok(out)
+}
+
+/// The compaction filter of `plan`'s job: the family's factory's, for a compaction
+/// run by `db::jobs` (not a flush, not a write-back), told the level written, whether
+/// the user asked for the job and whether it is bottommost.
+fn filter_for(plan: &Plan, ctx: &JobContext<'_>) -> Option<Box<dyn CompactionFilter>> {
+    // Flushes filter nothing; nor do write-backs (their install path has no fence).
+    if plan.reason.is_flush() || plan.reason == Reason::ReadMerged {
+        return None;
+    }
+    let factory = ctx.compaction_filter?;
+    factory.create(&FilterContext {
+        level: plan.outputs.first().map_or(0, |o| o.level),
+        manual: plan.reason == Reason::Manual,
+        bottommost: plan.bottommost,
+    })
 }
 
 /// Runs the rewrite `plan` on entries a reader already merged from its inputs:
@@ -205,7 +233,8 @@ pub(crate) fn rewrite_fed(
     let counter = Arc::new(OverlapCounter::default());
     let (input, input_rd) = open_inputs(plan, ctx, &counter, &mut Outcome::default())?;
     drop(input);
-    let mut rewrite = Rewrite::new(plan, ctx.snapshots.clone(), input_rd)?;
+    let mut rewrite =
+        Rewrite::new(plan, ctx.snapshots.clone(), input_rd)?.with_filter(filter_for(plan, ctx));
     rewrite.feed(entries, ctx)?;
     rewrite.finish(plan, ctx, &mut out)?;
     Ok(out)

@@ -55,6 +55,17 @@ impl VersionGc {
         self.snapshots.partition_point(|&s| s < seq)
     }
 
+    /// True iff `seq` is newer than every live snapshot: only reads without a
+    /// snapshot can see an entry there (the compaction filter's domain).
+    pub fn newer_than_snapshots(&self, seq: SequenceNumber) -> bool {
+        self.snapshots.last().is_none_or(|&s| seq > s)
+    }
+
+    /// True iff no snapshot is live.
+    pub fn no_snapshots(&self) -> bool {
+        self.snapshots.is_empty()
+    }
+
     /// The snapshot just below the stripe of `seq`: entries at or below it belong to
     /// an older stripe (`None` for stripe 0). Merge folding stops there.
     pub fn stripe_floor(&self, seq: SequenceNumber) -> Option<SequenceNumber> {

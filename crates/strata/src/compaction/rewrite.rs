@@ -35,6 +35,7 @@ use super::gc::VersionGc;
 use super::merge_chain::{self, Entry};
 use super::partitioner::{self, OutputPartitioner};
 use super::plan::{Action, OutputStream, Partitioning, Plan, Router};
+use crate::compaction_filter::{CompactionFilter, Decision};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key::{self, ParsedKey, SequenceNumber, ValueKind};
@@ -55,6 +56,11 @@ pub(crate) struct Rewrite {
     input_rd: Fragments,
     bottommost: bool,
     sink: Sink,
+    /// The job's compaction filter, if any (never a flush's), with what it did.
+    filter: Option<Box<dyn CompactionFilter>>,
+    filter_removed: u64,
+    filter_changed: u64,
+    filter_lowest_seq: Option<SequenceNumber>,
     /// The entries of the last folded merge chain.
     folded: Vec<Entry>,
 }
@@ -101,7 +107,18 @@ impl Rewrite {
                 stream: 0,
             },
             folded: Vec::new(),
+            filter: None,
+            filter_removed: 0,
+            filter_changed: 0,
+            filter_lowest_seq: None,
         })
+    }
+
+    /// This rewrite with the compaction filter `filter` (see
+    /// [`crate::compaction_filter`] for what it is called on).
+    pub(crate) fn with_filter(mut self, filter: Option<Box<dyn CompactionFilter>>) -> Rewrite {
+        self.filter = filter;
+        self
     }
 
     /// Writes what survives of `input`'s entries, from its current position to its end.
@@ -125,6 +142,10 @@ impl Rewrite {
             bottommost,
             sink,
             folded,
+            filter,
+            filter_removed,
+            filter_changed,
+            filter_lowest_seq,
         } = self;
         // Every entry passes `gc.keep` (a merge chain's first one; `fold` takes only the
         // rest of that key), so its current key is the last user key fed, written or
@@ -168,7 +189,45 @@ impl Rewrite {
                 }
                 continue;
             }
-            sink.write_parsed(ctx.versions, &parsed, input.key(), input.value())?;
+            // The compaction filter sees a put's value only where no snapshot can read
+            // it: newer than every live snapshot.
+            let decision = match filter {
+                Some(f)
+                    if parsed.kind == ValueKind::Put
+                        && stripes.newer_than_snapshots(parsed.seq) =>
+                {
+                    f.filter(parsed.user_key, input.value())
+                }
+                _ => Decision::Keep,
+            };
+            if decision != Decision::Keep {
+                *filter_lowest_seq =
+                    Some(filter_lowest_seq.map_or(parsed.seq, |s| s.min(parsed.seq)));
+            }
+            match decision {
+                Decision::Keep => {
+                    sink.write_parsed(ctx.versions, &parsed, input.key(), input.value())?
+                }
+                Decision::Change(value) => {
+                    *filter_changed += 1;
+                    sink.write_parsed(ctx.versions, &parsed, input.key(), &value)?;
+                }
+                Decision::Remove => {
+                    *filter_removed += 1;
+                    // Nothing older exists below a bottommost job, and no snapshot
+                    // needs anything: the key goes. Otherwise a deletion at the same
+                    // sequence number keeps older versions hidden from current reads.
+                    if !(*bottommost && stripes.no_snapshots()) {
+                        let deletion =
+                            key::make_internal_key(parsed.user_key, parsed.seq, ValueKind::Delete);
+                        let parsed_deletion =
+                            key::parse_internal_key(&deletion).ok_or_else(|| {
+                                Error::Internal("a built internal key does not parse".into())
+                            })?;
+                        sink.write_parsed(ctx.versions, &parsed_deletion, &deletion, &[])?;
+                    }
+                }
+            }
             input.next();
         }
         input.status()
@@ -207,6 +266,9 @@ impl Rewrite {
             out.edit.deleted_files.push((level, f.number));
         }
         out.edit.log_number = plan.log_number;
+        out.filter_removed += self.filter_removed;
+        out.filter_changed += self.filter_changed;
+        out.filter_lowest_seq = self.filter_lowest_seq;
         Ok(())
     }
 }

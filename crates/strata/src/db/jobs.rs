@@ -54,6 +54,7 @@ pub(crate) fn run(
         table_cache: &inner.table_cache,
         snapshots: inner.snapshots.sequences(),
         merge_operator: family.opts.merge_operator.as_deref(),
+        compaction_filter: family.opts.compaction_filter_factory.as_deref(),
         version: Some(&version),
     };
     let started = Instant::now();
@@ -88,6 +89,19 @@ pub(crate) fn run(
             .iter()
             .map(|(_, f)| f.slices().len() as u64)
             .sum(),
+    };
+    // A filter changed entries no snapshot could see when the job began; a snapshot
+    // taken since may see them, and must not see them change: then the job is
+    // abandoned (its outputs are collected) and the policy picks its inputs again.
+    let _fence = match outcome.filter_lowest_seq {
+        Some(lowest) => match inner.snapshots.fence(lowest) {
+            Some(fence) => Some(fence),
+            None => {
+                Statistics::add(&inner.stats.local().compaction_filter_jobs_abandoned, 1);
+                return Ok(());
+            }
+        },
+        None => None,
     };
     let installed = install(inner, family, edit, &outcome.refs, |f| {
         on_install(f);
@@ -179,6 +193,18 @@ struct Added {
     slices: u64,
 }
 
+/// The compaction filter's counters of an installed job.
+pub(crate) fn account_filter(stats: &Statistics, outcome: &Outcome) {
+    Statistics::add(
+        &stats.local().compaction_filter_removed,
+        outcome.filter_removed,
+    );
+    Statistics::add(
+        &stats.local().compaction_filter_changed,
+        outcome.filter_changed,
+    );
+}
+
 /// Database-wide counters.
 fn account(inner: &DbInner, plan: &Plan, outcome: &Outcome, added: Added) {
     let s = &inner.stats;
@@ -186,6 +212,7 @@ fn account(inner: &DbInner, plan: &Plan, outcome: &Outcome, added: Added) {
         Statistics::add(&s.local().flush_bytes_written, outcome.bytes_written());
         return;
     }
+    account_filter(s, outcome);
     if plan.action == Action::Virtualize {
         let deferred = plan
             .input_files()

@@ -306,6 +306,7 @@ impl Replay<'_> {
             // key.
             snapshots: Vec::new(),
             merge_operator: f.opts.merge_operator.as_deref(),
+            compaction_filter: f.opts.compaction_filter_factory.as_deref(),
             // A flush has no virtual input.
             version: None,
         };

@@ -566,6 +566,7 @@ fn write_back(
         table_cache: &db.table_cache,
         snapshots: db.snapshots.sequences(),
         merge_operator: family.opts.merge_operator.as_deref(),
+        compaction_filter: family.opts.compaction_filter_factory.as_deref(),
         version: Some(version),
     };
     let fed = entries.index.len() as u64;
@@ -668,6 +669,9 @@ fn install(
             &s.query_compaction_entries_dropped,
             fed.saturating_sub(kept),
         );
+        for o in &outcomes {
+            jobs::account_filter(&db.stats, o);
+        }
     }
     Ok(())
 }

@@ -157,6 +157,13 @@ counters! {
     query_compaction_micros,
     /// Wall time of compaction jobs (not flushes), in microseconds.
     compaction_micros,
+    /// Values compaction filters removed (`compaction_filter::Decision::Remove`).
+    compaction_filter_removed,
+    /// Values compaction filters changed (`compaction_filter::Decision::Change`).
+    compaction_filter_changed,
+    /// Compaction jobs abandoned because a snapshot taken while they ran could see an
+    /// entry their filter changed (their inputs are compacted again).
+    compaction_filter_jobs_abandoned,
     /// Point lookups served.
     gets,
     /// Tables whose contents a point lookup examined (after the snapshot filter).

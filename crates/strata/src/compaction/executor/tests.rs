@@ -36,6 +36,7 @@ fn context<'a>(vs: &'a VersionSet, cache: &'a TableCache) -> JobContext<'a> {
         table_cache: cache,
         snapshots: Vec::new(),
         merge_operator: None,
+        compaction_filter: None,
         version: None,
     }
 }
@@ -631,6 +632,7 @@ fn a_compaction_reads_each_slice_of_its_virtual_inputs_and_nothing_else() {
         plan.bottommost = true;
         let ctx = JobContext {
             merge_operator: Some(&append),
+            compaction_filter: None,
             version: Some(&version),
             ..context(&vs, &cache)
         };

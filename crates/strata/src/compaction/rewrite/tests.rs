@@ -124,6 +124,7 @@ fn chunks_of_a_merged_stream_write_what_the_plans_inputs_write() {
         // Stripes split at 8 and 20: some versions and chains survive, some fold.
         snapshots: vec![8, 20],
         merge_operator: Some(&append),
+        compaction_filter: None,
         ..keep_all_context(&vs, &cache, &version, 0)
     };
     let mut plan = rewrite_plan(inputs(up, low), 2);

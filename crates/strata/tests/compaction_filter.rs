@@ -1,0 +1,184 @@
+//! Protects: compaction filters (`strata::compaction_filter`, docs/ARCHITECTURE.md
+//! §6.13). A filter removes and changes values only where no live snapshot can read
+//! them: reads at a held snapshot never change, current reads see the filtered values,
+//! a removed key never brings an older version back, flushes filter nothing, and the
+//! counters and the factory's job context tell what happened.
+
+mod common;
+
+use common::tiny_options;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use strata::compaction_filter::{self, CompactionFilter, Decision, FilterContext};
+use strata::{Db, Options, ReadOptions, Snapshot, WriteOptions};
+
+/// Removes values starting with `drop`, upper-cases values starting with `up`.
+struct Rule;
+
+impl CompactionFilter for Rule {
+    fn filter(&mut self, _key: &[u8], value: &[u8]) -> Decision {
+        if value.starts_with(b"drop") {
+            Decision::Remove
+        } else if value.starts_with(b"up") {
+            Decision::Change(value.to_ascii_uppercase())
+        } else {
+            Decision::Keep
+        }
+    }
+}
+
+/// What the rule makes of `value` (`None`: removed).
+fn ruled(value: &[u8]) -> Option<Vec<u8>> {
+    let mut f = Rule;
+    match f.filter(b"", value) {
+        Decision::Keep => Some(value.to_vec()),
+        Decision::Remove => None,
+        Decision::Change(v) => Some(v),
+    }
+}
+
+fn options(contexts: Arc<Mutex<Vec<FilterContext>>>) -> Options {
+    tiny_options().with_compaction_filter_factory(Some(compaction_filter::factory(
+        "rule",
+        move |ctx| {
+            contexts.lock().unwrap().push(ctx.clone());
+            Some(Box::new(Rule))
+        },
+    )))
+}
+
+fn scan(db: &Db, ro: &ReadOptions) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let mut it = db.iter(ro).unwrap();
+    let mut out = BTreeMap::new();
+    it.seek_to_first();
+    while it.valid() {
+        out.insert(it.key().to_vec(), it.value().to_vec());
+        it.next();
+    }
+    it.status().unwrap();
+    out
+}
+
+#[test]
+fn filters_change_only_what_no_snapshot_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let contexts = Arc::new(Mutex::new(Vec::new()));
+    let db = Db::open(dir.path(), options(Arc::clone(&contexts))).unwrap();
+    let wo = WriteOptions::default();
+    let mut rng = StdRng::seed_from_u64(11);
+    // The model: each key's values in write order, and the index of the first write
+    // after the snapshot.
+    let mut history: BTreeMap<Vec<u8>, Vec<Vec<u8>>> = BTreeMap::new();
+    let write =
+        |db: &Db, history: &mut BTreeMap<Vec<u8>, Vec<Vec<u8>>>, rng: &mut StdRng, i: u32| {
+            let k = format!("k{:03}", rng.random_range(0..300u32)).into_bytes();
+            let prefix = ["keep", "drop", "up"][rng.random_range(0..3usize)];
+            let v = format!("{prefix}-{i}-{}", "x".repeat(rng.random_range(0..40))).into_bytes();
+            db.put(&wo, &k, &v).unwrap();
+            history.entry(k).or_default().push(v);
+        };
+    for i in 0..2000 {
+        write(&db, &mut history, &mut rng, i);
+    }
+    // Compactions before the snapshot may already have filtered some of these
+    // values: what the snapshot reads now is what it must read for ever.
+    let snap: Snapshot = db.snapshot();
+    let at_snapshot = scan(&db, &ReadOptions::default().with_snapshot(snap.clone()));
+    let written_before: BTreeMap<Vec<u8>, usize> = history
+        .iter()
+        .map(|(k, vs)| (k.clone(), vs.len()))
+        .collect();
+    for i in 2000..4000 {
+        write(&db, &mut history, &mut rng, i);
+    }
+    // A flush filters nothing: right after it, every value reads as written.
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    db.wait_for_compactions().unwrap();
+
+    // Reads at the snapshot are exactly the state at the snapshot.
+    let at = ReadOptions::default().with_snapshot(snap.clone());
+    assert_eq!(scan(&db, &at), at_snapshot, "a snapshot's reads changed");
+    // Current reads: a key last written after the snapshot reads as the rule makes
+    // its value (removed: absent, never an older value); a key last written before it
+    // reads as the snapshot reads it (the snapshot can see that entry: unchanged).
+    let mut want = BTreeMap::new();
+    for (k, vs) in &history {
+        let last = vs.last().unwrap();
+        let after = vs.len() > written_before.get(k).copied().unwrap_or(0);
+        let v = if after {
+            ruled(last)
+        } else {
+            at_snapshot.get(k).cloned()
+        };
+        if let Some(v) = v {
+            want.insert(k.clone(), v);
+        }
+    }
+    assert_eq!(scan(&db, &ReadOptions::default()), want, "current reads");
+    let c = db.stats().counters;
+    assert!(
+        c.compaction_filter_removed > 0 && c.compaction_filter_changed > 0,
+        "{c:?}"
+    );
+    assert!(
+        contexts
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|ctx| ctx.manual && ctx.bottommost),
+        "compact_range's job context"
+    );
+
+    // Without the snapshot, a full compaction filters everything.
+    drop(snap);
+    drop(at);
+    db.compact_range(None, None).unwrap();
+    let want: BTreeMap<Vec<u8>, Vec<u8>> = history
+        .iter()
+        .filter_map(|(k, vs)| ruled(vs.last().unwrap()).map(|v| (k.clone(), v)))
+        .collect();
+    assert_eq!(
+        scan(&db, &ReadOptions::default()),
+        want,
+        "after the snapshot went"
+    );
+    db.close().unwrap();
+}
+
+/// A flush writes every value as written; only a compaction filters.
+#[test]
+fn flushes_filter_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let contexts = Arc::new(Mutex::new(Vec::new()));
+    let db = Db::open(
+        dir.path(),
+        options(Arc::clone(&contexts))
+            .with_level0_file_num_compaction_trigger(100)
+            .with_level0_slowdown_writes_trigger(200)
+            .with_level0_stop_writes_trigger(300),
+    )
+    .unwrap();
+    let wo = WriteOptions::default();
+    db.put(&wo, b"a", b"drop me").unwrap();
+    db.put(&wo, b"c", b"keep").unwrap();
+    db.flush().unwrap();
+    // A second L0 table over the same range: the manual compaction must merge the two
+    // (one table alone would move down without a rewrite, and unfiltered).
+    db.put(&wo, b"b", b"up me").unwrap();
+    db.put(&wo, b"d", b"keep").unwrap();
+    db.flush().unwrap();
+    let ro = ReadOptions::default();
+    assert_eq!(db.get(&ro, b"a").unwrap(), Some(b"drop me".to_vec()));
+    assert_eq!(db.get(&ro, b"b").unwrap(), Some(b"up me".to_vec()));
+    assert!(
+        contexts.lock().unwrap().is_empty(),
+        "a flush asked for a filter"
+    );
+    db.compact_range(None, None).unwrap();
+    assert_eq!(db.get(&ro, b"a").unwrap(), None);
+    assert_eq!(db.get(&ro, b"b").unwrap(), Some(b"UP ME".to_vec()));
+    db.close().unwrap();
+}
