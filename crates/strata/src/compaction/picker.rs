@@ -439,10 +439,14 @@ fn build(
         placement.path_for_level(version, opts, output_level),
         partitioner::for_compaction(opts, grandparents),
     );
+    // A manual compaction with a compaction filter rewrites what it moves down, so
+    // the filter sees it (RocksDB's rule for `CompactRange` with a filter).
+    let filter_wants_rewrite = reason == Reason::Manual && opts.compaction_filter_factory.is_some();
     let action = if output_level_inputs.is_empty()
         && disjoint(&inputs)
         && inputs.iter().all(|f| f.path_id == stream.path_id)
         && grandparent_bytes <= max_grandparent_overlap_bytes(opts)
+        && !filter_wants_rewrite
     {
         Action::TrivialMove
     } else {
