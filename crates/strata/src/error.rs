@@ -26,8 +26,8 @@ pub enum Error {
     /// A file-system operation failed.
     #[error("io error: op=`{op}` path=`{}`", path.display())]
     Io {
-        /// The operation that failed (`"write"`, `"fsync"`, `"rename"`, ...).
-        op: &'static str,
+        /// The operation that failed.
+        op: IoOp,
         /// The file or directory it was applied to.
         path: PathBuf,
         /// The operating system's error.
@@ -84,6 +84,89 @@ pub enum Error {
     },
 }
 
+/// The file-system operation of an [`Error::Io`]. Displayed as the short names the
+/// messages have always used (`write`, `fsync`, `open-dir`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum IoOp {
+    /// Opening an existing file.
+    Open,
+    /// Creating (or truncating) a file.
+    Create,
+    /// Reading a file.
+    Read,
+    /// Appending to a file.
+    Write,
+    /// Making a file's bytes durable.
+    Fsync,
+    /// Making a directory's entries durable.
+    FsyncDir,
+    /// Opening a directory (to sync it).
+    OpenDir,
+    /// Listing a directory.
+    ReadDir,
+    /// Asking a file's size or the file system's properties.
+    Stat,
+    /// Renaming a file.
+    Rename,
+    /// Removing a file.
+    Remove,
+    /// Creating a directory.
+    Mkdir,
+    /// Locking the database directory.
+    Lock,
+    /// Truncating a file.
+    Truncate,
+    /// Giving a file a second name (a hard link).
+    Link,
+    /// Starting a thread.
+    Spawn,
+    /// Damage injected by a test file system.
+    Corrupt,
+}
+
+impl IoOp {
+    /// The operation's short name.
+    pub fn name(self) -> &'static str {
+        match self {
+            IoOp::Open => "open",
+            IoOp::Create => "create",
+            IoOp::Read => "read",
+            IoOp::Write => "write",
+            IoOp::Fsync => "fsync",
+            IoOp::FsyncDir => "fsync-dir",
+            IoOp::OpenDir => "open-dir",
+            IoOp::ReadDir => "readdir",
+            IoOp::Stat => "stat",
+            IoOp::Rename => "rename",
+            IoOp::Remove => "remove",
+            IoOp::Mkdir => "mkdir",
+            IoOp::Lock => "lock",
+            IoOp::Truncate => "truncate",
+            IoOp::Link => "link",
+            IoOp::Spawn => "spawn",
+            IoOp::Corrupt => "corrupt",
+        }
+    }
+
+    /// True iff a failure of this operation leaves nothing durable in doubt: it
+    /// changed no file's bytes and no directory entry a version names (opening,
+    /// creating a file nothing names yet, reading, listing, asking sizes). A failed
+    /// write, fsync, rename or removal may have changed what is on disk, or not.
+    fn leaves_nothing_in_doubt(self) -> bool {
+        matches!(
+            self,
+            IoOp::Open | IoOp::Create | IoOp::Read | IoOp::ReadDir | IoOp::OpenDir | IoOp::Stat
+        )
+    }
+}
+
+impl std::fmt::Display for IoOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// What the caller should do about an [`Error`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -125,20 +208,16 @@ impl Error {
     }
 
     /// True iff a background job that failed with this error may simply be abandoned
-    /// and retried later: the failure happened before anything was written, so nothing
-    /// durable is in doubt. That is an `open` or `create` of a file, a directory listing
-    /// or a `stat` (for example `EMFILE`, `ENOMEM`, or `ENOSPC` on create). A failed
-    /// write, fsync or rename is never retryable: after it the durable state is
-    /// unknown, so the database is poisoned. Corruption and internal errors are never
-    /// retryable either.
+    /// and retried later: an I/O error of an operation that leaves nothing durable in
+    /// doubt ([`IoOp`]: an open or create of a file, a read, a directory listing, a
+    /// `stat`; for example `EMFILE`, `ENOMEM`, `ENOSPC` on create, or `EIO` reading a
+    /// compaction input, after which the job's outputs are collected and its inputs
+    /// compacted again). A failed write, fsync, rename or removal is never retryable:
+    /// after it the durable state is unknown, so the database is poisoned. Corruption
+    /// (a block that fails its checksum) and internal errors are never retryable
+    /// either. Decided from the error's kind and operation, never from its text.
     pub fn is_retryable(&self) -> bool {
-        matches!(
-            self,
-            Error::Io {
-                op: "open" | "create" | "readdir" | "open-dir" | "stat",
-                ..
-            }
-        )
+        matches!(self, Error::Io { op, .. } if op.leaves_nothing_in_doubt())
     }
 
     /// True iff this error, or the cause of a poisoned database, is corruption.
@@ -151,7 +230,7 @@ impl Error {
     }
 
     /// Builds an [`Error::Io`].
-    pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Error {
+    pub fn io(op: IoOp, path: impl Into<PathBuf>, source: std::io::Error) -> Error {
         Error::Io {
             op,
             path: path.into(),
@@ -182,7 +261,7 @@ impl Error {
     pub(crate) fn duplicate(&self) -> Error {
         match self {
             Error::Io { op, path, source } => Error::Io {
-                op,
+                op: *op,
                 path: path.clone(),
                 source: std::io::Error::new(source.kind(), source.to_string()),
             },

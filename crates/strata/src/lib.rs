@@ -106,7 +106,7 @@ pub mod merge;
 pub use batch::WriteBatch;
 pub use cache::BlockCache;
 pub use db::{CfHandle, CheckpointInfo, Db, DbBuilder, DbIterator};
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind, IoOp, Result};
 pub use key::SequenceNumber;
 pub use limits::{MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use merge::{AssociativeMergeOperator, MergeOperator};

@@ -1,5 +1,5 @@
 //! Issue 9, item 6: a background job that fails before writing anything (a table file
-//! could not be created or opened) is abandoned and retried after a backoff, counted in
+//! could not be created, opened or read) is abandoned and retried after a backoff, counted in
 //! `background_retries`, and does not poison the database. A caller waiting on it
 //! (`flush`, `wait_for_compactions`, `compact_range`) gets the retryable error and may
 //! call again. A memtable switch that cannot create the next WAL is refused the same
@@ -80,6 +80,30 @@ fn failed_table_open_during_compaction_is_retried() {
     assert_eq!(fs.faults_injected(), 1);
     assert!(db.stats().counters.background_retries >= 1);
     assert!(db.stats().counters.compaction_bytes_written > 0);
+    check(&db, 6, 200);
+}
+
+/// A read error in a compaction's input (EIO on a table block) changes nothing on
+/// disk: the job is abandoned and retried, not a poisoned database (`IoOp::Read` is
+/// retryable, decided from the operation, issue 34 item 9).
+#[test]
+fn failed_table_read_during_compaction_is_retried() {
+    let fs = FaultFs::new();
+    let db = open(&fs);
+    for round in 1..=3 {
+        fill(&db, round, 200);
+        retry(|| db.flush());
+    }
+    fs.inject(FaultRule::once(FaultKinds::READ, 0).on_path(".sst"));
+    for round in 4..=6 {
+        fill(&db, round, 200);
+        retry(|| db.flush());
+    }
+    retry(|| db.wait_for_compactions());
+    assert_eq!(fs.faults_injected(), 1);
+    assert!(db.stats().counters.background_retries >= 1);
+    db.put(&WriteOptions::default(), b"after", b"x")
+        .expect("not poisoned");
     check(&db, 6, 200);
 }
 

@@ -210,7 +210,7 @@ struct NoWritesFs {
 }
 
 impl NoWritesFs {
-    fn refuse<T>(&self, op: &'static str, path: &Path) -> strata::Result<T> {
+    fn refuse<T>(&self, op: strata::IoOp, path: &Path) -> strata::Result<T> {
         self.attempts.fetch_add(1, Ordering::Relaxed);
         Err(strata::Error::Io {
             op,
@@ -222,7 +222,7 @@ impl NoWritesFs {
 
 impl FileSystem for NoWritesFs {
     fn create(&self, path: &Path) -> strata::Result<Box<dyn WritableFile>> {
-        self.refuse("create", path)
+        self.refuse(strata::IoOp::Create, path)
     }
     fn open_random(&self, path: &Path) -> strata::Result<Arc<dyn RandomAccessFile>> {
         self.inner.open_random(path)
@@ -231,19 +231,19 @@ impl FileSystem for NoWritesFs {
         self.inner.open_sequential(path)
     }
     fn rename(&self, from: &Path, _to: &Path) -> strata::Result<()> {
-        self.refuse("rename", from)
+        self.refuse(strata::IoOp::Rename, from)
     }
     fn remove(&self, path: &Path) -> strata::Result<()> {
-        self.refuse("remove", path)
+        self.refuse(strata::IoOp::Remove, path)
     }
     fn list(&self, dir: &Path) -> strata::Result<Vec<String>> {
         self.inner.list(dir)
     }
     fn create_dir_all(&self, dir: &Path) -> strata::Result<()> {
-        self.refuse("create_dir_all", dir)
+        self.refuse(strata::IoOp::Mkdir, dir)
     }
     fn sync_dir(&self, dir: &Path) -> strata::Result<()> {
-        self.refuse("sync_dir", dir)
+        self.refuse(strata::IoOp::FsyncDir, dir)
     }
     fn exists(&self, path: &Path) -> bool {
         self.inner.exists(path)
@@ -252,7 +252,7 @@ impl FileSystem for NoWritesFs {
         self.inner.file_size(path)
     }
     fn lock(&self, path: &Path) -> strata::Result<Box<dyn FileLock>> {
-        self.refuse("lock", path)
+        self.refuse(strata::IoOp::Lock, path)
     }
 }
 

@@ -32,7 +32,7 @@ use super::state::DbState;
 use super::{jobs, DbInner};
 use crate::compaction::picker::Busy;
 use crate::compaction::{Action, Coverage, Plan, Requests, Tombstones};
-use crate::error::{Error, Result};
+use crate::error::{Error, IoOp, Result};
 use crate::stats::purpose::IoPurpose;
 use crate::version::Version;
 use std::sync::Arc;
@@ -47,7 +47,7 @@ pub(crate) fn start(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
         std::thread::Builder::new()
             .name(name.clone())
             .spawn(move || f(&inner))
-            .map_err(|e| Error::io("spawn", name, e))
+            .map_err(|e| Error::io(IoOp::Spawn, name, e))
     };
     threads.push(spawn("strata-flush".into(), flush_loop)?);
     for i in 1..inner.opts.max_background_jobs {

@@ -41,7 +41,7 @@
 //! per thread). [`DirectWritable`] has one owner.
 
 use super::{RandomAccessFile, WritableFile};
-use crate::error::{Error, Result};
+use crate::error::{Error, IoOp, Result};
 use std::cell::RefCell;
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -72,7 +72,7 @@ const KEEP_SCRATCH_MAX: usize = 4 << 20;
 /// # Errors
 /// `InvalidArgument` naming `path` if the file system refuses `O_DIRECT` (`EINVAL` at
 /// open, as tmpfs before Linux 6.6 does); otherwise `Error::io` with `op`.
-pub(super) fn open(path: &Path, create: bool, op: &'static str) -> Result<File> {
+pub(super) fn open(path: &Path, create: bool, op: IoOp) -> Result<File> {
     let mut o = OpenOptions::new();
     if create {
         o.write(true).create(true).truncate(true);
@@ -178,7 +178,7 @@ fn with_scratch<R>(align: usize, len: usize, f: impl FnOnce(&mut [u8]) -> R) -> 
 
 fn eof(path: &Path) -> Error {
     Error::io(
-        "read",
+        IoOp::Read,
         path,
         io::Error::new(io::ErrorKind::UnexpectedEof, "read past end of file"),
     )
@@ -225,7 +225,7 @@ impl DirectRandom {
                         }
                     }
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(Error::io("read", &self.path, e)),
+                    Err(e) => return Err(Error::io(IoOp::Read, &self.path, e)),
                 }
             }
             let wanted = buf.get(head..need).ok_or_else(|| eof(&self.path))?;
@@ -292,7 +292,7 @@ impl DirectWritable {
             .ok_or_else(|| Error::Internal("direct write buffer misaligned".into()))?;
         self.file
             .write_all_at(data, off)
-            .map_err(|e| Error::io("write", &self.path, e))
+            .map_err(|e| Error::io(IoOp::Write, &self.path, e))
     }
 
     /// Writes the whole aligned blocks buffered and moves the partial one to the front.
@@ -329,7 +329,7 @@ impl DirectWritable {
         self.write_window(padded)?;
         self.file
             .set_len(self.len)
-            .map_err(|e| Error::io("truncate", &self.path, e))
+            .map_err(|e| Error::io(IoOp::Truncate, &self.path, e))
     }
 }
 
@@ -368,7 +368,7 @@ impl WritableFile for DirectWritable {
         self.write_tail()?;
         self.file
             .sync_data()
-            .map_err(|e| Error::io("fsync", &self.path, e))
+            .map_err(|e| Error::io(IoOp::Fsync, &self.path, e))
     }
     fn len(&self) -> u64 {
         self.len

@@ -6,7 +6,7 @@
 
 use super::direct::{dio_alignment, FALLBACK_ALIGN};
 use super::*;
-use crate::error::Error;
+use crate::error::{Error, IoOp};
 use rand::{Rng, RngCore, SeedableRng};
 use std::path::PathBuf;
 
@@ -104,7 +104,7 @@ fn direct_reads_at_unaligned_offsets_and_lengths_match_buffered() {
     );
     for (o, n) in [(len - 1, 2), (len, 1), (len + 5000, 10), (0, len + 1)] {
         let e = direct.read_vec(o as u64, n).expect_err("past end");
-        assert!(matches!(e, Error::Io { op: "read", .. }), "{e}");
+        assert!(matches!(e, Error::Io { op: IoOp::Read, .. }), "{e}");
         assert!(buffered.read_vec(o as u64, n).is_err());
     }
 }

@@ -4,7 +4,7 @@
 //! `env/direct.rs`); elsewhere direct I/O is refused with `InvalidArgument`.
 
 use super::{FileLock, FileOptions, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
-use crate::error::{Error, Result};
+use crate::error::{Error, IoOp, Result};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::mem::MaybeUninit;
@@ -32,7 +32,7 @@ impl PosixWritable {
         if !self.buf.is_empty() {
             self.file
                 .write_all(&self.buf)
-                .map_err(|e| Error::io("write", &self.path, e))?;
+                .map_err(|e| Error::io(IoOp::Write, &self.path, e))?;
             self.buf.clear();
         }
         Ok(())
@@ -48,7 +48,7 @@ impl WritableFile for PosixWritable {
                 return self
                     .file
                     .write_all(data)
-                    .map_err(|e| Error::io("write", &self.path, e));
+                    .map_err(|e| Error::io(IoOp::Write, &self.path, e));
             }
         }
         self.buf.extend_from_slice(data);
@@ -61,7 +61,7 @@ impl WritableFile for PosixWritable {
         self.flush_buf()?;
         self.file
             .sync_data()
-            .map_err(|e| Error::io("fsync", &self.path, e))
+            .map_err(|e| Error::io(IoOp::Fsync, &self.path, e))
     }
     fn len(&self) -> u64 {
         self.len
@@ -86,7 +86,7 @@ impl RandomAccessFile for PosixRandom {
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         self.file
             .read_exact_at(buf, offset)
-            .map_err(|e| Error::io("read", &self.path, e))
+            .map_err(|e| Error::io(IoOp::Read, &self.path, e))
     }
     /// `pread` straight into the new `Vec`'s uninitialised capacity: no zero-fill.
     fn read_vec(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
@@ -104,14 +104,20 @@ impl RandomAccessFile for PosixRandom {
 /// its uninitialised capacity; retries short reads and `EINTR`.
 ///
 /// # Errors
-/// `Error::io("read")`: the OS error, or `UnexpectedEof` if the file ends first.
+/// `Error::io(IoOp::Read)`: the OS error, or `UnexpectedEof` if the file ends first.
 fn pread_vec(file: &File, path: &Path, offset: u64, len: usize) -> Result<Vec<u8>> {
     let mut out: Vec<u8> = Vec::with_capacity(len);
     while out.len() < len {
         let pos = offset
             .checked_add(out.len() as u64)
             .and_then(|p| libc::off_t::try_from(p).ok())
-            .ok_or_else(|| Error::io("read", path, io::Error::from(io::ErrorKind::InvalidInput)))?;
+            .ok_or_else(|| {
+                Error::io(
+                    IoOp::Read,
+                    path,
+                    io::Error::from(io::ErrorKind::InvalidInput),
+                )
+            })?;
         let filled = out.len();
         let spare: &mut [MaybeUninit<u8>] = out.spare_capacity_mut();
         let want = spare.len().min(len - filled);
@@ -131,12 +137,12 @@ fn pread_vec(file: &File, path: &Path, offset: u64, len: usize) -> Result<Vec<u8
         match n {
             0 => {
                 let e = io::Error::new(io::ErrorKind::UnexpectedEof, "read past end of file");
-                return Err(Error::io("read", path, e));
+                return Err(Error::io(IoOp::Read, path, e));
             }
             n if n < 0 => {
                 let e = io::Error::last_os_error();
                 if e.kind() != io::ErrorKind::Interrupted {
-                    return Err(Error::io("read", path, e));
+                    return Err(Error::io(IoOp::Read, path, e));
                 }
             }
             _ => {}
@@ -154,7 +160,7 @@ impl SequentialFile for PosixSequential {
     fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
         self.file
             .read(buf)
-            .map_err(|e| Error::io("read", &self.path, e))
+            .map_err(|e| Error::io(IoOp::Read, &self.path, e))
     }
 }
 
@@ -170,7 +176,7 @@ impl FileSystem for PosixFs {
             .create(true)
             .truncate(true)
             .open(path)
-            .map_err(|e| Error::io("create", path, e))?;
+            .map_err(|e| Error::io(IoOp::Create, path, e))?;
         Ok(Box::new(PosixWritable {
             file,
             path: path.to_path_buf(),
@@ -179,10 +185,10 @@ impl FileSystem for PosixFs {
         }))
     }
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
-        let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
+        let file = File::open(path).map_err(|e| Error::io(IoOp::Open, path, e))?;
         let size = file
             .metadata()
-            .map_err(|e| Error::io("stat", path, e))?
+            .map_err(|e| Error::io(IoOp::Stat, path, e))?
             .len();
         Ok(Arc::new(PosixRandom {
             file,
@@ -196,7 +202,7 @@ impl FileSystem for PosixFs {
         }
         #[cfg(target_os = "linux")]
         {
-            let file = super::direct::open(path, true, "create")?;
+            let file = super::direct::open(path, true, IoOp::Create)?;
             Ok(Box::new(super::direct::DirectWritable::new(
                 file,
                 path.to_path_buf(),
@@ -218,10 +224,10 @@ impl FileSystem for PosixFs {
         }
         #[cfg(target_os = "linux")]
         {
-            let file = super::direct::open(path, false, "open")?;
+            let file = super::direct::open(path, false, IoOp::Open)?;
             let size = file
                 .metadata()
-                .map_err(|e| Error::io("stat", path, e))?
+                .map_err(|e| Error::io(IoOp::Stat, path, e))?
                 .len();
             let align = super::direct::dio_alignment(&file);
             Ok(Arc::new(super::direct::DirectRandom {
@@ -238,25 +244,25 @@ impl FileSystem for PosixFs {
         ))
     }
     fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
-        let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
+        let file = File::open(path).map_err(|e| Error::io(IoOp::Open, path, e))?;
         Ok(Box::new(PosixSequential {
             file,
             path: path.to_path_buf(),
         }))
     }
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
-        std::fs::rename(from, to).map_err(|e| Error::io("rename", from, e))
+        std::fs::rename(from, to).map_err(|e| Error::io(IoOp::Rename, from, e))
     }
     fn remove(&self, path: &Path) -> Result<()> {
-        std::fs::remove_file(path).map_err(|e| Error::io("remove", path, e))
+        std::fs::remove_file(path).map_err(|e| Error::io(IoOp::Remove, path, e))
     }
     fn link(&self, from: &Path, to: &Path) -> Result<()> {
-        std::fs::hard_link(from, to).map_err(|e| Error::io("link", to, e))
+        std::fs::hard_link(from, to).map_err(|e| Error::io(IoOp::Link, to, e))
     }
     fn list(&self, dir: &Path) -> Result<Vec<String>> {
         let mut out = Vec::new();
-        for entry in std::fs::read_dir(dir).map_err(|e| Error::io("readdir", dir, e))? {
-            let entry = entry.map_err(|e| Error::io("readdir", dir, e))?;
+        for entry in std::fs::read_dir(dir).map_err(|e| Error::io(IoOp::ReadDir, dir, e))? {
+            let entry = entry.map_err(|e| Error::io(IoOp::ReadDir, dir, e))?;
             if let Some(name) = entry.file_name().to_str() {
                 out.push(name.to_string());
             }
@@ -264,18 +270,18 @@ impl FileSystem for PosixFs {
         Ok(out)
     }
     fn create_dir_all(&self, dir: &Path) -> Result<()> {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io("mkdir", dir, e))
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(IoOp::Mkdir, dir, e))
     }
     fn sync_dir(&self, dir: &Path) -> Result<()> {
-        let d = File::open(dir).map_err(|e| Error::io("open-dir", dir, e))?;
-        d.sync_all().map_err(|e| Error::io("fsync-dir", dir, e))
+        let d = File::open(dir).map_err(|e| Error::io(IoOp::OpenDir, dir, e))?;
+        d.sync_all().map_err(|e| Error::io(IoOp::FsyncDir, dir, e))
     }
     fn exists(&self, path: &Path) -> bool {
         path.exists()
     }
     fn file_size(&self, path: &Path) -> Result<u64> {
         Ok(std::fs::metadata(path)
-            .map_err(|e| Error::io("stat", path, e))?
+            .map_err(|e| Error::io(IoOp::Stat, path, e))?
             .len())
     }
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
@@ -284,11 +290,11 @@ impl FileSystem for PosixFs {
             .create(true)
             .truncate(false)
             .open(path)
-            .map_err(|e| Error::io("create", path, e))?;
+            .map_err(|e| Error::io(IoOp::Create, path, e))?;
         match file.try_lock() {
             Ok(()) => Ok(Box::new(PosixLock { _file: file })),
             Err(std::fs::TryLockError::WouldBlock) => Err(Error::Locked(path.to_path_buf())),
-            Err(std::fs::TryLockError::Error(e)) => Err(Error::io("lock", path, e)),
+            Err(std::fs::TryLockError::Error(e)) => Err(Error::io(IoOp::Lock, path, e)),
         }
     }
 }

@@ -8,7 +8,7 @@
 use super::rules::FaultKinds;
 use super::state::{io_err, InodeId, State};
 use crate::env::{FileLock, RandomAccessFile, SequentialFile, WritableFile};
-use crate::error::Result;
+use crate::error::{IoOp, Result};
 use parking_lot::Mutex;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -40,9 +40,9 @@ impl WritableFile for FaultWritable {
     fn append(&mut self, data: &[u8]) -> Result<()> {
         let c = &self.core;
         let mut st = c.state.lock();
-        st.live(c.epoch, "write", &c.path)?;
-        st.check(FaultKinds::WRITE, "write", &c.path, None)?;
-        st.inode_mut(c.id, "write", &c.path)?
+        st.live(c.epoch, IoOp::Write, &c.path)?;
+        st.check(FaultKinds::WRITE, IoOp::Write, &c.path, None)?;
+        st.inode_mut(c.id, IoOp::Write, &c.path)?
             .data
             .extend_from_slice(data);
         self.len += data.len() as u64;
@@ -52,19 +52,19 @@ impl WritableFile for FaultWritable {
     fn flush(&mut self) -> Result<()> {
         let c = &self.core;
         let mut st = c.state.lock();
-        st.live(c.epoch, "write", &c.path)?;
-        st.check(FaultKinds::FLUSH, "write", &c.path, None)
+        st.live(c.epoch, IoOp::Write, &c.path)?;
+        st.check(FaultKinds::FLUSH, IoOp::Write, &c.path, None)
     }
 
     fn sync(&mut self) -> Result<()> {
         let c = &self.core;
         let mut st = c.state.lock();
-        st.live(c.epoch, "fsync", &c.path)?;
-        if let Err(e) = st.check(FaultKinds::SYNC, "fsync", &c.path, None) {
+        st.live(c.epoch, IoOp::Fsync, &c.path)?;
+        if let Err(e) = st.check(FaultKinds::SYNC, IoOp::Fsync, &c.path, None) {
             st.on_failed_sync(c.id);
             return Err(e);
         }
-        let inode = st.inode_mut(c.id, "fsync", &c.path)?;
+        let inode = st.inode_mut(c.id, IoOp::Fsync, &c.path)?;
         inode.durable_len = inode.data.len();
         Ok(())
     }
@@ -85,16 +85,16 @@ impl RandomAccessFile for FaultRandom {
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         let c = &self.core;
         let mut st = c.state.lock();
-        st.live(c.epoch, "read", &c.path)?;
-        st.check(FaultKinds::READ, "read", &c.path, None)?;
-        let inode = st.inode_mut(c.id, "read", &c.path)?;
+        st.live(c.epoch, IoOp::Read, &c.path)?;
+        st.check(FaultKinds::READ, IoOp::Read, &c.path, None)?;
+        let inode = st.inode_mut(c.id, IoOp::Read, &c.path)?;
         let src = usize::try_from(offset)
             .ok()
             .and_then(|start| Some((start, start.checked_add(buf.len())?)))
             .and_then(|(start, end)| inode.data.get(start..end))
             .ok_or_else(|| {
                 io_err(
-                    "read",
+                    IoOp::Read,
                     &c.path,
                     io::ErrorKind::UnexpectedEof,
                     "read past end of file",
@@ -124,9 +124,9 @@ impl SequentialFile for FaultSequential {
     fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
         let c = &self.core;
         let mut st = c.state.lock();
-        st.live(c.epoch, "read", &c.path)?;
-        st.check(FaultKinds::READ, "read", &c.path, None)?;
-        let inode = st.inode_mut(c.id, "read", &c.path)?;
+        st.live(c.epoch, IoOp::Read, &c.path)?;
+        st.check(FaultKinds::READ, IoOp::Read, &c.path, None)?;
+        let inode = st.inode_mut(c.id, IoOp::Read, &c.path)?;
         let rest = inode.data.get(self.pos..).unwrap_or_default();
         let n = rest.len().min(buf.len());
         if let (Some(dst), Some(src)) = (buf.get_mut(..n), rest.get(..n)) {

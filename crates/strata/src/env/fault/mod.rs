@@ -101,7 +101,7 @@ use super::{
     direct_io_refused, FileLock, FileOptions, FileSystem, RandomAccessFile, SequentialFile,
     WritableFile,
 };
-use crate::error::{Error, Result};
+use crate::error::{Error, IoOp, Result};
 use handles::{FaultLock, FaultRandom, FaultSequential, FaultWritable, HandleCore};
 use parking_lot::Mutex;
 use state::{norm, parent_of, State};
@@ -266,7 +266,7 @@ impl FaultFs {
     pub fn corrupt_byte(&self, path: impl AsRef<Path>, offset: u64, xor: u8) -> Result<()> {
         let path = norm(path.as_ref());
         let mut st = self.state.lock();
-        let inode = st.file_inode_mut(&path, "corrupt")?;
+        let inode = st.file_inode_mut(&path, IoOp::Corrupt)?;
         let byte = usize::try_from(offset)
             .ok()
             .and_then(|o| inode.data.get_mut(o))
@@ -288,7 +288,7 @@ impl FaultFs {
     pub fn truncate(&self, path: impl AsRef<Path>, len: u64) -> Result<()> {
         let path = norm(path.as_ref());
         let mut st = self.state.lock();
-        let inode = st.file_inode_mut(&path, "truncate")?;
+        let inode = st.file_inode_mut(&path, IoOp::Truncate)?;
         let len = usize::try_from(len).unwrap_or(usize::MAX);
         inode.data.truncate(len);
         inode.durable_len = inode.durable_len.min(inode.data.len());
@@ -332,7 +332,7 @@ impl FileSystem for FaultFs {
         let path = norm(path);
         let (id, epoch) = {
             let mut st = self.state.lock();
-            st.check(FaultKinds::CREATE, "create", &path, None)?;
+            st.check(FaultKinds::CREATE, IoOp::Create, &path, None)?;
             direct_gate(&mut st, &path, opts)?;
             (st.create(&path)?, st.epoch)
         };
@@ -350,7 +350,7 @@ impl FileSystem for FaultFs {
         let path = norm(path);
         let (id, epoch, size) = {
             let mut st = self.state.lock();
-            st.check(FaultKinds::OPEN, "open", &path, None)?;
+            st.check(FaultKinds::OPEN, IoOp::Open, &path, None)?;
             direct_gate(&mut st, &path, opts)?;
             let (id, size) = st.open(&path)?;
             (id, st.epoch, size)
@@ -365,7 +365,7 @@ impl FileSystem for FaultFs {
         let path = norm(path);
         let (id, epoch) = {
             let mut st = self.state.lock();
-            st.check(FaultKinds::OPEN, "open", &path, None)?;
+            st.check(FaultKinds::OPEN, IoOp::Open, &path, None)?;
             (st.open(&path)?.0, st.epoch)
         };
         Ok(Box::new(FaultSequential {
@@ -377,35 +377,35 @@ impl FileSystem for FaultFs {
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
         let (from, to) = (norm(from), norm(to));
         let mut st = self.state.lock();
-        st.check(FaultKinds::RENAME, "rename", &from, Some(&to))?;
+        st.check(FaultKinds::RENAME, IoOp::Rename, &from, Some(&to))?;
         st.rename(&from, &to)
     }
 
     fn remove(&self, path: &Path) -> Result<()> {
         let path = norm(path);
         let mut st = self.state.lock();
-        st.check(FaultKinds::REMOVE, "remove", &path, None)?;
+        st.check(FaultKinds::REMOVE, IoOp::Remove, &path, None)?;
         st.remove(&path)
     }
 
     fn list(&self, dir: &Path) -> Result<Vec<String>> {
         let dir = norm(dir);
         let mut st = self.state.lock();
-        st.check(FaultKinds::LIST, "readdir", &dir, None)?;
+        st.check(FaultKinds::LIST, IoOp::ReadDir, &dir, None)?;
         st.list(&dir)
     }
 
     fn create_dir_all(&self, dir: &Path) -> Result<()> {
         let dir = norm(dir);
         let mut st = self.state.lock();
-        st.check(FaultKinds::MKDIR, "mkdir", &dir, None)?;
+        st.check(FaultKinds::MKDIR, IoOp::Mkdir, &dir, None)?;
         st.create_dir_all(&dir)
     }
 
     fn sync_dir(&self, dir: &Path) -> Result<()> {
         let dir = norm(dir);
         let mut st = self.state.lock();
-        st.check(FaultKinds::SYNC_DIR, "fsync-dir", &dir, None)?;
+        st.check(FaultKinds::SYNC_DIR, IoOp::FsyncDir, &dir, None)?;
         st.sync_dir(&dir)
     }
 
@@ -418,7 +418,7 @@ impl FileSystem for FaultFs {
     fn file_size(&self, path: &Path) -> Result<u64> {
         let path = norm(path);
         let mut st = self.state.lock();
-        st.check(FaultKinds::STAT, "stat", &path, None)?;
+        st.check(FaultKinds::STAT, IoOp::Stat, &path, None)?;
         st.file_size(&path)
     }
 
@@ -426,7 +426,7 @@ impl FileSystem for FaultFs {
         let path = norm(path);
         let (id, epoch) = {
             let mut st = self.state.lock();
-            st.check(FaultKinds::LOCK, "lock", &path, None)?;
+            st.check(FaultKinds::LOCK, IoOp::Lock, &path, None)?;
             (st.lock(&path)?, st.epoch)
         };
         Ok(Box::new(FaultLock {

@@ -14,7 +14,7 @@
 //!    fails without touching the state.
 
 use super::rules::{CrashMode, FailedSyncMode, FaultKinds, FaultRule, SplitMix64};
-use crate::error::{Error, Result};
+use crate::error::{Error, IoOp, Result};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -75,16 +75,16 @@ pub(super) fn parent_of(p: &Path) -> PathBuf {
 }
 
 /// An [`Error::Io`] with an `io::Error` of `kind`.
-pub(super) fn io_err(op: &'static str, path: &Path, kind: io::ErrorKind, msg: &str) -> Error {
+pub(super) fn io_err(op: IoOp, path: &Path, kind: io::ErrorKind, msg: &str) -> Error {
     Error::io(op, path, io::Error::new(kind, msg.to_string()))
 }
 
 /// The error of an injected fault.
-fn injected(op: &'static str, path: &Path) -> Error {
+fn injected(op: IoOp, path: &Path) -> Error {
     Error::io(op, path, io::Error::other("injected fault"))
 }
 
-fn not_found(op: &'static str, path: &Path) -> Error {
+fn not_found(op: IoOp, path: &Path) -> Error {
     io_err(
         op,
         path,
@@ -103,7 +103,7 @@ impl State {
     pub(super) fn check(
         &mut self,
         kind: FaultKinds,
-        op: &'static str,
+        op: IoOp,
         path: &Path,
         other: Option<&Path>,
     ) -> Result<()> {
@@ -163,7 +163,7 @@ impl State {
     }
 
     /// Fails iff `epoch` is not the current one (the handle predates a crash).
-    pub(super) fn live(&self, epoch: u64, op: &'static str, path: &Path) -> Result<()> {
+    pub(super) fn live(&self, epoch: u64, op: IoOp, path: &Path) -> Result<()> {
         if epoch == self.epoch {
             Ok(())
         } else {
@@ -176,12 +176,7 @@ impl State {
     }
 
     /// The inode of a live handle.
-    pub(super) fn inode_mut(
-        &mut self,
-        id: InodeId,
-        op: &'static str,
-        path: &Path,
-    ) -> Result<&mut Inode> {
+    pub(super) fn inode_mut(&mut self, id: InodeId, op: IoOp, path: &Path) -> Result<&mut Inode> {
         self.inodes
             .get_mut(&id)
             .ok_or_else(|| io_err(op, path, io::ErrorKind::NotFound, "inode vanished"))
@@ -192,7 +187,7 @@ impl State {
         dir.parent().is_none() || self.dirs.contains(dir)
     }
 
-    fn require_parent(&self, op: &'static str, path: &Path) -> Result<()> {
+    fn require_parent(&self, op: IoOp, path: &Path) -> Result<()> {
         if self.dirs.contains(path) {
             return Err(io_err(
                 op,
@@ -223,7 +218,7 @@ impl State {
 
     /// Links a new empty inode at `path` (replacing any entry) and opens it for writing.
     pub(super) fn create(&mut self, path: &Path) -> Result<InodeId> {
-        self.require_parent("create", path)?;
+        self.require_parent(IoOp::Create, path)?;
         let id = self.new_inode(1);
         self.current.insert(path.to_path_buf(), id);
         self.gc();
@@ -235,8 +230,8 @@ impl State {
         let id = *self
             .current
             .get(path)
-            .ok_or_else(|| not_found("open", path))?;
-        let inode = self.inode_mut(id, "open", path)?;
+            .ok_or_else(|| not_found(IoOp::Open, path))?;
+        let inode = self.inode_mut(id, IoOp::Open, path)?;
         inode.open += 1;
         Ok((id, inode.data.len() as u64))
     }
@@ -249,7 +244,7 @@ impl State {
     }
 
     /// The inode of the file at `path` now.
-    pub(super) fn file_inode_mut(&mut self, path: &Path, op: &'static str) -> Result<&mut Inode> {
+    pub(super) fn file_inode_mut(&mut self, path: &Path, op: IoOp) -> Result<&mut Inode> {
         let id = *self.current.get(path).ok_or_else(|| not_found(op, path))?;
         self.inode_mut(id, op, path)
     }
@@ -268,9 +263,9 @@ impl State {
     /// Moves the entry `from` to `to`, replacing `to`.
     pub(super) fn rename(&mut self, from: &Path, to: &Path) -> Result<()> {
         if !self.current.contains_key(from) {
-            return Err(not_found("rename", from));
+            return Err(not_found(IoOp::Rename, from));
         }
-        self.require_parent("rename", to)?;
+        self.require_parent(IoOp::Rename, to)?;
         if let Some(id) = self.current.remove(from) {
             self.current.insert(to.to_path_buf(), id);
         }
@@ -282,7 +277,7 @@ impl State {
     pub(super) fn remove(&mut self, path: &Path) -> Result<()> {
         self.current
             .remove(path)
-            .ok_or_else(|| not_found("remove", path))?;
+            .ok_or_else(|| not_found(IoOp::Remove, path))?;
         self.gc();
         Ok(())
     }
@@ -290,7 +285,7 @@ impl State {
     /// Sorted names of the files and directories directly inside `dir`.
     pub(super) fn list(&self, dir: &Path) -> Result<Vec<String>> {
         if !self.dir_exists(dir) {
-            return Err(not_found("readdir", dir));
+            return Err(not_found(IoOp::ReadDir, dir));
         }
         let children = self.current.keys().chain(self.dirs.iter());
         let names: BTreeSet<String> = children
@@ -311,7 +306,7 @@ impl State {
             }
             if self.current.contains_key(d) {
                 return Err(io_err(
-                    "mkdir",
+                    IoOp::Mkdir,
                     d,
                     io::ErrorKind::AlreadyExists,
                     "is a file",
@@ -327,7 +322,7 @@ impl State {
     /// Makes every entry directly inside `dir` durable as it is now.
     pub(super) fn sync_dir(&mut self, dir: &Path) -> Result<()> {
         if !self.dir_exists(dir) {
-            return Err(not_found("open-dir", dir));
+            return Err(not_found(IoOp::OpenDir, dir));
         }
         let inside = |p: &&PathBuf| p.parent() == Some(dir);
         let gone: Vec<PathBuf> = self
@@ -352,7 +347,7 @@ impl State {
         let id = self
             .current
             .get(path)
-            .ok_or_else(|| not_found("stat", path))?;
+            .ok_or_else(|| not_found(IoOp::Stat, path))?;
         let len = self.inodes.get(id).map_or(0, |i| i.data.len());
         Ok(len as u64)
     }
@@ -366,7 +361,7 @@ impl State {
             return Err(Error::Locked(path.to_path_buf()));
         }
         if !self.current.contains_key(path) {
-            self.require_parent("create", path)?;
+            self.require_parent(IoOp::Create, path)?;
             self.create_unopened(path);
         }
         self.next_lock += 1;

@@ -210,7 +210,7 @@ fn fault_rule_fires_at_nth_op_of_kind_once() {
     f.append(b"b").expect("2nd append");
     let err = f.append(b"c").expect_err("3rd append fails");
     assert_injected(&err);
-    assert!(matches!(&err, Error::Io { op: "write", path, .. } if path == &p("/db/5.log")));
+    assert!(matches!(&err, Error::Io { op: IoOp::Write, path, .. } if path == &p("/db/5.log")));
     f.append(b"d").expect("once: 4th append succeeds");
     assert_eq!(fs.file_bytes("/db/5.log"), Some(b"abd".to_vec()));
     assert_eq!(f.len(), 3);

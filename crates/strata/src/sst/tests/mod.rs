@@ -14,7 +14,7 @@ mod offsets;
 use super::*;
 use crate::cache::BlockCache;
 use crate::env::{RandomAccessFile, WritableFile};
-use crate::error::{Error, Result};
+use crate::error::{Error, IoOp, Result};
 use crate::key::{make_internal_key, ValueKind};
 use crate::stats::Statistics;
 use parking_lot::Mutex;
@@ -58,7 +58,7 @@ impl RandomAccessFile for MemRandom {
                 Ok(())
             }
             None => Err(Error::io(
-                "read",
+                IoOp::Read,
                 &self.path,
                 std::io::Error::from(std::io::ErrorKind::UnexpectedEof),
             )),
