@@ -39,6 +39,8 @@ use std::sync::Arc;
 pub struct Aligned {
     /// User-key ranges of the grandparent files, in key order.
     grandparents: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The grandparent files' sizes, in the same order.
+    grandparent_sizes: Vec<u64>,
     /// Index of the first grandparent whose largest key is >= the last key seen.
     next: usize,
     target: u64,
@@ -60,6 +62,7 @@ impl Aligned {
                     )
                 })
                 .collect(),
+            grandparent_sizes: grandparents.iter().map(|f| f.size).collect(),
             next: 0,
             target,
             min: (target as f64 / variance) as u64,
@@ -69,6 +72,28 @@ impl Aligned {
 }
 
 impl OutputPartitioner for Aligned {
+    fn cuts_at_tombstone_ends(&self) -> bool {
+        !self.grandparents.is_empty()
+    }
+
+    /// RocksDB cuts on grandparent overlap too: a file holding tombstones over one end
+    /// of a gap and entries at the other would overlap every grandparent in between,
+    /// and the compaction that moves it down would rewrite all of them. Cut when the
+    /// grandparents lying entirely in `[tombstones_end, next_user_key)` hold more than
+    /// a target file size.
+    fn cut_at_tombstones_end(&self, tombstones_end: &[u8], next_user_key: &[u8]) -> bool {
+        let between: u64 = self
+            .grandparents
+            .iter()
+            .zip(&self.grandparent_sizes)
+            .filter(|((smallest, largest), _)| {
+                smallest.as_slice() >= tombstones_end && largest.as_slice() < next_user_key
+            })
+            .map(|(_, size)| size)
+            .sum();
+        between > self.target
+    }
+
     fn should_cut(&mut self, k: &[u8], size: u64) -> bool {
         let mut crossed = false;
         while self

@@ -20,6 +20,23 @@ pub trait OutputPartitioner: Send {
     /// order; `current_size` is 0 when no file is open, and the answer must then be
     /// false.
     fn should_cut(&mut self, next_user_key: &[u8], current_size: u64) -> bool;
+
+    /// True iff this partitioner may end a file where its range tombstones end
+    /// ([`OutputPartitioner::cut_at_tombstones_end`]); the writer looks for such ends
+    /// only then. Default: false.
+    fn cuts_at_tombstone_ends(&self) -> bool {
+        false
+    }
+
+    /// True iff a file whose last entry precedes `next_user_key` and whose range
+    /// tombstones end at `tombstones_end` (before `next_user_key`) should be finished
+    /// at `tombstones_end` rather than stretched to `next_user_key`: for example when
+    /// the next level holds much data in between, which a file spanning the gap would
+    /// drag into its next compaction. Default: never.
+    fn cut_at_tombstones_end(&self, tombstones_end: &[u8], next_user_key: &[u8]) -> bool {
+        let _ = (tombstones_end, next_user_key);
+        false
+    }
 }
 
 /// Cuts when the file reaches a fixed size.

@@ -34,7 +34,7 @@ use super::executor::{JobContext, Outcome};
 use super::gc::VersionGc;
 use super::merge_chain::{self, Entry};
 use super::partitioner::{self, OutputPartitioner};
-use super::plan::{Action, OutputStream, Partitioning, Plan, Router};
+use super::plan::{Action, OutputStream, Plan, Router};
 use crate::compaction_filter::{CompactionFilter, Decision};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
@@ -327,11 +327,13 @@ impl Sink {
 /// `(k, MAX_SEQUENCE, RangeDelete)`, which sorts before every entry of `k`), and a
 /// stream with tombstones but no entries writes one file of tombstones only.
 ///
-/// A file also ends where its tombstones end when the next key lies beyond
-/// grandparent files of more than a target file size (RocksDB cuts on grandparent
-/// overlap too): otherwise a file holding tombstones over one end of the key space and
-/// entries at the other would overlap the whole next level, and the compaction that
-/// moves it down would rewrite all of it.
+/// A file also ends where its tombstones end when the stream's partitioner says so
+/// (`OutputPartitioner::cut_at_tombstones_end`; aligned partitioning does when the
+/// next key lies beyond grandparent files of more than a target file size, as RocksDB
+/// cuts on grandparent overlap): otherwise a file holding tombstones over one end of
+/// the key space and entries at the other would overlap the whole next level, and the
+/// compaction that moves it down would rewrite all of it. The writer has no branch
+/// per partitioning.
 struct StreamWriter {
     stream: OutputStream,
     partitioner: Box<dyn OutputPartitioner>,
@@ -377,21 +379,13 @@ impl StreamWriter {
         Ok(())
     }
 
-    /// Where the tombstones waiting for the current file end, if the grandparent
-    /// files lying entirely between there and `next_user_key` hold more than a target
-    /// file size (the plan names no grandparents for L0 outputs: never then).
+    /// Where the tombstones waiting for the current file end, if the stream's
+    /// partitioner wants the file finished there rather than stretched over the gap
+    /// to `next_user_key` ([`OutputPartitioner::cut_at_tombstones_end`]).
     fn tombstones_end_far_before(&self, next_user_key: &[u8]) -> Option<Vec<u8>> {
-        let Partitioning::Aligned {
-            grandparents,
-            target,
-            ..
-        } = &self.stream.partitioning
-        else {
-            return None;
-        };
-        // Per key: one flag and at most one binary search. Only tombstones that end
+        // Per key: one call and at most one binary search. Only tombstones that end
         // after the previous key make a gap worth measuring.
-        if self.range_dels.is_empty() {
+        if self.range_dels.is_empty() || !self.partitioner.cuts_at_tombstone_ends() {
             return None;
         }
         let end = self
@@ -400,12 +394,9 @@ impl StreamWriter {
         if !self.prev_key.is_empty() && end <= self.prev_key.as_slice() {
             return None;
         }
-        let between: u64 = grandparents
-            .iter()
-            .filter(|g| g.smallest_user_key() >= end && g.largest_user_key() < next_user_key)
-            .map(|g| g.size)
-            .sum();
-        (between > *target).then(|| end.to_vec())
+        self.partitioner
+            .cut_at_tombstones_end(end, next_user_key)
+            .then(|| end.to_vec())
     }
 
     fn builder(&mut self, versions: &VersionSet) -> Result<&mut TableBuilder> {

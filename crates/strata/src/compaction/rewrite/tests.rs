@@ -7,7 +7,7 @@ use crate::compaction::executor::tests::{
     rewrite_plan, row, version_set, Entries, Row,
 };
 use crate::compaction::executor::{execute, key_after};
-use crate::compaction::plan::{Input, KeyRange};
+use crate::compaction::plan::{Input, KeyRange, Partitioning};
 use crate::iter::test_util::FailingIter;
 use crate::key::ValueKind::{Delete, Merge, Put};
 use crate::merge::Append;
