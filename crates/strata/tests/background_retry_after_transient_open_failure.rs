@@ -96,7 +96,11 @@ fn failed_table_read_during_compaction_is_retried() {
     }
     fs.inject(FaultRule::once(FaultKinds::READ, 0).on_path(".sst"));
     for round in 4..=6 {
-        fill(&db, round, 200);
+        // A write stalled behind the failed compaction gets its retryable error.
+        for i in 0..200u32 {
+            let key = format!("k{i:04}");
+            retry(|| db.put(&WriteOptions::default(), key.as_bytes(), &[round; 32]));
+        }
         retry(|| db.flush());
     }
     retry(|| db.wait_for_compactions());

@@ -13,12 +13,15 @@
 //!
 //! After the cut, without locks: every table the versions name is hard-linked into
 //! the checkpoint (copied where linking fails: another file system, or a file system
-//! without links), the opened WALs are copied up to the cut, `OPTIONS` is written,
-//! every file and the directory are synced, and the temporary directory is renamed to
-//! its name and its parent synced. The held versions keep their tables from being
-//! deleted and the open WAL handles keep theirs readable, whatever the database does
-//! meanwhile. A crash leaves at most `<dir>.checkpoint-tmp`, which a later checkpoint
-//! to the same directory refuses by name.
+//! without links), the opened WALs are copied up to the cut, `OPTIONS` is written, and
+//! the directory is synced. `CURRENT` is written last (atomically, with its directory
+//! fsync): until then the directory is not a database (an open without
+//! `create_if_missing` refuses it), and once it exists every file it leads to is
+//! durable. So a crash at any step leaves either no database or the whole checkpoint.
+//! The held versions keep their tables from being deleted and the open WAL handles
+//! keep theirs readable, whatever the database does meanwhile. A checkpoint
+//! interrupted by a crash leaves a directory without `CURRENT`, which a later
+//! checkpoint to the same target refuses as not empty.
 
 use super::open::Access;
 use super::{write, DbInner};
@@ -26,7 +29,8 @@ use crate::env::{FileSystem, RandomAccessFile};
 use crate::error::{Error, Result};
 use crate::filename::{self, FileType};
 use crate::options_file;
-use std::path::{Path, PathBuf};
+use crate::version::manifest;
+use std::path::Path;
 use std::sync::Arc;
 
 /// What [`crate::Db::checkpoint`] made.
@@ -56,10 +60,9 @@ struct WalCut {
 /// Makes the checkpoint of `inner` in `dir` (see the module docs).
 ///
 /// # Errors
-/// `InvalidArgument` if `dir` exists and is not an empty directory, if a stale
-/// temporary directory of an earlier checkpoint is in the way, or for a read-only
-/// handle; I/O errors (the database is unaffected; a partial temporary directory may
-/// remain and is named by the next attempt).
+/// `InvalidArgument` if `dir` exists and is not an empty directory (an interrupted
+/// checkpoint's included), or for a read-only handle; I/O errors (the database is
+/// unaffected; `dir` may remain without `CURRENT`, which is no database).
 pub(super) fn create(inner: &DbInner, dir: &Path) -> Result<CheckpointInfo> {
     if inner.access == Access::ReadOnly {
         return Err(super::read_only::refused(&inner.dir));
@@ -73,16 +76,11 @@ pub(super) fn create(inner: &DbInner, dir: &Path) -> Result<CheckpointInfo> {
             dir.display()
         )));
     }
-    let tmp = temp_dir(dir);
-    if fs.exists(&tmp) {
-        return Err(Error::InvalidArgument(format!(
-            "a checkpoint interrupted earlier left `{}`: remove it and try again",
-            tmp.display()
-        )));
-    }
-    fs.create_dir_all(&tmp)?;
-    let (versions, wals) = write::with_wal_cut(inner, |current, current_len| {
-        inner.versions.write_manifest_into(&tmp, |versions| {
+    fs.create_dir_all(dir)?;
+    // The directory's own entry, durable before `CURRENT` makes it a database.
+    fs.sync_dir(parent_of(dir))?;
+    let (manifest, versions, wals) = write::with_wal_cut(inner, |current, current_len| {
+        inner.versions.write_manifest_into(dir, |versions| {
             let oldest = versions.iter().map(|(_, _, log)| *log).min().unwrap_or(0);
             open_wals(fs, &inner.dir, oldest, (current, current_len))
         })
@@ -90,7 +88,7 @@ pub(super) fn create(inner: &DbInner, dir: &Path) -> Result<CheckpointInfo> {
     let mut info = CheckpointInfo::default();
     for table in versions.iter().flat_map(|(_, v, _)| v.physical_tables()) {
         let from = filename::table_file(inner.versions.dir(table.path_id)?, table.number);
-        let to = filename::table_file(&tmp, table.number);
+        let to = filename::table_file(dir, table.number);
         if fs.link(&from, &to).is_ok() {
             info.tables_linked += 1;
         } else {
@@ -105,7 +103,7 @@ pub(super) fn create(inner: &DbInner, dir: &Path) -> Result<CheckpointInfo> {
             fs,
             wal.file.as_ref(),
             wal.len,
-            &filename::wal_file(&tmp, wal.number),
+            &filename::wal_file(dir, wal.number),
         )?;
         info.wals_copied += 1;
         info.wal_bytes_copied += wal.len;
@@ -113,25 +111,20 @@ pub(super) fn create(inner: &DbInner, dir: &Path) -> Result<CheckpointInfo> {
     // All tables now sit in the checkpoint's own directory: it opens without data paths.
     let mut opts = inner.opts.clone();
     opts.db_paths.clear();
-    options_file::store(fs, &tmp, &opts)?;
-    fs.sync_dir(&tmp)?;
+    options_file::store(fs, dir, &opts)?;
+    fs.sync_dir(dir)?;
     drop(versions);
-    fs.rename(&tmp, dir)?;
-    // A bare relative target (`cp`) has the empty path as its parent: the current
-    // directory.
-    let parent = match dir.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    fs.sync_dir(parent)?;
+    // Last: every file `CURRENT` leads to is durable.
+    manifest::set_current(fs, dir, manifest)?;
     Ok(info)
 }
 
-/// `<dir>.checkpoint-tmp`, beside `dir`.
-fn temp_dir(dir: &Path) -> PathBuf {
-    let mut name = dir.file_name().unwrap_or_default().to_os_string();
-    name.push(".checkpoint-tmp");
-    dir.with_file_name(name)
+/// The directory holding `dir` (`.` for a bare relative name such as `cp`).
+fn parent_of(dir: &Path) -> &Path {
+    match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
 }
 
 /// Opens every WAL in `db_dir` from `oldest` to `current.0` (the WAL taking writes,

@@ -381,8 +381,9 @@ impl Db {
     /// (docs/ARCHITECTURE.md §7.7). Flush first ([`Db::flush`]) to copy no WAL bytes.
     ///
     /// # Errors
-    /// `InvalidArgument` if `dir` exists and is not an empty directory, if an
-    /// interrupted checkpoint left `<dir>.checkpoint-tmp`, or for a read-only handle;
+    /// `InvalidArgument` if `dir` exists and is not an empty directory (a checkpoint a
+    /// crash interrupted leaves one without `CURRENT`, which is no database), or for a
+    /// read-only handle;
     /// `Poisoned` for a poisoned database or if the WAL fsync failed; `Io`.
     pub fn checkpoint(&self, dir: impl AsRef<Path>) -> Result<CheckpointInfo> {
         checkpoint::create(&self.inner, dir.as_ref())

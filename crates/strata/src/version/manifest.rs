@@ -102,6 +102,23 @@ impl Manifest {
         number: u64,
         snapshot: &[VersionEdit],
     ) -> Result<Manifest> {
+        let m = Manifest::write(fs, dir, number, snapshot)?;
+        set_current(fs.as_ref(), dir, number)?;
+        Ok(m)
+    }
+
+    /// [`Manifest::create`] without pointing `CURRENT` at it: the MANIFEST and its
+    /// directory entry are durable, `CURRENT` is untouched (a checkpoint names it last,
+    /// [`set_current`], once every file it needs is durable).
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn write(
+        fs: &Arc<dyn FileSystem>,
+        dir: &Path,
+        number: u64,
+        snapshot: &[VersionEdit],
+    ) -> Result<Manifest> {
         let name = filename::manifest_name(number);
         let file = fs.create(&dir.join(&name))?;
         let mut m = Manifest {
@@ -110,7 +127,6 @@ impl Manifest {
         };
         m.append_all(snapshot)?;
         fs.sync_dir(dir)?;
-        write_file_atomic(fs.as_ref(), dir, CURRENT, format!("{name}\n").as_bytes())?;
         Ok(m)
     }
 
@@ -424,6 +440,17 @@ impl Replay {
             manifest_number,
         })
     }
+}
+
+/// Points `dir`'s `CURRENT` at `MANIFEST-<number>` atomically ([`write_file_atomic`]:
+/// temp + fsync + rename + directory fsync).
+///
+/// # Errors
+/// I/O errors; `CURRENT` then names the previous MANIFEST, or the new one if only the
+/// final directory fsync failed.
+pub fn set_current(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<()> {
+    let name = filename::manifest_name(number);
+    write_file_atomic(fs, dir, CURRENT, format!("{name}\n").as_bytes())
 }
 
 #[cfg(test)]

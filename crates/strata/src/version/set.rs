@@ -410,10 +410,12 @@ impl VersionSet {
     /// Writes, into the directory `dir` of another database (a checkpoint), a MANIFEST
     /// holding every live family's current version with its log number and the
     /// database-wide counters, every table placed in data path 0 (the checkpoint keeps
-    /// all its tables in `dir`), and points `dir`'s `CURRENT` at it. Then, still under
-    /// the writer lock (so no edit installs a version that releases a WAL or table the
-    /// returned versions need), calls `pin` with the versions, which must open whatever
-    /// it needs to read later. Returns the versions (keeping their tables alive).
+    /// all its tables in `dir`); `CURRENT` is not written (the caller names the
+    /// MANIFEST last, `manifest::set_current`). Then, still under the writer lock (so
+    /// no edit installs a version that releases a WAL or table the returned versions
+    /// need), calls `pin` with the versions, which must open whatever it needs to read
+    /// later. Returns the MANIFEST's number and the versions (keeping their tables
+    /// alive).
     ///
     /// # Errors
     /// I/O errors writing `dir`; `pin`'s error.
@@ -421,7 +423,7 @@ impl VersionSet {
         &self,
         dir: &Path,
         pin: impl FnOnce(&[FamilyAt]) -> Result<T>,
-    ) -> Result<(Vec<FamilyAt>, T)> {
+    ) -> Result<(u64, Vec<FamilyAt>, T)> {
         let _writer = self.writer.lock();
         let versions: Vec<_> = self
             .families()
@@ -441,9 +443,9 @@ impl VersionSet {
                 f.path_id = 0;
             }
         }
-        Manifest::create(&self.fs, dir, number, &snapshot)?;
+        Manifest::write(&self.fs, dir, number, &snapshot)?;
         let pinned = pin(&versions)?;
-        Ok((versions, pinned))
+        Ok((number, versions, pinned))
     }
 
     /// The records that start a new MANIFEST: per family (the default one first, with
