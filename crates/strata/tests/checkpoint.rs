@@ -373,3 +373,57 @@ fn a_crash_at_any_step_of_a_checkpoint_leaves_a_whole_checkpoint_or_none() {
         "k={k} whole={whole} absent={absent}"
     );
 }
+
+/// Checkpoints taken while column families are created, filled and dropped: each
+/// opens, and each family in it holds all of the one batch written into it or none
+/// (a family and its batch are never half there).
+#[test]
+fn checkpoints_beside_family_creates_and_drops_open_consistently() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = Arc::new(Db::open(tmp.path().join("db"), tiny_options()).unwrap());
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let w = {
+        let (db, stop) = (Arc::clone(&db), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let mut live: Vec<CfHandle> = Vec::new();
+            let mut i = 0u32;
+            while !stop.load(Ordering::Relaxed) && i < 400 {
+                let cf = db
+                    .create_cf(&format!("f{i}"), CfOptions::default())
+                    .unwrap();
+                let mut batch = strata::WriteBatch::new();
+                for j in 0..10u32 {
+                    batch.put_cf(&cf, format!("k{j}").as_bytes(), b"v");
+                }
+                db.write(&wo(), batch).unwrap();
+                live.push(cf);
+                if live.len() > 3 {
+                    db.drop_cf(&live.remove(0)).unwrap();
+                }
+                i += 1;
+            }
+        })
+    };
+    let (mut n, mut families_seen) = (0, 0);
+    while n < 15 {
+        let cp = tmp.path().join(format!("cp{n}"));
+        db.checkpoint(&cp).unwrap();
+        let c = Db::open(&cp, tiny_options()).unwrap_or_else(|e| panic!("checkpoint {n}: {e}"));
+        for name in c.cf_names() {
+            let cf = c.cf(&name).unwrap();
+            let keys = contents(&c, &cf).len();
+            assert!(
+                name == "default" || keys == 0 || keys == 10,
+                "checkpoint {n}: family {name} holds {keys} keys"
+            );
+            families_seen += usize::from(name != "default");
+        }
+        c.close().unwrap();
+        std::fs::remove_dir_all(&cp).unwrap();
+        n += 1;
+    }
+    stop.store(true, Ordering::Relaxed);
+    w.join().unwrap();
+    assert!(families_seen > 0, "no checkpoint held a created family");
+    Arc::try_unwrap(db).ok().unwrap().close().unwrap();
+}
