@@ -29,10 +29,11 @@
 //! database as of the command that opens like any database, its tables hard links
 //! (`Db::checkpoint`). It prints `checkpoint: path=DIR tables_linked=N …`.
 //!
-//! `get`, `scan`, `dump` and `verify` open a Strata database read-only
-//! (`Db::open_read_only`): they take no lock and write nothing, so they work while
-//! another process has the database open for writing (they see it as of their open)
-//! and on a read-only medium. RocksDB and fjall databases are opened as for writes.
+//! `get`, `scan` and `dump` open a Strata database (`Db::open_read_only`) or a RocksDB
+//! one (`OpenForReadOnly`) read-only, and `verify` a Strata one: they take no lock and
+//! write nothing, so they work while another process has the database open for
+//! writing (they see it as of their open) and on a read-only medium. fjall has no
+//! read-only open: its databases are opened as for writes.
 //!
 //! `verify` (Strata only) first replays the MANIFEST without opening the database and
 //! checks that every table file it names (real level files and the parents of virtual

@@ -618,9 +618,9 @@ pub fn open_families(
 }
 
 /// Opens the existing database in `flags.db` to read it, with the column families
-/// `families`: Strata opens it read-only (`Db::open_read_only`: no lock, nothing
-/// written, beside a live writer); RocksDB and fjall are opened as by
-/// [`open_families`] (read-write, keeping the database).
+/// `families`: Strata (`Db::open_read_only`) and RocksDB (`OpenForReadOnly`) read-only,
+/// with no lock and nothing written, so beside a live writer; fjall, which has no
+/// read-only open, as by [`open_families`] (read-write, keeping the database).
 ///
 /// # Errors
 /// As [`open_families`]; a family the database lacks.
@@ -631,6 +631,13 @@ pub fn open_read_only(flags: &EngineFlags, families: &Families) -> Result<Box<dy
             flags.strata_options()?,
             families,
         )?)),
+        #[cfg(feature = "rocksdb")]
+        EngineKind::Rocksdb => {
+            flags.shared_options()?;
+            Ok(Box::new(rocksdb::RocksEngine::open_read_only(
+                flags, families,
+            )?))
+        }
         _ => open_families(flags, true, families),
     }
 }

@@ -142,6 +142,19 @@ impl RocksEngine {
     /// # Errors
     /// RocksDB's open error; [`CliError::Usage`] for a missing [`Families::One`].
     pub fn open(flags: &EngineFlags, families: &Families) -> Result<RocksEngine> {
+        RocksEngine::open_as(flags, families, false)
+    }
+
+    /// [`RocksEngine::open`] read-only (RocksDB's `OpenForReadOnly`): no lock taken,
+    /// nothing written, every family the database has (`families` must exist).
+    ///
+    /// # Errors
+    /// As [`RocksEngine::open`].
+    pub fn open_read_only(flags: &EngineFlags, families: &Families) -> Result<RocksEngine> {
+        RocksEngine::open_as(flags, families, true)
+    }
+
+    fn open_as(flags: &EngineFlags, families: &Families, read_only: bool) -> Result<RocksEngine> {
         let mut o = Options::default();
         o.create_if_missing(flags.create_if_missing);
         o.create_missing_column_families(true);
@@ -256,7 +269,14 @@ impl RocksEngine {
             .iter()
             .map(|name| ColumnFamilyDescriptor::new(name, o.clone()))
             .collect::<Vec<_>>();
-        let db = if flags.transaction_db {
+        let db = if read_only {
+            Handle::Plain(DB::open_cf_descriptors_read_only(
+                &o,
+                &flags.db,
+                descriptors,
+                false,
+            )?)
+        } else if flags.transaction_db {
             Handle::Optimistic(OptimisticTransactionDB::open_cf_descriptors(
                 &o,
                 &flags.db,
