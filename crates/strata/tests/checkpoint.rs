@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{append_operator, model_merge, paths_under, tiny_options, ModelMap};
+use common::{append_operator, family_contents, model_merge, paths_under, tiny_options, ModelMap};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -16,18 +16,6 @@ use strata::{CfHandle, CfOptions, Db, ErrorKind, Options, ReadOptions, WriteOpti
 
 fn wo() -> WriteOptions {
     WriteOptions::default()
-}
-
-fn contents(db: &Db, cf: &CfHandle) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut it = db.iter_cf(&ReadOptions::default(), cf).expect("iter");
-    let mut out = Vec::new();
-    it.seek_to_first();
-    while it.valid() {
-        out.push((it.key().to_vec(), it.value().to_vec()));
-        it.next();
-    }
-    it.status().expect("scan");
-    out
 }
 
 fn model_contents(m: &ModelMap) -> Vec<(Vec<u8>, Vec<u8>)> {
@@ -76,12 +64,12 @@ fn open(dir: &Path) -> Db {
 fn check(db: &Db, models: &[ModelMap; 2], ctx: &str) {
     let logs = db.cf("logs").expect("the family is in the checkpoint");
     assert_eq!(
-        contents(db, &db.default_cf()),
+        family_contents(db, &db.default_cf()),
         model_contents(&models[0]),
         "{ctx}: default"
     );
     assert_eq!(
-        contents(db, &logs),
+        family_contents(db, &logs),
         model_contents(&models[1]),
         "{ctx}: logs"
     );
@@ -181,7 +169,7 @@ fn checkpoints_beside_a_writer_hold_every_acknowledged_write_and_no_hole() {
         let cp = tmp.path().join(format!("cp{n}"));
         db.checkpoint(&cp).unwrap();
         let c = Db::open(&cp, tiny_options()).unwrap();
-        let seen = contents(&c, &c.default_cf());
+        let seen = family_contents(&c, &c.default_cf());
         for (i, (k, _)) in seen.iter().enumerate() {
             assert_eq!(
                 k,
@@ -411,7 +399,7 @@ fn checkpoints_beside_family_creates_and_drops_open_consistently() {
         let c = Db::open(&cp, tiny_options()).unwrap_or_else(|e| panic!("checkpoint {n}: {e}"));
         for name in c.cf_names() {
             let cf = c.cf(&name).unwrap();
-            let keys = contents(&c, &cf).len();
+            let keys = family_contents(&c, &cf).len();
             assert!(
                 name == "default" || keys == 0 || keys == 10,
                 "checkpoint {n}: family {name} holds {keys} keys"

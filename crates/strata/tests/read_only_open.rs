@@ -6,42 +6,17 @@
 
 mod common;
 
-use common::{append_operator, model_merge, tiny_options, ModelMap};
+use common::{append_operator, family_contents, model_merge, tiny_options, ModelMap};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use strata::env::{FileLock, FileSystem, PosixFs, RandomAccessFile, SequentialFile, WritableFile};
-use strata::{
-    CfHandle, CfOptions, Db, ErrorKind, ReadOptions, TransactionOptions, WriteBatch, WriteOptions,
-};
+use strata::{CfOptions, Db, ErrorKind, ReadOptions, TransactionOptions, WriteBatch, WriteOptions};
 
 fn wo() -> WriteOptions {
     WriteOptions::default()
-}
-
-/// Every `(key, value)` of `cf` in `db`, forward; checked against the reverse scan.
-fn contents(db: &Db, cf: &CfHandle) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let ro = ReadOptions::default();
-    let mut it = db.iter_cf(&ro, cf).expect("iter");
-    let mut out = Vec::new();
-    it.seek_to_first();
-    while it.valid() {
-        out.push((it.key().to_vec(), it.value().to_vec()));
-        it.next();
-    }
-    it.status().expect("forward scan");
-    let mut back = Vec::new();
-    it.seek_to_last();
-    while it.valid() {
-        back.push((it.key().to_vec(), it.value().to_vec()));
-        it.prev();
-    }
-    it.status().expect("reverse scan");
-    back.reverse();
-    assert_eq!(out, back, "forward and reverse scans disagree");
-    out
 }
 
 fn model_contents(m: &ModelMap) -> Vec<(Vec<u8>, Vec<u8>)> {
@@ -146,7 +121,7 @@ fn check(db: &Db, models: &[ModelMap; 2], ctx: &str) {
     let logs = db.cf("logs").expect("the family is open");
     for (cf, model) in [db.default_cf(), logs].iter().zip(models) {
         assert_eq!(
-            contents(db, cf),
+            family_contents(db, cf),
             model_contents(model),
             "{ctx}: family {}",
             cf.name()
@@ -293,7 +268,7 @@ fn a_read_only_open_writes_nothing_and_needs_no_lock() {
     let ro = ReadOptions::default();
     for r in [&a, &b] {
         assert_eq!(r.get(&ro, b"wal-only").unwrap(), Some(b"yes".to_vec()));
-        assert_eq!(contents(r, &r.default_cf()).len(), 501);
+        assert_eq!(family_contents(r, &r.default_cf()).len(), 501);
         let mut it = r.iter(&ro).unwrap();
         it.seek(b"k0100");
         assert_eq!(it.key(), b"k0100");
@@ -354,7 +329,7 @@ fn read_only_opens_racing_a_writer_see_a_prefix_of_its_writes() {
         let before = acked.load(Ordering::Acquire);
         let r = Db::open_read_only(dir.path(), opts.clone())
             .unwrap_or_else(|e| panic!("open {attempt}: {e}"));
-        let seen = contents(&r, &r.default_cf());
+        let seen = family_contents(&r, &r.default_cf());
         for (i, (k, _)) in seen.iter().enumerate() {
             assert_eq!(
                 k,
@@ -379,7 +354,7 @@ fn read_only_opens_racing_a_writer_see_a_prefix_of_its_writes() {
     w.join().unwrap();
     assert!(racing >= 5, "only {racing} opens raced the writer");
     let r = Db::open_read_only(dir.path(), opts.clone()).unwrap();
-    assert_eq!(contents(&r, &r.default_cf()).len(), WRITES);
+    assert_eq!(family_contents(&r, &r.default_cf()).len(), WRITES);
     drop(r);
     Arc::try_unwrap(writer).ok().unwrap().close().unwrap();
 }
