@@ -18,7 +18,12 @@
 //! The entry becomes a deletion at the same sequence number, so older versions of the
 //! key (kept for snapshots, or in deeper levels) stay hidden from current reads; a
 //! bottommost job with no live snapshot drops it outright (nothing older exists).
-//! `Change` keeps the key and sequence number with the new value.
+//! `Change` keeps the key and sequence number with the new value. A new value over
+//! [`crate::MAX_VALUE_LEN`] is refused: the old value is kept and the refusal counted
+//! (`compaction_filter_changes_refused`). Every write is held to that limit, and the
+//! table format's guarantees rest on it (`limits.rs`, invariant 1: a single-entry
+//! block fits the reader's block bound; past 4 GiB a block's u32 offsets would fail
+//! the job).
 
 use std::fmt;
 use std::sync::Arc;

@@ -201,3 +201,39 @@ fn compact_range_with_a_filter_rewrites_what_it_moves() {
     assert!(db.stats().levels[0].files == 0);
     db.close().unwrap();
 }
+
+/// A filter asking to change a value into one over `MAX_VALUE_LEN` (the limit every
+/// write is held to, on which the table format's block bounds rest) is refused: the
+/// old value stays readable, the refusal is counted, and the database stays healthy.
+/// (Without the refusal the 128 MiB + 1 value replaced the old one.)
+#[test]
+fn a_change_over_the_value_limit_is_refused_and_the_value_kept() {
+    struct Huge;
+    impl CompactionFilter for Huge {
+        fn filter(&mut self, key: &[u8], _value: &[u8]) -> Decision {
+            if key == b"big" {
+                Decision::Change(vec![b'x'; strata::MAX_VALUE_LEN + 1])
+            } else {
+                Decision::Keep
+            }
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let opts = tiny_options()
+        .with_compaction_filter_factory(Some(compaction_filter::factory("huge", |_| {
+            Some(Box::new(Huge))
+        })));
+    let db = Db::open(dir.path(), opts).unwrap();
+    let wo = WriteOptions::default();
+    db.put(&wo, b"big", b"small").unwrap();
+    db.put(&wo, b"other", b"v").unwrap();
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    let ro = ReadOptions::default();
+    assert_eq!(db.get(&ro, b"big").unwrap(), Some(b"small".to_vec()));
+    let c = db.stats().counters;
+    assert_eq!(c.compaction_filter_changes_refused, 1, "{c:?}");
+    assert_eq!(c.compaction_filter_changed, 0);
+    db.put(&wo, b"after", b"x").expect("healthy");
+    db.close().unwrap();
+}

@@ -102,6 +102,9 @@ pub(crate) struct Outcome {
     pub filter_removed: u64,
     /// See `filter_removed`.
     pub filter_changed: u64,
+    /// Changes the filter asked for that were refused (a value over
+    /// `crate::MAX_VALUE_LEN`): the value was kept.
+    pub filter_refused: u64,
     /// The lowest sequence number of an entry the filter removed or changed (`None`
     /// if it did neither): a snapshot at or above it, taken while the job ran, could
     /// see the change (`SnapshotList::fence`).

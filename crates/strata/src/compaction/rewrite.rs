@@ -39,6 +39,7 @@ use crate::compaction_filter::{CompactionFilter, Decision};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key::{self, ParsedKey, SequenceNumber, ValueKind};
+use crate::limits::MAX_VALUE_LEN;
 use crate::range_del::Fragments;
 use crate::sst::TableBuilder;
 use crate::version::file_ref::FileRef;
@@ -60,6 +61,7 @@ pub(crate) struct Rewrite {
     filter: Option<Box<dyn CompactionFilter>>,
     filter_removed: u64,
     filter_changed: u64,
+    filter_refused: u64,
     filter_lowest_seq: Option<SequenceNumber>,
     /// The entries of the last folded merge chain.
     folded: Vec<Entry>,
@@ -110,6 +112,7 @@ impl Rewrite {
             filter: None,
             filter_removed: 0,
             filter_changed: 0,
+            filter_refused: 0,
             filter_lowest_seq: None,
         })
     }
@@ -145,6 +148,7 @@ impl Rewrite {
             filter,
             filter_removed,
             filter_changed,
+            filter_refused,
             filter_lowest_seq,
         } = self;
         // Every entry passes `gc.keep` (a merge chain's first one; `fold` takes only the
@@ -199,6 +203,16 @@ impl Rewrite {
                     f.filter(parsed.user_key, input.value())
                 }
                 _ => Decision::Keep,
+            };
+            // Every stored value is within `MAX_VALUE_LEN`, which the table format's
+            // bounds rest on (`crate::limits`, invariant 1): a larger change is
+            // refused and the value kept.
+            let decision = match decision {
+                Decision::Change(v) if v.len() > MAX_VALUE_LEN => {
+                    *filter_refused += 1;
+                    Decision::Keep
+                }
+                d => d,
             };
             if decision != Decision::Keep {
                 *filter_lowest_seq =
@@ -268,6 +282,7 @@ impl Rewrite {
         out.edit.log_number = plan.log_number;
         out.filter_removed += self.filter_removed;
         out.filter_changed += self.filter_changed;
+        out.filter_refused += self.filter_refused;
         out.filter_lowest_seq = self.filter_lowest_seq;
         Ok(())
     }

@@ -203,6 +203,10 @@ pub(crate) fn account_filter(stats: &Statistics, outcome: &Outcome) {
         &stats.local().compaction_filter_changed,
         outcome.filter_changed,
     );
+    Statistics::add(
+        &stats.local().compaction_filter_changes_refused,
+        outcome.filter_refused,
+    );
 }
 
 /// Database-wide counters.

@@ -161,6 +161,9 @@ counters! {
     compaction_filter_removed,
     /// Values compaction filters changed (`compaction_filter::Decision::Change`).
     compaction_filter_changed,
+    /// Changes compaction filters asked for with a value over `MAX_VALUE_LEN`: refused,
+    /// the value kept (it could not be read back).
+    compaction_filter_changes_refused,
     /// Compaction jobs abandoned because a snapshot taken while they ran could see an
     /// entry their filter changed (their inputs are compacted again).
     compaction_filter_jobs_abandoned,
