@@ -12,6 +12,11 @@
 //!   returns [`ErrorKind::Poisoned`] carrying the original cause, because a failed
 //!   fsync cannot be retried as if it had succeeded (Linux may already have dropped the
 //!   dirty pages).
+//! - *no space* ([`ErrorKind::NoSpace`]): `ENOSPC` or `EDQUOT` while writing or
+//!   creating a file. The write that met it is undone (a log record is cut off, a job's
+//!   outputs are collected), the database refuses writes with [`Error::NoSpace`] and
+//!   resumes by itself once space is free (docs/ARCHITECTURE.md §7.8). A failed fsync
+//!   stays fatal whatever its cause.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -50,6 +55,11 @@ pub enum Error {
     /// A previous background write or fsync failed; the database accepts no more writes.
     #[error("database is poisoned by an earlier background error")]
     Poisoned(#[source] Arc<Error>),
+    /// The disk (or the quota) was full when the engine last wrote: the database
+    /// refuses writes until space is free. Nothing acknowledged was lost and reads
+    /// keep working; it resumes by itself (or at once on [`crate::Db::resume`]).
+    #[error("no space left for the database: writes resume by themselves once space is freed")]
+    NoSpace(#[source] Arc<Error>),
     /// The database directory is locked by another process or handle.
     #[error("database is locked: path=`{}`", .0.display())]
     Locked(PathBuf),
@@ -161,6 +171,24 @@ impl IoOp {
     }
 }
 
+impl IoOp {
+    /// True iff this operation takes space on the disk, so a full disk fails it
+    /// (`ENOSPC`) without touching anything else: an append, a create, a new
+    /// directory or link. An fsync is not one of them: a failed fsync is fatal
+    /// whatever its cause.
+    fn fills_space(self) -> bool {
+        matches!(self, IoOp::Write | IoOp::Create | IoOp::Mkdir | IoOp::Link)
+    }
+}
+
+/// True iff `e` says the disk or the caller's quota is full (`ENOSPC`, `EDQUOT`).
+fn is_no_space(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+    )
+}
+
 impl std::fmt::Display for IoOp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
@@ -179,6 +207,10 @@ pub enum ErrorKind {
     InvalidArgument,
     /// The database must be closed and reopened (after fixing the disk).
     Poisoned,
+    /// The disk or quota is full: free space; the database resumes writes by itself
+    /// ([`crate::Db::resume`] tries at once). Reads keep working and nothing
+    /// acknowledged is lost.
+    NoSpace,
     /// Another handle holds the database; close it first.
     Locked,
     /// The merge operator refused a key's operands: the operands or the operator
@@ -196,7 +228,9 @@ impl Error {
     /// The coarse kind of this error.
     pub fn kind(&self) -> ErrorKind {
         match self {
+            Error::Io { source, .. } if is_no_space(source) => ErrorKind::NoSpace,
             Error::Io { .. } => ErrorKind::Io,
+            Error::NoSpace(_) => ErrorKind::NoSpace,
             Error::Corruption { .. } => ErrorKind::Corruption,
             Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
             Error::Poisoned(_) => ErrorKind::Poisoned,
@@ -216,15 +250,39 @@ impl Error {
     /// after it the durable state is unknown, so the database is poisoned. Corruption
     /// (a block that fails its checksum) and internal errors are never retryable
     /// either. Decided from the error's kind and operation, never from its text.
+    ///
+    /// A full disk (`ENOSPC`, `EDQUOT`) while writing or creating a file is retryable
+    /// too: a table nothing names yet is collected, and the logs (WAL, MANIFEST) cut a
+    /// record that failed mid-append back off (`wal::LogWriter::add_records`), so
+    /// what is durable is what was before; a log whose cut failed returns the cut's
+    /// error instead. [`Error::NoSpace`] (the refusal while the disk is full) is
+    /// retryable: nothing was written.
     pub fn is_retryable(&self) -> bool {
-        matches!(self, Error::Io { op, .. } if op.leaves_nothing_in_doubt())
+        match self {
+            Error::Io { op, source, .. } => {
+                op.leaves_nothing_in_doubt() || (is_no_space(source) && op.fills_space())
+            }
+            Error::NoSpace(_) => true,
+            _ => false,
+        }
+    }
+
+    /// True iff this is a full disk or quota met by a write that left nothing in
+    /// doubt (see [`Error::is_retryable`]), or the refusal while the disk is full:
+    /// the database then refuses writes until space is free, instead of poisoning.
+    pub fn is_no_space(&self) -> bool {
+        match self {
+            Error::Io { op, source, .. } => is_no_space(source) && op.fills_space(),
+            Error::NoSpace(_) => true,
+            _ => false,
+        }
     }
 
     /// True iff this error, or the cause of a poisoned database, is corruption.
     pub fn is_corruption(&self) -> bool {
         match self {
             Error::Corruption { .. } => true,
-            Error::Poisoned(cause) => cause.is_corruption(),
+            Error::Poisoned(cause) | Error::NoSpace(cause) => cause.is_corruption(),
             _ => false,
         }
     }
@@ -276,6 +334,7 @@ impl Error {
             },
             Error::InvalidArgument(s) => Error::InvalidArgument(s.clone()),
             Error::Poisoned(c) => Error::Poisoned(Arc::clone(c)),
+            Error::NoSpace(c) => Error::NoSpace(Arc::clone(c)),
             Error::Locked(p) => Error::Locked(p.clone()),
             Error::Internal(s) => Error::Internal(s.clone()),
             Error::Conflict {

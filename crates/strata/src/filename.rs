@@ -39,6 +39,11 @@ pub enum FileType {
 /// next open.
 pub const DIRECT_IO_PROBE: &str = "DIRECT_IO_PROBE.dbtmp";
 
+/// Name (not path) of the file a resume attempt writes and removes in each directory
+/// to learn whether a full disk has space again (`db::no_space`); a `.dbtmp` file, so
+/// a crash's leftover is removed at the next open.
+pub const NO_SPACE_PROBE: &str = "NO_SPACE_PROBE.dbtmp";
+
 /// Where a database's files live: the database directory (WALs, MANIFESTs,
 /// `CURRENT`, `OPTIONS`, `LOCK`) and one directory per data path (tables), indexed by
 /// path id. The two may share directories.

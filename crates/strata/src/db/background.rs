@@ -56,17 +56,42 @@ pub(crate) fn start(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
     Ok(threads)
 }
 
+/// What the flush thread does next.
+enum FlushWork {
+    /// Flush the oldest immutable memtable.
+    Flush,
+    /// Try to leave the no-space state (`no_space::resume`).
+    Resume,
+}
+
 fn flush_loop(inner: &DbInner) {
     let mut backoff = Backoff::default();
     loop {
-        {
+        let work = {
             let mut st = inner.state.lock();
-            while !st.shutting_down && (!st.has_imm() || st.bg_error.is_some()) {
+            loop {
+                if st.shutting_down {
+                    return;
+                }
+                if st.bg_error.is_none() {
+                    if let Some(due) = st.no_space.as_ref().map(|ns| ns.next_attempt) {
+                        if std::time::Instant::now() >= due {
+                            break FlushWork::Resume;
+                        }
+                        inner.bg_cv.wait_until(&mut st, due);
+                        continue;
+                    }
+                    if st.has_imm() {
+                        break FlushWork::Flush;
+                    }
+                }
                 inner.bg_cv.wait(&mut st);
             }
-            if st.shutting_down {
-                return;
-            }
+        };
+        if let FlushWork::Resume = work {
+            // Failure schedules the next attempt; success wakes everyone.
+            let _ = super::no_space::resume(inner);
+            continue;
         }
         let result = flush_oldest(inner).map(|_| ());
         delete_obsolete(inner);
@@ -98,6 +123,11 @@ impl Backoff {
         count: impl FnOnce(&mut super::state::RetryableFailures),
     ) {
         match result {
+            // The no-space state schedules the retry (no job is picked until a resume
+            // attempt finds space) and tells waiters itself (`db::no_space`): counted
+            // here too, a waiter that began after the resume would be refused for a
+            // state that is over.
+            Err(e) if e.is_no_space() => {}
             Err(e) if e.is_retryable() => {
                 let delay = Self::FIRST
                     .saturating_mul(1 << self.failures.min(16))
@@ -128,7 +158,7 @@ fn compaction_loop(inner: &DbInner) {
             if st.shutting_down {
                 return;
             }
-            if st.bg_error.is_none() && st.manual_waiting == 0 {
+            if st.jobs_allowed() && st.manual_waiting == 0 {
                 if let Some(picked) = pick_any(inner, &mut st, after, &tombstones) {
                     break picked;
                 }
@@ -222,7 +252,7 @@ pub(crate) fn wait_for_flushes(inner: &DbInner) -> Result<()> {
     let mut st = inner.state.lock();
     let failures = st.retryable_failures.flushes;
     loop {
-        st.check_bg_error()?;
+        st.check_writes()?;
         st.retryable_since(failures, u64::MAX)?;
         if !st.has_imm() && !st.flush_running {
             return Ok(());
@@ -248,7 +278,7 @@ pub(crate) fn wait_idle(inner: &DbInner) -> Result<()> {
     loop {
         let tombstones = gather_tombstones(inner);
         let mut st = inner.state.lock();
-        st.check_bg_error()?;
+        st.check_writes()?;
         st.retryable_since(flushes, compactions)?;
         let idle = !st.has_imm()
             && !st.flush_running
@@ -367,7 +397,7 @@ fn manual_level(
         );
         let plan = {
             let mut st = inner.state.lock();
-            st.check_bg_error()?;
+            st.check_writes()?;
             let version = family.versions.current();
             let snapshots = inner.snapshots.sequences();
             let Some(busy) = st.families.get(&family.id()).map(|f| &f.busy) else {

@@ -22,7 +22,7 @@
 //! flight before it moves to a new WAL (`write::make_room`).
 
 use super::family::Family;
-use super::{jobs, poison, write, DbInner};
+use super::{fail, jobs, write, DbInner};
 use crate::compaction::{Plan, Reason};
 use crate::error::Result;
 use crate::version::file_ref::Obsolete;
@@ -117,7 +117,7 @@ fn advance_empty_families(inner: &DbInner, flushed: &Family) -> Result<()> {
             Ok(_) => {}
             // Dropped meanwhile: it needs no WAL at all.
             Err(_) if family.versions.is_dropped() => {}
-            Err(e) => return Err(poison(inner, e)),
+            Err(e) => return Err(fail(inner, e)),
         }
     }
     Ok(())

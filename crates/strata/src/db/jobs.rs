@@ -10,13 +10,14 @@
 //!
 //! Failure: a retryable executor error (a file that could not be opened or created,
 //! see `Error::is_retryable`) abandons the job and is returned as is, for the
-//! scheduler to retry after a backoff; any other error of the executor, and any error
-//! of the MANIFEST, poisons the database (a failed write or fsync cannot be retried as
-//! if it had succeeded). Either way the outputs of a failed job are unreferenced and
-//! collected as obsolete, and nothing is installed.
+//! scheduler to retry after a backoff; a full disk, in the executor or the MANIFEST,
+//! also moves the database to the no-space state (`db::no_space`); any other error
+//! of the executor or the MANIFEST poisons the database (a failed write or fsync
+//! cannot be retried as if it had succeeded). Either way the outputs of a failed job
+//! are unreferenced and collected as obsolete, and nothing is installed.
 
 use super::family::{Family, FamilyState};
-use super::{poison, DbInner};
+use super::{fail, DbInner};
 use crate::compaction::executor::{self, JobContext, Outcome};
 use crate::compaction::{Action, Plan, Reason};
 use crate::error::Result;
@@ -35,7 +36,8 @@ use std::time::Instant;
 /// the plan is registered in the family's `Busy` (so no other job takes its files).
 ///
 /// # Errors
-/// A retryable error as is (the database stays healthy); otherwise `Poisoned`
+/// A retryable error as is (the database stays healthy), or `NoSpace` for a full disk
+/// (`db::no_space`); otherwise `Poisoned`
 /// carrying the cause, if the job or the install failed, or if the database was
 /// already poisoned (nothing is installed then).
 pub(crate) fn run(
@@ -72,14 +74,15 @@ pub(crate) fn run(
     drop(version);
     let mut outcome = match executed {
         Ok(o) => o,
-        Err(e) if e.is_retryable() => {
-            // Nothing was written that an edit could name: abandon the job (its
-            // outputs' references drop, so partial files are collected) and let the
-            // scheduler retry after a backoff.
-            Statistics::add(&inner.stats.local().background_retries, 1);
-            return Err(e);
+        Err(e) => {
+            // Retryable: nothing was written that an edit could name. Abandon the job
+            // (its outputs' references drop, so partial files are collected) and let
+            // the scheduler retry after a backoff, or after the disk has space again.
+            if e.is_retryable() {
+                Statistics::add(&inner.stats.local().background_retries, 1);
+            }
+            return Err(fail(inner, e));
         }
-        Err(e) => return Err(poison(inner, e)),
     };
     let edit = std::mem::take(&mut outcome.edit);
     let added = Added {
@@ -129,7 +132,8 @@ pub(crate) fn run(
 ///
 /// # Errors
 /// `Poisoned` if the database already was (nothing installed) or if logging the edit
-/// failed (it poisons the database).
+/// failed (it poisons the database); `NoSpace` if the MANIFEST met a full disk (the
+/// record was cut back off; see `db::no_space`).
 pub(crate) fn install(
     inner: &DbInner,
     family: &Family,
@@ -154,7 +158,7 @@ pub(crate) fn install(
     match installed {
         Ok(_) => {}
         Err(_) if family.versions.is_dropped() => return Ok(false),
-        Err(e) => return Err(poison(inner, e)),
+        Err(e) => return Err(fail(inner, e)),
     }
     inner.done_cv.notify_all();
     inner.bg_cv.notify_all();

@@ -27,6 +27,7 @@ mod family_view;
 mod flush;
 mod iter;
 mod jobs;
+mod no_space;
 mod obsolete;
 mod open;
 mod property;
@@ -123,6 +124,8 @@ pub(crate) struct DbInner {
     pub writes: WriteQueue,
     /// Read-write, or read-only (§7.6: nothing is written, writes are refused).
     pub access: Access,
+    /// One resume attempt at a time (`no_space::resume`). Lock order: before `state`.
+    pub resuming: Mutex<()>,
     /// Held while open (by a read-write open only).
     _lock: Option<Box<dyn FileLock>>,
 }
@@ -205,10 +208,16 @@ impl Db {
     ///   ``value too large: len=`N` max=`M` record=`0` ``. Nothing is written.
     /// - `Poisoned` after a background failure, or if this write's WAL append or fsync
     ///   failed (the database is poisoned from then on and the error carries the cause).
+    /// - `NoSpace` ([`crate::ErrorKind::NoSpace`]) if the disk or quota is full: this
+    ///   write's WAL append met it (the partial record was cut back off), or an
+    ///   earlier write, flush or compaction did. Nothing was written; the database
+    ///   refuses writes until space is free, then resumes by itself (or on
+    ///   [`Db::resume`]). Reads keep working.
     /// - A retryable error ([`Error::is_retryable`]) if the write had to switch to a
-    ///   new memtable and its WAL could not be created (a full disk), or if it stalled
-    ///   behind flushes and compactions and one of them failed retryably meanwhile.
-    ///   Nothing was written; the database stays healthy and the caller may retry.
+    ///   new memtable and its WAL could not be created (too many open files), or if it
+    ///   stalled behind flushes and compactions and one of them failed retryably
+    ///   meanwhile. Nothing was written; the database stays healthy and the caller may
+    ///   retry.
     pub fn put(&self, wo: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
         let mut b =
             WriteBatch::with_capacity(key.len().saturating_add(value.len()).saturating_add(21));
@@ -370,6 +379,20 @@ impl Db {
         background::wait_for_flushes(&self.inner)
     }
 
+    /// Tries at once to leave the no-space state (RocksDB's `DB::Resume`): writes a
+    /// probe file in every directory the database writes and, if the disk took it,
+    /// accepts writes again (flushes and compactions that failed run again in the
+    /// background). The database also does this by itself, 10 ms after the failure
+    /// and then with a backoff up to one second (docs/ARCHITECTURE.md §7.8). `Ok` for
+    /// a database that is not out of space.
+    ///
+    /// # Errors
+    /// `NoSpace` if the disk is still full (naming the directory); `Poisoned` for a
+    /// poisoned database, which only a reopen repairs.
+    pub fn resume(&self) -> Result<()> {
+        no_space::resume(&self.inner)
+    }
+
     /// Makes a checkpoint in `dir` (RocksDB's `Checkpoint::CreateCheckpoint`): a
     /// consistent copy of the database as of the call, every column family included,
     /// that [`Db::open`] opens like any database. Tables are hard links (no bytes
@@ -467,7 +490,7 @@ impl Db {
             .map_err(|e| Error::InvalidArgument(format!("column family `{name}`: {e}")))?;
         let log_number = {
             let st = inner.state.lock();
-            st.check_bg_error()?;
+            st.check_writes()?;
             st.current_wal()
         };
         // Every write acknowledged before the family exists is durable before it does:
@@ -479,7 +502,7 @@ impl Db {
         {
             Ok(v) => v,
             Err(e @ Error::InvalidArgument(_)) => return Err(e),
-            Err(e) => return Err(poison(inner, e)),
+            Err(e) => return Err(fail(inner, e)),
         };
         let family = Arc::new(Family::new(versions, opts, Arc::new(MemTable::new())));
         let state = FamilyState::new(Arc::clone(&family), log_number, 0);
@@ -501,13 +524,13 @@ impl Db {
     pub fn drop_cf(&self, cf: &CfHandle) -> Result<()> {
         let inner = &self.inner;
         inner.check_writable()?;
-        inner.state.lock().check_bg_error()?;
+        inner.state.lock().check_writes()?;
         // As in `create_cf`: the drop is durable only with every earlier write.
         write::sync_wal(inner)?;
         match inner.versions.drop_family(&cf.family.versions) {
             Ok(()) => {}
             Err(e @ Error::InvalidArgument(_)) => return Err(e),
-            Err(e) => return Err(poison(inner, e)),
+            Err(e) => return Err(fail(inner, e)),
         }
         let mut st = inner.state.lock();
         let state = st.families.remove(&cf.id());
@@ -829,6 +852,20 @@ fn stats_of(inner: &DbInner, family: &Family) -> DbStats {
 fn families_changed(inner: &DbInner, st: &mut DbState) {
     st.refresh_mems();
     inner.family_view.store(Arc::new(st.family_view()));
+}
+
+/// What a failure of a write, flush, compaction or MANIFEST edit does to the database:
+/// a full disk that left nothing in doubt moves it to the no-space state and is
+/// returned as `NoSpace` (`no_space::enter`); another retryable error is returned as
+/// is (the database stays healthy); anything else poisons it.
+pub(crate) fn fail(inner: &DbInner, e: Error) -> Error {
+    if e.is_no_space() {
+        no_space::enter(inner, e)
+    } else if e.is_retryable() {
+        e
+    } else {
+        poison(inner, e)
+    }
 }
 
 /// Converts a background error into the poisoned form every caller sees.

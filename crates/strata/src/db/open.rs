@@ -212,6 +212,7 @@ pub(crate) fn open(
         flush_running: false,
         compactions_running: 0,
         bg_error: None,
+        no_space: None,
         retryable_failures: Default::default(),
         shutting_down: false,
         manual_waiting: 0,
@@ -238,6 +239,7 @@ pub(crate) fn open(
         writes: WriteQueue::new(LogWriter::new(wal), last_sequence),
         opts,
         access,
+        resuming: Mutex::new(()),
         _lock: lock,
     };
     match access {

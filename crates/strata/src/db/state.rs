@@ -12,6 +12,7 @@
 
 use super::family::FamilyState;
 use super::family_view::{FamilyEntry, FamilyView};
+use super::no_space::NoSpace;
 use crate::error::Error;
 use crate::memtable::MemTable;
 use std::collections::BTreeMap;
@@ -58,6 +59,10 @@ pub struct DbState {
     /// Set by the first failed background write, WAL write or fsync; never cleared
     /// while open. Every later write fails with it.
     pub bg_error: Option<Arc<Error>>,
+    /// Set while the disk is full (`db::no_space`): writes are refused, no job is
+    /// picked, the flush thread makes resume attempts. Set by `no_space::enter`,
+    /// cleared by `no_space::resume`.
+    pub no_space: Option<NoSpace>,
     /// Flushes that failed with a retryable error (see `Error::is_retryable`), and
     /// compactions likewise. Written by the background threads; waiters compare them
     /// with their value at the start of the wait to report a failure that happened
@@ -110,6 +115,20 @@ impl DbState {
             Some(e) => Err(Error::Poisoned(Arc::clone(e))),
             None => Ok(()),
         }
+    }
+
+    /// `Ok` iff writes may proceed: the poison error, or the no-space refusal.
+    pub fn check_writes(&self) -> Result<(), Error> {
+        self.check_bg_error()?;
+        match &self.no_space {
+            Some(ns) => Err(ns.refusal()),
+            None => Ok(()),
+        }
+    }
+
+    /// True iff background jobs may be picked: neither poisoned nor out of space.
+    pub fn jobs_allowed(&self) -> bool {
+        self.bg_error.is_none() && self.no_space.is_none()
     }
 
     /// The latest retryable background failure, if a flush failed since the flush

@@ -39,6 +39,10 @@
 //!    not fsynced: a non-sync leader does not take sync followers.
 //! 5. A failed WAL write or fsync poisons the database; the group's writers all get
 //!    the error and no later write is accepted (the WAL may hold a partial record).
+//!    The exception is a full disk during the append: the record is cut back off
+//!    (the WAL ends where it ended before the group), the group's sequence numbers
+//!    are not consumed, and the database moves to the no-space state, refusing
+//!    writes until space is free (`db::no_space`). A failed fsync stays fatal.
 //! 6. A writer is acknowledged only after its group is published, so it reads its own
 //!    write.
 //! 7. A *validated* write ([`write_validated`], an optimistic transaction's commit)
@@ -55,7 +59,7 @@
 //! (pipelined: hand leadership on) → insert → publish in order → wake the group.
 
 use super::state::MemWithLog;
-use super::{poison, DbInner};
+use super::{fail, poison, DbInner};
 use crate::batch::WriteBatchInternal;
 use crate::error::{Error, Result};
 use crate::filename;
@@ -311,6 +315,12 @@ fn enqueue(
         None => Ok(()),
     });
 
+    if first.force_switch.is_none() && matches!(result, Err(Error::NoSpace(_))) {
+        Statistics::add(
+            &inner.stats.local().no_space_writes_refused,
+            1 + follower_ids.len() as u64,
+        );
+    }
     let mut qs = q.queue.lock();
     for fid in follower_ids {
         let r = match &result {
@@ -370,7 +380,9 @@ fn stage_group(
         let mut log = q.log.lock();
         let before = log.size();
         if let Err(e) = log.add_record(group.data()) {
-            return Err(poison(inner, e));
+            // A full disk: the record was cut back off and `allocated` is unchanged,
+            // so the next group reuses these sequence numbers (invariant 5).
+            return Err(fail(inner, e));
         }
         if sync {
             sync_closed_wals(inner)?;
@@ -489,14 +501,14 @@ fn drain(inner: &DbInner) {
 ///
 /// # Errors
 /// `Poisoned` if the database is, or if creating the WAL or syncing failed (which
-/// poisons it); while stalled, the retryable error of a flush or compaction that
-/// failed during the stall.
+/// poisons it); `NoSpace` while the disk is full; while stalled, the retryable error
+/// of a flush or compaction that failed during the stall.
 fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
     let mut delayed = false;
     let mut stalled_since: Option<(u64, u64)> = None;
     loop {
         let mut st = inner.state.lock();
-        st.check_bg_error()?;
+        st.check_writes()?;
         let (mut slow, mut stop, mut switch, mut imm_full) = (false, false, Vec::new(), false);
         let pinning = families_pinning_wals(&st);
         for (&id, f) in &st.families {
@@ -591,9 +603,10 @@ fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
 /// old one's tail recovers a prefix.
 ///
 /// # Errors
-/// A retryable error as is if the new WAL could not be created (a full disk, too many
-/// open files): nothing changed, the old WAL and memtable stay active and the next
-/// write tries again. `Poisoned` with the cause if a later step failed.
+/// A retryable error as is if the new WAL could not be created (too many open files):
+/// nothing changed, the old WAL and memtable stay active and the next write tries
+/// again; `NoSpace` likewise for a full disk, which also moves the database to the
+/// no-space state. `Poisoned` with the cause if a later step failed.
 fn switch_wal(inner: &DbInner) -> Result<u64> {
     let log_number = inner.versions.new_file_number();
     let dir = inner.versions.db_dir();
@@ -601,8 +614,7 @@ fn switch_wal(inner: &DbInner) -> Result<u64> {
         Ok(file) => file,
         // The number is skipped. A file left behind is empty: replay passes over empty
         // logs, and an open after the MANIFEST's log number has passed it removes it.
-        Err(e) if e.is_retryable() => return Err(e),
-        Err(e) => return Err(poison(inner, e)),
+        Err(e) => return Err(fail(inner, e)),
     };
     inner.fs.sync_dir(dir).map_err(|e| poison(inner, e))?;
     let mut log = inner.writes.log.lock();

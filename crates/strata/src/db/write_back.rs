@@ -27,15 +27,15 @@
 //! # Lifetimes
 //! The buffer holds the database weakly and the scan's version strongly (its files
 //! stay readable for the remainders). An iterator dropped after `close` writes
-//! nothing; a poisoned database, a dropped family or a closing database abandons the
-//! write-back without an error.
+//! nothing; a poisoned database, one out of space, a dropped family or a closing
+//! database abandons the write-back without an error.
 
 use super::background::{finish_plan, mark_busy};
 use super::family::Family;
 use super::jobs;
 use super::obsolete::delete_obsolete;
 use super::scan_tee::{ScanStart, ScanTees};
-use super::{poison, DbInner};
+use super::{fail, poison, DbInner};
 use crate::compaction::executor::{self, JobContext, Outcome};
 use crate::compaction::plan::KeyRange;
 use crate::compaction::query_driven::{self, Merged, WriteBack};
@@ -534,7 +534,7 @@ fn write_back(
     let stats = &db.stats;
     let gone = |db: &DbInner| {
         let st = db.state.lock();
-        st.shutting_down || st.bg_error.is_some() || !st.families.contains_key(&family.id())
+        st.shutting_down || !st.jobs_allowed() || !st.families.contains_key(&family.id())
     };
     if gone(db) {
         Statistics::add(&stats.local().query_compactions_discarded_abandoned, 1);
@@ -584,7 +584,7 @@ fn write_back(
             Statistics::add(&stats.local().query_compactions_discarded_abandoned, 1);
             return Err(e);
         }
-        Err(e) => return Err(poison(db, e)),
+        Err(e) => return Err(fail(db, e)),
     };
     if !claim(db, family, version, &wb) {
         return Ok(());
@@ -603,7 +603,7 @@ fn claim(db: &DbInner, family: &Family, scanned: &Version, wb: &WriteBack) -> bo
     let mut st = db.state.lock();
     let current = family.versions.current();
     let why = match st.families.get(&family.id()) {
-        _ if st.shutting_down || st.bg_error.is_some() => Some(None),
+        _ if st.shutting_down || !st.jobs_allowed() => Some(None),
         None => Some(None),
         Some(f) => wb.stale(scanned, &current, &f.busy).map(Some),
     };

@@ -115,6 +115,9 @@ impl WritableFile for CountedWriter {
     fn len(&self) -> u64 {
         self.inner.len()
     }
+    fn truncate(&mut self, len: u64) -> Result<()> {
+        self.inner.truncate(len)
+    }
 }
 
 /// A table file read in a counted data path.

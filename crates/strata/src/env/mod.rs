@@ -155,6 +155,22 @@ pub trait WritableFile: Send {
     fn sync(&mut self) -> Result<()>;
     /// Bytes appended so far.
     fn len(&self) -> u64;
+    /// Cuts the file back to its first `len` bytes, dropping what was appended after
+    /// them (buffered or handed to the OS), so the next append lands at `len`. The logs
+    /// call it to undo a record that failed mid-append on a full disk. The cut is as
+    /// durable as any append: only after the next [`WritableFile::sync`].
+    ///
+    /// The default refuses (the caller then treats the failed append as fatal).
+    ///
+    /// # Errors
+    /// `InvalidArgument` from the default; the file system's error otherwise.
+    /// Requires: `len <= self.len()`.
+    fn truncate(&mut self, len: u64) -> Result<()> {
+        let _ = len;
+        Err(Error::InvalidArgument(
+            "this file cannot be cut back (no truncate)".into(),
+        ))
+    }
     /// True iff nothing was appended.
     fn is_empty(&self) -> bool {
         self.len() == 0

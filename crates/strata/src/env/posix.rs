@@ -6,7 +6,7 @@
 use super::{FileLock, FileOptions, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::{Error, IoOp, Result};
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::mem::MaybeUninit;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
@@ -65,6 +65,17 @@ impl WritableFile for PosixWritable {
     }
     fn len(&self) -> u64 {
         self.len
+    }
+    fn truncate(&mut self, len: u64) -> Result<()> {
+        // Bytes past `len` may be in the buffer, in the file, or (after a short write)
+        // partly in each: drop the buffer, cut the file, and move the write offset
+        // (the file is not opened in append mode).
+        self.buf.clear();
+        let cut = |e| Error::io(IoOp::Truncate, &self.path, e);
+        self.file.set_len(len).map_err(cut)?;
+        self.file.seek(SeekFrom::Start(len)).map_err(cut)?;
+        self.len = len;
+        Ok(())
     }
 }
 

@@ -24,10 +24,16 @@ pub fn read_to_vec(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u8>> {
 /// over `path`, fsync the directory. Used for CURRENT and OPTIONS.
 pub fn write_file_atomic(fs: &dyn FileSystem, dir: &Path, name: &str, data: &[u8]) -> Result<()> {
     let tmp: PathBuf = dir.join(format!("{name}.dbtmp"));
-    let mut f = fs.create(&tmp)?;
-    f.append(data)?;
-    f.sync()?;
-    drop(f);
+    let written = fs.create(&tmp).and_then(|mut f| {
+        f.append(data)?;
+        f.sync()
+    });
+    if let Err(e) = written {
+        // A full disk leaves a partial temp file: give its space back (best effort;
+        // the next write of `name` replaces it anyway).
+        let _ = fs.remove(&tmp);
+        return Err(e);
+    }
     fs.rename(&tmp, &dir.join(name))?;
     fs.sync_dir(dir)
 }

@@ -207,6 +207,17 @@ counters! {
     /// Background jobs (flushes, compactions) that failed with a retryable error and
     /// were abandoned, to be retried after a backoff instead of poisoning the database.
     background_retries,
+    /// Times the database entered the no-space state (a full disk or quota met by a
+    /// write, flush, compaction or MANIFEST edit; `Db::resume`, docs §7.8).
+    no_space_errors,
+    /// Writes refused with `NoSpace` (each batch of a refused group counts).
+    no_space_writes_refused,
+    /// Resume attempts made while out of space (automatic and `Db::resume`).
+    no_space_resume_attempts,
+    /// Times the database left the no-space state.
+    no_space_resumes,
+    /// Microseconds spent in the no-space state, summed over the resumes.
+    no_space_micros,
 }
 
 /// Copies of the counters (a power of two): enough that the threads of a many-core

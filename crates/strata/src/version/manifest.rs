@@ -136,8 +136,12 @@ impl Manifest {
     /// durable (see the module's durability order).
     ///
     /// # Errors
-    /// I/O errors; the MANIFEST may then end in a partial record. The caller must
-    /// poison the database and not install the edit.
+    /// I/O errors; the edit is not installed. A retryable one (a full disk,
+    /// [`Error::is_retryable`]) left the MANIFEST as it was (the record was cut back
+    /// off) and it may be appended to again; after any other, the MANIFEST may end in
+    /// a partial record and the caller must poison the database.
+    ///
+    /// [`Error::is_retryable`]: crate::Error::is_retryable
     pub fn append(&mut self, edit: &VersionEdit) -> Result<()> {
         self.append_all(std::slice::from_ref(edit))
     }
@@ -148,12 +152,15 @@ impl Manifest {
     /// # Errors
     /// As [`Self::append`].
     pub fn append_all(&mut self, edits: &[VersionEdit]) -> Result<()> {
-        let mut buf = Vec::new();
-        for edit in edits {
-            buf.clear();
-            edit.encode(&mut buf);
-            self.writer.add_record(&buf)?;
-        }
+        let records: Vec<Vec<u8>> = edits
+            .iter()
+            .map(|edit| {
+                let mut buf = Vec::new();
+                edit.encode(&mut buf);
+                buf
+            })
+            .collect();
+        self.writer.add_records(records.iter().map(Vec::as_slice))?;
         self.writer.sync()
     }
 

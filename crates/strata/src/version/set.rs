@@ -30,7 +30,10 @@
 //! 2. An edit is durable in the MANIFEST before its version becomes current; a version
 //!    that failed to become durable is never current.
 //! 3. After a failed MANIFEST write nothing more is appended to that MANIFEST (it may
-//!    end in a partial record): every later `log_and_apply` fails, with the failed
+//!    end in a partial record), unless the failure was retryable (a full disk: the
+//!    record was cut back off, `wal::LogWriter::add_records`, or a roll-over's new
+//!    MANIFEST was never named by `CURRENT` and is removed): every later
+//!    `log_and_apply` fails, with the failed
 //!    write's error as the cause (a job racing the failing one must not poison the
 //!    database with a causeless refusal; the crash loop caught that).
 //! 4. Every file number handed out is above every number recorded as used, so a number
@@ -513,8 +516,8 @@ impl VersionSet {
     /// changes and its new version. Requires: `writer` held (passed in).
     ///
     /// # Errors
-    /// As [`Self::log_and_apply`]; after an I/O error the writer is failed
-    /// (invariant 3).
+    /// As [`Self::log_and_apply`]; after an I/O error that is not retryable the
+    /// writer is failed (invariant 3).
     fn write_edit(
         &self,
         writer: &mut Writer,
@@ -531,7 +534,9 @@ impl VersionSet {
             }
         };
         if let Err(e) = &result {
-            writer.failed = Some(Arc::new(e.duplicate()));
+            if !e.is_retryable() {
+                writer.failed = Some(Arc::new(e.duplicate()));
+            }
         }
         result
     }
@@ -671,7 +676,21 @@ impl VersionSet {
             edit.last_sequence.unwrap_or_else(|| self.last_sequence()),
         );
         let old = m.number();
-        *m = Manifest::create(&self.fs, self.db_dir(), number, &snapshot)?;
+        *m = match Manifest::create(&self.fs, self.db_dir(), number, &snapshot) {
+            Ok(new) => new,
+            Err(e) => {
+                if e.is_retryable() {
+                    // A full disk before `CURRENT` was renamed (a retryable error
+                    // comes only from creating or appending to a file): the new
+                    // MANIFEST is named by nothing and the old one stays in use.
+                    // Best effort; an open removes what is left.
+                    let _ = self
+                        .fs
+                        .remove(&self.db_dir().join(filename::manifest_name(number)));
+                }
+                return Err(e);
+            }
+        };
         self.manifest_number.store(number, Ordering::Release);
         self.obsolete.push(Obsolete::Manifest(old));
         Ok(())

@@ -34,14 +34,44 @@ impl LogWriter {
         }
     }
 
-    /// Appends one record and hands it to the OS (not durable until [`LogWriter::sync`]).
+    /// Appends one record and hands it to the OS (not durable until [`LogWriter::sync`]):
+    /// [`LogWriter::add_records`] with one record.
     ///
     /// # Errors
-    /// I/O errors of the underlying file. After an error the log may hold a partial
-    /// record at its tail; the caller must stop using this log (the database poisons
-    /// itself).
-    pub fn add_record(&mut self, mut data: &[u8]) -> Result<()> {
+    /// As [`LogWriter::add_records`].
+    pub fn add_record(&mut self, data: &[u8]) -> Result<()> {
+        self.add_records(std::iter::once(data))
+    }
+
+    /// Appends `records`, in order, and hands them to the OS (not durable until
+    /// [`LogWriter::sync`]): all of them, or none. An append that fails part-way (a
+    /// full disk takes the bytes that fit, then `ENOSPC`) is cut back off, so the log
+    /// ends where it ended before the call and may be appended to again.
+    ///
+    /// # Errors
+    /// The append's error, with the log unchanged; or, if the cut itself failed, the
+    /// cut's error (`IoOp::Truncate`, never retryable): the log may then end in a
+    /// partial record, and the caller must stop using it (the database poisons itself).
+    pub fn add_records<'a>(&mut self, records: impl IntoIterator<Item = &'a [u8]>) -> Result<()> {
+        let start = (self.file.len(), self.block_offset);
         self.buf.clear();
+        for data in records {
+            self.encode(data);
+        }
+        let appended = self.file.append(&self.buf).and_then(|()| self.file.flush());
+        if self.buf.capacity() > KEEP_SCRATCH {
+            self.buf = Vec::new();
+        }
+        if let Err(e) = appended {
+            self.file.truncate(start.0)?;
+            self.block_offset = start.1;
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Encodes one record's fragments into `buf`, advancing `block_offset`.
+    fn encode(&mut self, mut data: &[u8]) {
         let mut first = true;
         loop {
             let left = BLOCK_SIZE - self.block_offset;
@@ -71,15 +101,9 @@ impl LogWriter {
             data = rest;
             first = false;
             if last {
-                break;
+                return;
             }
         }
-        let appended = self.file.append(&self.buf);
-        if self.buf.capacity() > KEEP_SCRATCH {
-            self.buf = Vec::new();
-        }
-        appended?;
-        self.file.flush()
     }
 
     /// Makes every record added so far durable.

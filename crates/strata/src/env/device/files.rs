@@ -74,6 +74,13 @@ impl WritableFile for DeviceWritable {
     fn len(&self) -> u64 {
         self.inner.len()
     }
+    /// Not charged: cutting a file back moves no data.
+    fn truncate(&mut self, len: u64) -> Result<()> {
+        let cut = self.inner.len().saturating_sub(len);
+        self.inner.truncate(len)?;
+        self.pending = self.pending.saturating_sub(cut);
+        Ok(())
+    }
 }
 
 /// A file read at offsets on a simulated device.

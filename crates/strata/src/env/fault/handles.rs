@@ -6,7 +6,7 @@
 //! Dropping a handle of the current epoch closes it, which may free an unlinked inode.
 
 use super::rules::FaultKinds;
-use super::state::{io_err, InodeId, State};
+use super::state::{io_err, is_full, no_space, InodeId, State};
 use crate::env::{FileLock, RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::{IoOp, Result};
 use parking_lot::Mutex;
@@ -37,16 +37,29 @@ pub(super) struct FaultWritable {
 }
 
 impl WritableFile for FaultWritable {
+    /// A full disk (an injected `no_space` rule, or the quota) keeps the bytes that
+    /// fit (half of them for an injected one) and fails with `ENOSPC`: a short write.
     fn append(&mut self, data: &[u8]) -> Result<()> {
         let c = &self.core;
         let mut st = c.state.lock();
         st.live(c.epoch, IoOp::Write, &c.path)?;
-        st.check(FaultKinds::WRITE, IoOp::Write, &c.path, None)?;
+        let (kept, result) = match st.check(FaultKinds::WRITE, IoOp::Write, &c.path, None) {
+            Err(e) if is_full(&e) => (data.len() / 2, Err(e)),
+            Err(e) => return Err(e),
+            Ok(()) => {
+                let room = st.room(data.len());
+                if room < data.len() {
+                    (room, Err(no_space(IoOp::Write, &c.path, false)))
+                } else {
+                    (data.len(), Ok(()))
+                }
+            }
+        };
         st.inode_mut(c.id, IoOp::Write, &c.path)?
             .data
-            .extend_from_slice(data);
-        self.len += data.len() as u64;
-        Ok(())
+            .extend_from_slice(data.get(..kept).unwrap_or_default());
+        self.len += kept as u64;
+        result
     }
 
     fn flush(&mut self) -> Result<()> {
@@ -71,6 +84,20 @@ impl WritableFile for FaultWritable {
 
     fn len(&self) -> u64 {
         self.len
+    }
+
+    fn truncate(&mut self, len: u64) -> Result<()> {
+        let c = &self.core;
+        let mut st = c.state.lock();
+        st.live(c.epoch, IoOp::Truncate, &c.path)?;
+        st.check(FaultKinds::TRUNCATE, IoOp::Truncate, &c.path, None)?;
+        let inode = st.inode_mut(c.id, IoOp::Truncate, &c.path)?;
+        inode
+            .data
+            .truncate(usize::try_from(len).unwrap_or(usize::MAX));
+        inode.durable_len = inode.durable_len.min(inode.data.len());
+        self.len = inode.data.len() as u64;
+        Ok(())
     }
 }
 

@@ -49,6 +49,11 @@
 //! 4. Everything is deterministic: the same sequence of calls with the same seeds gives
 //!    the same bytes, the same operation counts and the same faults.
 //!
+//! A full disk is the one fault with a side effect (invariant 2's exception): a byte
+//! quota ([`FaultFs::set_quota`]) or a [`FaultRule::no_space`] rule fails an append
+//! with `ENOSPC` after keeping the bytes that fit, a short write, which the engine must
+//! cut back off (`WritableFile::truncate`).
+//!
 //! # Fault injection and counting
 //!
 //! Each fallible operation has one [`FaultKinds`] kind and is counted by
@@ -178,6 +183,21 @@ impl FaultFs {
     /// the operation and running its fault check) and has no other effect.
     pub fn set_direct_io_supported(&self, supported: bool) {
         self.state.lock().refuse_direct = !supported;
+    }
+
+    /// Limits the bytes all files together may hold (`None`: no limit, the default).
+    /// An append past the limit keeps the bytes that fit and fails with `ENOSPC`
+    /// (`io::ErrorKind::StorageFull`), as on a full disk; raising the limit (or
+    /// removing files) makes room again. Creates, renames and removals are not
+    /// limited.
+    pub fn set_quota(&self, bytes: Option<u64>) {
+        self.state.lock().quota = bytes;
+    }
+
+    /// Bytes all files hold now, counted as the quota counts them: each file's
+    /// current bytes, files removed but still open included.
+    pub fn used_bytes(&self) -> u64 {
+        self.state.lock().used_bytes()
     }
 
     /// Every path created or opened with direct I/O so far, sorted.

@@ -44,8 +44,12 @@ impl FaultKinds {
     pub const STAT: FaultKinds = FaultKinds(1 << 11);
     /// `FileSystem::lock`.
     pub const LOCK: FaultKinds = FaultKinds(1 << 12);
+    /// `WritableFile::truncate`.
+    pub const TRUNCATE: FaultKinds = FaultKinds(1 << 13);
+    /// The operations a full disk fails: create, write (append) and flush.
+    pub const FILLING: FaultKinds = FaultKinds(Self::CREATE.0 | Self::WRITE.0 | Self::FLUSH.0);
     /// Every operation that changes what is (or may become) on disk: create, write,
-    /// flush, sync, rename, remove, sync-dir, mkdir.
+    /// flush, sync, rename, remove, sync-dir, mkdir, truncate.
     pub const MUTATING: FaultKinds = FaultKinds(
         Self::CREATE.0
             | Self::WRITE.0
@@ -54,10 +58,11 @@ impl FaultKinds {
             | Self::RENAME.0
             | Self::REMOVE.0
             | Self::SYNC_DIR.0
-            | Self::MKDIR.0,
+            | Self::MKDIR.0
+            | Self::TRUNCATE.0,
     );
     /// Every kind.
-    pub const ALL: FaultKinds = FaultKinds((1 << 13) - 1);
+    pub const ALL: FaultKinds = FaultKinds((1 << 14) - 1);
 
     /// True iff every kind in `other` is in `self`.
     pub const fn contains(self, other: FaultKinds) -> bool {
@@ -90,7 +95,7 @@ impl BitOrAssign for FaultKinds {
 
 impl fmt::Debug for FaultKinds {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const NAMES: [(FaultKinds, &str); 13] = [
+        const NAMES: [(FaultKinds, &str); 14] = [
             (FaultKinds::CREATE, "CREATE"),
             (FaultKinds::OPEN, "OPEN"),
             (FaultKinds::READ, "READ"),
@@ -104,6 +109,7 @@ impl fmt::Debug for FaultKinds {
             (FaultKinds::MKDIR, "MKDIR"),
             (FaultKinds::STAT, "STAT"),
             (FaultKinds::LOCK, "LOCK"),
+            (FaultKinds::TRUNCATE, "TRUNCATE"),
         ];
         let mut set = f.debug_set();
         for (kind, name) in NAMES {
@@ -123,13 +129,16 @@ impl fmt::Debug for FaultKinds {
 /// [`super::FaultFs::op_count`] and then replay it failing at every index in turn.
 /// An injected failure surfaces as `Error::Io { source: io::Error::other("injected
 /// fault"), .. }` and has no effect on the file system (a failed append writes nothing,
-/// a failed sync makes nothing durable, a failed rename renames nothing).
+/// a failed sync makes nothing durable, a failed rename renames nothing); see
+/// [`FaultRule::no_space`] for the full-disk variant.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FaultRule {
     pub(super) kinds: FaultKinds,
     pub(super) skip: u64,
     pub(super) sticky: bool,
     pub(super) path_contains: Option<String>,
+    /// The failure is a full disk (`ENOSPC`) rather than an I/O error.
+    pub(super) no_space: bool,
     /// Matching operations seen since installation. Written under the state mutex.
     pub(super) seen: u64,
     /// True once a once-only rule has fired.
@@ -145,6 +154,7 @@ impl FaultRule {
             skip,
             sticky: false,
             path_contains: None,
+            no_space: false,
             seen: 0,
             spent: false,
         }
@@ -164,6 +174,16 @@ impl FaultRule {
     /// failed by this rule. For `rename`, either path may match.
     pub fn on_path(mut self, fragment: impl Into<String>) -> FaultRule {
         self.path_contains = Some(fragment.into());
+        self
+    }
+
+    /// Makes the failure a full disk: the error is `ENOSPC` (`io::ErrorKind::StorageFull`,
+    /// still saying "injected fault"), and a failed append keeps the first half of its
+    /// bytes, as a short write to a disk that filled up does (the one exception to
+    /// "no side effect"; the engine must cut the bytes back off). Use with
+    /// [`FaultKinds::FILLING`].
+    pub fn no_space(mut self) -> FaultRule {
+        self.no_space = true;
         self
     }
 

@@ -62,6 +62,9 @@ pub(super) struct State {
     pub(super) refuse_direct: bool,
     /// Paths ever created or opened with direct I/O.
     pub(super) direct_paths: BTreeSet<PathBuf>,
+    /// The most bytes all files together may hold (`FaultFs::set_quota`): an append
+    /// past it keeps what fits and fails with `ENOSPC`.
+    pub(super) quota: Option<u64>,
 }
 
 /// Normalizes `p` (drops `.` components, repeated and trailing separators).
@@ -82,6 +85,22 @@ pub(super) fn io_err(op: IoOp, path: &Path, kind: io::ErrorKind, msg: &str) -> E
 /// The error of an injected fault.
 fn injected(op: IoOp, path: &Path) -> Error {
     Error::io(op, path, io::Error::other("injected fault"))
+}
+
+/// The error of a full disk: an injected one (`FaultRule::no_space`) says so, to tell
+/// it from a quota.
+pub(super) fn no_space(op: IoOp, path: &Path, injected: bool) -> Error {
+    let msg = if injected {
+        "injected fault: no space left on device"
+    } else {
+        "no space left on device (quota)"
+    };
+    io_err(op, path, io::ErrorKind::StorageFull, msg)
+}
+
+/// True iff `e` is a full disk (injected or a quota).
+pub(super) fn is_full(e: &Error) -> bool {
+    matches!(e, Error::Io { source, .. } if source.kind() == io::ErrorKind::StorageFull)
 }
 
 fn not_found(op: IoOp, path: &Path) -> Error {
@@ -109,6 +128,7 @@ impl State {
     ) -> Result<()> {
         self.op_count += 1;
         let mut fire = false;
+        let mut full = false;
         for rule in self.rules.iter_mut().filter(|r| !r.spent) {
             if !rule.kinds.intersects(kind) {
                 continue;
@@ -122,6 +142,7 @@ impl State {
             rule.seen += 1;
             if rule.seen > rule.skip {
                 fire = true;
+                full |= rule.no_space;
                 rule.spent = !rule.sticky;
             }
         }
@@ -145,9 +166,29 @@ impl State {
         }
         if fire {
             self.faults_injected += 1;
-            return Err(injected(op, path));
+            return Err(if full {
+                no_space(op, path, true)
+            } else {
+                injected(op, path)
+            });
         }
         Ok(())
+    }
+
+    /// Bytes every file holds now (each inode once, linked or open).
+    pub(super) fn used_bytes(&self) -> u64 {
+        self.inodes.values().map(|i| i.data.len() as u64).sum()
+    }
+
+    /// How many of `want` more bytes the quota leaves room for.
+    pub(super) fn room(&self, want: usize) -> usize {
+        match self.quota {
+            None => want,
+            Some(q) => {
+                let free = q.saturating_sub(self.used_bytes());
+                want.min(usize::try_from(free).unwrap_or(usize::MAX))
+            }
+        }
     }
 
     /// Installs a rule; it counts matches from now on.

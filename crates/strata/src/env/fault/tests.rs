@@ -422,7 +422,13 @@ fn op_count_drives_fail_at_every_op() {
         let fs = FaultFs::new();
         fs.inject(FaultRule::sticky(FaultKinds::ALL, k));
         assert_injected(&scenario(&fs).expect_err("fails at op k"));
-        assert_eq!(fs.op_count(), k + 1, "k={k}");
+        // The scenario stops at op k; a failure inside `write_file_atomic` adds the
+        // removal of its temp file (which fails too: the disk is dead).
+        assert!(
+            (k + 1..=k + 2).contains(&fs.op_count()),
+            "k={k}: {}",
+            fs.op_count()
+        );
         fs.crash();
         fs.clear_faults();
         // Whatever survived, synced log bytes are all or nothing here.
