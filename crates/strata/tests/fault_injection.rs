@@ -14,7 +14,12 @@
 //!   when the operation count reaches `k`, for a sample of `k`. After the crash
 //!   (dropping unsynced bytes, keeping a random prefix of them, or garbling them) the
 //!   database must reopen and hold exactly the state after some prefix of the attempted
-//!   writes, no shorter than what was acknowledged durable. A scenario that makes
+//!   writes, no shorter than what was acknowledged durable. A third kill fills the
+//!   disk instead (`ENOSPC` at every create, append and flush from the `k`-th on):
+//!   the engine must refuse with `NoSpace`, never poison, hold exactly the acknowledged
+//!   writes while refusing, and take writes again once the scenario frees the space
+//!   (by itself or on `Db::resume`); the cycle then goes on and ends with the same
+//!   power cut and check. A scenario that makes
 //!   virtual tables also verifies every physical table (each parent) after recovery
 //!   and reopens with delayed compaction off to read the same state.
 //!
@@ -425,6 +430,17 @@ struct Recorder {
     stopped: bool,
     /// The crash garbled the unsynced tail of a MANIFEST (see [`garbles_manifest_tail`]).
     garbled_manifest: bool,
+    /// A [`Kill::NoSpace`] cycle: the disk fills up at some point, and the scenario
+    /// frees space and goes on ([`Recorder::free_space`]).
+    full_disk: bool,
+    /// Resume through `Db::resume` rather than wait for the database to resume itself.
+    resume_by_hand: bool,
+    /// The durable state before the faulted phase (what `attempts` apply to).
+    base: BTreeMap<Vec<u8>, Vec<u8>>,
+    /// Operations refused for the full disk, and the time from space freed to the
+    /// database taking writes again, summed.
+    space_refusals: u64,
+    resume_micros: u64,
 }
 
 /// Why a scenario stopped early.
@@ -450,9 +466,66 @@ impl Recorder {
         Ok(())
     }
 
+    /// In a [`Kill::NoSpace`] cycle, an operation refused for the full disk: checks
+    /// the refusal (the database holds exactly the acknowledged writes, refuses the
+    /// next write alike, and is not poisoned), frees the space and waits until the
+    /// database takes writes again: by itself for odd `k`, through `Db::resume` for
+    /// even ones. True iff the caller should run its operation again; false for any
+    /// other error.
+    fn free_space(&mut self, db: &Db, e: &Error, what: &str) -> bool {
+        if e.kind() != ErrorKind::NoSpace {
+            return false;
+        }
+        assert!(self.full_disk, "{what}: NoSpace with no full disk: {e}");
+        // Nothing half-applied: the live database is the acknowledged prefix.
+        let mut model = self.base.clone();
+        for a in self.attempts.iter().take(self.acked) {
+            for item in &a.items {
+                item.apply(&mut model);
+            }
+        }
+        assert!(
+            read_all(db) == model,
+            "{what} refused for a full disk ({e}): the database is not the acknowledged prefix"
+        );
+        match db.put(&sync(), b"zz-never-durable", b"refused") {
+            Err(e2) => assert_eq!(e2.kind(), ErrorKind::NoSpace, "{what}: next write: {e2}"),
+            Ok(()) => panic!("{what}: a write after a full-disk refusal ({e}) was accepted"),
+        }
+        self.space_refusals += 1;
+        self.fs.clear_faults();
+        let freed = std::time::Instant::now();
+        let resumes = db.stats().counters.no_space_resumes;
+        loop {
+            let resumed = if self.resume_by_hand {
+                match db.resume() {
+                    Ok(()) => true,
+                    Err(e) if e.kind() == ErrorKind::NoSpace => false,
+                    Err(e) => panic!("{what}: resume: {e}"),
+                }
+            } else {
+                db.stats().counters.no_space_resumes > resumes
+            };
+            if resumed {
+                break;
+            }
+            assert!(
+                freed.elapsed() < std::time::Duration::from_secs(20),
+                "{what}: no resume 20 s after space was freed"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        self.resume_micros += freed.elapsed().as_micros() as u64;
+        true
+    }
+
     /// An error from the engine during the faulted phase: the scenario stops, after
     /// checking that the database refuses the next write as poisoned.
     fn failed(&mut self, db: &Db, e: &Error, what: &str) -> Stop {
+        assert!(
+            !self.full_disk,
+            "{what}: a full disk must never poison or fail otherwise: {e} ({e:?})"
+        );
         // A poisoned database carries the failure that poisoned it as the error's
         // source, so even a refusal must trace back to an injected fault.
         assert!(
@@ -482,7 +555,15 @@ impl Recorder {
             item.add_to(&mut b, db);
         }
         self.attempts.push(Attempt { items });
-        match db.write(&WriteOptions::default().with_sync(sync), b) {
+        let wo = WriteOptions::default().with_sync(sync);
+        let mut written = db.write(&wo, b.clone());
+        while let Err(e) = &written {
+            if !self.free_space(db, e, "write") {
+                break;
+            }
+            written = db.write(&wo, b.clone());
+        }
+        match written {
             Ok(()) => {
                 self.acked = self.attempts.len();
                 if sync {
@@ -508,12 +589,16 @@ impl Recorder {
             Item::CreateCf(name)
         };
         self.attempts.push(Attempt { items: vec![item] });
-        let result = if drop {
-            let cf = db.cf(name).expect("the scenario drops live families");
-            db.drop_cf(&cf)
-        } else {
-            db.create_cf(name, tiny_options().cf_options()).map(|_| ())
+        let op = |db: &Db| {
+            if drop {
+                let cf = db.cf(name).expect("the scenario drops live families");
+                db.drop_cf(&cf)
+            } else {
+                db.create_cf(name, tiny_options().cf_options()).map(|_| ())
+            }
         };
+        let what = if drop { "drop_cf" } else { "create_cf" };
+        let result = self.retry_for_space(db, what, op);
         match result {
             Ok(()) => {
                 self.acked = self.attempts.len();
@@ -524,16 +609,31 @@ impl Recorder {
         }
     }
 
+    /// Runs `op`, again after each full-disk refusal ([`Recorder::free_space`]).
+    fn retry_for_space(
+        &mut self,
+        db: &Db,
+        what: &str,
+        op: impl Fn(&Db) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        loop {
+            match op(db) {
+                Err(e) if self.free_space(db, &e, what) => {}
+                other => return other,
+            }
+        }
+    }
+
     fn flush_cf(&mut self, db: &Db, name: &str) -> Result<(), Stop> {
         self.maybe_cut()?;
         let cf = db.cf(name).expect("the scenario flushes live families");
-        db.flush_cf(&cf)
+        self.retry_for_space(db, "flush_cf", |db| db.flush_cf(&cf))
             .map_err(|e| self.failed(db, &e, "flush_cf"))
     }
 
     fn flush(&mut self, db: &Db) -> Result<(), Stop> {
         self.maybe_cut()?;
-        match db.flush() {
+        match self.retry_for_space(db, "flush", Db::flush) {
             Ok(()) => {
                 self.durable = self.acked;
                 Ok(())
@@ -546,13 +646,13 @@ impl Recorder {
     /// end, so the counters below count them all).
     fn settle(&mut self, db: &Db) -> Result<(), Stop> {
         self.maybe_cut()?;
-        db.wait_for_compactions()
+        self.retry_for_space(db, "wait_for_compactions", Db::wait_for_compactions)
             .map_err(|e| self.failed(db, &e, "wait_for_compactions"))
     }
 
     fn compact(&mut self, db: &Db) -> Result<(), Stop> {
         self.maybe_cut()?;
-        match db.compact_range(None, None) {
+        match self.retry_for_space(db, "compact_range", |db| db.compact_range(None, None)) {
             Ok(()) => {
                 self.durable = self.acked;
                 Ok(())
@@ -936,6 +1036,12 @@ enum Kill {
     /// tears and garbles. Sampled indices of [`Kill::Fault`] hit that moment only by
     /// chance, so the MANIFEST roll-over scenario also walks every MANIFEST fsync.
     ManifestSync,
+    /// The disk fills up: from the `k`-th operation that takes space (create, append,
+    /// flush) on, each fails with `ENOSPC` (an append after keeping half its bytes),
+    /// until the scenario, refused with `NoSpace`, frees the space and goes on
+    /// ([`Recorder::free_space`]). Then the power is cut at the end as usual. The
+    /// engine must never poison, nor lose or half-apply a write.
+    NoSpace,
 }
 
 /// Figures printed at the end (they go into docs/reliability.md).
@@ -957,6 +1063,11 @@ struct Tally {
     /// Merges of virtual tables that gets asked for, run before the crashes.
     virtual_merges: AtomicU64,
     virtual_cycles: AtomicU64,
+    /// [`Kill::NoSpace`] cycles, the refusals they met, and the time from space freed
+    /// to writes taken again, summed (microseconds).
+    no_space_cycles: AtomicU64,
+    space_refusals: AtomicU64,
+    resume_micros: AtomicU64,
 }
 
 /// Outcome of one cycle's recovery, checked against the recorder.
@@ -1071,6 +1182,8 @@ fn cycle(
     let opts = (sc.opts)();
     let mut r = Recorder {
         fs: fs.clone(),
+        full_disk: kill == Kill::NoSpace,
+        resume_by_hand: k.is_some_and(|k| k % 2 == 0),
         ..Recorder::default()
     };
     if let Some(setup) = sc.setup {
@@ -1083,6 +1196,7 @@ fn cycle(
         }
     }
     // The base state is durable: the check only considers the faulted phase's writes.
+    r.base = base.clone();
     r.attempts.clear();
     r.acked = 0;
     r.durable = 0;
@@ -1098,6 +1212,7 @@ fn cycle(
         (Kill::ManifestSync, Some(k)) => {
             fs.inject(FaultRule::sticky(FaultKinds::SYNC, k).on_path("MANIFEST-"))
         }
+        (Kill::NoSpace, Some(k)) => fs.inject(FaultRule::sticky(FaultKinds::FILLING, k).no_space()),
         (_, None) => {}
     }
     let mut virtual_compactions = 0;
@@ -1143,6 +1258,15 @@ fn cycle(
     if failed > 0 && kill != Kill::Cut {
         tally.faults_fired.fetch_add(1, Ordering::Relaxed);
         tally.failed_ops.fetch_add(failed, Ordering::Relaxed);
+    }
+    if kill == Kill::NoSpace {
+        tally.no_space_cycles.fetch_add(1, Ordering::Relaxed);
+        tally
+            .space_refusals
+            .fetch_add(r.space_refusals, Ordering::Relaxed);
+        tally
+            .resume_micros
+            .fetch_add(r.resume_micros, Ordering::Relaxed);
     }
     fs.clear_faults();
     tally.cycles.fetch_add(1, Ordering::Relaxed);
@@ -1353,6 +1477,11 @@ fn crash_loop(name: &str) {
             Kill::Cut
         };
         cycle(&sc, Some(k), kill, mode, &tally);
+        // A disk that fills up at this index (counting only operations that take
+        // space), on another third of the sample.
+        if k % 3 == 1 {
+            cycle(&sc, Some(k), Kill::NoSpace, mode, &tally);
+        }
         // Each index is also tried with the other kill, on a smaller sample.
         if k % 3 == 0 {
             let other = if kill == Kill::Fault {
@@ -1386,10 +1515,18 @@ fn crash_loop(name: &str) {
     } else {
         String::new()
     };
+    let refusals = tally.space_refusals.load(Ordering::Relaxed);
+    let no_space_figures = format!(
+        ", full-disk cycles {} ({refusals} refusals, mean {:.1} ms from space freed to \
+         writes taken)",
+        tally.no_space_cycles.load(Ordering::Relaxed),
+        tally.resume_micros.load(Ordering::Relaxed) as f64 / 1000.0 / refusals.max(1) as f64
+    );
     println!(
         "crash loop {name}: ops {count}, cycles {}, faults fired {} ({} failed ops), \
          power cuts {}, tolerant-mode refusals of garbled WAL tails {}, \
-         garbled MANIFEST tails recovered {}{virtual_figures}{query_figures}, {:.1}s",
+         garbled MANIFEST tails recovered {}{no_space_figures}{virtual_figures}{query_figures}, \
+         {:.1}s",
         tally.cycles.load(Ordering::Relaxed),
         tally.faults_fired.load(Ordering::Relaxed),
         tally.failed_ops.load(Ordering::Relaxed),
@@ -1404,6 +1541,11 @@ fn crash_loop(name: &str) {
     // that moment only when a sample lands on a MANIFEST fsync, which background timing
     // moves; `manifest_sync_kills` fails every MANIFEST fsync in turn.
     let replaying = env_u64("STRATA_CRASH_K").is_some() || env_u64("STRATA_CRASH_SYNC").is_some();
+    // A full disk that never met the scenario would test nothing.
+    assert!(
+        replaying || tally.no_space_cycles.load(Ordering::Relaxed) == 0 || refusals > 0,
+        "crash loop {name}: no full-disk cycle was refused for space"
+    );
     if name == "manifest_roll" && !replaying {
         assert!(
             tally.garbled_manifest_tails.load(Ordering::Relaxed) > 0,
