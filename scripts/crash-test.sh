@@ -16,6 +16,16 @@
 #   CRASH_DIR=<dir>        where the database lives (default: a new temp dir)
 #   CRASH_KEEP=1           keep the directory after a successful run
 #   STRATA_BIN=<path>      use this binary instead of building target/release/strata
+#   CRASH_NO_SPACE=<MiB>   full-disk mode (root only): the database lives on a tmpfs
+#                          that starts at this many MiB and is kept nearly full (each
+#                          cycle starts with 1 MiB free); the
+#                          stress runs with --on_no_space=wait, and each cycle the script
+#                          waits for the disk to fill (the stress prints "no_space:
+#                          refused"), leaves it full for CRASH_FULL_FOR=1 s, grows it by
+#                          CRASH_GROW=8 MiB while the same process keeps writing, and
+#                          measures the time from the grow to the first accepted write
+#                          (the stress's "no_space: resumed" line); then the kill and the
+#                          verify as usual (the tmpfs grown first: an open writes files).
 #
 # What is checked: after each kill, `strata stress --verify_only` reopens the database
 # and every key of every column family must hold its last acknowledged value (or, for
@@ -36,6 +46,10 @@ threads=${CRASH_THREADS:-4}
 families=${CRASH_FAMILIES:-3}
 RANDOM=$seed
 
+no_space=${CRASH_NO_SPACE:-}
+full_for=${CRASH_FULL_FOR:-1}
+grow=${CRASH_GROW:-8}
+
 if [ -n "${STRATA_BIN:-}" ]; then
     bin=$STRATA_BIN
 else
@@ -49,6 +63,36 @@ dir=${CRASH_DIR:-$(mktemp -d -t strata-crash.XXXXXX)}
 mkdir -p "$dir"
 db="$dir/db"
 rm -rf "$db" "$db.expected"
+expected="$dir/db.expected"
+mnt=""
+if [ -n "$no_space" ]; then
+    # The database on a tmpfs of its own; logs and the expected state stay outside.
+    mnt="$dir/disk"
+    mkdir -p "$mnt"
+    if ! mount -t tmpfs -o "size=${no_space}m" tmpfs "$mnt"; then
+        echo "CRASH_NO_SPACE needs root (mount -t tmpfs)"
+        exit 2
+    fi
+    trap 'umount "$mnt" 2>/dev/null' EXIT
+    db="$mnt/db"
+fi
+disk_used_kib() { df -k --output=used "$mnt" | tail -n 1 | tr -d ' '; }
+resize_disk() { # resize_disk KIB
+    mount -o remount,size="$1"k "$mnt"
+}
+now_ms() { date +%s%3N; }
+# Waits up to $2 seconds for a line matching $1 in file $3 at or after line $4;
+# prints the line.
+wait_line() {
+    local deadline=$(( $(date +%s) + $2 ))
+    while [ "$(date +%s)" -le "$deadline" ]; do
+        local l
+        l=$(tail -n +"$4" "$3" | grep -m1 -- "$1")
+        if [ -n "$l" ]; then echo "$l"; return 0; fi
+        sleep 0.05
+    done
+    return 1
+}
 
 pick() { # pick one of the arguments at random
     local a=("$@")
@@ -85,9 +129,11 @@ field() { # field NAME LINE
 }
 
 echo "== crash test: $cycles cycles, seed $seed, dir $dir, max_key $max_key, threads $threads," \
-    "column families $families"
+    "column families $families${no_space:+, full disk: tmpfs of ${no_space} MiB grown by ${grow} MiB}"
 start=$(date +%s)
 acked=0
+fills=0
+resume_ms=()
 verified=0
 in_flight_new=0
 in_flight_old=0
@@ -97,12 +143,60 @@ for i in $(seq 1 "$cycles"); do
     [ "$i" -gt 1 ] && existing="--use_existing_db"
     sleep_s=$(( min_sleep + RANDOM % (max_sleep - min_sleep + 1) ))
     stress_seed=$(( seed * 1000 + i ))
+    space_flags=""
+    if [ -n "$no_space" ]; then
+        # Nearly full again: room for 1 MiB more than the database holds, so the
+        # disk fills within seconds whatever the options.
+        resize_disk $(( $(disk_used_kib) + 1024 ))
+        space_flags="--on_no_space=wait"
+    fi
     # shellcheck disable=SC2086
     "$bin" stress --db="$db" $existing --seed=$stress_seed --max_key="$max_key" \
         --threads="$threads" --column_families="$families" --duration=3600 \
-        --ops_per_thread=0 $opts \
+        --ops_per_thread=0 --expected_state="$expected" $space_flags $opts \
         >"$dir/stress.$i.log" 2>&1 &
     pid=$!
+    resumed=""
+    if [ -n "$no_space" ]; then
+        # The disk fills; it stays full a while; then it grows under the writer, by
+        # another CRASH_GROW MiB every 10 s while nothing is accepted (up to four
+        # times: a flush may need more than one grow). A streak the engine ends by
+        # itself (compactions free space), before the grow, is not measured: the
+        # script waits for the next one.
+        from=1
+        deadline=$(( $(date +%s) + 30 ))
+        while [ -z "$resumed" ] && [ "$(date +%s)" -lt "$deadline" ] \
+            && wait_line "no_space: refused" 30 "$dir/stress.$i.log" "$from" >/dev/null; do
+            sleep "$full_for"
+            from=$(( $(wc -l <"$dir/stress.$i.log") + 1 ))
+            if ! head -n $(( from - 1 )) "$dir/stress.$i.log" | grep "no_space:" | tail -n 1 \
+                | grep -q "refused"; then
+                continue
+            fi
+            grows=0
+            while [ "$grows" -lt 4 ]; do
+                grown_at=$(now_ms)
+                resize_disk $(( $(df -k --output=size "$mnt" | tail -n 1 | tr -d ' ') + grow * 1024 ))
+                grows=$(( grows + 1 ))
+                if line=$(wait_line "no_space: resumed" 10 "$dir/stress.$i.log" "$from"); then
+                    at=$(field unix_ms "$line")
+                    if [ "$at" -ge "$grown_at" ]; then
+                        resumed=$(( at - grown_at ))
+                        resume_ms+=("$resumed")
+                        fills=$(( fills + 1 ))
+                    fi
+                    from=$(( $(wc -l <"$dir/stress.$i.log") + 1 ))
+                    break
+                fi
+            done
+            if [ "$grows" -ge 4 ] && [ -z "$resumed" ]; then
+                echo "FAIL cycle $i: no write accepted after the disk grew by $(( 4 * grow )) MiB; options: $opts"
+                kill -9 "$pid" 2>/dev/null
+                cat "$dir/stress.$i.log"
+                exit 1
+            fi
+        done
+    fi
     sleep "$sleep_s"
     if ! kill -0 "$pid" 2>/dev/null; then
         wait "$pid"
@@ -112,7 +206,12 @@ for i in $(seq 1 "$cycles"); do
     fi
     kill -9 "$pid"
     wait "$pid" 2>/dev/null
-    if ! "$bin" stress --db="$db" --verify_only >"$dir/verify.$i.log" 2>&1; then
+    if [ -n "$no_space" ]; then
+        # Room for the open's new MANIFEST, WAL and OPTIONS.
+        resize_disk $(( $(disk_used_kib) + 16 * 1024 ))
+    fi
+    if ! "$bin" stress --db="$db" --verify_only --expected_state="$expected" \
+        >"$dir/verify.$i.log" 2>&1; then
         echo "FAIL cycle $i after ${sleep_s}s (stress seed $stress_seed); options: $opts"
         cat "$dir/verify.$i.log"
         echo "logs and database kept in $dir"
@@ -123,18 +222,33 @@ for i in $(seq 1 "$cycles"); do
     new=$(field in_flight_new "$line")
     old=$(field in_flight_old "$line")
     keys=$(field keys "$line")
-    printf 'cycle %3d: %ds, acked writes %7d, keys verified %d (present %s), in flight new/old %s/%s, blocks %s\n' \
+    printf 'cycle %3d: %ds, acked writes %7d, keys verified %d (present %s), in flight new/old %s/%s, blocks %s%s\n' \
         "$i" "$sleep_s" $(( total - acked )) "$keys" "$(field present "$line")" "$new" "$old" \
-        "$(field blocks_checked "$line")"
+        "$(field blocks_checked "$line")" "${resumed:+, writes taken ${resumed} ms after the disk grew}"
     acked=$total
     verified=$(( verified + keys ))
     in_flight_new=$(( in_flight_new + new ))
     in_flight_old=$(( in_flight_old + old ))
 done
 elapsed=$(( $(date +%s) - start ))
+space_summary=""
+if [ -n "$no_space" ]; then
+    sorted=$(printf '%s\n' "${resume_ms[@]}" | sort -n)
+    n=${#resume_ms[@]}
+    if [ "$n" -gt 0 ]; then
+        median=$(echo "$sorted" | sed -n "$(( (n + 1) / 2 ))p")
+        max=$(echo "$sorted" | tail -n 1)
+        space_summary=", disk filled in $fills cycles, writes taken again after the grow in median ${median} ms (max ${max} ms, $n measured)"
+    else
+        space_summary=", disk filled in $fills cycles"
+    fi
+fi
 echo "== crash test passed: cycles $cycles, acknowledged writes $acked, keys verified $verified," \
     "in-flight writes found applied $in_flight_new / not applied $in_flight_old," \
-    "failures 0, seed $seed, ${elapsed}s"
+    "lost writes 0, failures 0, seed $seed, ${elapsed}s$space_summary"
+if [ -n "$mnt" ]; then
+    umount "$mnt"
+fi
 if [ "${CRASH_KEEP:-0}" != 1 ] && [ -z "${CRASH_DIR:-}" ]; then
     rm -rf "$dir"
 fi

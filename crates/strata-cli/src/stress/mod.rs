@@ -34,6 +34,7 @@
 
 pub mod expected;
 pub mod keyspace;
+pub mod space;
 pub mod verify;
 pub mod worker;
 
@@ -122,9 +123,31 @@ pub struct StressArgs {
     /// One operation in N is a compaction of a small key range (0 = never).
     #[arg(long = "compact_range_one_in", default_value_t = 5000)]
     pub compact_range_one_in: u64,
+    /// What a write refused for a full disk (`NoSpace`) does: `fail` ends the run with
+    /// the error; `wait` counts it, settles its keys back (it wrote nothing), pauses
+    /// and goes on, so the run rides out a disk that fills up and is freed again
+    /// (docs/ARCHITECTURE.md §7.8). Everything acknowledged is verified either way.
+    #[arg(long = "on_no_space", value_enum, default_value_t = OnNoSpace::Fail)]
+    pub on_no_space: OnNoSpace,
     /// Engine options (`--db` names the database, `--sync` syncs every write).
     #[command(flatten)]
     pub engine: EngineFlags,
+}
+
+/// `--on_no_space`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnNoSpace {
+    /// End the run with the error.
+    Fail,
+    /// Count the refusal, pause, go on.
+    Wait,
+}
+
+impl OnNoSpace {
+    /// True for [`OnNoSpace::Wait`].
+    pub fn waits(self) -> bool {
+        self == OnNoSpace::Wait
+    }
 }
 
 const DEFAULT_MAX_KEY: u64 = 10_000;
@@ -329,7 +352,9 @@ pub fn run(args: &StressArgs) -> Result<()> {
 
     let start = Instant::now();
     let stop = AtomicBool::new(false);
+    let space = space::SpaceWatch::default();
     let shared = worker::Shared {
+        space: &space,
         db: &db,
         cfs: &cfs,
         st: &st,
@@ -370,7 +395,8 @@ pub fn run(args: &StressArgs) -> Result<()> {
         "stress: ok seed={seed} secs={secs:.1} ops={} ops_per_sec={:.0} writes_acked={} \
          puts={} merges={} deletes={} range_deletes={} batches={} cross_family_batches={} \
          transactions={} txn_conflicts={} txn_rollbacks={} gets={} scans={} \
-         snapshot_checks={} flushes={} compactions={}",
+         snapshot_checks={} flushes={} compactions={} no_space_refused={} \
+         no_space_streaks={}",
         total.ops(),
         total.ops() as f64 / secs.max(1e-9),
         total.writes(),
@@ -387,7 +413,9 @@ pub fn run(args: &StressArgs) -> Result<()> {
         total.scans,
         total.snapshot_checks,
         total.flushes,
-        total.compactions
+        total.compactions,
+        total.no_space_refused,
+        space.streaks()
     ))
 }
 
@@ -423,6 +451,9 @@ mod tests {
         a.validate().expect("valid");
         assert_eq!(a.max_key, Some(100));
         assert!(a.engine.sync);
+        assert_eq!(a.on_no_space, OnNoSpace::Fail);
+        assert!(parse(&["--on_no_space=wait"]).on_no_space.waits());
+        assert!(T::try_parse_from(["t", "--on_no_space=retry"]).is_err());
         assert!(parse(&["--threads=0"]).validate().is_err());
         assert!(parse(&["--put_pct=50"]).validate().is_err());
         assert!(parse(&["--ops_per_thread=0"]).validate().is_err());

@@ -24,6 +24,7 @@
 
 use super::expected::{ExpectedState, MAX_VALUE_ID};
 use super::keyspace;
+use super::space::SpaceWatch;
 use super::StressArgs;
 use crate::error::{CliError, Result};
 use rand::rngs::StdRng;
@@ -70,6 +71,8 @@ pub struct ThreadStats {
     pub flushes: u64,
     /// Manual range compactions.
     pub compactions: u64,
+    /// Operations refused with `NoSpace` (`--on_no_space=wait`): they wrote nothing.
+    pub no_space_refused: u64,
 }
 
 impl ThreadStats {
@@ -89,6 +92,7 @@ impl ThreadStats {
         self.snapshot_checks += o.snapshot_checks;
         self.flushes += o.flushes;
         self.compactions += o.compactions;
+        self.no_space_refused += o.no_space_refused;
     }
 
     /// Every operation counted.
@@ -128,6 +132,8 @@ pub struct Shared<'a> {
     pub deadline: Option<Instant>,
     /// Set by the first failing thread; every thread stops at its next operation.
     pub stop: &'a AtomicBool,
+    /// Full-disk refusals of every thread (`--on_no_space=wait`).
+    pub space: &'a SpaceWatch,
 }
 
 /// A snapshot taken earlier, with what it must show.
@@ -226,25 +232,29 @@ impl<'a> Worker<'a> {
         if a.flush_one_in > 0 && self.rng.random_range(0..a.flush_one_in) == 0 {
             // Half of the flushes are of one family, so families flush apart and their
             // WALs are released at different times.
-            if self.rng.random_bool(0.5) {
-                self.sh.db.flush()?;
+            let flushed = if self.rng.random_bool(0.5) {
+                self.sh.db.flush()
             } else {
                 let f = self.family();
-                self.sh.db.flush_cf(self.cf(f))?;
+                self.sh.db.flush_cf(self.cf(f))
+            };
+            if !self.refused_for_space(flushed)? {
+                self.stats.flushes += 1;
             }
-            self.stats.flushes += 1;
             return Ok(());
         }
         if a.compact_range_one_in > 0 && self.rng.random_range(0..a.compact_range_one_in) == 0 {
             let f = self.family();
             let s = self.rng.random_range(0..self.sh.st.max_key());
             let e = (s + self.rng.random_range(1..=MAX_RANGE * 4)).min(self.sh.st.max_key() - 1);
-            self.sh.db.compact_range_cf(
+            let compacted = self.sh.db.compact_range_cf(
                 self.cf(f),
                 Some(&keyspace::key(s)),
                 Some(&keyspace::key(e)),
-            )?;
-            self.stats.compactions += 1;
+            );
+            if !self.refused_for_space(compacted)? {
+                self.stats.compactions += 1;
+            }
             return Ok(());
         }
         if self.held.as_ref().is_some_and(|h| n >= h.check_at) {
@@ -307,19 +317,58 @@ impl<'a> Worker<'a> {
         self.sh.st.count_acked(self.t as usize)
     }
 
+    /// Settles the `(family, key)` pairs of a write on its outcome: committed if it
+    /// was acknowledged (true); with `--on_no_space=wait`, a write refused for a full
+    /// disk wrote nothing, so its keys are settled back on their current values, the
+    /// refusal is counted and the thread pauses before its next operation (false).
+    ///
+    /// # Errors
+    /// Any other engine error; expected-state I/O errors.
+    fn settle(&mut self, written: strata::Result<()>, keys: &[(usize, u64)]) -> Result<bool> {
+        if !self.refused_for_space(written)? {
+            self.acked(keys)?;
+            return Ok(true);
+        }
+        for &(f, k) in keys {
+            self.sh.st.resolve(f, k, self.sh.st.get(f, k).current)?;
+        }
+        Ok(false)
+    }
+
+    /// True iff `result` is a full-disk refusal that `--on_no_space=wait` tolerates
+    /// (counted, then a pause); false for success.
+    ///
+    /// # Errors
+    /// Any other engine error, and every error without `--on_no_space=wait`.
+    fn refused_for_space(&mut self, result: strata::Result<()>) -> Result<bool> {
+        match result {
+            Ok(()) => {
+                self.sh.space.accepted();
+                Ok(false)
+            }
+            Err(e) if e.kind() == ErrorKind::NoSpace && self.sh.args.on_no_space.waits() => {
+                self.stats.no_space_refused += 1;
+                self.sh.space.refused();
+                Ok(true)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
     fn put(&mut self) -> Result<()> {
         let f = self.family();
         let k = self.own_key();
         let id = self.new_id(f, k);
         self.sh.st.begin(f, k, Some(id))?;
-        self.sh.db.put_cf(
+        let written = self.sh.db.put_cf(
             &self.wo,
             self.cf(f),
             &keyspace::key(k),
             &keyspace::value(k, id, self.max_len),
-        )?;
-        self.acked(&[(f, k)])?;
-        self.stats.puts += 1;
+        );
+        if self.settle(written, &[(f, k)])? {
+            self.stats.puts += 1;
+        }
         Ok(())
     }
 
@@ -336,14 +385,15 @@ impl<'a> Worker<'a> {
         let from = self.sh.st.get(f, k).current;
         let id = self.new_id(f, k);
         self.sh.st.begin(f, k, Some(id))?;
-        self.sh.db.merge_cf(
+        let written = self.sh.db.merge_cf(
             &self.wo,
             self.cf(f),
             &keyspace::key(k),
             &keyspace::counter_operand(from, id),
-        )?;
-        self.acked(&[(f, k)])?;
-        self.stats.merges += 1;
+        );
+        if self.settle(written, &[(f, k)])? {
+            self.stats.merges += 1;
+        }
         Ok(())
     }
 
@@ -360,11 +410,15 @@ impl<'a> Worker<'a> {
         for &(f, key) in &keys {
             self.sh.st.begin(f, key, None)?;
         }
-        self.sh
-            .db
-            .delete_range_cf(&self.wo, self.cf(f), &keyspace::key(k), &keyspace::key(end))?;
-        self.acked(&keys)?;
-        self.stats.range_deletes += 1;
+        let written = self.sh.db.delete_range_cf(
+            &self.wo,
+            self.cf(f),
+            &keyspace::key(k),
+            &keyspace::key(end),
+        );
+        if self.settle(written, &keys)? {
+            self.stats.range_deletes += 1;
+        }
         Ok(())
     }
 
@@ -372,11 +426,13 @@ impl<'a> Worker<'a> {
         let f = self.family();
         let k = self.own_key();
         self.sh.st.begin(f, k, None)?;
-        self.sh
+        let written = self
+            .sh
             .db
-            .delete_cf(&self.wo, self.cf(f), &keyspace::key(k))?;
-        self.acked(&[(f, k)])?;
-        self.stats.deletes += 1;
+            .delete_cf(&self.wo, self.cf(f), &keyspace::key(k));
+        if self.settle(written, &[(f, k)])? {
+            self.stats.deletes += 1;
+        }
         Ok(())
     }
 
@@ -410,8 +466,10 @@ impl<'a> Worker<'a> {
                 }
             }
         }
-        self.sh.db.write(&self.wo, b)?;
-        self.acked(&keys)?;
+        let written = self.sh.db.write(&self.wo, b);
+        if !self.settle(written, &keys)? {
+            return Ok(());
+        }
         self.stats.batches += 1;
         if keys
             .iter()
@@ -483,6 +541,12 @@ impl<'a> Worker<'a> {
                     let keys: Vec<(usize, u64)> = keys.iter().map(|&k| (F, k)).collect();
                     self.acked(&keys)?;
                     self.stats.transactions += 1;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == ErrorKind::NoSpace => {
+                    let keys: Vec<(usize, u64)> = keys.iter().map(|&k| (F, k)).collect();
+                    // Refused for a full disk: nothing written, keys settled back.
+                    self.settle(Err(e), &keys)?;
                     return Ok(());
                 }
                 Err(e) if e.kind() == ErrorKind::Conflict => {

@@ -383,7 +383,7 @@ impl Db {
     /// probe file in every directory the database writes and, if the disk took it,
     /// accepts writes again (flushes and compactions that failed run again in the
     /// background). The database also does this by itself, 10 ms after the failure
-    /// and then with a backoff up to one second (docs/ARCHITECTURE.md §7.8). `Ok` for
+    /// and then with a backoff up to 200 ms (docs/ARCHITECTURE.md §7.8). `Ok` for
     /// a database that is not out of space.
     ///
     /// # Errors
