@@ -170,7 +170,7 @@ for i in $(seq 1 "$cycles"); do
             sleep "$full_for"
             from=$(( $(wc -l <"$dir/stress.$i.log") + 1 ))
             if ! head -n $(( from - 1 )) "$dir/stress.$i.log" | grep "no_space:" | tail -n 1 \
-                | grep -q "refused"; then
+                | grep -q "^no_space: refused"; then
                 continue
             fi
             grows=0

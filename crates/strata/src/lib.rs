@@ -86,6 +86,7 @@ internal_modules!(
     iter,
     key,
     limits,
+    memory_budget,
     memtable,
     options,
     options_file,
@@ -109,6 +110,7 @@ pub use db::{CfHandle, CheckpointInfo, Db, DbBuilder, DbIterator};
 pub use error::{Error, ErrorKind, IoOp, Result};
 pub use key::SequenceNumber;
 pub use limits::{MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};
+pub use memory_budget::{MemoryBudget, MIN_MEMORY_BUDGET};
 pub use merge::{AssociativeMergeOperator, MergeOperator};
 pub use options::{
     CfOptions, CompactionPriority, Compression, DbPath, DelayedCompaction, LevelOptions, Options,

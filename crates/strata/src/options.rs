@@ -520,6 +520,21 @@ pub struct Options {
     ///
     /// Default: 32 MiB. Runtime-mutable: no. Format: none.
     pub block_cache_capacity: usize,
+    /// One memory budget for the memtables of every column family and the block
+    /// cache, bytes; 0: none (each family's memtables are bounded by
+    /// `write_buffer_size × max_write_buffer_number`, the cache by
+    /// `block_cache_capacity`). With a budget the database makes a
+    /// [`crate::MemoryBudget`] of this size (several databases share one through
+    /// [`crate::DbBuilder::memory_budget`], which overrides this field): the block
+    /// cache is the budget's, its capacity the budget less the memtables (never below
+    /// 1/8 of it), and `block_cache_capacity` is ignored; when memtables pass half the
+    /// budget the largest active one is flushed, past 3/4 writes slow, past 7/8 they
+    /// stop until a flush frees memory (docs/ARCHITECTURE.md §4.4). Index and filter
+    /// blocks are charged only when cached ([`Options::cache_index_and_filter_blocks`]).
+    ///
+    /// Default: 0. Range: 0, or at least [`crate::MIN_MEMORY_BUDGET`] (128 KiB).
+    /// Runtime-mutable: no. Format: none.
+    pub memory_budget: usize,
     /// Keep each open table's index block and bloom filter in the block cache, charged
     /// to its capacity and evictable like data blocks, instead of in the table for as
     /// long as it is open (RocksDB's `cache_index_and_filter_blocks`; MyRocks turns it
@@ -725,6 +740,7 @@ impl Default for Options {
             soft_pending_compaction_bytes_limit: 64 << 30,
             hard_pending_compaction_bytes_limit: 256 << 30,
             block_cache_capacity: 32 << 20,
+            memory_budget: 0,
             cache_index_and_filter_blocks: false,
             max_open_files: 1000,
             max_background_jobs: 2,
@@ -768,6 +784,7 @@ setters!(Options {
     with_create_if_missing => create_if_missing: bool,
     with_error_if_exists => error_if_exists: bool,
     with_block_cache_capacity => block_cache_capacity: usize,
+    with_memory_budget => memory_budget: usize,
     with_cache_index_and_filter_blocks => cache_index_and_filter_blocks: bool,
     with_max_open_files => max_open_files: usize,
     with_max_background_jobs => max_background_jobs: usize,
@@ -902,6 +919,12 @@ impl Options {
     /// [`Error::InvalidArgument`] naming the first bad field and its value, as
     /// ``num_levels=`2` must be in 3..=32`` (per-level fields as `levels[i].field`).
     pub fn validate(&self) -> Result<()> {
+        check(
+            self.memory_budget == 0 || self.memory_budget >= crate::MIN_MEMORY_BUDGET,
+            "memory_budget",
+            self.memory_budget,
+            "must be 0 (none) or >= 131072 (128 KiB)",
+        )?;
         check(
             self.write_buffer_size >= 4096,
             "write_buffer_size",

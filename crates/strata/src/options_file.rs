@@ -44,7 +44,10 @@
 //!   `db_paths` and `merge_operator`, named as the field; then, only if a merge
 //!   operator is set, `merge_operator=<its name>` (added after the first v1 writer). A
 //!   built-in operator's name decodes to the operator; any other name is kept in
-//!   [`StoredOptions::merge_operator`] for the compatibility check.
+//!   [`StoredOptions::merge_operator`] for the compatibility check. Last, only where
+//!   they differ from their defaults, the options that change nothing on disk
+//!   (`memory_budget`), so a database that does not use them keeps the file an older
+//!   writer wrote.
 //! - `[LevelOptions "i"]` for `i = 0, 1, 2, ...` in order and without gaps holds entry
 //!   `i` of [`Options::levels`]; the number of these sections is `levels.len()`.
 //! - `[DbPath "i"]` for `i = 0, 1, ...` in order and without gaps, after the level
@@ -70,7 +73,8 @@
 //! `[DbPath]` sections, `OPTIONS-v1-merge-operator` the `merge_operator` key and
 //! `OPTIONS-v1-cache-index-and-filter-blocks` the `cache_index_and_filter_blocks` key,
 //! `OPTIONS-v1-delayed-compaction(-vsmt)` the `delayed_compaction` key and
-//! `OPTIONS-v1-query-compaction` the `query_compaction` key.
+//! `OPTIONS-v1-query-compaction` the `query_compaction` key,
+//! `OPTIONS-v1-memory-budget` the `memory_budget` key.
 //! All must keep decoding: keys and sections are only ever appended.
 //!
 //! # Invariants
@@ -289,6 +293,15 @@ const DB_FIELDS: &[Field<Options>] = &[
     },
 ];
 
+/// `[DBOptions]` entries written after `merge_operator`, each only where it differs
+/// from its default, so a database that does not use them keeps the very file an
+/// older writer wrote. For options that change nothing on disk. Append new ones at
+/// the end.
+const OPTIONAL_DB_FIELDS: &[Field<Options>] = &[
+    // Added after `OPTIONS-v1-query-compaction-min-obsolete` (absent: 0, no budget).
+    field!(Options, memory_budget),
+];
+
 /// Parses `query_compaction`'s `key:value` list, as [`delayed_compaction`]'s.
 fn query_compaction(v: &str) -> Result<QueryCompaction, String> {
     fn num<T: std::str::FromStr>(key: &str, n: &str) -> Result<T, String>
@@ -408,6 +421,13 @@ pub fn encode(opts: &Options) -> String {
     }
     if let Some(op) = &opts.merge_operator {
         let _ = writeln!(out, "{MERGE_OPERATOR}={}", op.name());
+    }
+    let defaults = Options::default();
+    for f in OPTIONAL_DB_FIELDS {
+        let value = (f.get)(opts);
+        if value != (f.get)(&defaults) {
+            let _ = writeln!(out, "{}={value}", f.name);
+        }
     }
     for (i, level) in opts.levels.iter().enumerate() {
         let _ = write!(out, "\n[LevelOptions \"{i}\"]\n");
@@ -529,7 +549,10 @@ fn decode_file(text: &str, path: &Path) -> Result<StoredOptions> {
                 merge_operator = Some(value.to_string());
                 true
             }
-            Section::Db => set(DB_FIELDS, &mut options, key, value).map_err(bad)?,
+            Section::Db => {
+                set(DB_FIELDS, &mut options, key, value).map_err(bad)?
+                    || set(OPTIONAL_DB_FIELDS, &mut options, key, value).map_err(bad)?
+            }
             Section::Level(n) => match levels.get_mut(*n) {
                 Some(level) => set(LEVEL_FIELDS, level, key, value).map_err(bad)?,
                 None => false,

@@ -201,6 +201,9 @@ fn strata(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
             false => "Options::query_compaction = None (scans write nothing)".into(),
         });
     }
+    if flag == "cache_size" && flags.memory_budget > 0 {
+        return unmapped("Options::block_cache_capacity is ignored: the memory budget's cache");
+    }
     if let Some(field) = flag.strip_prefix("query_compaction_") {
         let field = match field {
             "buffer" => "max_buffer_bytes",
@@ -405,8 +408,21 @@ fn rocksdb(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
             "BlockBasedOptions::set_bloom_filter({}, false) (full filter), whole-key filtering",
             flags.bloom_bits
         )),
+        "cache_size" if flags.memory_budget > 0 => {
+            unmapped("ignored: --memory_budget sizes the cache")
+        }
         "cache_size" if flags.cache_size == 0 => exact("BlockBasedOptions::disable_cache()"),
         "cache_size" => exact(format!("LRU block cache of {} bytes", flags.cache_size)),
+        "memory_budget" if flags.memory_budget == 0 => exact("no WriteBufferManager"),
+        "memory_budget" => approx(format!(
+            "LRU block cache of {} bytes and WriteBufferManager::\
+             new_write_buffer_manager_with_cache({}, allow_stall=true, that cache): memtables \
+             charged to the cache; a flush past 7/8 of {} mutable, a stall past all of it \
+             (Strata flushes past half its budget and stops past 7/8)",
+            flags.memory_budget,
+            flags.memory_budget / 2,
+            flags.memory_budget / 2
+        )),
         "block_size" | "block_restart_interval" => exact(format!("BlockBasedOptions::{flag}")),
         "open_files" => exact("max_open_files"),
         "compression_type" => exact("compression"),
@@ -622,6 +638,11 @@ fn fjall(flag: &str, flags: &EngineFlags, p: &FjallPlan) -> (Fidelity, String) {
         "cache_index_and_filter_blocks" => unmapped(
             "not passed: fjall's pinning defaults apply (L0-L1 index and L0 filter blocks \
              pinned outside the cache, the rest read through it)",
+        ),
+        "memory_budget" if flags.memory_budget == 0 => exact("not set"),
+        "memory_budget" => unmapped(
+            "no budget shared by memtables and the cache in fjall 3 (ignored): \
+             --cache_size and --write_buffer_size bound them apart",
         ),
         "use_direct_reads" if !flags.use_direct_reads => {
             exact("buffered reads: fjall 3 has no direct I/O")

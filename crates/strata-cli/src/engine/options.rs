@@ -223,6 +223,11 @@ pub struct EngineFlags {
     /// Block cache capacity in bytes (0 disables).
     #[arg(long = "cache_size", default_value_t = d().block_cache_capacity)]
     pub cache_size: usize,
+    /// One memory budget for memtables (every family's) and the block cache, bytes
+    /// (0: none). Strata: `Options::memory_budget` (`--cache_size` ignored); RocksDB:
+    /// a WriteBufferManager of half the budget charged to an LRU cache of the budget.
+    #[arg(long = "memory_budget", default_value_t = d().memory_budget)]
+    pub memory_budget: usize,
     /// Uncompressed data block size, bytes, every level.
     #[arg(long = "block_size", default_value_t = dl().block_size)]
     pub block_size: usize,
@@ -509,6 +514,7 @@ const FIELD_TO_FLAG: &[(&str, &str)] = &[
     ("bloom_bits_per_key", "bloom_bits"),
     ("levels.len()", "compression_per_level"),
     ("block_cache_capacity", "cache_size"),
+    ("memory_budget", "memory_budget"),
     ("max_open_files", "open_files"),
     ("max_background_jobs", "max_background_jobs"),
     ("output_partitioning.variance", "aligned_variance"),
@@ -634,6 +640,7 @@ impl EngineFlags {
             .with_soft_pending_compaction_bytes_limit(self.soft_pending_compaction_bytes_limit)
             .with_hard_pending_compaction_bytes_limit(self.hard_pending_compaction_bytes_limit)
             .with_block_cache_capacity(self.cache_size)
+            .with_memory_budget(self.memory_budget)
             .with_max_open_files(self.open_files)
             .with_max_background_jobs(self.max_background_jobs)
             .with_compaction_priority(match self.compaction_pri {

@@ -37,8 +37,8 @@ use rocksdb::{
     BlockBasedOptions, Cache, ColumnFamilyDescriptor, CompactionPri, DBAccess, DBCompactionStyle,
     DBCompressionType, DBPath, DBRawIteratorWithThreadMode, DBRecoveryMode,
     OptimisticTransactionDB, OptimisticTransactionOptions, Options, ReadOptions,
-    UniversalCompactOptions, WaitForCompactOptions, WriteBatchWithTransaction, WriteOptions, DB,
-    DEFAULT_COLUMN_FAMILY_NAME,
+    UniversalCompactOptions, WaitForCompactOptions, WriteBatchWithTransaction, WriteBufferManager,
+    WriteOptions, DB, DEFAULT_COLUMN_FAMILY_NAME,
 };
 use std::path::Path;
 use strata::merge::U64Add;
@@ -236,7 +236,20 @@ impl RocksEngine {
             t.set_bloom_filter(f64::from(flags.bloom_bits), false);
             t.set_whole_key_filtering(true);
         }
-        let cache = if flags.cache_size > 0 {
+        let cache = if flags.memory_budget > 0 {
+            // Memtables charged to the cache (RocksDB's one memory limit): the cache
+            // is the budget, and the WriteBufferManager flushes and stalls within half
+            // of it (docs/ARCHITECTURE.md §4.4 compares the rules).
+            let c = Cache::new_lru_cache(flags.memory_budget);
+            t.set_block_cache(&c);
+            let wbm = WriteBufferManager::new_write_buffer_manager_with_cache(
+                flags.memory_budget / 2,
+                true,
+                c.clone(),
+            );
+            o.set_write_buffer_manager(&wbm);
+            Some(c)
+        } else if flags.cache_size > 0 {
             let c = Cache::new_lru_cache(flags.cache_size);
             t.set_block_cache(&c);
             Some(c)

@@ -19,7 +19,7 @@ use crate::sst::filter::BloomFilter;
 use crate::sst::Block;
 use quick_cache::sync::Cache;
 use quick_cache::Weighter;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// `(owner, file number, block offset)`.
@@ -60,7 +60,8 @@ impl Weighter<Key, Cached> for BlockWeighter {
 /// The storage every handle of one cache shares.
 struct Store {
     cache: Cache<Key, Cached, BlockWeighter>,
-    capacity: usize,
+    /// Moved by a memory budget (`set_capacity`); fixed otherwise.
+    capacity: AtomicUsize,
     /// The next unused owner id ([`BlockCache::share`]).
     next_owner: AtomicU64,
 }
@@ -96,7 +97,7 @@ impl BlockCache {
         BlockCache {
             store: Arc::new(Store {
                 cache: Cache::with_weighter(items, capacity_bytes as u64, BlockWeighter),
-                capacity: capacity_bytes,
+                capacity: AtomicUsize::new(capacity_bytes),
                 next_owner: AtomicU64::new(1),
             }),
             owner: 0,
@@ -118,9 +119,17 @@ impl BlockCache {
         self.store.cache.weight() as usize
     }
 
-    /// The configured capacity, bytes (shared by every handle).
+    /// The capacity, bytes (shared by every handle): as configured, or as a memory
+    /// budget last set it.
     pub fn capacity(&self) -> usize {
-        self.store.capacity
+        self.store.capacity.load(Ordering::Relaxed)
+    }
+
+    /// Changes the capacity (every handle's), evicting down to a smaller one: a memory
+    /// budget gives the cache what the memtables leave (`memory_budget`).
+    pub(crate) fn set_capacity(&self, bytes: usize) {
+        self.store.capacity.store(bytes, Ordering::Relaxed);
+        self.store.cache.set_capacity(bytes as u64);
     }
 
     /// Number of blocks held now, by every handle of this cache.

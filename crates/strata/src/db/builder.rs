@@ -1,8 +1,8 @@
 //! [`DbBuilder`]: opens a database with injected components.
 //!
 //! Role: components are objects, not settings (STYLE rule 9): the file system every
-//! file goes through, optionally a block cache shared with other databases, the
-//! compaction policy and the placement policy. They are given here, never in [`Options`], and are not persisted
+//! file goes through, optionally a block cache or a memory budget shared with other
+//! databases, the compaction policy and the placement policy. They are given here, never in [`Options`], and are not persisted
 //! in the `OPTIONS` file.
 //! [`Db::open`] is the builder with every component defaulted.
 //!
@@ -29,6 +29,7 @@ use crate::cache::BlockCache;
 use crate::compaction::{ByLevel, CompactionPolicy, Delayed, PlacementPolicy};
 use crate::env::{FileSystem, PosixFs};
 use crate::error::Result;
+use crate::memory_budget::MemoryBudget;
 use crate::options::{CfOptions, Options};
 use std::fmt;
 use std::path::Path;
@@ -48,6 +49,9 @@ pub(crate) struct Components {
     pub placement: Arc<dyn PlacementPolicy>,
     /// Which user iterators tee their deeper levels.
     pub scan_tees: Arc<dyn ScanTees>,
+    /// A memory budget shared with other databases; `None`: the open makes one of
+    /// `Options::memory_budget` bytes, or none for 0.
+    pub memory_budget: Option<MemoryBudget>,
 }
 
 /// Opens databases with injected components. Cheap to clone; one builder may open
@@ -59,6 +63,7 @@ pub struct DbBuilder {
     policy: Option<Arc<dyn CompactionPolicy>>,
     placement: Option<Arc<dyn PlacementPolicy>>,
     scan_tees: Option<Arc<dyn ScanTees>>,
+    memory_budget: Option<MemoryBudget>,
 }
 
 impl fmt::Debug for DbBuilder {
@@ -69,6 +74,7 @@ impl fmt::Debug for DbBuilder {
             .field("compaction_policy", &self.policy)
             .field("placement_policy", &self.placement)
             .field("scan_tees", &self.scan_tees)
+            .field("memory_budget", &self.memory_budget)
             .finish()
     }
 }
@@ -96,6 +102,20 @@ impl DbBuilder {
     #[must_use]
     pub fn block_cache(mut self, cache: Arc<BlockCache>) -> DbBuilder {
         self.block_cache = Some(cache);
+        self
+    }
+
+    /// Charges the memtables of every column family and the block cache to `budget`,
+    /// which may be shared with other databases (RocksDB's `WriteBufferManager`
+    /// charged to its block cache): the database reads through a handle of the
+    /// budget's cache, flushes its largest memtable when memtables pass half the
+    /// budget, and slows and then stops writes as they near all of it
+    /// (docs/ARCHITECTURE.md §4.4). `Options::memory_budget` and
+    /// `Options::block_cache_capacity` are then ignored; giving a
+    /// [`DbBuilder::block_cache`] as well is `InvalidArgument` at open.
+    #[must_use]
+    pub fn memory_budget(mut self, budget: &MemoryBudget) -> DbBuilder {
+        self.memory_budget = Some(budget.clone());
         self
     }
 
@@ -218,6 +238,7 @@ impl DbBuilder {
             policy: self.policy.clone().unwrap_or_else(|| Arc::new(Delayed)),
             placement: self.placement.clone().unwrap_or_else(|| Arc::new(ByLevel)),
             scan_tees,
+            memory_budget: self.memory_budget.clone(),
         }
     }
 }

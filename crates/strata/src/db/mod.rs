@@ -54,6 +54,7 @@ use crate::compaction::{CompactionPolicy, PlacementPolicy};
 use crate::env::{FileLock, FileSystem};
 use crate::error::{Error, Result};
 use crate::key::SequenceNumber;
+use crate::memory_budget::MemoryBudget;
 use crate::memtable::MemTable;
 use crate::options::CfOptions;
 use crate::options::{Options, ReadOptions, WriteOptions};
@@ -124,6 +125,9 @@ pub(crate) struct DbInner {
     pub writes: WriteQueue,
     /// Read-write, or read-only (§7.6: nothing is written, writes are refused).
     pub access: Access,
+    /// The budget the memtables and the block cache are charged to, if any
+    /// (`memory_budget`; the block cache is then a handle of the budget's).
+    pub memory_budget: Option<MemoryBudget>,
     /// One resume attempt at a time (`no_space::resume`). Lock order: before `state`.
     pub resuming: Mutex<()>,
     /// Held while open (by a read-write open only).
@@ -504,7 +508,8 @@ impl Db {
             Err(e @ Error::InvalidArgument(_)) => return Err(e),
             Err(e) => return Err(fail(inner, e)),
         };
-        let family = Arc::new(Family::new(versions, opts, Arc::new(MemTable::new())));
+        let mem = MemTable::charged(inner.memory_budget.as_ref());
+        let family = Arc::new(Family::new(versions, opts, Arc::new(mem)));
         let state = FamilyState::new(Arc::clone(&family), log_number, 0);
         let mut st = inner.state.lock();
         st.families.insert(family.id(), state);

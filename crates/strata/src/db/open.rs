@@ -44,6 +44,7 @@ use crate::cache::{BlockCache, TableCache};
 use crate::env::{CountingFs, FileLock, FileOptions, FileSystem, WritableFile};
 use crate::error::{Error, Result};
 use crate::filename::{self, Dirs};
+use crate::memory_budget::MemoryBudget;
 use crate::memtable::MemTable;
 use crate::options::{CfOptions, Options};
 use crate::options_file;
@@ -87,7 +88,20 @@ pub(crate) fn open(
         policy,
         placement,
         scan_tees,
+        memory_budget,
     } = components;
+    let memory_budget = match (memory_budget, opts.memory_budget) {
+        (Some(shared), _) => Some(shared),
+        (None, 0) => None,
+        (None, limit) => Some(MemoryBudget::new(limit)?),
+    };
+    if memory_budget.is_some() && block_cache.is_some() {
+        return Err(Error::InvalidArgument(
+            "a memory budget brings its own block cache: give a block cache or a memory \
+             budget, not both"
+                .into(),
+        ));
+    }
     let lock = match access {
         Access::ReadWrite => Some(lock_dir(fs.as_ref(), dir, &opts)?),
         Access::ReadOnly if fs.exists(&dir.join(CURRENT)) => None,
@@ -133,9 +147,10 @@ pub(crate) fn open(
     );
     let log_number = versions.log_number();
     let stats = Arc::new(Statistics::default());
-    let block_cache = match block_cache {
-        Some(shared) => Some(Arc::new(shared.share())),
-        None => (opts.block_cache_capacity > 0)
+    let block_cache = match (block_cache, &memory_budget) {
+        (Some(shared), _) => Some(Arc::new(shared.share())),
+        (None, Some(budget)) => Some(Arc::new(budget.cache_handle())),
+        (None, None) => (opts.block_cache_capacity > 0)
             .then(|| Arc::new(BlockCache::new(opts.block_cache_capacity))),
     };
     let table_cache = Arc::new(
@@ -196,7 +211,8 @@ pub(crate) fn open(
     for fv in versions.families() {
         let fopts = family_opts(fv.name());
         let pending = policy.pending_compaction_bytes(&fv.current(), &fopts);
-        let family = Arc::new(Family::new(fv, fopts, Arc::new(MemTable::new())));
+        let mem = MemTable::charged(memory_budget.as_ref());
+        let family = Arc::new(Family::new(fv, fopts, Arc::new(mem)));
         if family.id() == DEFAULT_FAMILY_ID {
             default = Some(Arc::clone(&family));
         }
@@ -239,6 +255,7 @@ pub(crate) fn open(
         writes: WriteQueue::new(LogWriter::new(wal), last_sequence),
         opts,
         access,
+        memory_budget,
         resuming: Mutex::new(()),
         _lock: lock,
     };

@@ -58,11 +58,12 @@
 //! assign sequences, append/sync →
 //! (pipelined: hand leadership on) → insert → publish in order → wake the group.
 
-use super::state::MemWithLog;
+use super::state::{DbState, MemWithLog};
 use super::{fail, poison, DbInner};
 use crate::batch::WriteBatchInternal;
 use crate::error::{Error, Result};
 use crate::filename;
+use crate::memory_budget::MemoryBudget;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
 use crate::stats::Statistics;
@@ -526,6 +527,25 @@ fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
                 imm_full |= f.imm.len() + 1 >= opts.max_write_buffer_number;
             }
         }
+        if let Some(budget) = &inner.memory_budget {
+            let pressure = budget_pressure(budget, &st);
+            if let Some(id) = pressure.switch.filter(|id| !switch.contains(id)) {
+                if let Some(f) = st.families.get(&id) {
+                    switch.push(id);
+                    imm_full |= f.imm.len() + 1 >= f.family.opts.max_write_buffer_number;
+                    Statistics::add(&inner.stats.local().memory_budget_flushes, 1);
+                }
+            }
+            if force.is_none() {
+                if pressure.stop {
+                    Statistics::add(&inner.stats.local().memory_budget_stops, 1);
+                } else if pressure.slow && !delayed {
+                    Statistics::add(&inner.stats.local().memory_budget_slowdowns, 1);
+                }
+            }
+            slow |= pressure.slow;
+            stop |= pressure.stop;
+        }
         if force.is_none() && !delayed && slow {
             // Slow each write a little rather than stop all writes later for seconds.
             drop(st);
@@ -574,7 +594,7 @@ fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
             let old = std::mem::replace(
                 &mut f.mem,
                 MemWithLog {
-                    mem: Arc::new(MemTable::new()),
+                    mem: Arc::new(MemTable::charged(inner.memory_budget.as_ref())),
                     log_number,
                 },
             );
@@ -584,6 +604,50 @@ fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
         st.refresh_mems();
         inner.bg_cv.notify_all();
         force = None;
+    }
+}
+
+/// What the memory budget asks of a write group (docs/ARCHITECTURE.md §4.4).
+struct BudgetPressure {
+    /// The family whose active memtable to switch (and so flush).
+    switch: Option<u32>,
+    /// Slow the group by 1 ms.
+    slow: bool,
+    /// Stop until a flush frees memory.
+    stop: bool,
+}
+
+/// Reads the budget against this database's memtables (`st`) and moves the block
+/// cache's capacity to follow them. Past half the budget, with this database's active
+/// memtables holding at least half of that (RocksDB's `ShouldFlush`), the largest
+/// active one is switched: switching when the memory is in immutable memtables
+/// already would only make more, smaller flushes. Writes slow past 3/4 and stop past
+/// 7/8, the stop only while this database has a flush to wait for (another
+/// database's memtables it cannot flush).
+fn budget_pressure(budget: &MemoryBudget, st: &DbState) -> BudgetPressure {
+    budget.rebalance();
+    let used = budget.memtable_usage();
+    let mut switch = None;
+    if used >= budget.memtable_share() {
+        let active: usize = st
+            .families
+            .values()
+            .map(|f| f.mem.mem.approximate_memory_usage())
+            .sum();
+        if active >= budget.memtable_share() / 2 {
+            switch = st
+                .families
+                .iter()
+                .filter(|(_, f)| !f.mem.mem.is_empty())
+                .max_by_key(|(_, f)| f.mem.mem.approximate_memory_usage())
+                .map(|(&id, _)| id);
+        }
+    }
+    BudgetPressure {
+        switch,
+        slow: used >= budget.slowdown_at(),
+        // A switch this group makes comes first: the next pass finds its flush.
+        stop: used >= budget.stop_at() && (st.flush_running || st.has_imm()),
     }
 }
 

@@ -15,8 +15,10 @@
 //! `alloc` needs `&mut Arena`: the skiplist keeps the arena behind its allocator mutex,
 //! held only for the bump, never while a node is copied or linked.
 
+use crate::memory_budget::Budget;
 use std::alloc::{self, Layout};
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 /// Alignment of every allocation (enough for `usize` and atomic pointers).
 pub(super) const ALIGN: usize = 8;
@@ -33,6 +35,10 @@ pub(super) struct Arena {
     current: Option<NonNull<u8>>,
     /// Offset of the first free byte in `current`.
     used: usize,
+    /// The memory budget every block is charged to, if any (`memory_budget`).
+    charge: Option<Arc<Budget>>,
+    /// Bytes of every block, released from `charge` in `Drop`.
+    charged: usize,
 }
 
 // SAFETY: the arena exclusively owns the blocks its pointers refer to; moving it to another
@@ -41,12 +47,14 @@ pub(super) struct Arena {
 unsafe impl Send for Arena {}
 
 impl Arena {
-    /// An arena that owns no memory yet.
-    pub(super) fn new() -> Arena {
+    /// An arena that owns no memory yet, charging every block to `charge`.
+    pub(super) fn new(charge: Option<Arc<Budget>>) -> Arena {
         Arena {
             blocks: Vec::new(),
             current: None,
             used: 0,
+            charge,
+            charged: 0,
         }
     }
 
@@ -66,6 +74,10 @@ impl Arena {
             alloc::handle_alloc_error(layout)
         };
         self.blocks.push((block, layout));
+        if let Some(budget) = &self.charge {
+            budget.grow(size);
+            self.charged += size;
+        }
         block
     }
 
@@ -98,6 +110,9 @@ impl Drop for Arena {
             // SAFETY: allocated by `new_block` with exactly this layout and freed once.
             unsafe { alloc::dealloc(block.as_ptr(), layout) };
         }
+        if let Some(budget) = &self.charge {
+            budget.shrink(self.charged);
+        }
     }
 }
 
@@ -107,7 +122,7 @@ mod tests {
 
     #[test]
     fn allocations_are_aligned_disjoint_and_large_ones_get_own_blocks() {
-        let mut arena = Arena::new();
+        let mut arena = Arena::new(None);
         let a = arena.alloc(ALIGN);
         let b = arena.alloc(3 * ALIGN);
         assert_eq!(a.as_ptr() as usize % ALIGN, 0);

@@ -50,6 +50,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering as MemOrder};
 use std::sync::Arc;
 
 use crate::key::{self, pack_trailer, LookupKey, SequenceNumber, ValueKind};
+use crate::memory_budget::MemoryBudget;
 use crate::range_del::{Fragments, RangeTombstone};
 use arc_swap::ArcSwap;
 use parking_lot::Mutex;
@@ -121,8 +122,13 @@ impl fmt::Debug for MemTable {
 impl MemTable {
     /// An empty memtable.
     pub fn new() -> MemTable {
+        MemTable::charged(None)
+    }
+
+    /// An empty memtable whose memory is charged to `budget` (`memory_budget`).
+    pub fn charged(budget: Option<&MemoryBudget>) -> MemTable {
         MemTable {
-            list: SkipList::new(),
+            list: SkipList::charged(budget.map(MemoryBudget::charge)),
             len: AtomicUsize::new(0),
             memory: AtomicUsize::new(SkipList::head_size()),
             smallest_seq: AtomicU64::new(NO_SEQ),

@@ -95,6 +95,8 @@ use parking_lot::{Mutex, MutexGuard};
 use std::sync::atomic::{AtomicPtr, AtomicUsize};
 
 use super::arena::{Arena, ALIGN as NODE_ALIGN};
+use crate::memory_budget::Budget;
+use std::sync::Arc;
 
 use crate::key::{compare_internal, TRAILER_LEN};
 
@@ -280,8 +282,14 @@ impl Cursor {
 
 impl SkipList {
     /// An empty list.
+    #[cfg(test)]
     pub(crate) fn new() -> SkipList {
-        let mut arena = Arena::new();
+        SkipList::charged(None)
+    }
+
+    /// An empty list whose arena charges its memory to `charge` (`memory_budget`).
+    pub(crate) fn charged(charge: Option<Arc<Budget>>) -> SkipList {
+        let mut arena = Arena::new(charge);
         let size = node_size(MAX_HEIGHT, 0, 0);
         let head = arena.alloc(size).cast::<NodeHeader>();
         // SAFETY: `head` is a fresh, aligned allocation of `size` bytes, large enough for a
@@ -597,7 +605,7 @@ mod tests {
     #[test]
     fn heights_follow_branching_factor() {
         let mut w = Allocator {
-            arena: Arena::new(),
+            arena: Arena::new(None),
             rng: RNG_SEED,
         };
         let n = if cfg!(miri) { 4_000 } else { 100_000 };
@@ -661,7 +669,7 @@ mod loom_tests {
         (1..u64::MAX)
             .find(|&seed| {
                 let mut a = Allocator {
-                    arena: Arena::new(),
+                    arena: Arena::new(None),
                     rng: seed,
                 };
                 (0..3).all(|_| a.random_height() >= 2)

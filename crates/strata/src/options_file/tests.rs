@@ -433,20 +433,29 @@ fn frozen_fixture_v1_query_compaction_background_decodes_exactly_and_encodes_ide
 
 /// The v1 file whose `query_compaction` line has `min_obsolete`: decodes exactly and
 /// re-encodes byte for byte; out of range is refused.
-#[test]
-fn frozen_fixture_v1_query_compaction_min_obsolete_decodes_exactly_and_encodes_identically() {
+/// Checks that the frozen fixture `name` decodes to `opts` and that `opts` encodes to
+/// it byte for byte (writing it first under `STRATA_REGEN_FIXTURES`, for a new
+/// fixture only); returns its text.
+fn check_frozen(name: &str, opts: &Options) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("src/options_file/fixtures/OPTIONS-v1-query-compaction-min-obsolete");
-    let opts = merge_operator_fixture_options()
-        .with_cache_index_and_filter_blocks(true)
-        .with_query_compaction(Some(crate::QueryCompaction::new().with_min_obsolete(0.2)));
-    let encoded = encode(&opts);
+        .join("src/options_file/fixtures")
+        .join(name);
+    let encoded = encode(opts);
     if std::env::var_os("STRATA_REGEN_FIXTURES").is_some() {
         std::fs::write(&path, &encoded).expect("write fixture");
     }
     let frozen = std::fs::read_to_string(&path).expect("fixture present");
-    assert_eq!(decode(&frozen).expect("fixture decodes").options, opts);
+    assert_eq!(&decode(&frozen).expect("fixture decodes").options, opts);
     assert_eq!(encoded, frozen, "the v1 encoding changed");
+    frozen
+}
+
+#[test]
+fn frozen_fixture_v1_query_compaction_min_obsolete_decodes_exactly_and_encodes_identically() {
+    let opts = merge_operator_fixture_options()
+        .with_cache_index_and_filter_blocks(true)
+        .with_query_compaction(Some(crate::QueryCompaction::new().with_min_obsolete(0.2)));
+    let frozen = check_frozen("OPTIONS-v1-query-compaction-min-obsolete", &opts);
     assert!(frozen.contains(",min_obsolete:0.2\n"));
     let err = Options::default()
         .with_query_compaction(Some(crate::QueryCompaction::new().with_min_obsolete(1.5)))
@@ -456,6 +465,23 @@ fn frozen_fixture_v1_query_compaction_min_obsolete_decodes_exactly_and_encodes_i
         err.to_string().contains("query_compaction.min_obsolete"),
         "{err}"
     );
+}
+
+/// The v1 file with a memory budget: the key comes after `merge_operator` and only
+/// when set, so every older fixture (no budget) still encodes byte for byte.
+#[test]
+fn frozen_fixture_v1_memory_budget_decodes_exactly_and_encodes_identically() {
+    let opts = merge_operator_fixture_options()
+        .with_cache_index_and_filter_blocks(true)
+        .with_memory_budget(256 << 20);
+    let frozen = check_frozen("OPTIONS-v1-memory-budget", &opts);
+    assert!(frozen.contains("merge_operator=strata.append:2c20\nmemory_budget=268435456\n"));
+    assert!(!encode(&Options::default()).contains("memory_budget"));
+    let err = Options::default()
+        .with_memory_budget(64 << 10)
+        .validate()
+        .expect_err("below 128 KiB");
+    assert!(err.to_string().contains("memory_budget"), "{err}");
 }
 
 /// An operator that is not a built-in: its name is kept, the options have none.

@@ -207,6 +207,14 @@ counters! {
     /// Background jobs (flushes, compactions) that failed with a retryable error and
     /// were abandoned, to be retried after a backoff instead of poisoning the database.
     background_retries,
+    /// Memtables switched (and so flushed) because memtables passed half the memory
+    /// budget (`Options::memory_budget`, docs §4.4).
+    memory_budget_flushes,
+    /// Write groups slowed by 1 ms because memtables passed 3/4 of the budget.
+    memory_budget_slowdowns,
+    /// Waits (up to 100 ms each, counted in `write_stops` too) of writes stopped
+    /// because memtables passed 7/8 of the budget.
+    memory_budget_stops,
     /// Times the database entered the no-space state (a full disk or quota met by a
     /// write, flush, compaction or MANIFEST edit; `Db::resume`, docs §7.8).
     no_space_errors,
