@@ -52,7 +52,7 @@ for round in $(seq 1 "$rounds"); do
                 --benchmarks=fillrandom,readrandom --num="$num" --reads="$reads" \
                 --value_size=1024 --num_column_families=8 \
                 --cache_index_and_filter_blocks=true \
-                --memory_budget=$((budget << 20)) >"$log" 2>&1
+                --memory_budget=$((budget << 20)) --no_json >"$log" 2>&1
             rss_kb=$(sed -n 's/^maxrss_kb=//p' "$log")
             fill=$(ops_of fillrandom "$log")
             read=$(ops_of readrandom "$log")
