@@ -207,9 +207,12 @@ pub enum ErrorKind {
     InvalidArgument,
     /// The database must be closed and reopened (after fixing the disk).
     Poisoned,
-    /// The disk or quota is full: free space; the database resumes writes by itself
-    /// ([`crate::Db::resume`] tries at once). Reads keep working and nothing
-    /// acknowledged is lost.
+    /// The disk or quota was full when a file was written or created: free space.
+    /// From a database's write, flush or compaction ([`Error::NoSpace`]), the
+    /// database refuses writes until then and resumes by itself
+    /// ([`crate::Db::resume`] tries at once); reads keep working and nothing
+    /// acknowledged is lost. (A full disk met by an fsync is not this kind: it
+    /// poisons.)
     NoSpace,
     /// Another handle holds the database; close it first.
     Locked,
@@ -228,7 +231,9 @@ impl Error {
     /// The coarse kind of this error.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::Io { source, .. } if is_no_space(source) => ErrorKind::NoSpace,
+            Error::Io { op, source, .. } if is_no_space(source) && op.fills_space() => {
+                ErrorKind::NoSpace
+            }
             Error::Io { .. } => ErrorKind::Io,
             Error::NoSpace(_) => ErrorKind::NoSpace,
             Error::Corruption { .. } => ErrorKind::Corruption,

@@ -35,6 +35,7 @@
 
 use crate::cache::BlockCache;
 use crate::error::{Error, Result};
+use parking_lot::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -87,6 +88,10 @@ pub(crate) struct Budget {
     cache: BlockCache,
     /// The capacity last given to the cache.
     cache_capacity: AtomicUsize,
+    /// Held while the cache's capacity is moved, so the last capacity set is the
+    /// last one computed (two movers racing could otherwise leave the cache at a
+    /// stale size that the hysteresis then never corrects).
+    moving: Mutex<()>,
 }
 
 impl MemoryBudget {
@@ -106,6 +111,7 @@ impl MemoryBudget {
                 memtables: AtomicUsize::new(0),
                 cache: BlockCache::new(limit),
                 cache_capacity: AtomicUsize::new(limit),
+                moving: Mutex::new(()),
             }),
         })
     }
@@ -176,20 +182,24 @@ impl Budget {
         self.rebalance();
     }
 
-    fn rebalance(&self) {
-        let floor = self.limit / MIN_CACHE_FRACTION;
-        let target = self
-            .limit
+    /// The cache's capacity for the memtables charged now.
+    fn target(&self) -> usize {
+        self.limit
             .saturating_sub(self.memtables.load(Ordering::Relaxed))
-            .max(floor);
-        let current = self.cache_capacity.load(Ordering::Relaxed);
-        if target.abs_diff(current) >= self.limit / REBALANCE_STEP
-            && self
-                .cache_capacity
-                .compare_exchange(current, target, Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
-        {
+            .max(self.limit / MIN_CACHE_FRACTION)
+    }
+
+    fn rebalance(&self) {
+        let far = |current: usize| self.target().abs_diff(current) >= self.limit / REBALANCE_STEP;
+        // The common case, every write group: within the step, no lock.
+        if !far(self.cache_capacity.load(Ordering::Relaxed)) {
+            return;
+        }
+        let _moving = self.moving.lock();
+        if far(self.cache_capacity.load(Ordering::Relaxed)) {
+            let target = self.target();
             self.cache.set_capacity(target);
+            self.cache_capacity.store(target, Ordering::Relaxed);
         }
     }
 }

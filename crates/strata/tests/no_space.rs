@@ -15,6 +15,9 @@ mod common;
 
 use common::{db_scan, key, on, tiny_options};
 use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use strata::env::{FaultFs, FaultKinds, FaultRule};
 use strata::{Db, ErrorKind, Options, ReadOptions, WriteOptions};
@@ -373,4 +376,124 @@ fn enospc_on_fsync_still_poisons() {
         .resume()
         .expect_err("a poisoned database does not resume");
     assert_eq!(e.kind(), ErrorKind::Poisoned, "{e}");
+}
+
+/// A file system that fails the directory sync right after `CURRENT` is renamed, as
+/// `PosixFs` does when opening the directory meets `EMFILE` (`IoOp::OpenDir`, an
+/// operation that is retryable elsewhere). Found by review: the roll-over took that
+/// for a failure before the rename and removed the new MANIFEST that `CURRENT` already
+/// named, and a restart then found no MANIFEST.
+struct FailDirSyncAfterCurrent {
+    fs: FaultFs,
+    armed: std::sync::atomic::AtomicBool,
+    pending: std::sync::atomic::AtomicBool,
+    fired: std::sync::atomic::AtomicU32,
+}
+
+impl strata::env::FileSystem for FailDirSyncAfterCurrent {
+    fn create(&self, p: &Path) -> strata::Result<Box<dyn strata::env::WritableFile>> {
+        self.fs.create(p)
+    }
+    fn open_random(&self, p: &Path) -> strata::Result<Arc<dyn strata::env::RandomAccessFile>> {
+        self.fs.open_random(p)
+    }
+    fn open_sequential(&self, p: &Path) -> strata::Result<Box<dyn strata::env::SequentialFile>> {
+        self.fs.open_sequential(p)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> strata::Result<()> {
+        self.fs.rename(from, to)?;
+        if to.ends_with("CURRENT") && self.armed.swap(false, Ordering::SeqCst) {
+            self.pending.store(true, Ordering::SeqCst);
+        }
+        Ok(())
+    }
+    fn remove(&self, p: &Path) -> strata::Result<()> {
+        self.fs.remove(p)
+    }
+    fn list(&self, d: &Path) -> strata::Result<Vec<String>> {
+        self.fs.list(d)
+    }
+    fn create_dir_all(&self, d: &Path) -> strata::Result<()> {
+        self.fs.create_dir_all(d)
+    }
+    fn sync_dir(&self, d: &Path) -> strata::Result<()> {
+        if self.pending.swap(false, Ordering::SeqCst) {
+            self.fired.fetch_add(1, Ordering::SeqCst);
+            let emfile = std::io::Error::from_raw_os_error(libc::EMFILE);
+            return Err(strata::Error::io(strata::IoOp::OpenDir, d, emfile));
+        }
+        self.fs.sync_dir(d)
+    }
+    fn exists(&self, p: &Path) -> bool {
+        self.fs.exists(p)
+    }
+    fn file_size(&self, p: &Path) -> strata::Result<u64> {
+        self.fs.file_size(p)
+    }
+    fn lock(&self, p: &Path) -> strata::Result<Box<dyn strata::env::FileLock>> {
+        self.fs.lock(p)
+    }
+}
+
+/// After `CURRENT` is renamed to a roll-over's new MANIFEST, a failure is never taken
+/// for a full disk or a retryable open: the MANIFEST `CURRENT` names stays, the
+/// database is poisoned, and a restart opens with every synced write.
+#[test]
+fn a_failure_after_current_is_renamed_never_removes_the_manifest_it_names() {
+    let fs = FaultFs::new();
+    let wrapped = Arc::new(FailDirSyncAfterCurrent {
+        fs: fs.clone(),
+        armed: false.into(),
+        pending: false.into(),
+        fired: 0.into(),
+    });
+    let opts = tiny_options().with_max_manifest_file_size(1024);
+    let db = Db::builder()
+        .file_system(wrapped.clone())
+        .open(DIR, opts.clone())
+        .expect("open");
+    let mut model = BTreeMap::new();
+    for i in 0..5000u32 {
+        if i == 20 {
+            wrapped.armed.store(true, Ordering::SeqCst);
+        }
+        if db.put(&sync(), &key(i), &value(i, 0, 100)).is_err() {
+            break;
+        }
+        model.insert(key(i), value(i, 0, 100));
+        if wrapped.fired.load(Ordering::SeqCst) > 0 {
+            break;
+        }
+    }
+    assert_eq!(
+        wrapped.fired.load(Ordering::SeqCst),
+        1,
+        "no roll-over met the failure"
+    );
+    // Whatever thread met it, the database refuses writes as poisoned from now on.
+    let start = Instant::now();
+    let e = loop {
+        match db.put(&sync(), b"after", b"x") {
+            Err(e) => break e,
+            Ok(()) => {
+                assert!(start.elapsed() < Duration::from_secs(10), "never poisoned");
+                model.insert(b"after".to_vec(), b"x".to_vec());
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    };
+    assert_eq!(e.kind(), ErrorKind::Poisoned, "{e}");
+    let named = String::from_utf8(fs.file_bytes("/db/CURRENT").expect("CURRENT")).expect("utf-8");
+    let named = format!("/db/{}", named.trim());
+    assert!(
+        fs.files().iter().any(|p| p.to_string_lossy() == named),
+        "CURRENT names {named}, which is gone: {:?}",
+        fs.files()
+    );
+    drop(db);
+    fs.crash_with(strata::env::CrashMode::KeepAll);
+    let db = on(&fs)
+        .open(DIR, opts)
+        .expect("reopen after a process crash");
+    check(&db, &model, "after the restart");
 }

@@ -580,11 +580,14 @@ fn write_back(
     drop(ctx);
     let outcomes = match written {
         Ok(o) => o,
-        Err(e) if e.is_retryable() => {
+        Err(e) if e.is_retryable() && !e.is_no_space() => {
             Statistics::add(&stats.local().query_compactions_discarded_abandoned, 1);
             return Err(e);
         }
-        Err(e) => return Err(fail(db, e)),
+        Err(e) => {
+            Statistics::add(&stats.local().query_compactions_discarded_abandoned, 1);
+            return Err(fail(db, e));
+        }
     };
     if !claim(db, family, version, &wb) {
         return Ok(());

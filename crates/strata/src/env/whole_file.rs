@@ -3,7 +3,7 @@
 //! not part of the file-system seam a user implements.
 
 use super::FileSystem;
-use crate::error::Result;
+use crate::error::{Error, IoOp, Result};
 use std::path::{Path, PathBuf};
 
 /// Reads a whole file through `fs` (small files only: CURRENT, OPTIONS).
@@ -35,5 +35,19 @@ pub fn write_file_atomic(fs: &dyn FileSystem, dir: &Path, name: &str, data: &[u8
         return Err(e);
     }
     fs.rename(&tmp, &dir.join(name))?;
-    fs.sync_dir(dir)
+    // Past the rename `name` may already be the new file: whatever fails now leaves
+    // that in doubt, so it is reported as the directory fsync it is part of, never
+    // as a retryable open (a caller would undo work `name` already points at).
+    fs.sync_dir(dir).map_err(|e| match e {
+        Error::Io {
+            op: IoOp::OpenDir,
+            path,
+            source,
+        } => Error::Io {
+            op: IoOp::FsyncDir,
+            path,
+            source,
+        },
+        other => other,
+    })
 }

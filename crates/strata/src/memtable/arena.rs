@@ -40,8 +40,8 @@ pub(super) const BLOCK_SIZE: usize = 64 * 1024;
 ///
 /// Allocations are never freed individually; everything is released when the arena drops.
 pub(super) struct Arena {
-    /// Every allocation made, freed in `Drop`.
-    blocks: Vec<(NonNull<u8>, Layout)>,
+    /// Every allocation made, freed in `Drop`, and whether it is a mapping.
+    blocks: Vec<(NonNull<u8>, Layout, bool)>,
     /// The block regular allocations are carved from, if any.
     current: Option<NonNull<u8>>,
     /// Offset of the first free byte in `current`.
@@ -79,18 +79,25 @@ impl Arena {
             Ok(l) => l,
             Err(_) => panic!("skiplist arena block too large: size={size}"),
         };
-        let block = if self.charge.is_some() {
+        // A refused mapping (too many mappings, say) falls back to the allocator.
+        let mapped = if self.charge.is_some() {
             map(layout)
         } else {
-            // SAFETY: `layout` has non-zero size (`alloc` rejects zero and
-            // `BLOCK_SIZE > 0`).
-            let raw = unsafe { alloc::alloc(layout) };
-            match NonNull::new(raw) {
-                Some(block) => block,
-                None => alloc::handle_alloc_error(layout),
+            None
+        };
+        let block = match mapped {
+            Some(block) => block,
+            None => {
+                // SAFETY: `layout` has non-zero size (`alloc` rejects zero and
+                // `BLOCK_SIZE > 0`).
+                let raw = unsafe { alloc::alloc(layout) };
+                match NonNull::new(raw) {
+                    Some(block) => block,
+                    None => alloc::handle_alloc_error(layout),
+                }
             }
         };
-        self.blocks.push((block, layout));
+        self.blocks.push((block, layout, mapped.is_some()));
         if let Some(budget) = &self.charge {
             budget.grow(size);
             self.charged += size;
@@ -123,8 +130,7 @@ impl Arena {
 
 impl Drop for Arena {
     fn drop(&mut self) {
-        let mapped = self.charge.is_some();
-        for &(block, layout) in &self.blocks {
+        for &(block, layout, mapped) in &self.blocks {
             if mapped {
                 // SAFETY: mapped by `map` with this layout's size, unmapped once.
                 unsafe { unmap(block, layout) };
@@ -140,9 +146,9 @@ impl Drop for Arena {
 }
 
 /// A new anonymous mapping of `layout.size()` bytes (zeroed, page-aligned, so aligned
-/// to `ALIGN`); aborts like the allocator when the system refuses.
+/// to `ALIGN`), or `None` if the system refuses one.
 #[cfg(unix)]
-fn map(layout: Layout) -> NonNull<u8> {
+fn map(layout: Layout) -> Option<NonNull<u8>> {
     // SAFETY: an anonymous private mapping of a non-zero length at an address of the
     // kernel's choosing touches no existing memory.
     let raw = unsafe {
@@ -156,12 +162,9 @@ fn map(layout: Layout) -> NonNull<u8> {
         )
     };
     if raw == libc::MAP_FAILED {
-        alloc::handle_alloc_error(layout)
+        return None;
     }
-    match NonNull::new(raw.cast::<u8>()) {
-        Some(block) => block,
-        None => alloc::handle_alloc_error(layout),
-    }
+    NonNull::new(raw.cast::<u8>())
 }
 
 /// Unmaps a block of [`map`].
@@ -177,13 +180,8 @@ unsafe fn unmap(block: NonNull<u8>, layout: Layout) {
 
 /// Without `mmap`, budgeted arenas allocate like the others.
 #[cfg(not(unix))]
-fn map(layout: Layout) -> NonNull<u8> {
-    // SAFETY: as in `new_block`.
-    let raw = unsafe { alloc::alloc(layout) };
-    match NonNull::new(raw) {
-        Some(block) => block,
-        None => alloc::handle_alloc_error(layout),
-    }
+fn map(_layout: Layout) -> Option<NonNull<u8>> {
+    None
 }
 
 /// # Safety

@@ -95,7 +95,9 @@ impl Manifest {
     /// # Errors
     /// I/O errors. On error `CURRENT` still names the previous MANIFEST, or is the new
     /// one if only the final directory fsync failed; either is consistent, but the
-    /// caller must treat the failure as fatal (poison) since durability is unknown.
+    /// caller must treat the failure as fatal (poison) since durability is unknown,
+    /// except a full disk ([`crate::Error::is_no_space`]), which can only have met the
+    /// new MANIFEST or `CURRENT`'s temporary file before the rename.
     pub fn create(
         fs: &Arc<dyn FileSystem>,
         dir: &Path,

@@ -30,9 +30,9 @@
 //! 2. An edit is durable in the MANIFEST before its version becomes current; a version
 //!    that failed to become durable is never current.
 //! 3. After a failed MANIFEST write nothing more is appended to that MANIFEST (it may
-//!    end in a partial record), unless the failure was retryable (a full disk: the
-//!    record was cut back off, `wal::LogWriter::add_records`, or a roll-over's new
-//!    MANIFEST was never named by `CURRENT` and is removed): every later
+//!    end in a partial record), unless the failure was a full disk (the record was
+//!    cut back off, `wal::LogWriter::add_records`, or a roll-over's new MANIFEST was
+//!    never named by `CURRENT` and is removed): every later
 //!    `log_and_apply` fails, with the failed
 //!    write's error as the cause (a job racing the failing one must not poison the
 //!    database with a causeless refusal; the crash loop caught that).
@@ -516,7 +516,7 @@ impl VersionSet {
     /// changes and its new version. Requires: `writer` held (passed in).
     ///
     /// # Errors
-    /// As [`Self::log_and_apply`]; after an I/O error that is not retryable the
+    /// As [`Self::log_and_apply`]; after an I/O error other than a full disk the
     /// writer is failed (invariant 3).
     fn write_edit(
         &self,
@@ -534,7 +534,10 @@ impl VersionSet {
             }
         };
         if let Err(e) = &result {
-            if !e.is_retryable() {
+            // Only a full disk is undone exactly (the record cut back, or a new
+            // MANIFEST that `CURRENT` never named removed); after any other error the
+            // MANIFEST's state is in doubt.
+            if !e.is_no_space() {
                 writer.failed = Some(Arc::new(e.duplicate()));
             }
         }
@@ -679,11 +682,12 @@ impl VersionSet {
         *m = match Manifest::create(&self.fs, self.db_dir(), number, &snapshot) {
             Ok(new) => new,
             Err(e) => {
-                if e.is_retryable() {
-                    // A full disk before `CURRENT` was renamed (a retryable error
-                    // comes only from creating or appending to a file): the new
-                    // MANIFEST is named by nothing and the old one stays in use.
-                    // Best effort; an open removes what is left.
+                if e.is_no_space() {
+                    // A full disk before `CURRENT` was renamed: only creating and
+                    // appending take space, and `write_file_atomic` reports what fails
+                    // after its rename as an fsync. The new MANIFEST is named by
+                    // nothing and the old one stays in use. Best effort; an open
+                    // removes what is left.
                     let _ = self
                         .fs
                         .remove(&self.db_dir().join(filename::manifest_name(number)));
