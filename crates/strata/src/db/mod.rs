@@ -146,6 +146,11 @@ impl DbInner {
             Access::ReadOnly => Err(read_only::refused(&self.dir)),
         }
     }
+
+    /// A new, empty memtable, charged to the memory budget if there is one.
+    pub fn new_memtable(&self) -> Arc<MemTable> {
+        Arc::new(MemTable::charged(self.memory_budget.as_ref()))
+    }
 }
 
 /// An open database. `Send + Sync`: share it across threads by reference or `Arc`.
@@ -508,8 +513,7 @@ impl Db {
             Err(e @ Error::InvalidArgument(_)) => return Err(e),
             Err(e) => return Err(fail(inner, e)),
         };
-        let mem = MemTable::charged(inner.memory_budget.as_ref());
-        let family = Arc::new(Family::new(versions, opts, Arc::new(mem)));
+        let family = Arc::new(Family::new(versions, opts, inner.new_memtable()));
         let state = FamilyState::new(Arc::clone(&family), log_number, 0);
         let mut st = inner.state.lock();
         st.families.insert(family.id(), state);

@@ -594,7 +594,7 @@ fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
             let old = std::mem::replace(
                 &mut f.mem,
                 MemWithLog {
-                    mem: Arc::new(MemTable::charged(inner.memory_budget.as_ref())),
+                    mem: inner.new_memtable(),
                     log_number,
                 },
             );
