@@ -483,6 +483,17 @@ pub struct Options {
     ///
     /// Default: 10. Range: > 1. Runtime-mutable: no. Format: none.
     pub max_bytes_for_level_multiplier: f64,
+    /// Per-level factors on the fanout, as RocksDB's option of this name: the target
+    /// of L*i* (*i* >= 2) is L*i−1*'s × `max_bytes_for_level_multiplier` ×
+    /// `max_bytes_for_level_multiplier_additional[i − 1]`, an entry past the end
+    /// counting as 1. So entry *k* stretches L*k+1* and, through it, every deeper
+    /// target. Used to size one level apart from the geometric series (a fast tier's
+    /// last level, say); non-integer factors are allowed (RocksDB's are integers).
+    ///
+    /// Default: empty (every factor 1). Range: at most `num_levels` entries, each
+    /// finite and > 0. Runtime-mutable: no. Format: none (the OPTIONS file records
+    /// it only when set).
+    pub max_bytes_for_level_multiplier_additional: Vec<f64>,
     /// Number of levels (L0..L{n-1}).
     ///
     /// Default: 7. Range: 3..=[`MAX_LEVELS`]. Runtime-mutable: no. Format: the MANIFEST
@@ -733,6 +744,7 @@ impl Default for Options {
             target_file_size_base: 64 << 20,
             max_bytes_for_level_base: 256 << 20,
             max_bytes_for_level_multiplier: 10.0,
+            max_bytes_for_level_multiplier_additional: Vec::new(),
             num_levels: 7,
             level0_file_num_compaction_trigger: 4,
             level0_slowdown_writes_trigger: 20,
@@ -851,6 +863,7 @@ cf_options! {
     with_target_file_size_base => target_file_size_base: u64,
     with_max_bytes_for_level_base => max_bytes_for_level_base: u64,
     with_max_bytes_for_level_multiplier => max_bytes_for_level_multiplier: f64,
+    with_max_bytes_for_level_multiplier_additional => max_bytes_for_level_multiplier_additional: Vec<f64>,
     with_num_levels => num_levels: usize,
     with_level0_file_num_compaction_trigger => level0_file_num_compaction_trigger: usize,
     with_level0_slowdown_writes_trigger => level0_slowdown_writes_trigger: usize,
@@ -961,6 +974,24 @@ impl Options {
             self.num_levels,
             "must be in 3..=32",
         )?;
+        check(
+            self.max_bytes_for_level_multiplier_additional.len() <= self.num_levels,
+            "max_bytes_for_level_multiplier_additional.len()",
+            self.max_bytes_for_level_multiplier_additional.len(),
+            "must be <= num_levels",
+        )?;
+        for (i, &m) in self
+            .max_bytes_for_level_multiplier_additional
+            .iter()
+            .enumerate()
+        {
+            check(
+                m.is_finite() && m > 0.0,
+                format_args!("max_bytes_for_level_multiplier_additional[{i}]"),
+                m,
+                "must be finite and > 0",
+            )?;
+        }
         check(
             self.level0_file_num_compaction_trigger >= 1,
             "level0_file_num_compaction_trigger",

@@ -45,9 +45,9 @@
 //!   operator is set, `merge_operator=<its name>` (added after the first v1 writer). A
 //!   built-in operator's name decodes to the operator; any other name is kept in
 //!   [`StoredOptions::merge_operator`] for the compatibility check. Last, only where
-//!   they differ from their defaults, the options that change nothing on disk
-//!   (`memory_budget`), so a database that does not use them keeps the file an older
-//!   writer wrote.
+//!   they differ from their defaults, the options that change no file format
+//!   (`memory_budget`, `max_bytes_for_level_multiplier_additional`), so a database
+//!   that does not use them keeps the file an older writer wrote.
 //! - `[LevelOptions "i"]` for `i = 0, 1, 2, ...` in order and without gaps holds entry
 //!   `i` of [`Options::levels`]; the number of these sections is `levels.len()`.
 //! - `[DbPath "i"]` for `i = 0, 1, ...` in order and without gaps, after the level
@@ -62,6 +62,8 @@
 //!   `output_partitioning` = `fixed|aligned:<variance>`, `delayed_compaction` =
 //!   `off|vct:<n>,vsmt:<n>,garbage:<ratio>`, `query_compaction` =
 //!   `off|selectivity:<f>,start_level:<n>,min_levels:<n>,min_bytes:<n>,profit:<f>,buffer:<n>,background:<bool>,min_obsolete:<f>`
+//!   `max_bytes_for_level_multiplier_additional` = factors joined by `:` (RocksDB's
+//!   spelling, `1:1:4.5`)
 //!   (`background` added after `OPTIONS-v1-query-compaction`, `min_obsolete` after
 //!   `OPTIONS-v1-query-compaction-background`)
 //!   (keys left out take their defaults).
@@ -74,7 +76,9 @@
 //! `OPTIONS-v1-cache-index-and-filter-blocks` the `cache_index_and_filter_blocks` key,
 //! `OPTIONS-v1-delayed-compaction(-vsmt)` the `delayed_compaction` key and
 //! `OPTIONS-v1-query-compaction` the `query_compaction` key,
-//! `OPTIONS-v1-memory-budget` the `memory_budget` key.
+//! `OPTIONS-v1-memory-budget` the `memory_budget` key,
+//! `OPTIONS-v1-level-multiplier-additional` the
+//! `max_bytes_for_level_multiplier_additional` key.
 //! All must keep decoding: keys and sections are only ever appended.
 //!
 //! # Invariants
@@ -295,11 +299,33 @@ const DB_FIELDS: &[Field<Options>] = &[
 
 /// `[DBOptions]` entries written after `merge_operator`, each only where it differs
 /// from its default, so a database that does not use them keeps the very file an
-/// older writer wrote. For options that change nothing on disk. Append new ones at
+/// older writer wrote. For options that change no file format. Append new ones at
 /// the end.
 const OPTIONAL_DB_FIELDS: &[Field<Options>] = &[
     // Added after `OPTIONS-v1-query-compaction-min-obsolete` (absent: 0, no budget).
     field!(Options, memory_budget),
+    // Added after `OPTIONS-v1-memory-budget` (absent: empty, every factor 1).
+    Field {
+        name: "max_bytes_for_level_multiplier_additional",
+        get: |o| {
+            let items: Vec<String> = o
+                .max_bytes_for_level_multiplier_additional
+                .iter()
+                .map(f64::to_string)
+                .collect();
+            items.join(":")
+        },
+        set: |o, v| {
+            o.max_bytes_for_level_multiplier_additional = if v.is_empty() {
+                Vec::new()
+            } else {
+                v.split(':')
+                    .map(|m| m.parse().map_err(|e| format!("{e}")))
+                    .collect::<Result<_, String>>()?
+            };
+            Ok(())
+        },
+    },
 ];
 
 /// Parses `query_compaction`'s `key:value` list, as [`delayed_compaction`]'s.

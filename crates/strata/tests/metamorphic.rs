@@ -83,6 +83,12 @@ fn option_sets() -> Vec<(&'static str, Options)> {
         ),
         ("tiny-jobs4", t().with_max_background_jobs(4)),
         (
+            // L2 stretched fourfold (and L3 with it): other levels fill and compact at
+            // other moments than in `tiny`.
+            "tiny-l2-stretched",
+            t().with_max_bytes_for_level_multiplier_additional(vec![1.0, 4.0]),
+        ),
+        (
             // Memtables that never fill by size, charged to a 128 KiB budget whose
             // cache is squeezed to its 16 KiB floor while they hold two blocks. The
             // workload's memtables rarely reach the budget's flush line between its

@@ -126,14 +126,21 @@ impl Outcome {
 ///
 /// # Errors
 /// `Internal` for a malformed plan (a rewrite with no output stream, a router index
-/// out of range, a trivial move with several streams, a drop with any, a virtual input
-/// the job's version does not hold); corruption or I/O errors from the inputs; I/O
+/// out of range or a key routed outside its stream's bounds, bounds on a plan that is
+/// not a rewrite, a trivial move with several streams, a drop with any, a virtual
+/// input the job's version does not hold); corruption or I/O errors from the inputs; I/O
 /// errors writing outputs. Outputs written before the error are collected as
 /// obsolete once the returned error has dropped their references.
 pub(crate) fn execute(plan: &Plan, ctx: &JobContext<'_>) -> Result<Outcome> {
     if plan.range.is_some() && plan.action != Action::Rewrite {
         return Err(Error::Internal(format!(
             "only a rewrite reads a key range, not a {:?}",
+            plan.action
+        )));
+    }
+    if plan.action != Action::Rewrite && plan.outputs.iter().any(|s| s.bounds.is_some()) {
+        return Err(Error::Internal(format!(
+            "only a rewrite has bounded output streams, not a {:?}",
             plan.action
         )));
     }
@@ -212,7 +219,7 @@ fn filter_for(plan: &Plan, ctx: &JobContext<'_>) -> Option<Box<dyn CompactionFil
     }
     let factory = ctx.compaction_filter?;
     factory.create(&FilterContext {
-        level: plan.outputs.first().map_or(0, |o| o.level),
+        level: plan.deepest_output_level().unwrap_or(0),
         manual: plan.reason == Reason::Manual,
         bottommost: plan.bottommost,
     })

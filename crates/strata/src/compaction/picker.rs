@@ -11,7 +11,8 @@
 //!
 //! # Policy (RocksDB's leveled compaction, static level targets)
 //! - Level targets: L1 = `max_bytes_for_level_base`, L*i* = L*i−1* ×
-//!   `max_bytes_for_level_multiplier` ([`level_targets`]).
+//!   `max_bytes_for_level_multiplier` × the level's additional factor
+//!   ([`level_targets`]).
 //! - Scores: L0 = file count / `level0_file_num_compaction_trigger`; L*i* = bytes /
 //!   target; the last level scores 0 because it never compacts further ([`scores`]).
 //! - [`pick`] tries levels by score, highest first, among those scoring >= 1. L0→L1
@@ -71,15 +72,11 @@ pub struct Busy {
 }
 
 impl Busy {
-    /// Records `plan` as running: its input files, and its key range in each output
-    /// level.
+    /// Records `plan` as running: its input files, and each output stream's key range
+    /// in its level ([`Plan::stream_ranges`]).
     pub fn add_plan(&mut self, plan: &Plan) {
         self.files.extend(plan.input_files().map(|(_, f)| f.number));
-        if let Some((lo, hi)) = plan.user_key_range() {
-            for level in plan.output_levels() {
-                self.output_ranges.push((level, lo.to_vec(), hi.to_vec()));
-            }
-        }
+        self.output_ranges.extend(plan.stream_ranges());
     }
 
     /// Forgets `plan` (previously added with [`Busy::add_plan`]).
@@ -87,17 +84,23 @@ impl Busy {
         for (_, f) in plan.input_files() {
             self.files.remove(&f.number);
         }
-        if let Some((lo, hi)) = plan.user_key_range() {
-            for level in plan.output_levels() {
-                if let Some(i) = self
-                    .output_ranges
-                    .iter()
-                    .position(|(l, a, b)| *l == level && a.as_slice() == lo && b.as_slice() == hi)
-                {
-                    self.output_ranges.swap_remove(i);
-                }
+        for range in plan.stream_ranges() {
+            if let Some(i) = self.output_ranges.iter().position(|r| *r == range) {
+                self.output_ranges.swap_remove(i);
             }
         }
+    }
+
+    /// True iff `plan` would conflict with a running job: an input file of it is
+    /// busy, or a stream's range meets a running job's output range in that stream's
+    /// level (invariants 1–2, for every stream). A policy that adds a stream to a plan
+    /// the picker built checks the result with this.
+    pub fn conflicts(&self, plan: &Plan) -> bool {
+        self.any_busy(plan.input_files().map(|(_, f)| f))
+            || plan
+                .stream_ranges()
+                .iter()
+                .any(|(level, lo, hi)| self.output_conflict(*level, lo, hi))
     }
 
     fn any_busy<'a>(&self, mut files: impl Iterator<Item = &'a Arc<FileMetaData>>) -> bool {
@@ -119,7 +122,9 @@ impl Busy {
 
 /// Target size in bytes of each level, indexed by level (`opts.num_levels` entries):
 /// L0 is 0 (unused; L0 is scored by file count), L1 = `max_bytes_for_level_base`,
-/// L*i* = L*i−1* × `max_bytes_for_level_multiplier` (saturating at `u64::MAX`).
+/// L*i* = L*i−1* × `max_bytes_for_level_multiplier` ×
+/// `max_bytes_for_level_multiplier_additional[i − 1]` (1 past its end), saturating at
+/// `u64::MAX` (RocksDB's static level targets).
 pub fn level_targets(opts: &Options) -> Vec<u64> {
     let mut out = Vec::with_capacity(opts.num_levels);
     let mut target = opts.max_bytes_for_level_base;
@@ -128,8 +133,13 @@ pub fn level_targets(opts: &Options) -> Vec<u64> {
             0 => out.push(0),
             1 => out.push(target),
             _ => {
+                let additional = opts
+                    .max_bytes_for_level_multiplier_additional
+                    .get(level - 1)
+                    .copied()
+                    .unwrap_or(1.0);
                 // `as` saturates for floats out of range.
-                target = (target as f64 * opts.max_bytes_for_level_multiplier) as u64;
+                target = (target as f64 * opts.max_bytes_for_level_multiplier * additional) as u64;
                 out.push(target);
             }
         }
@@ -425,9 +435,6 @@ fn build(
         return None;
     }
     let (lo, hi) = user_range(inputs.iter().chain(&output_level_inputs))?;
-    if busy.output_conflict(output_level, lo, hi) {
-        return None;
-    }
     let grandparents = version.overlapping_files(output_level + 1, Some(lo), Some(hi));
     let grandparent_bytes: u64 = grandparents.iter().map(|f| f.size).sum();
     let bottommost = grandparents.is_empty()
@@ -452,7 +459,7 @@ fn build(
     } else {
         Action::Rewrite
     };
-    Some(Plan {
+    let plan = Plan {
         action,
         inputs: vec![
             Input::Files {
@@ -470,7 +477,8 @@ fn build(
         log_number: None,
         reason,
         range: None,
-    })
+    };
+    (!busy.conflicts(&plan)).then_some(plan)
 }
 
 /// The most grandparent bytes a trivially moved file may overlap (LevelDB's

@@ -21,7 +21,9 @@
 //!    that an [`Action::Drop`] plan has no output (it writes nothing).
 //! 3. Files of one output stream never overlap the files that remain in its level
 //!    (the picker's invariants 2–3), and no two streams of a plan write overlapping key
-//!    ranges into the same level and column group.
+//!    ranges into the same level and column group. A stream that writes into a level
+//!    the plan also reads from is bounded ([`OutputStream::bounds`]) to the key range
+//!    of that level's inputs, which nothing left in the level overlaps.
 //! 4. `bottommost` is true iff no data for the plan's key range lies below its output
 //!    level, so a tombstone in the output shadows nothing.
 //! 5. A plan with a [`KeyRange`] (`range`) is a [`Action::Rewrite`]: it reads only the
@@ -159,6 +161,11 @@ pub struct OutputStream {
     pub table: TableOptions,
     /// Where outputs are cut into files.
     pub partitioning: Partitioning,
+    /// The only user keys this stream writes (`None`: every key of the job). The
+    /// executor clips the stream's range tombstones to it, so its files stay inside
+    /// it, and fails the job (`Internal`) if the router sends it a key outside it.
+    /// Only a [`Action::Rewrite`] has bounded streams.
+    pub bounds: Option<KeyRange>,
 }
 
 impl OutputStream {
@@ -176,7 +183,14 @@ impl OutputStream {
             column_group: ALL_COLUMNS,
             table: TableOptions::for_level(opts, level),
             partitioning,
+            bounds: None,
         }
+    }
+
+    /// True iff this stream may write `user_key` (it is unbounded, or its bounds hold
+    /// the key).
+    pub fn admits(&self, user_key: &[u8]) -> bool {
+        self.bounds.as_ref().is_none_or(|b| b.contains(user_key))
     }
 }
 
@@ -209,6 +223,14 @@ pub struct KeyRange {
     pub start: Option<Vec<u8>>,
     /// The least user key after the range (`None`: unbounded above).
     pub end: Option<Vec<u8>>,
+}
+
+impl KeyRange {
+    /// True iff `user_key` lies in the range.
+    pub fn contains(&self, user_key: &[u8]) -> bool {
+        self.start.as_deref().is_none_or(|s| s <= user_key)
+            && self.end.as_deref().is_none_or(|e| user_key < e)
+    }
 }
 
 /// A complete description of one job. See the module docs.
@@ -311,14 +333,35 @@ impl Plan {
             .fold(0u64, |acc, (_, f)| acc.saturating_add(f.size))
     }
 
-    /// The distinct output levels, in stream order.
-    pub fn output_levels(&self) -> Vec<usize> {
-        let mut levels: Vec<usize> = Vec::new();
-        for s in &self.outputs {
-            if !levels.contains(&s.level) {
-                levels.push(s.level);
-            }
-        }
-        levels
+    /// The deepest level the plan writes (`None` for a plan with no output): the
+    /// level a job's reads are charged to, and the one a compaction filter is told.
+    pub fn deepest_output_level(&self) -> Option<usize> {
+        self.outputs.iter().map(|s| s.level).max()
+    }
+
+    /// Each output stream's level and the user keys `[lo, hi]` it may write there:
+    /// the plan's input range cut to the stream's bounds. A flush (no input files)
+    /// and a stream whose bounds miss the input range have none. What `Busy` holds
+    /// while the plan runs. For a bounded stream the range is inclusive of the key
+    /// just past its half-open end: a conservative hold.
+    pub fn stream_ranges(&self) -> Vec<(usize, Vec<u8>, Vec<u8>)> {
+        let Some((lo, hi)) = self.user_key_range() else {
+            return Vec::new();
+        };
+        self.outputs
+            .iter()
+            .filter_map(|s| {
+                let (mut a, mut b) = (lo, hi);
+                if let Some(bounds) = &s.bounds {
+                    if let Some(start) = bounds.start.as_deref() {
+                        a = a.max(start);
+                    }
+                    if let Some(end) = bounds.end.as_deref() {
+                        b = b.min(end);
+                    }
+                }
+                (a <= b).then(|| (s.level, a.to_vec(), b.to_vec()))
+            })
+            .collect()
     }
 }

@@ -321,6 +321,12 @@ impl Sink {
             let w = self.writers.get_mut(self.stream).ok_or_else(|| {
                 Error::Internal(format!("router chose stream {} of {streams}", self.stream))
             })?;
+            if !w.stream.admits(parsed.user_key) {
+                return Err(Error::Internal(format!(
+                    "router sent user key {:x?} to stream {} outside its bounds {:?}",
+                    parsed.user_key, self.stream, w.stream.bounds
+                )));
+            }
             w.start_key(versions, parsed.user_key)?;
             self.last_user_key.clear();
             self.last_user_key.extend_from_slice(parsed.user_key);
@@ -335,10 +341,10 @@ impl Sink {
 
 /// The output files of one stream being written.
 ///
-/// Range tombstones: every stream gets the job's output tombstones, cut at its files'
-/// boundaries: a file cut before user key `k` takes the tombstones in `[lo, k)`, where
-/// `lo` is where it began (unbounded for the first file), and the last file takes the
-/// rest. So the files of a level stay disjoint (a file's largest key is then
+/// Range tombstones: every stream gets the job's output tombstones (a bounded stream,
+/// those inside its bounds), cut at its files' boundaries: a file cut before user key
+/// `k` takes the tombstones in `[lo, k)`, where `lo` is where it began (the stream's
+/// lower bound, or unbounded, for the first file), and the last file takes the rest. So the files of a level stay disjoint (a file's largest key is then
 /// `(k, MAX_SEQUENCE, RangeDelete)`, which sorts before every entry of `k`), and a
 /// stream with tombstones but no entries writes one file of tombstones only.
 ///
@@ -364,6 +370,13 @@ struct StreamWriter {
 
 impl StreamWriter {
     fn new(stream: &OutputStream, range_dels: Arc<Fragments>) -> Self {
+        let (range_dels, lo) = match &stream.bounds {
+            None => (range_dels, None),
+            Some(b) => (
+                Arc::new(range_dels.clip(b.start.as_deref(), b.end.as_deref())),
+                b.start.clone(),
+            ),
+        };
         StreamWriter {
             stream: stream.clone(),
             partitioner: partitioner::for_stream(stream),
@@ -371,7 +384,7 @@ impl StreamWriter {
             files: Vec::new(),
             refs: Vec::new(),
             range_dels,
-            lo: None,
+            lo,
             prev_key: Vec::new(),
         }
     }

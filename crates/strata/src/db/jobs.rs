@@ -165,7 +165,9 @@ pub(crate) fn install(
     Ok(true)
 }
 
-/// Per-level figures (RocksDB's level table): what each output level read and wrote.
+/// Per-level figures (RocksDB's level table): what each output level wrote; the job's
+/// reads count at its deepest output level (a job writing a level it reads from too
+/// still reads on behalf of the move down).
 pub(crate) fn account_levels(st: &mut FamilyState, plan: &Plan, outcome: &Outcome) {
     if matches!(
         plan.action,
@@ -180,9 +182,8 @@ pub(crate) fn account_levels(st: &mut FamilyState, plan: &Plan, outcome: &Outcom
         }
     }
     if let Some(l) = plan
-        .outputs
-        .first()
-        .and_then(|s| st.level_stats.get_mut(s.level))
+        .deepest_output_level()
+        .and_then(|level| st.level_stats.get_mut(level))
     {
         l.read_bytes += outcome.bytes_read;
         l.read_bytes_from_upper += outcome.bytes_read_upper;

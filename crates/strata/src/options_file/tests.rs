@@ -484,6 +484,40 @@ fn frozen_fixture_v1_memory_budget_decodes_exactly_and_encodes_identically() {
     assert!(err.to_string().contains("memory_budget"), "{err}");
 }
 
+/// The v1 file with per-level fanout factors: written after `memory_budget`, only
+/// when set, colon-separated as RocksDB writes them.
+#[test]
+fn frozen_fixture_v1_level_multiplier_additional_decodes_exactly_and_encodes_identically() {
+    let opts = merge_operator_fixture_options()
+        .with_cache_index_and_filter_blocks(true)
+        .with_max_bytes_for_level_multiplier_additional(vec![1.0, 1.0, 4.5]);
+    let frozen = check_frozen("OPTIONS-v1-level-multiplier-additional", &opts);
+    assert!(frozen.contains(
+        "merge_operator=strata.append:2c20\nmax_bytes_for_level_multiplier_additional=1:1:4.5\n"
+    ));
+    assert!(!encode(&Options::default()).contains("additional"));
+    for (bad, field) in [
+        (
+            vec![1.0, 0.0],
+            "max_bytes_for_level_multiplier_additional[1]",
+        ),
+        (
+            vec![f64::NAN],
+            "max_bytes_for_level_multiplier_additional[0]",
+        ),
+        (
+            vec![1.0; 8],
+            "max_bytes_for_level_multiplier_additional.len()",
+        ),
+    ] {
+        let err = Options::default()
+            .with_max_bytes_for_level_multiplier_additional(bad)
+            .validate()
+            .expect_err("invalid");
+        assert!(err.to_string().contains(field), "{err}");
+    }
+}
+
 /// An operator that is not a built-in: its name is kept, the options have none.
 #[test]
 fn a_custom_operator_name_is_kept_for_the_check() {
@@ -609,14 +643,22 @@ fn options() -> impl Strategy<Value = Options> {
     ];
     let delayed =
         proptest::option::of((2usize..1000).prop_map(|vct| DelayedCompaction::new().with_vct(vct)));
+    let additional = proptest::collection::vec(0.01f64..1e6, 0..4);
     (
         sizes,
         triggers,
         policies,
-        (any::<bool>(), paths, merge, any::<bool>(), delayed),
+        (
+            any::<bool>(),
+            paths,
+            merge,
+            any::<bool>(),
+            delayed,
+            additional,
+        ),
     )
         .prop_map(
-            |(s, t, p, (pipelined, paths, merge, cache_meta, delayed))| {
+            |(s, t, p, (pipelined, paths, merge, cache_meta, delayed, additional))| {
                 Options::default()
                     .with_merge_operator(merge)
                     .with_create_if_missing(s.0)
@@ -648,6 +690,7 @@ fn options() -> impl Strategy<Value = Options> {
                     .with_db_paths(paths)
                     .with_cache_index_and_filter_blocks(cache_meta)
                     .with_delayed_compaction(delayed)
+                    .with_max_bytes_for_level_multiplier_additional(additional)
             },
         )
 }

@@ -77,6 +77,9 @@ const OLD: CompactionPriority = CompactionPriority::OldestSmallestSeqFirst;
 #[test]
 fn targets_and_scores() {
     assert_eq!(level_targets(&opts(MIN)), [0, 1000, 10_000, 100_000]);
+    // Entry k stretches L(k+1) and every deeper target; entries past the end are 1.
+    let stretched = opts(MIN).with_max_bytes_for_level_multiplier_additional(vec![1.0, 2.5]);
+    assert_eq!(level_targets(&stretched), [0, 1000, 25_000, 250_000]);
     let v = version(&[
         (0, 20, "a", "b", 10, 11, 50),
         (0, 21, "a", "b", 12, 13, 50),
