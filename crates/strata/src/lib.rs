@@ -95,6 +95,7 @@ internal_modules!(
     snapshot_filter,
     sst,
     stats,
+    tiering,
     txn,
     version,
     wal,
@@ -122,6 +123,7 @@ pub use stats::{
     DbStats, IoBytes, LatencyHistogram, LevelStats, PathStatsSnapshot, StatisticsSnapshot,
     TableSpace,
 };
+pub use tiering::{TierLayout, Tiering, TieringMode};
 pub use txn::{
     BaseDeltaIterator, BatchValue, Transaction, TransactionOptions, WriteBatchWithIndex,
 };

@@ -62,6 +62,7 @@ use crate::compaction_filter::CompactionFilterFactory;
 use crate::error::{Error, Result};
 use crate::merge::MergeOperator;
 use crate::snapshot::Snapshot;
+use crate::tiering::Tiering;
 use std::fmt::Display;
 use std::sync::Arc;
 
@@ -616,6 +617,17 @@ pub struct Options {
     /// a write-back writes ordinary tables, so a database reopened with it off reads
     /// the same.
     pub query_compaction: Option<QueryCompaction>,
+    /// Two storage tiers for the tree ([`Tiering`]): the levels that fit in a fast
+    /// budget on a fast data path, the rest on a slow one; `None` places levels by
+    /// `db_paths` alone (RocksDB's rule).
+    ///
+    /// Experimental (the first part of HotRAP: tiers and RocksDB-fat sizing).
+    ///
+    /// Default: `None`. Range: see [`Tiering`]'s fields; needs two `db_paths`.
+    /// Runtime-mutable: no. Format: OPTIONS key `tiering`, written only when set;
+    /// turning it on or off changes where new tables go, never a format, so a
+    /// database opens either way.
+    pub tiering: Option<Tiering>,
     /// Verify every block checksum of a table when it is opened (block checksums are
     /// always verified when a block is read). Slower opens; damage found earlier.
     ///
@@ -689,8 +701,8 @@ pub struct Options {
     /// may be one of them) and the WALs, MANIFEST, `CURRENT` and `OPTIONS` stay in the
     /// database directory.
     ///
-    /// Placement (the default `compaction::ByLevel` policy, RocksDB's rule): whole
-    /// levels fill the paths in order. L0 is counted as large as L1; a level goes to the
+    /// Placement (RocksDB's rule, `compaction::ByLevel`, unless [`Options::tiering`]
+    /// names a fast and a slow path): whole levels fill the paths in order. L0 is counted as large as L1; a level goes to the
     /// first path whose `target_size` still holds it after the levels above it there;
     /// the last path takes every level that fits nowhere else. Flushes write L0's path;
     /// a compaction writes its output level's, and moves a file down without rewriting
@@ -761,6 +773,7 @@ impl Default for Options {
             snapshot_filter: true,
             delayed_compaction: None,
             query_compaction: None,
+            tiering: None,
             paranoid_checks: false,
             wal_recovery_mode: WalRecoveryMode::TolerateCorruptedTailRecords,
             max_manifest_file_size: 64 << 20,
@@ -875,6 +888,7 @@ cf_options! {
     with_snapshot_filter => snapshot_filter: bool,
     with_delayed_compaction => delayed_compaction: Option<DelayedCompaction>,
     with_query_compaction => query_compaction: Option<QueryCompaction>,
+    with_tiering => tiering: Option<Tiering>,
     with_levels => levels: Vec<LevelOptions>,
     with_merge_operator => merge_operator: Option<Arc<dyn MergeOperator>>,
     with_compaction_filter_factory => compaction_filter_factory: Option<Arc<dyn CompactionFilterFactory>>,
@@ -1093,7 +1107,11 @@ impl Options {
         for (i, level) in self.levels.iter().enumerate() {
             level.validate(&format!("levels[{i}]"))?;
         }
-        self.validate_db_paths()
+        self.validate_db_paths()?;
+        match &self.tiering {
+            Some(t) => crate::tiering::validate(t, self),
+            None => Ok(()),
+        }
     }
 
     /// The `db_paths` part of [`Options::validate`].

@@ -46,8 +46,8 @@
 //!   built-in operator's name decodes to the operator; any other name is kept in
 //!   [`StoredOptions::merge_operator`] for the compatibility check. Last, only where
 //!   they differ from their defaults, the options that change no file format
-//!   (`memory_budget`, `max_bytes_for_level_multiplier_additional`), so a database
-//!   that does not use them keeps the file an older writer wrote.
+//!   (`memory_budget`, `max_bytes_for_level_multiplier_additional`, `tiering`), so a
+//!   database that does not use them keeps the file an older writer wrote.
 //! - `[LevelOptions "i"]` for `i = 0, 1, 2, ...` in order and without gaps holds entry
 //!   `i` of [`Options::levels`]; the number of these sections is `levels.len()`.
 //! - `[DbPath "i"]` for `i = 0, 1, ...` in order and without gaps, after the level
@@ -63,7 +63,8 @@
 //!   `off|vct:<n>,vsmt:<n>,garbage:<ratio>`, `query_compaction` =
 //!   `off|selectivity:<f>,start_level:<n>,min_levels:<n>,min_bytes:<n>,profit:<f>,buffer:<n>,background:<bool>,min_obsolete:<f>`
 //!   `max_bytes_for_level_multiplier_additional` = factors joined by `:` (RocksDB's
-//!   spelling, `1:1:4.5`)
+//!   spelling, `1:1:4.5`), `tiering` =
+//!   `off|mode:fat,fast_path:<n>,slow_path:<n>,fd_size:<n>`
 //!   (`background` added after `OPTIONS-v1-query-compaction`, `min_obsolete` after
 //!   `OPTIONS-v1-query-compaction-background`)
 //!   (keys left out take their defaults).
@@ -78,7 +79,8 @@
 //! `OPTIONS-v1-query-compaction` the `query_compaction` key,
 //! `OPTIONS-v1-memory-budget` the `memory_budget` key,
 //! `OPTIONS-v1-level-multiplier-additional` the
-//! `max_bytes_for_level_multiplier_additional` key.
+//! `max_bytes_for_level_multiplier_additional` key, `OPTIONS-v1-tiering` the `tiering`
+//! key (with two `[DbPath]` sections).
 //! All must keep decoding: keys and sections are only ever appended.
 //!
 //! # Invariants
@@ -108,6 +110,7 @@ use crate::options::{
     CompactionPriority, Compression, DbPath, DelayedCompaction, LevelOptions, Options,
     OutputPartitioning, QueryCompaction, WalRecoveryMode,
 };
+use crate::tiering::{Tiering, TieringMode};
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -326,7 +329,60 @@ const OPTIONAL_DB_FIELDS: &[Field<Options>] = &[
             Ok(())
         },
     },
+    // Added after `max_bytes_for_level_multiplier_additional` (absent: off).
+    Field {
+        name: "tiering",
+        get: |o| match o.tiering {
+            None => "off".to_string(),
+            Some(t) => format!(
+                "mode:{},fast_path:{},slow_path:{},fd_size:{}",
+                tiering_mode_name(t.mode),
+                t.fast_path,
+                t.slow_path,
+                t.fd_size
+            ),
+        },
+        set: |o, v| {
+            o.tiering = match v {
+                "off" => None,
+                v => Some(tiering(v)?),
+            };
+            Ok(())
+        },
+    },
 ];
+
+fn tiering_mode_name(m: TieringMode) -> &'static str {
+    match m {
+        TieringMode::Fat => "fat",
+    }
+}
+
+/// Parses `tiering`'s `key:value` list, as [`delayed_compaction`]'s.
+fn tiering(v: &str) -> Result<Tiering, String> {
+    let num = |key: &str, n: &str| -> Result<u64, String> {
+        n.parse().map_err(|e| format!("{key}: {e}"))
+    };
+    let path = |key: &str, n: &str| -> Result<u32, String> {
+        n.parse().map_err(|e| format!("{key}: {e}"))
+    };
+    let mut t = Tiering::fat();
+    for item in v.split(',') {
+        match item.split_once(':') {
+            Some(("mode", "fat")) => t.mode = TieringMode::Fat,
+            Some(("fast_path", n)) => t.fast_path = path("fast_path", n)?,
+            Some(("slow_path", n)) => t.slow_path = path("slow_path", n)?,
+            Some(("fd_size", n)) => t.fd_size = num("fd_size", n)?,
+            _ => {
+                return Err(format!(
+                    "expected off or mode:fat,fast_path:<n>,slow_path:<n>,fd_size:<n>, \
+                     found `{item}`"
+                ))
+            }
+        }
+    }
+    Ok(t)
+}
 
 /// Parses `query_compaction`'s `key:value` list, as [`delayed_compaction`]'s.
 fn query_compaction(v: &str) -> Result<QueryCompaction, String> {

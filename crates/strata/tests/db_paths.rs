@@ -217,3 +217,50 @@ fn bad_db_paths_are_rejected_by_validate() {
     let err = Db::open("/nonexistent-strata-db", many).expect_err("too many");
     assert!(err.to_string().contains("db_paths.len()"), "{err}");
 }
+
+/// Two tiers (`Options::tiering`, the HotRAP paper's RocksDB-fat): with a 24 KiB fast
+/// budget L0 and L1 (8 KiB each in `tiny_options`) fit, L1 is stretched to 16 KiB to
+/// fill it, and L2 and deeper go to the slow path. The tables land there, survive a
+/// reopen, and a reopen with tiering off reads the same data.
+#[test]
+fn tiering_puts_the_fast_levels_on_the_fast_path() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let (fast, slow) = (root.path().join("db-fast"), root.path().join("db-slow"));
+    let opts = tiny_options()
+        .with_db_paths(vec![
+            strata::DbPath::new(&fast, 24 << 10),
+            strata::DbPath::new(&slow, 0),
+        ])
+        .with_tiering(Some(strata::Tiering::fat()));
+    let layout = strata::TierLayout::of(&opts).expect("layout");
+    assert_eq!((layout.last_fast_level, layout.stretch), (1, 2.0));
+    let db_dir = root.path().join("db");
+    let db = Db::open(&db_dir, opts.clone()).expect("open");
+    let want = fill(&db);
+    db.flush().expect("flush");
+    db.wait_for_compactions().expect("idle");
+    check(&db, &want);
+    let files: Vec<usize> = db.stats().levels.iter().map(|l| l.files).collect();
+    db.close().expect("close");
+    let deeper: usize = files.iter().skip(2).sum();
+    assert_eq!(tables_in(&fast), files[0] + files[1], "L0-L1 {files:?}");
+    assert_eq!(tables_in(&slow), deeper, "L2+ {files:?}");
+    assert!(
+        deeper > 0 && files[1] > 0,
+        "both tiers hold tables: {files:?}"
+    );
+    let stored = std::fs::read_to_string(db_dir.join("OPTIONS")).expect("OPTIONS");
+    assert!(
+        stored.contains("\ntiering=mode:fat,fast_path:0,slow_path:1,fd_size:0\n"),
+        "{stored}"
+    );
+
+    let db = Db::open(&db_dir, opts.clone()).expect("reopen tiered");
+    check(&db, &want);
+    db.close().expect("close");
+    let db = Db::open(&db_dir, opts.with_tiering(None)).expect("reopen untiered");
+    check(&db, &want);
+    db.close().expect("close");
+    let stored = std::fs::read_to_string(db_dir.join("OPTIONS")).expect("OPTIONS");
+    assert!(!stored.contains("tiering"), "{stored}");
+}

@@ -89,6 +89,16 @@ fn option_sets() -> Vec<(&'static str, Options)> {
             t().with_max_bytes_for_level_multiplier_additional(vec![1.0, 4.0]),
         ),
         (
+            // Two tiers, RocksDB-fat: L0 and L1 (stretched to 16 KiB) on `/db-fast`,
+            // deeper levels on `/db-slow`; compactions from L1 move across paths.
+            "tiny-tiering-fat",
+            t().with_db_paths(vec![
+                strata::DbPath::new("/db-fast", 24 << 10),
+                strata::DbPath::new("/db-slow", 0),
+            ])
+            .with_tiering(Some(strata::Tiering::fat())),
+        ),
+        (
             // Memtables that never fill by size, charged to a 128 KiB budget whose
             // cache is squeezed to its 16 KiB floor while they hold two blocks. The
             // workload's memtables rarely reach the budget's flush line between its

@@ -151,6 +151,22 @@ fn model_based_three_data_paths() {
     }
 }
 
+/// Two tiers (`Options::tiering`, RocksDB-fat): L0 and a stretched L1 on the fast
+/// path, deeper levels on the slow one, across reopens.
+#[test]
+fn model_based_tiering_fat() {
+    for seed in seeds().into_iter().take(3) {
+        let root = tempfile::tempdir().expect("tempdir");
+        let opts = tiny_options()
+            .with_db_paths(vec![
+                strata::DbPath::new(root.path().join("db-fast"), 24 << 10),
+                strata::DbPath::new(root.path().join("db-slow"), 0),
+            ])
+            .with_tiering(Some(strata::Tiering::fat()));
+        run_in(&root.path().join("db"), 5500 + seed, 1500, &opts);
+    }
+}
+
 /// Index blocks and filters in the block cache (`cache_index_and_filter_blocks`), a
 /// cache small enough that they are evicted and read back from the files often.
 #[test]

@@ -11,7 +11,7 @@
 //! These, and values fjall would panic on (block size outside 1 KiB..=1 MiB, fewer
 //! than 10 cached files, no worker thread), are usage errors here.
 
-use super::options::{CompactionStyleFlag, CompressionFlag, EngineFlags};
+use super::options::{CompactionStyleFlag, CompressionFlag, EngineFlags, TieringFlag};
 use crate::error::{CliError, Result};
 
 /// fjall's marker file at the database root (`fjall::file::VERSION_MARKER`).
@@ -100,6 +100,18 @@ impl FjallPlan {
                 "compaction_style",
                 "the adapter runs fjall's leveled strategy only (level); universal runs on \
                  --engine=rocksdb",
+            ));
+        }
+        if flags.tiering != TieringFlag::Off {
+            return Err(usage(
+                "tiering",
+                "fjall 3 keeps every table in one folder: it has no tiers (off)",
+            ));
+        }
+        if !flags.max_bytes_for_level_multiplier_additional.is_empty() {
+            return Err(usage(
+                "max_bytes_for_level_multiplier_additional",
+                "the adapter gives fjall one level ratio (--max_bytes_for_level_multiplier)",
             ));
         }
         let compression = if flags.compression_per_level.is_empty() {

@@ -13,7 +13,7 @@
 //! applies.
 
 use super::fjall_options::{self as fj, FjallCodec, FjallPlan};
-use super::options::{CompactionStyleFlag, EngineFlags, EngineKind};
+use super::options::{CompactionStyleFlag, EngineFlags, EngineKind, TieringFlag};
 use serde::Serialize;
 
 /// How faithfully an engine applies a flag.
@@ -201,6 +201,16 @@ fn strata(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
             false => "Options::query_compaction = None (scans write nothing)".into(),
         });
     }
+    if flag == "tiering" || flag == "fd_size" {
+        return exact(match flags.tiering {
+            TieringFlag::Fat => format!(
+                "Options::tiering = Some(Tiering::fat().with_fd_size({})): db_paths[0] fast, \
+                 db_paths[1] slow (experimental)",
+                flags.fd_size
+            ),
+            TieringFlag::Off => "Options::tiering = None (levels placed by db_paths)".into(),
+        });
+    }
     if flag == "cache_size" && flags.memory_budget > 0 {
         return unmapped("Options::block_cache_capacity is ignored: the memory budget's cache");
     }
@@ -366,7 +376,12 @@ fn rocksdb(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
             "UniversalCompactOptions::set_max_size_amplification_percent({})",
             flags.universal_max_size_amplification_percent
         )),
-        "compaction_pri" | "max_bytes_for_level_base" | "max_bytes_for_level_multiplier"
+        "compaction_pri"
+        | "max_bytes_for_level_base"
+        | "max_bytes_for_level_multiplier"
+        | "max_bytes_for_level_multiplier_additional"
+        | "tiering"
+        | "fd_size"
             if universal =>
         {
             unmapped(format!(
@@ -472,6 +487,26 @@ fn rocksdb(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
         ),
         "db_paths" if flags.db_paths.is_empty() => {
             exact("not set: tables in the database directory")
+        }
+        "tiering" | "fd_size" if flags.tiering == TieringFlag::Off => {
+            exact("not set: levels placed by db_paths")
+        }
+        "tiering" | "fd_size" => approx(format!(
+            "RocksDB-fat: db_paths as given, and the last fast level's \
+             max_bytes_for_level_multiplier_additional factor from Strata's layout, rounded \
+             down to an integer ({:?}); RocksDB places levels by the paths' targets, so the \
+             fast path's target should be the budget",
+            flags.rocksdb_multiplier_additional().unwrap_or_default()
+        )),
+        "max_bytes_for_level_multiplier_additional" => {
+            match flags.rocksdb_multiplier_additional() {
+                Ok(v) if v.is_empty() => exact("not set: every factor 1"),
+                Ok(v) => approx(format!(
+                    "Options::set_max_bytes_for_level_multiplier_additional({v:?}) (RocksDB's \
+                     factors are integers: each rounded, the tiering stretch rounded down)"
+                )),
+                Err(e) => unmapped(format!("not set: {e}")),
+            }
         }
         "db_paths" => exact(
             "Options::set_db_paths (same directories and targets; RocksDB's by-level placement, \
@@ -661,6 +696,12 @@ fn fjall(flag: &str, flags: &EngineFlags, p: &FjallPlan) -> (Fidelity, String) {
             unmapped("the device model wraps Strata's file system; fjall runs on the real disk")
         }
         "db_paths" if flags.db_paths.is_empty() => exact("every table in the database folder"),
+        // Any other value is refused by `FjallPlan::from_flags`.
+        "tiering" => exact("off: every table in the database folder"),
+        "fd_size" => exact("unused: no tiers (--tiering=off)"),
+        "max_bytes_for_level_multiplier_additional" => {
+            exact("not set: one level ratio (--max_bytes_for_level_multiplier)")
+        }
         "db_paths" => {
             unmapped("fjall 3 keeps every table in the database folder; --db_paths is ignored")
         }
@@ -790,6 +831,56 @@ mod tests {
         );
         let o = on.strata_options().expect("options");
         assert!(o.use_direct_reads && o.use_direct_io_for_flush_and_compaction);
+    }
+
+    /// `--tiering=fat`: Strata's option, RocksDB-fat as an integer factor from the same
+    /// layout, and a refusal from fjall (one folder, no tiers).
+    #[test]
+    fn tiering_maps_to_rocksdb_fat_and_is_refused_by_fjall() {
+        use super::super::options::DbPathFlag;
+        // L0 and L1 32 MiB each, L2 320 MiB: 384 MiB fit in 1 GiB, L3 does not, and
+        // L2 grows by (1024 − 64) / 320 = 3.
+        let flags = EngineFlags {
+            db_paths: vec![
+                DbPathFlag {
+                    path: "/f".into(),
+                    target_size: 1 << 30,
+                },
+                DbPathFlag {
+                    path: "/s".into(),
+                    target_size: 0,
+                },
+            ],
+            max_bytes_for_level_base: 32 << 20,
+            tiering: TieringFlag::Fat,
+            ..default_flags()
+        };
+        let layout =
+            strata::TierLayout::of(&flags.strata_options().expect("options")).expect("layout");
+        assert_eq!((layout.last_fast_level, layout.stretch), (2, 3.0));
+        assert_eq!(
+            flags.rocksdb_multiplier_additional().expect("factors"),
+            [1, 3]
+        );
+        let get = |m: &[OptionMapping], f: &str| m.iter().find(|e| e.flag == f).cloned().expect(f);
+        let rocks = of(&EngineFlags {
+            engine: EngineKind::Rocksdb,
+            ..flags.clone()
+        });
+        let e = get(&rocks, "tiering");
+        assert_eq!(e.fidelity, Fidelity::Approximate);
+        assert!(e.engine.contains("[1, 3]"), "{e:?}");
+        let e = get(&rocks, "max_bytes_for_level_multiplier_additional");
+        assert!(e.engine.contains("([1, 3])"), "{e:?}");
+        assert!(get(&of(&flags), "tiering")
+            .engine
+            .contains("Tiering::fat().with_fd_size(0)"));
+        let fjall = of(&EngineFlags {
+            engine: EngineKind::Fjall,
+            ..flags
+        });
+        assert_eq!(fjall.len(), 1);
+        assert!(fjall[0].engine.contains("--tiering"), "{fjall:?}");
     }
 
     #[test]

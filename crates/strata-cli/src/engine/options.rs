@@ -142,6 +142,18 @@ pub enum PartitioningFlag {
     Aligned,
 }
 
+/// `--tiering`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TieringFlag {
+    /// Levels placed by `--db_paths` alone.
+    Off,
+    /// Two tiers, the HotRAP paper's RocksDB-fat: `--db_paths` entry 0 is the fast
+    /// path, entry 1 the slow one; the levels that fit in `--fd_size` are fast, the
+    /// last of them stretched to fill it.
+    Fat,
+}
+
 /// `--wal_recovery_mode`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -388,6 +400,23 @@ pub struct EngineFlags {
     /// the last taking the rest. Empty: tables in `--db`. A DIR may not contain `,`.
     #[arg(long = "db_paths", value_delimiter = ',', value_parser = parse_db_path)]
     pub db_paths: Vec<DbPathFlag>,
+    /// Two storage tiers over `--db_paths` entries 0 (fast) and 1 (slow): `off`, or
+    /// `fat` (the levels that fit in `--fd_size` on the fast path, the last of them
+    /// stretched to fill it; the rest on the slow path).
+    #[arg(long = "tiering", value_enum, default_value_t = TieringFlag::Off)]
+    pub tiering: TieringFlag,
+    /// The fast tier's budget in bytes of level targets for `--tiering`; 0 takes
+    /// `--db_paths` entry 0's target.
+    #[arg(long = "fd_size", default_value_t = 0)]
+    pub fd_size: u64,
+    /// Per-level factors on the fanout, comma-separated (RocksDB's
+    /// `max_bytes_for_level_multiplier_additional`): entry k stretches L(k+1) and every
+    /// deeper level. Empty: every factor 1.
+    #[arg(
+        long = "max_bytes_for_level_multiplier_additional",
+        value_delimiter = ','
+    )]
+    pub max_bytes_for_level_multiplier_additional: Vec<f64>,
     /// Simulate a device under a data path, `PATH_INDEX:PRESET` (nvme, sata-ssd, gp3,
     /// hdd) or `PATH_INDEX:LATENCY_US,MIB_PER_S,IOPS`; repeat the flag for several
     /// paths. Index i is `--db_paths` entry i, or `--db` itself (index 0, WAL and
@@ -521,6 +550,13 @@ const FIELD_TO_FLAG: &[(&str, &str)] = &[
     ("soft_pending", "soft_pending_compaction_bytes_limit"),
     ("hard_pending", "hard_pending_compaction_bytes_limit"),
     ("db_paths", "db_paths"),
+    ("tiering.fast_path", "db_paths"),
+    ("tiering.slow_path", "db_paths"),
+    ("tiering.fd_size", "fd_size"),
+    (
+        "max_bytes_for_level_multiplier_additional",
+        "max_bytes_for_level_multiplier_additional",
+    ),
     (
         "query_compaction.selectivity",
         "query_compaction_selectivity",
@@ -566,6 +602,39 @@ pub fn validation_error(message: &str) -> CliError {
 }
 
 impl EngineFlags {
+    /// RocksDB's `max_bytes_for_level_multiplier_additional` for these flags: each
+    /// `--max_bytes_for_level_multiplier_additional` factor rounded to an integer (at
+    /// least 1), and with `--tiering=fat` the last fast level's factor multiplied by
+    /// Strata's stretch (`strata::TierLayout`) rounded down, so RocksDB's fast levels
+    /// fit in the budget too. Empty when every factor is 1.
+    ///
+    /// # Errors
+    /// As [`EngineFlags::shared_options`].
+    pub fn rocksdb_multiplier_additional(&self) -> Result<Vec<i32>> {
+        let mut factors = self.max_bytes_for_level_multiplier_additional.clone();
+        if self.tiering == TieringFlag::Fat {
+            if let Some(layout) = strata::TierLayout::of(&self.shared_options()?) {
+                let at = layout.last_fast_level - 1;
+                if factors.len() <= at {
+                    factors.resize(at + 1, 1.0);
+                }
+                if let Some(f) = factors.get_mut(at) {
+                    *f = (*f * layout.stretch).floor();
+                }
+            }
+        }
+        let ints: Vec<i32> = factors
+            .iter()
+            // `as` saturates; a factor below 1 is 1 for RocksDB.
+            .map(|&f| (f.round() as i32).max(1))
+            .collect();
+        Ok(if ints.iter().all(|&i| i == 1) {
+            Vec::new()
+        } else {
+            ints
+        })
+    }
+
     /// The Strata options these flags describe, validated: [`EngineFlags::shared_options`]
     /// after refusing what Strata cannot do. Every direct open of Strata goes through
     /// here, so no flag Strata cannot honour is silently ignored.
@@ -633,6 +702,9 @@ impl EngineFlags {
             .with_target_file_size_base(self.target_file_size_base)
             .with_max_bytes_for_level_base(self.max_bytes_for_level_base)
             .with_max_bytes_for_level_multiplier(self.max_bytes_for_level_multiplier)
+            .with_max_bytes_for_level_multiplier_additional(
+                self.max_bytes_for_level_multiplier_additional.clone(),
+            )
             .with_num_levels(self.num_levels)
             .with_level0_file_num_compaction_trigger(self.level0_file_num_compaction_trigger)
             .with_level0_slowdown_writes_trigger(self.level0_slowdown_writes_trigger)
@@ -688,6 +760,10 @@ impl EngineFlags {
                     .map(|p| strata::DbPath::new(p.path.clone(), p.target_size))
                     .collect(),
             )
+            .with_tiering(match self.tiering {
+                TieringFlag::Off => None,
+                TieringFlag::Fat => Some(strata::Tiering::fat().with_fd_size(self.fd_size)),
+            })
             .with_max_manifest_file_size(self.max_manifest_file_size)
             .with_wal_recovery_mode(match self.wal_recovery_mode {
                 WalRecoveryFlag::TolerateCorruptedTailRecords => {

@@ -226,6 +226,10 @@ impl RocksEngine {
                 .map_err(|e| CliError::Usage(format!("invalid value for '--db_paths': {e}")))?;
             o.set_db_paths(&paths);
         }
+        let additional = flags.rocksdb_multiplier_additional()?;
+        if !additional.is_empty() {
+            o.set_max_bytes_for_level_multiplier_additional(&additional);
+        }
         o.enable_statistics();
 
         let mut t = BlockBasedOptions::default();

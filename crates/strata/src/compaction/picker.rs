@@ -11,8 +11,8 @@
 //!
 //! # Policy (RocksDB's leveled compaction, static level targets)
 //! - Level targets: L1 = `max_bytes_for_level_base`, L*i* = L*i−1* ×
-//!   `max_bytes_for_level_multiplier` × the level's additional factor
-//!   ([`level_targets`]).
+//!   `max_bytes_for_level_multiplier` × the level's additional factor, a tiered
+//!   tree's last fast level stretched to fill its fast budget ([`level_targets`]).
 //! - Scores: L0 = file count / `level0_file_num_compaction_trigger`; L*i* = bytes /
 //!   target; the last level scores 0 because it never compacts further ([`scores`]).
 //! - [`pick`] tries levels by score, highest first, among those scoring >= 1. L0→L1
@@ -53,6 +53,7 @@ use super::partitioner;
 use super::placement::PlacementPolicy;
 use super::plan::{Action, Input, OutputStream, Plan, Reason, SingleStream};
 use crate::options::{CompactionPriority, Options};
+use crate::tiering::TierLayout;
 use crate::version::{FileMetaData, Version};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -121,11 +122,21 @@ impl Busy {
 }
 
 /// Target size in bytes of each level, indexed by level (`opts.num_levels` entries):
-/// L0 is 0 (unused; L0 is scored by file count), L1 = `max_bytes_for_level_base`,
-/// L*i* = L*i−1* × `max_bytes_for_level_multiplier` ×
-/// `max_bytes_for_level_multiplier_additional[i − 1]` (1 past its end), saturating at
-/// `u64::MAX` (RocksDB's static level targets).
+/// the [`series_targets`], stretched from a tiered tree's last fast level down so the
+/// fast levels fill the fast budget (`tiering::TierLayout`).
 pub fn level_targets(opts: &Options) -> Vec<u64> {
+    let mut targets = series_targets(opts);
+    if let Some(layout) = TierLayout::of(opts) {
+        layout.stretch_targets(&mut targets);
+    }
+    targets
+}
+
+/// The level targets as RocksDB's static series gives them: L0 is 0 (unused; L0 is
+/// scored by file count), L1 = `max_bytes_for_level_base`, L*i* = L*i−1* ×
+/// `max_bytes_for_level_multiplier` × `max_bytes_for_level_multiplier_additional[i −
+/// 1]` (1 past its end), saturating at `u64::MAX`.
+pub(crate) fn series_targets(opts: &Options) -> Vec<u64> {
     let mut out = Vec::with_capacity(opts.num_levels);
     let mut target = opts.max_bytes_for_level_base;
     for level in 0..opts.num_levels {

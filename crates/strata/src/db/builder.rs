@@ -26,11 +26,12 @@ use super::scan_tee::{NoTees, ScanTees};
 use super::write_back::WriteBacks;
 use super::{background, open, read_only, Db};
 use crate::cache::BlockCache;
-use crate::compaction::{ByLevel, CompactionPolicy, Delayed, PlacementPolicy};
+use crate::compaction::{CompactionPolicy, Delayed, PlacementPolicy};
 use crate::env::{FileSystem, PosixFs};
 use crate::error::Result;
 use crate::memory_budget::MemoryBudget;
 use crate::options::{CfOptions, Options};
+use crate::tiering::Tiered;
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
@@ -146,7 +147,8 @@ impl DbBuilder {
 
     /// Places new tables in the data paths (`Options::db_paths`) as `placement` says
     /// (see `compaction::placement` for its contract). Default:
-    /// `compaction::ByLevel`, RocksDB's rule.
+    /// `tiering::Tiered`: a tiered family's levels on its two tiers (`Options::tiering`),
+    /// any other family's by `compaction::ByLevel`, RocksDB's rule.
     ///
     /// **Experimental**, and only with the `internals` feature, like
     /// [`DbBuilder::compaction_policy`].
@@ -236,7 +238,7 @@ impl DbBuilder {
             fs: self.fs.clone().unwrap_or_else(|| Arc::new(PosixFs)),
             block_cache: self.block_cache.clone(),
             policy: self.policy.clone().unwrap_or_else(|| Arc::new(Delayed)),
-            placement: self.placement.clone().unwrap_or_else(|| Arc::new(ByLevel)),
+            placement: self.placement.clone().unwrap_or_else(|| Arc::new(Tiered)),
             scan_tees,
             memory_budget: self.memory_budget.clone(),
         }

@@ -518,6 +518,29 @@ fn frozen_fixture_v1_level_multiplier_additional_decodes_exactly_and_encodes_ide
     }
 }
 
+/// The v1 file with two tiers: the `tiering` key after the other optional keys, only
+/// when set; the `[DbPath]` sections name the two paths.
+#[test]
+fn frozen_fixture_v1_tiering_decodes_exactly_and_encodes_identically() {
+    let opts = merge_operator_fixture_options()
+        .with_cache_index_and_filter_blocks(true)
+        .with_db_paths(vec![
+            DbPath::new("/fast/db", 1 << 30),
+            DbPath::new("/slow/db", 0),
+        ])
+        .with_tiering(Some(crate::Tiering::fat().with_fd_size(512 << 20)));
+    let frozen = check_frozen("OPTIONS-v1-tiering", &opts);
+    assert!(frozen.contains(
+        "merge_operator=strata.append:2c20\ntiering=mode:fat,fast_path:0,slow_path:1,\
+         fd_size:536870912\n"
+    ));
+    assert!(!encode(&Options::default()).contains("tiering"));
+    let err = decode(&frozen.replace("mode:fat", "mode:hot"))
+        .expect_err("unknown mode")
+        .to_string();
+    assert!(err.contains("tiering"), "{err}");
+}
+
 /// An operator that is not a built-in: its name is kept, the options have none.
 #[test]
 fn a_custom_operator_name_is_kept_for_the_check() {
@@ -644,6 +667,14 @@ fn options() -> impl Strategy<Value = Options> {
     let delayed =
         proptest::option::of((2usize..1000).prop_map(|vct| DelayedCompaction::new().with_vct(vct)));
     let additional = proptest::collection::vec(0.01f64..1e6, 0..4);
+    let tiering = proptest::option::of((0u32..4, 0u32..4, any::<u64>()).prop_map(
+        |(fast, slow, fd)| {
+            crate::Tiering::fat()
+                .with_fast_path(fast)
+                .with_slow_path(slow)
+                .with_fd_size(fd)
+        },
+    ));
     (
         sizes,
         triggers,
@@ -654,11 +685,11 @@ fn options() -> impl Strategy<Value = Options> {
             merge,
             any::<bool>(),
             delayed,
-            additional,
+            (additional, tiering),
         ),
     )
         .prop_map(
-            |(s, t, p, (pipelined, paths, merge, cache_meta, delayed, additional))| {
+            |(s, t, p, (pipelined, paths, merge, cache_meta, delayed, (additional, tiering)))| {
                 Options::default()
                     .with_merge_operator(merge)
                     .with_create_if_missing(s.0)
@@ -691,6 +722,7 @@ fn options() -> impl Strategy<Value = Options> {
                     .with_cache_index_and_filter_blocks(cache_meta)
                     .with_delayed_compaction(delayed)
                     .with_max_bytes_for_level_multiplier_additional(additional)
+                    .with_tiering(tiering)
             },
         )
 }

@@ -44,7 +44,7 @@ impl DeviceModel {
         }
     }
 
-    /// AWS EBS gp3 as the HotRAP paper's slow disk (Zhou et al., *HotRAP*, §4.1 and
+    /// AWS EBS gp3 as the HotRAP paper's slow disk (Qiu et al., *HotRAP*, §4.1 and
     /// Table 1): provisioned to 10,000 IOPS and 1,000 MiB/s, read and write. Latency:
     /// AWS documents gp3 as "single-digit millisecond" (Amazon EBS User Guide, *Amazon
     /// EBS volume types*); the model takes 1 ms, the low end, which is also what the
