@@ -209,7 +209,7 @@ fn pick_any(
         let coverage = Coverage::new(&snapshots, tombstones);
         let requests = Requests::sample(&version);
         let placement = inner.placement.as_ref();
-        if let Some(plan) = inner.policy.pick(
+        if let Some(mut plan) = inner.policy.pick(
             &version,
             &family.opts,
             placement,
@@ -217,6 +217,9 @@ fn pick_any(
             &coverage,
             &requests,
         ) {
+            if let Some(h) = &family.hooks {
+                h.adjust_plan(&mut plan, &version, &f.busy);
+            }
             mark_busy(st, id, &plan);
             return Some((family, plan));
         }
@@ -411,7 +414,10 @@ fn manual_level(
                 coverage: &coverage,
             });
             match picked {
-                Some(p) => {
+                Some(mut p) => {
+                    if let Some(h) = &family.hooks {
+                        h.adjust_plan(&mut p, &version, busy);
+                    }
                     mark_busy(&mut st, family.id(), &p);
                     Some(p)
                 }

@@ -23,6 +23,7 @@
 
 use super::open::Access;
 use super::scan_tee::{NoTees, ScanTees};
+use super::tree_hooks::{NoHooks, TreeHooksFactory};
 use super::write_back::WriteBacks;
 use super::{background, open, read_only, Db};
 use crate::cache::BlockCache;
@@ -53,6 +54,8 @@ pub(crate) struct Components {
     /// A memory budget shared with other databases; `None`: the open makes one of
     /// `Options::memory_budget` bytes, or none for 0.
     pub memory_budget: Option<MemoryBudget>,
+    /// Gives each family its tree hooks (`db::tree_hooks`).
+    pub hooks: Option<Arc<dyn TreeHooksFactory>>,
 }
 
 /// Opens databases with injected components. Cheap to clone; one builder may open
@@ -65,6 +68,7 @@ pub struct DbBuilder {
     placement: Option<Arc<dyn PlacementPolicy>>,
     scan_tees: Option<Arc<dyn ScanTees>>,
     memory_budget: Option<MemoryBudget>,
+    hooks: Option<Arc<dyn TreeHooksFactory>>,
 }
 
 impl fmt::Debug for DbBuilder {
@@ -142,6 +146,15 @@ impl DbBuilder {
     #[must_use]
     pub(crate) fn scan_tees(mut self, tees: Arc<dyn ScanTees>) -> DbBuilder {
         self.scan_tees = Some(tees);
+        self
+    }
+
+    /// Gives each family the tree hooks `hooks` makes (tests of the seam;
+    /// `db::tree_hooks`).
+    #[cfg(test)]
+    #[must_use]
+    pub(crate) fn tree_hooks(mut self, hooks: Arc<dyn TreeHooksFactory>) -> DbBuilder {
+        self.hooks = Some(hooks);
         self
     }
 
@@ -241,6 +254,11 @@ impl DbBuilder {
             placement: self.placement.clone().unwrap_or_else(|| Arc::new(Tiered)),
             scan_tees,
             memory_budget: self.memory_budget.clone(),
+            hooks: Some(
+                self.hooks
+                    .clone()
+                    .unwrap_or_else(|| Arc::new(NoHooks) as Arc<dyn TreeHooksFactory>),
+            ),
         }
     }
 }

@@ -16,6 +16,7 @@
 //! handle, iterator or job holding them is gone.
 
 use super::state::MemWithLog;
+use super::tree_hooks::TreeHooks;
 use super::SuperVersion;
 use crate::compaction::picker::Busy;
 use crate::memtable::MemTable;
@@ -35,11 +36,19 @@ pub(crate) struct Family {
     /// The current read view; swapped (under the `state` lock) whenever the family's
     /// memtables or version change.
     pub super_version: ArcSwap<SuperVersion>,
+    /// The family's tree hooks, if its options ask for any (`db::tree_hooks`).
+    pub hooks: Option<Arc<dyn TreeHooks>>,
 }
 
 impl Family {
-    /// A family whose read view is an empty `mem` over its current version.
-    pub fn new(versions: Arc<FamilyVersion>, opts: Options, mem: Arc<MemTable>) -> Family {
+    /// A family whose read view is an empty `mem` over its current version, with
+    /// `hooks`.
+    pub fn new(
+        versions: Arc<FamilyVersion>,
+        opts: Options,
+        mem: Arc<MemTable>,
+        hooks: Option<Arc<dyn TreeHooks>>,
+    ) -> Family {
         let version = versions.current();
         Family {
             versions,
@@ -49,6 +58,7 @@ impl Family {
                 imm: Vec::new(),
                 version,
             }),
+            hooks,
         }
     }
 

@@ -37,6 +37,7 @@ mod replay;
 pub(crate) mod scan_tee;
 mod state;
 mod super_version;
+pub(crate) mod tree_hooks;
 mod write;
 pub(crate) mod write_back;
 
@@ -118,6 +119,9 @@ pub(crate) struct DbInner {
     /// Which user iterators tee their deeper levels (a component; see
     /// `db::scan_tee`): by default `db::write_back::WriteBacks`.
     pub scan_tees: Arc<dyn scan_tee::ScanTees>,
+    /// Gives each family its tree hooks (a component; see `db::tree_hooks`); `None`
+    /// for a read-only open, which gives no family hooks.
+    pub hooks: Option<Arc<dyn tree_hooks::TreeHooksFactory>>,
     /// Table I/O counters of each data path, indexed by path id (recorded by the
     /// `env::CountingFs` wrapping `fs`).
     pub path_stats: Vec<Arc<PathStats>>,
@@ -513,7 +517,13 @@ impl Db {
             Err(e @ Error::InvalidArgument(_)) => return Err(e),
             Err(e) => return Err(fail(inner, e)),
         };
-        let family = Arc::new(Family::new(versions, opts, inner.new_memtable()));
+        let hooks = match &inner.hooks {
+            Some(factory) => {
+                factory.hooks_for(&opts, &inner.fs, inner.versions.dirs(), versions.id())?
+            }
+            None => None,
+        };
+        let family = Arc::new(Family::new(versions, opts, inner.new_memtable(), hooks));
         let state = FamilyState::new(Arc::clone(&family), log_number, 0);
         let mut st = inner.state.lock();
         st.families.insert(family.id(), state);
@@ -792,6 +802,7 @@ impl Db {
         // It holds the database while it runs, so a reopen right after close would
         // find it locked.
         self.inner.scan_tees.close();
+        let mut hooks_result = Ok(());
         {
             let mut st = self.inner.state.lock();
             while st.compactions_running > 0 || self.inner.scan_tees.pending() > 0 {
@@ -800,13 +811,28 @@ impl Db {
                     .wait_for(&mut st, std::time::Duration::from_millis(10));
             }
         }
+        let families: Vec<Arc<Family>> = {
+            let st = self.inner.state.lock();
+            st.families
+                .values()
+                .map(|f| Arc::clone(&f.family))
+                .collect()
+        };
+        for f in families {
+            if let Some(h) = &f.hooks {
+                if let Err(e) = h.close() {
+                    hooks_result = Err(e);
+                }
+            }
+        }
         if self.inner.access == Access::ReadOnly {
-            return Ok(());
+            return hooks_result;
         }
         write::sync_wal(&self.inner)?;
         obsolete::delete_obsolete(&self.inner);
         let st = self.inner.state.lock();
-        st.check_bg_error()
+        st.check_bg_error()?;
+        hooks_result
     }
 }
 

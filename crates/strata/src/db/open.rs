@@ -89,7 +89,11 @@ pub(crate) fn open(
         placement,
         scan_tees,
         memory_budget,
+        hooks,
     } = components;
+    // A read-only open writes nothing, so it gives no family hooks (they may keep
+    // state of their own).
+    let hooks = hooks.filter(|_| access == Access::ReadWrite);
     let memory_budget = match (memory_budget, opts.memory_budget) {
         (Some(shared), _) => Some(shared),
         (None, 0) => None,
@@ -212,7 +216,11 @@ pub(crate) fn open(
         let fopts = family_opts(fv.name());
         let pending = policy.pending_compaction_bytes(&fv.current(), &fopts);
         let mem = MemTable::charged(memory_budget.as_ref());
-        let family = Arc::new(Family::new(fv, fopts, Arc::new(mem)));
+        let family_hooks = match &hooks {
+            Some(factory) => factory.hooks_for(&fopts, &fs, versions.dirs(), fv.id())?,
+            None => None,
+        };
+        let family = Arc::new(Family::new(fv, fopts, Arc::new(mem), family_hooks));
         if family.id() == DEFAULT_FAMILY_ID {
             default = Some(Arc::clone(&family));
         }
@@ -251,6 +259,7 @@ pub(crate) fn open(
         policy,
         placement,
         scan_tees,
+        hooks,
         path_stats,
         writes: WriteQueue::new(LogWriter::new(wal), last_sequence),
         opts,

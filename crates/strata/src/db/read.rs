@@ -84,8 +84,24 @@ pub(crate) fn get(
         if let Some(answer) = get_from_memtables(inner, family, &sv, &lookup, filter, &mut p)? {
             return Ok(answer);
         }
-        let base = get_from_version(inner, family, &sv.version, &lookup, filter, &mut p)?;
-        resolve(family, user_key, base.as_deref(), &p)
+        let mut answered_on = None;
+        let base = get_from_version(
+            inner,
+            family,
+            &sv.version,
+            &lookup,
+            filter,
+            &mut p,
+            &mut answered_on,
+        )?;
+        let value = resolve(family, user_key, base.as_deref(), &p)?;
+        // The tree hooks see reads of the latest state answered by a table.
+        if let (Some(h), Some(path_id), Some(v), None) =
+            (&family.hooks, answered_on, &value, &ro.snapshot)
+        {
+            h.table_read(user_key, v.len(), path_id);
+        }
+        Ok(value)
     })
 }
 
@@ -214,6 +230,7 @@ fn probe(
 
 // Called once per get, inside the thread-local's closure: inlined, the probe loop
 // shares `get`'s frame (callgrind: about 100 instructions per get fewer than a call).
+// `answered_on`: set to the data path of the table that decided the answer, if one did.
 #[inline]
 fn get_from_version(
     inner: &DbInner,
@@ -222,6 +239,7 @@ fn get_from_version(
     lookup: &LookupKey,
     filter: SnapshotFilter,
     p: &mut Pending,
+    answered_on: &mut Option<u32>,
 ) -> Result<Option<Vec<u8>>> {
     // A get asks for the compaction of the first virtual table holding its key that
     // the policy wants compacted, and of no other (`compaction::requests`).
@@ -238,7 +256,10 @@ fn get_from_version(
     };
     let found = probe_tables(version, lookup, meet, |f, file, parent| {
         Ok(match probe(inner, (f, file, parent), lookup, filter, p)? {
-            Probe::Found(v) => Some(v),
+            Probe::Found(v) => {
+                *answered_on = Some(f.path_id);
+                Some(v)
+            }
             Probe::Absent => None,
         })
     })?;
