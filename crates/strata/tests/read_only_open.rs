@@ -260,7 +260,18 @@ fn a_read_only_open_writes_nothing_and_needs_no_lock() {
         attempts: AtomicUsize::new(0),
     });
     let builder = Db::builder().file_system(fs.clone());
-    let before = listing(dir.path());
+    // The writer deletes a flushed WAL after the flush's install wakes its waiter, so
+    // on a loaded machine the deletion can land after `wait_for_compactions`: take the
+    // listing once it has stopped changing (the writer does nothing more on its own).
+    let mut before = listing(dir.path());
+    for _ in 0..100 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let now = listing(dir.path());
+        if now == before {
+            break;
+        }
+        before = now;
+    }
     let a = builder
         .open_read_only(dir.path(), tiny_options())
         .expect("read-only open on a medium refusing writes");
