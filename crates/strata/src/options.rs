@@ -487,8 +487,8 @@ pub struct Options {
     /// Per-level factors on the fanout, as RocksDB's option of this name: the target
     /// of L*i* (*i* >= 2) is L*i−1*'s × `max_bytes_for_level_multiplier` ×
     /// `max_bytes_for_level_multiplier_additional[i − 1]`, an entry past the end
-    /// counting as 1. So entry *k* stretches L*k+1* and, through it, every deeper
-    /// target. Used to size one level apart from the geometric series (a fast tier's
+    /// counting as 1. So entry *k* (*k* >= 1) stretches L*k+1* and, through it, every
+    /// deeper target; entry 0 is never read (L1's target is the base), as in RocksDB. Used to size one level apart from the geometric series (a fast tier's
     /// last level, say); non-integer factors are allowed (RocksDB's are integers).
     ///
     /// Default: empty (every factor 1). Range: at most `num_levels` entries, each

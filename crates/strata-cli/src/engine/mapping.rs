@@ -491,15 +491,25 @@ fn rocksdb(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
         "tiering" | "fd_size" if flags.tiering == TieringFlag::Off => {
             exact("not set: levels placed by db_paths")
         }
-        "tiering" | "fd_size" => approx(format!(
-            "RocksDB-fat: db_paths as given, and the last fast level's \
-             max_bytes_for_level_multiplier_additional factor from Strata's layout, rounded \
-             down to an integer ({:?}); RocksDB places levels by the paths' targets, so the \
-             fast path's target should be the budget",
-            flags.rocksdb_multiplier_additional().unwrap_or_default()
-        )),
+        "tiering" | "fd_size" => {
+            let (base, factors) = flags.rocksdb_level_sizing().unwrap_or_default();
+            approx(format!(
+                "RocksDB-fat: db_paths as given, and Strata's stretch of the last fast level \
+                 rounded down to an integer, on its max_bytes_for_level_multiplier_additional \
+                 factor or, for L1, on max_bytes_for_level_base (base {base}, factors \
+                 {factors:?}); RocksDB places levels by the paths' targets, so the fast path's \
+                 target should be the budget"
+            ))
+        }
+        "max_bytes_for_level_base" if flags.tiering != TieringFlag::Off => {
+            let (base, _) = flags.rocksdb_level_sizing().unwrap_or_default();
+            approx(format!(
+                "Options::set_max_bytes_for_level_base({base}) (the tiering stretch when the last \
+                 fast level is L1)"
+            ))
+        }
         "max_bytes_for_level_multiplier_additional" => {
-            match flags.rocksdb_multiplier_additional() {
+            match flags.rocksdb_level_sizing().map(|(_, v)| v) {
                 Ok(v) if v.is_empty() => exact("not set: every factor 1"),
                 Ok(v) => approx(format!(
                     "Options::set_max_bytes_for_level_multiplier_additional({v:?}) (RocksDB's \
@@ -859,8 +869,22 @@ mod tests {
             strata::TierLayout::of(&flags.strata_options().expect("options")).expect("layout");
         assert_eq!((layout.last_fast_level, layout.stretch), (2, 3.0));
         assert_eq!(
-            flags.rocksdb_multiplier_additional().expect("factors"),
-            [1, 3]
+            flags.rocksdb_level_sizing().expect("sizing"),
+            (32 << 20, vec![1, 3])
+        );
+        // The last fast level L1 (budget 256 MiB: L0 and L1 32 MiB each, L2 does not
+        // fit): RocksDB never reads factor 0, so the stretch (256 − 32) / 32 = 7 goes on
+        // its base.
+        let l1 = EngineFlags {
+            fd_size: 256 << 20,
+            ..flags.clone()
+        };
+        let layout =
+            strata::TierLayout::of(&l1.strata_options().expect("options")).expect("layout");
+        assert_eq!((layout.last_fast_level, layout.stretch), (1, 7.0));
+        assert_eq!(
+            l1.rocksdb_level_sizing().expect("sizing"),
+            (7 * (32 << 20), vec![])
         );
         let get = |m: &[OptionMapping], f: &str| m.iter().find(|e| e.flag == f).cloned().expect(f);
         let rocks = of(&EngineFlags {

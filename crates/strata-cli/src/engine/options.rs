@@ -410,8 +410,8 @@ pub struct EngineFlags {
     #[arg(long = "fd_size", default_value_t = 0)]
     pub fd_size: u64,
     /// Per-level factors on the fanout, comma-separated (RocksDB's
-    /// `max_bytes_for_level_multiplier_additional`): entry k stretches L(k+1) and every
-    /// deeper level. Empty: every factor 1.
+    /// `max_bytes_for_level_multiplier_additional`): entry k (k >= 1) stretches L(k+1)
+    /// and every deeper level; entry 0 is never read. Empty: every factor 1.
     #[arg(
         long = "max_bytes_for_level_multiplier_additional",
         value_delimiter = ','
@@ -602,24 +602,34 @@ pub fn validation_error(message: &str) -> CliError {
 }
 
 impl EngineFlags {
-    /// RocksDB's `max_bytes_for_level_multiplier_additional` for these flags: each
-    /// `--max_bytes_for_level_multiplier_additional` factor rounded to an integer (at
-    /// least 1), and with `--tiering=fat` the last fast level's factor multiplied by
-    /// Strata's stretch (`strata::TierLayout`) rounded down, so RocksDB's fast levels
-    /// fit in the budget too. Empty when every factor is 1.
+    /// RocksDB's level sizing for these flags: its `max_bytes_for_level_base` and
+    /// `max_bytes_for_level_multiplier_additional`. The factors are the
+    /// `--max_bytes_for_level_multiplier_additional` ones rounded to integers (at least
+    /// 1; empty when every factor is 1). With `--tiering=fat`, Strata's stretch
+    /// (`strata::TierLayout`), rounded down so RocksDB's fast levels also fit the
+    /// budget, goes where RocksDB reads it: on the last fast level's factor, or, when
+    /// that level is L1 (whose target RocksDB always takes from the base, as Strata
+    /// does: factor 0 is never read), on the base itself.
     ///
     /// # Errors
     /// As [`EngineFlags::shared_options`].
-    pub fn rocksdb_multiplier_additional(&self) -> Result<Vec<i32>> {
+    pub fn rocksdb_level_sizing(&self) -> Result<(u64, Vec<i32>)> {
+        let mut base = self.max_bytes_for_level_base;
         let mut factors = self.max_bytes_for_level_multiplier_additional.clone();
-        if self.tiering == TieringFlag::Fat {
+        if self.tiering != TieringFlag::Off {
             if let Some(layout) = strata::TierLayout::of(&self.shared_options()?) {
-                let at = layout.last_fast_level - 1;
-                if factors.len() <= at {
-                    factors.resize(at + 1, 1.0);
-                }
-                if let Some(f) = factors.get_mut(at) {
-                    *f = (*f * layout.stretch).floor();
+                let stretch = layout.stretch.floor();
+                match layout.last_fast_level {
+                    1 => base = (base as f64 * stretch) as u64,
+                    level => {
+                        let at = level - 1;
+                        if factors.len() <= at {
+                            factors.resize(at + 1, 1.0);
+                        }
+                        if let Some(f) = factors.get_mut(at) {
+                            *f = (*f * stretch).floor();
+                        }
+                    }
                 }
             }
         }
@@ -628,11 +638,12 @@ impl EngineFlags {
             // `as` saturates; a factor below 1 is 1 for RocksDB.
             .map(|&f| (f.round() as i32).max(1))
             .collect();
-        Ok(if ints.iter().all(|&i| i == 1) {
+        let factors = if ints.iter().all(|&i| i == 1) {
             Vec::new()
         } else {
             ints
-        })
+        };
+        Ok((base, factors))
     }
 
     /// The Strata options these flags describe, validated: [`EngineFlags::shared_options`]

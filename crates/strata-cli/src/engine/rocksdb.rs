@@ -167,7 +167,9 @@ impl RocksEngine {
         o.set_write_buffer_size(flags.write_buffer_size);
         o.set_max_write_buffer_number(clamp_i32(flags.max_write_buffer_number));
         o.set_target_file_size_base(flags.target_file_size_base);
-        o.set_max_bytes_for_level_base(flags.max_bytes_for_level_base);
+        // With tiering, the base may carry the fast tier's stretch (see the mapping).
+        let (base, additional) = flags.rocksdb_level_sizing()?;
+        o.set_max_bytes_for_level_base(base);
         o.set_max_bytes_for_level_multiplier(flags.max_bytes_for_level_multiplier);
         // Strata sizes levels statically from L1 down, as RocksDB did before 8.4.
         o.set_level_compaction_dynamic_level_bytes(false);
@@ -226,7 +228,6 @@ impl RocksEngine {
                 .map_err(|e| CliError::Usage(format!("invalid value for '--db_paths': {e}")))?;
             o.set_db_paths(&paths);
         }
-        let additional = flags.rocksdb_multiplier_additional()?;
         if !additional.is_empty() {
             o.set_max_bytes_for_level_multiplier_additional(&additional);
         }

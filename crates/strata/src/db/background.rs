@@ -29,6 +29,7 @@ use super::family::Family;
 use super::flush::flush_oldest;
 use super::obsolete::delete_obsolete;
 use super::state::DbState;
+use super::tree_hooks::TreeHooks;
 use super::{jobs, DbInner};
 use crate::compaction::picker::Busy;
 use crate::compaction::{Action, Coverage, Plan, Requests, Tombstones};
@@ -218,13 +219,25 @@ fn pick_any(
             &requests,
         ) {
             if let Some(h) = &family.hooks {
-                h.adjust_plan(&mut plan, &version, &f.busy);
+                plan = adjusted(h.as_ref(), plan, &version, &f.busy);
             }
             mark_busy(st, id, &plan);
             return Some((family, plan));
         }
     }
     None
+}
+
+/// `plan` as the family's tree hooks adjust it (`db::tree_hooks`), or `plan` itself if
+/// the adjusted plan would conflict with a running job.
+fn adjusted(hooks: &dyn TreeHooks, plan: Plan, version: &Version, busy: &Busy) -> Plan {
+    let mut adjusted = plan.clone();
+    hooks.adjust_plan(&mut adjusted, version, busy);
+    if busy.conflicts(&adjusted) {
+        plan
+    } else {
+        adjusted
+    }
 }
 
 pub(crate) fn mark_busy(st: &mut DbState, family: u32, plan: &Plan) {
@@ -416,7 +429,7 @@ fn manual_level(
             match picked {
                 Some(mut p) => {
                     if let Some(h) = &family.hooks {
-                        h.adjust_plan(&mut p, &version, busy);
+                        p = adjusted(h.as_ref(), p, &version, busy);
                     }
                     mark_busy(&mut st, family.id(), &p);
                     Some(p)

@@ -820,7 +820,7 @@ impl Db {
         };
         for f in families {
             if let Some(h) = &f.hooks {
-                if let Err(e) = h.close() {
+                if let (Err(e), Ok(())) = (h.close(), &hooks_result) {
                     hooks_result = Err(e);
                 }
             }
