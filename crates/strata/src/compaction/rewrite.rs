@@ -328,6 +328,10 @@ impl Sink {
                 )));
             }
             w.start_key(versions, parsed.user_key)?;
+            let level = w.stream.level;
+            for other in self.writers.iter_mut().filter(|o| o.stream.level < level) {
+                other.hole(parsed.user_key, parsed.seq);
+            }
             self.last_user_key.clear();
             self.last_user_key.extend_from_slice(parsed.user_key);
             self.has_key = true;
@@ -348,6 +352,14 @@ impl Sink {
 /// `(k, MAX_SEQUENCE, RangeDelete)`, which sorts before every entry of `k`), and a
 /// stream with tombstones but no entries writes one file of tombstones only.
 ///
+/// A stream also leaves out of its tombstones each key the router sends to a deeper
+/// stream of the plan, wherever a tombstone older than that key's newest entry covers
+/// it ([`StreamWriter::hole`]). Reads rest on the level invariant that a tombstone
+/// covering `k` in a level is newer than every entry of `k` in the levels below (a get
+/// stops at the first level whose tombstone covers its key, as RocksDB's does); a copy
+/// of an older tombstone kept above the level that now holds `k` would hide `k`'s
+/// newer entries. With one output level, or streams side by side, there are no holes.
+///
 /// A file also ends where its tombstones end when the stream's partitioner says so
 /// (`OutputPartitioner::cut_at_tombstones_end`; aligned partitioning does when the
 /// next key lies beyond grandparent files of more than a target file size, as RocksDB
@@ -366,6 +378,9 @@ struct StreamWriter {
     lo: Option<Vec<u8>>,
     /// The previous user key of this stream (empty before the first).
     prev_key: Vec<u8>,
+    /// Keys taken out of this stream's tombstones older than the sequence number
+    /// beside them (in key order: keys reach the sink sorted).
+    holes: Vec<(Vec<u8>, SequenceNumber)>,
 }
 
 impl StreamWriter {
@@ -386,7 +401,31 @@ impl StreamWriter {
             range_dels,
             lo,
             prev_key: Vec::new(),
+            holes: Vec::new(),
         }
+    }
+
+    /// `user_key`, whose newest entry has sequence number `seq`, went to a deeper
+    /// stream: this stream's tombstones older than `seq` must not cover it.
+    fn hole(&mut self, user_key: &[u8], seq: SequenceNumber) {
+        if self.stream.admits(user_key)
+            && self
+                .range_dels
+                .max_covering(user_key, seq.saturating_sub(1))
+                > 0
+        {
+            self.holes.push((user_key.to_vec(), seq));
+        }
+    }
+
+    /// This stream's tombstones in `[lo, hi)`, holes taken out.
+    fn share(&self, lo: Option<&[u8]>, hi: Option<&[u8]>) -> Fragments {
+        let mut share = self.range_dels.clip(lo, hi);
+        let inside = |k: &[u8]| lo.is_none_or(|l| l <= k) && hi.is_none_or(|h| k < h);
+        for (key, seq) in self.holes.iter().filter(|(k, _)| inside(k)) {
+            share = share.punch(key, *seq);
+        }
+        share
     }
 
     /// Shows the partitioner the next user key of this stream (size 0 when no file is
@@ -398,8 +437,11 @@ impl StreamWriter {
             self.finish_file(Some(user_key))?;
             self.lo = Some(user_key.to_vec());
         } else if let Some(end) = self.tombstones_end_far_before(user_key) {
-            self.builder(versions)?;
-            self.finish_file(Some(&end))?;
+            // Holes may have left nothing of them (a tombstone over one key only).
+            if self.current.is_some() || !self.share(self.lo.as_deref(), Some(&end)).is_empty() {
+                self.builder(versions)?;
+                self.finish_file(Some(&end))?;
+            }
             self.lo = Some(end);
         }
         self.prev_key.clear();
@@ -450,7 +492,7 @@ impl StreamWriter {
             return Ok(());
         };
         if !self.range_dels.is_empty() {
-            builder.set_range_dels(self.range_dels.clip(self.lo.as_deref(), hi));
+            builder.set_range_dels(self.share(self.lo.as_deref(), hi));
         }
         let p = builder.finish()?;
         self.files.push(FileMetaData {
@@ -472,7 +514,7 @@ impl StreamWriter {
     }
 
     fn finish(mut self, versions: &VersionSet) -> Result<(Vec<FileMetaData>, Vec<Arc<FileRef>>)> {
-        let tail_has_tombstones = !self.range_dels.clip(self.lo.as_deref(), None).is_empty();
+        let tail_has_tombstones = !self.share(self.lo.as_deref(), None).is_empty();
         if self.current.is_none() && tail_has_tombstones {
             self.builder(versions)?;
         }

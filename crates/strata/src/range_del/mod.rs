@@ -209,6 +209,41 @@ impl Fragments {
         Fragments { frags }
     }
 
+    /// These fragments with the single user key `key` taken out of every tombstone
+    /// older than `below` (sequence number `< below`): the fragment holding `key` is
+    /// cut into `[start, key)`, `[key, key\0)` keeping only the newer tombstones, and
+    /// `[key\0, end)` (`key\0` being the first user key after `key`). Unchanged if no
+    /// such tombstone covers `key`.
+    pub(crate) fn punch(&self, key: &[u8], below: SequenceNumber) -> Fragments {
+        let i = self.frags.partition_point(|f| f.end.as_slice() <= key);
+        let Some(f) = self
+            .frags
+            .get(i)
+            .filter(|f| f.start.as_slice() <= key && f.seqs.iter().any(|&s| s < below))
+        else {
+            return self.clone();
+        };
+        let after: Vec<u8> = [key, &[0]].concat();
+        let piece = |start: &[u8], end: &[u8], seqs: Vec<SequenceNumber>| {
+            (start < end && !seqs.is_empty()).then(|| Fragment {
+                start: start.to_vec(),
+                end: end.to_vec(),
+                seqs,
+            })
+        };
+        let newer: Vec<SequenceNumber> = f.seqs.iter().copied().filter(|&s| s >= below).collect();
+        let cut = [
+            piece(&f.start, key, f.seqs.clone()),
+            piece(key, after.as_slice().min(f.end.as_slice()), newer),
+            piece(&after, &f.end, f.seqs.clone()),
+        ];
+        let mut frags = Vec::with_capacity(self.frags.len() + 2);
+        frags.extend_from_slice(self.frags.get(..i).unwrap_or_default());
+        frags.extend(cut.into_iter().flatten());
+        frags.extend_from_slice(self.frags.get(i + 1..).unwrap_or_default());
+        Fragments { frags }
+    }
+
     /// Where the tombstones inside `[lo, hi)` end (at most `hi`), or `None` if there
     /// are none. A binary search; allocates nothing.
     pub fn end_within<'a>(&'a self, lo: Option<&[u8]>, hi: &'a [u8]) -> Option<&'a [u8]> {

@@ -197,3 +197,68 @@ fn covers_range_needs_touching_qualifying_fragments() {
     );
     assert!(!Fragments::default().covers_range(b"a", b"a", true, any));
 }
+
+proptest! {
+    /// `punch(k, below)` changes what covers `k` only, and there only drops the
+    /// tombstones older than `below`; the result keeps the module's invariants.
+    #[test]
+    fn punch_takes_one_key_out_of_the_older_tombstones(
+        raw in proptest::collection::vec((key(), key(), 1u64..40), 0..12),
+        hole in key(),
+        below in 0u64..700,
+        probes in proptest::collection::vec((key(), 0u64..700), 1..30),
+    ) {
+        let ts: Vec<RangeTombstone> = raw
+            .into_iter()
+            .enumerate()
+            .map(|(i, (a, b, s))| RangeTombstone { start: a, end: b, seq: s * 16 + i as u64 })
+            .collect();
+        let f = Fragments::new(&ts).punch(&hole, below);
+        for w in f.fragments().windows(2) {
+            prop_assert!(w[0].end <= w[1].start, "{:?}", f);
+        }
+        for fr in f.fragments() {
+            prop_assert!(fr.start < fr.end && !fr.seqs.is_empty(), "{:?}", f);
+            prop_assert!(fr.seqs.windows(2).all(|s| s[0] > s[1]), "{:?}", f);
+        }
+        let mut probes = probes;
+        probes.push((hole.clone(), 699));
+        probes.push(([hole.as_slice(), &[0]].concat(), 699));
+        for (k, read) in probes {
+            let kept: Vec<RangeTombstone> = ts
+                .iter()
+                .filter(|t| k != hole || t.seq >= below)
+                .cloned()
+                .collect();
+            prop_assert_eq!(f.max_covering(&k, read), model_max(&kept, &k, read), "k={:?}", k);
+        }
+    }
+}
+
+#[test]
+fn punch_splits_the_fragment_around_the_key() {
+    let f = Fragments::new(&[t("a", "m", 5), t("c", "z", 9)]).punch(b"d", 9);
+    let spans: Vec<(Vec<u8>, Vec<u8>, Vec<u64>)> = f
+        .fragments()
+        .iter()
+        .map(|f| (f.start.clone(), f.end.clone(), f.seqs.clone()))
+        .collect();
+    let s = |a: &[u8], b: &[u8], v: &[u64]| (a.to_vec(), b.to_vec(), v.to_vec());
+    assert_eq!(
+        spans,
+        vec![
+            s(b"a", b"c", &[5]),
+            s(b"c", b"d", &[9, 5]),
+            s(b"d", b"d\0", &[9]),
+            s(b"d\0", b"m", &[9, 5]),
+            s(b"m", b"z", &[9]),
+        ]
+    );
+    let untouched = Fragments::new(&[t("a", "m", 5)]);
+    assert_eq!(
+        untouched.punch(b"d", 5),
+        untouched,
+        "no tombstone older than 5"
+    );
+    assert_eq!(untouched.punch(b"n", 9), untouched, "n is not covered");
+}

@@ -172,7 +172,8 @@ fn bounded_plan(mem: Arc<MemTable>, start: &[u8], end: &[u8], router: ToStreamOn
 }
 
 /// A bounded stream's files hold its keys and only the part of the job's range
-/// tombstones inside its bounds; the unbounded stream keeps every tombstone.
+/// tombstones inside its bounds, less the keys sent to the deeper stream with newer
+/// entries; the unbounded stream keeps every tombstone.
 #[test]
 fn a_bounded_stream_keeps_its_files_and_tombstones_inside_its_bounds() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -203,7 +204,16 @@ fn a_bounded_stream_keeps_its_files_and_tombstones_inside_its_bounds() {
             .map(|t| (t.start.clone(), t.end.clone()))
             .collect()
     };
-    assert_eq!(spans(&fast_rd), vec![(b"c".to_vec(), b"n".to_vec())]);
+    // `m`, inside the bounds but sent down with an entry newer than the tombstone, is
+    // left out of the bounded stream's copy: a get stops at the first level whose
+    // tombstone covers its key.
+    assert_eq!(
+        spans(&fast_rd),
+        vec![
+            (b"c".to_vec(), b"m".to_vec()),
+            (b"m\0".to_vec(), b"n".to_vec())
+        ]
+    );
     assert_eq!(spans(&slow_rd), vec![(b"a".to_vec(), b"z".to_vec())]);
     for f in &fast {
         assert!(f.smallest_user_key() >= b"c".as_slice(), "{f:?}");
