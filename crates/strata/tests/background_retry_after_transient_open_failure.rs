@@ -30,14 +30,12 @@ fn open(fs: &FaultFs) -> Db {
         .expect("open")
 }
 
+/// Writes `n` keys; a put stalled behind a failed background job gets its retryable
+/// error and is made again.
 fn fill(db: &Db, round: u8, n: u32) {
     for i in 0..n {
-        db.put(
-            &WriteOptions::default(),
-            format!("k{i:04}").as_bytes(),
-            &[round; 32],
-        )
-        .expect("put");
+        let key = format!("k{i:04}");
+        retry(|| db.put(&WriteOptions::default(), key.as_bytes(), &[round; 32]));
     }
 }
 
@@ -96,11 +94,7 @@ fn failed_table_read_during_compaction_is_retried() {
     }
     fs.inject(FaultRule::once(FaultKinds::READ, 0).on_path(".sst"));
     for round in 4..=6 {
-        // A write stalled behind the failed compaction gets its retryable error.
-        for i in 0..200u32 {
-            let key = format!("k{i:04}");
-            retry(|| db.put(&WriteOptions::default(), key.as_bytes(), &[round; 32]));
-        }
+        fill(&db, round, 200);
         retry(|| db.flush());
     }
     retry(|| db.wait_for_compactions());
