@@ -102,7 +102,14 @@ impl Rewrite {
                 writers: plan
                     .outputs
                     .iter()
-                    .map(|o| StreamWriter::new(o, Arc::clone(&output_rd)))
+                    .map(|o| {
+                        // A deeper unbounded stream keeps every tombstone.
+                        let kept_below = plan
+                            .outputs
+                            .iter()
+                            .any(|d| d.bounds.is_none() && d.level > o.level);
+                        StreamWriter::new(o, Arc::clone(&output_rd), kept_below)
+                    })
                     .collect(),
                 last_user_key: Vec::new(),
                 has_key: false,
@@ -352,6 +359,12 @@ impl Sink {
 /// `(k, MAX_SEQUENCE, RangeDelete)`, which sorts before every entry of `k`), and a
 /// stream with tombstones but no entries writes one file of tombstones only.
 ///
+/// A bounded stream above an unbounded one of the same plan writes no file of
+/// tombstones only: the deeper stream keeps every tombstone, and the bounded one
+/// needs them only beside its own entries. Without this, a stream written back into
+/// its input level would keep a file of tombstones there however often the level is
+/// compacted: the level could never shrink below its target.
+///
 /// A stream also leaves out of its tombstones each key the router sends to a deeper
 /// stream of the plan, wherever a tombstone older than that key's newest entry covers
 /// it ([`StreamWriter::hole`]). Reads rest on the level invariant that a tombstone
@@ -381,10 +394,14 @@ struct StreamWriter {
     /// Keys taken out of this stream's tombstones older than the sequence number
     /// beside them (in key order: keys reach the sink sorted).
     holes: Vec<(Vec<u8>, SequenceNumber)>,
+    /// Writes no file of tombstones only: this bounded stream's tombstones are all
+    /// in a deeper unbounded stream of the plan too, and here they matter only beside
+    /// its own entries (older versions a snapshot keeps).
+    entries_only: bool,
 }
 
 impl StreamWriter {
-    fn new(stream: &OutputStream, range_dels: Arc<Fragments>) -> Self {
+    fn new(stream: &OutputStream, range_dels: Arc<Fragments>, kept_below: bool) -> Self {
         let (range_dels, lo) = match &stream.bounds {
             None => (range_dels, None),
             Some(b) => (
@@ -402,6 +419,7 @@ impl StreamWriter {
             lo,
             prev_key: Vec::new(),
             holes: Vec::new(),
+            entries_only: stream.bounds.is_some() && kept_below,
         }
     }
 
@@ -438,7 +456,9 @@ impl StreamWriter {
             self.lo = Some(user_key.to_vec());
         } else if let Some(end) = self.tombstones_end_far_before(user_key) {
             // Holes may have left nothing of them (a tombstone over one key only).
-            if self.current.is_some() || !self.share(self.lo.as_deref(), Some(&end)).is_empty() {
+            if self.current.is_some()
+                || (!self.entries_only && !self.share(self.lo.as_deref(), Some(&end)).is_empty())
+            {
                 self.builder(versions)?;
                 self.finish_file(Some(&end))?;
             }
@@ -515,7 +535,7 @@ impl StreamWriter {
 
     fn finish(mut self, versions: &VersionSet) -> Result<(Vec<FileMetaData>, Vec<Arc<FileRef>>)> {
         let tail_has_tombstones = !self.share(self.lo.as_deref(), None).is_empty();
-        if self.current.is_none() && tail_has_tombstones {
+        if self.current.is_none() && tail_has_tombstones && !self.entries_only {
             self.builder(versions)?;
         }
         self.finish_file(None)?;

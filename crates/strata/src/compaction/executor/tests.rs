@@ -241,6 +241,25 @@ fn a_bounded_stream_keeps_its_files_and_tombstones_inside_its_bounds() {
     assert!(busy.output_ranges.is_empty());
 }
 
+/// A bounded stream that receives no entry writes no file of tombstones only: the
+/// unbounded stream below keeps them (else a level written back into would keep a
+/// file there however often it is compacted).
+#[test]
+fn a_bounded_stream_without_entries_writes_no_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let vs = versions(dir.path());
+    let cache = table_cache(&vs);
+    let mem = Arc::new(MemTable::new());
+    mem.add(1, ValueKind::RangeDelete, b"a", b"z");
+    mem.add(2, ValueKind::Put, b"d", b"v");
+    let plan = bounded_plan(mem, b"c", b"n", ToStreamOne(&[]));
+    let out = execute(&plan, &context(&vs, &cache)).expect("execute");
+    let levels: Vec<usize> = out.edit.new_files.iter().map(|(l, _)| *l).collect();
+    assert_eq!(levels, vec![2], "{:?}", out.edit.new_files);
+    let (_, rd) = contents(&cache, out.edit.new_files.iter().map(|(_, f)| f));
+    assert_eq!(rd.len(), 1, "the slow stream keeps the tombstone");
+}
+
 /// A router that sends a key outside its stream's bounds fails the job, and so does
 /// a bounded stream on a plan that is not a rewrite.
 #[test]
