@@ -64,7 +64,7 @@
 //!   `off|selectivity:<f>,start_level:<n>,min_levels:<n>,min_bytes:<n>,profit:<f>,buffer:<n>,background:<bool>,min_obsolete:<f>`
 //!   `max_bytes_for_level_multiplier_additional` = factors joined by `:` (RocksDB's
 //!   spelling, `1:1:4.5`), `tiering` =
-//!   `off|mode:fat,fast_path:<n>,slow_path:<n>,fd_size:<n>`
+//!   `off|mode:fat|hotrap,fast_path:<n>,slow_path:<n>,fd_size:<n>`
 //!   (`background` added after `OPTIONS-v1-query-compaction`, `min_obsolete` after
 //!   `OPTIONS-v1-query-compaction-background`)
 //!   (keys left out take their defaults).
@@ -355,6 +355,7 @@ const OPTIONAL_DB_FIELDS: &[Field<Options>] = &[
 fn tiering_mode_name(m: TieringMode) -> &'static str {
     match m {
         TieringMode::Fat => "fat",
+        TieringMode::HotRap => "hotrap",
     }
 }
 
@@ -370,12 +371,13 @@ fn tiering(v: &str) -> Result<Tiering, String> {
     for item in v.split(',') {
         match item.split_once(':') {
             Some(("mode", "fat")) => t.mode = TieringMode::Fat,
+            Some(("mode", "hotrap")) => t.mode = TieringMode::HotRap,
             Some(("fast_path", n)) => t.fast_path = path("fast_path", n)?,
             Some(("slow_path", n)) => t.slow_path = path("slow_path", n)?,
             Some(("fd_size", n)) => t.fd_size = num("fd_size", n)?,
             _ => {
                 return Err(format!(
-                    "expected off or mode:fat,fast_path:<n>,slow_path:<n>,fd_size:<n>, \
+                    "expected off or mode:fat|hotrap,fast_path:<n>,slow_path:<n>,fd_size:<n>, \
                      found `{item}`"
                 ))
             }

@@ -99,6 +99,16 @@ fn option_sets() -> Vec<(&'static str, Options)> {
             .with_tiering(Some(strata::Tiering::fat())),
         ),
         (
+            // HotRAP: `tiny-tiering-fat` with RALT fed by the workload's gets, hot-aware
+            // picking and retention of hot keys in L1.
+            "tiny-tiering-hotrap",
+            t().with_db_paths(vec![
+                strata::DbPath::new("/db-fast", 24 << 10),
+                strata::DbPath::new("/db-slow", 0),
+            ])
+            .with_tiering(Some(strata::Tiering::hotrap())),
+        ),
+        (
             // Memtables that never fill by size, charged to a 128 KiB budget whose
             // cache is squeezed to its 16 KiB floor while they hold two blocks. The
             // workload's memtables rarely reach the budget's flush line between its

@@ -151,10 +151,9 @@ fn model_based_three_data_paths() {
     }
 }
 
-/// Two tiers (`Options::tiering`, RocksDB-fat): L0 and a stretched L1 on the fast
-/// path, deeper levels on the slow one, across reopens.
-#[test]
-fn model_based_tiering_fat() {
+/// Three seeds from `first_seed` on a fast and a slow path (a 24 KiB fast budget:
+/// L0 and a stretched L1 fast, deeper levels slow) with `tiering`, across reopens.
+fn run_tiered(tiering: strata::Tiering, first_seed: u64) {
     for seed in seeds().into_iter().take(3) {
         let root = tempfile::tempdir().expect("tempdir");
         let opts = tiny_options()
@@ -162,9 +161,22 @@ fn model_based_tiering_fat() {
                 strata::DbPath::new(root.path().join("db-fast"), 24 << 10),
                 strata::DbPath::new(root.path().join("db-slow"), 0),
             ])
-            .with_tiering(Some(strata::Tiering::fat()));
-        run_in(&root.path().join("db"), 5500 + seed, 1500, &opts);
+            .with_tiering(Some(tiering));
+        run_in(&root.path().join("db"), first_seed + seed, 1500, &opts);
     }
+}
+
+/// Two tiers (`Options::tiering`, RocksDB-fat).
+#[test]
+fn model_based_tiering_fat() {
+    run_tiered(strata::Tiering::fat(), 5500);
+}
+
+/// HotRAP (`TieringMode::HotRap`): the fat tiers with RALT, hot-aware picking and
+/// retention.
+#[test]
+fn model_based_tiering_hotrap() {
+    run_tiered(strata::Tiering::hotrap(), 5600);
 }
 
 /// Index blocks and filters in the block cache (`cache_index_and_filter_blocks`), a

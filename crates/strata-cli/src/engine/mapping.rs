@@ -208,6 +208,11 @@ fn strata(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
                  db_paths[1] slow (experimental)",
                 flags.fd_size
             ),
+            TieringFlag::Hotrap => format!(
+                "Options::tiering = Some(Tiering::hotrap().with_fd_size({})): db_paths[0] \
+                 fast, db_paths[1] slow; RALT and retention (experimental)",
+                flags.fd_size
+            ),
             TieringFlag::Off => "Options::tiering = None (levels placed by db_paths)".into(),
         });
     }
@@ -491,6 +496,10 @@ fn rocksdb(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
         "tiering" | "fd_size" if flags.tiering == TieringFlag::Off => {
             exact("not set: levels placed by db_paths")
         }
+        "tiering" | "fd_size" if flags.tiering == TieringFlag::Hotrap => unmapped(
+            "RocksDB has no HotRAP: the adapter refuses --tiering=hotrap (run \
+             --tiering=fat for the paper's RocksDB-fat baseline)",
+        ),
         "tiering" | "fd_size" => {
             let (base, factors) = flags.rocksdb_level_sizing().unwrap_or_default();
             approx(format!(

@@ -152,6 +152,9 @@ pub enum TieringFlag {
     /// path, entry 1 the slow one; the levels that fit in `--fd_size` are fast, the
     /// last of them stretched to fill it.
     Fat,
+    /// `fat`'s tiers with HotRAP's hotness tracker (RALT) and retention of hot records
+    /// in the last fast level (Strata only; promotion is planned).
+    Hotrap,
 }
 
 /// `--wal_recovery_mode`.
@@ -774,6 +777,7 @@ impl EngineFlags {
             .with_tiering(match self.tiering {
                 TieringFlag::Off => None,
                 TieringFlag::Fat => Some(strata::Tiering::fat().with_fd_size(self.fd_size)),
+                TieringFlag::Hotrap => Some(strata::Tiering::hotrap().with_fd_size(self.fd_size)),
             })
             .with_max_manifest_file_size(self.max_manifest_file_size)
             .with_wal_recovery_mode(match self.wal_recovery_mode {

@@ -27,7 +27,8 @@ use super::{
     KvEngine, LevelReport, Scan, Visitor,
 };
 use crate::engine::options::{
-    CompactionPriFlag, CompactionStyleFlag, CompressionFlag, EngineFlags, WalRecoveryFlag,
+    CompactionPriFlag, CompactionStyleFlag, CompressionFlag, EngineFlags, TieringFlag,
+    WalRecoveryFlag,
 };
 use crate::error::{CliError, Result};
 use rocksdb::merge_operator::MergeOperands;
@@ -168,6 +169,13 @@ impl RocksEngine {
         o.set_max_write_buffer_number(clamp_i32(flags.max_write_buffer_number));
         o.set_target_file_size_base(flags.target_file_size_base);
         // With tiering, the base may carry the fast tier's stretch (see the mapping).
+        if flags.tiering == TieringFlag::Hotrap {
+            return Err(CliError::Usage(
+                "invalid value for '--tiering' with --engine=rocksdb: RocksDB has no HotRAP \
+                 (--tiering=fat is its RocksDB-fat baseline)"
+                    .into(),
+            ));
+        }
         let (base, additional) = flags.rocksdb_level_sizing()?;
         o.set_max_bytes_for_level_base(base);
         o.set_max_bytes_for_level_multiplier(flags.max_bytes_for_level_multiplier);

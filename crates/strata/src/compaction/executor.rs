@@ -425,7 +425,7 @@ fn open_virtual(
 
 /// The least user key after `user_key` (`user_key ++ [0]`): an inclusive upper bound
 /// made exclusive.
-pub(super) fn key_after(user_key: &[u8]) -> Vec<u8> {
+pub(crate) fn key_after(user_key: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(user_key.len() + 1);
     k.extend_from_slice(user_key);
     k.push(0);

@@ -427,7 +427,7 @@ fn pick_file(
 
 /// Completes a plan for `inputs` of `level` into `level + 1`, or `None` if it would
 /// conflict with `busy` (invariants 1–2) or `inputs` is empty.
-fn build(
+pub(crate) fn build(
     version: &Version,
     opts: &Options,
     placement: &dyn PlacementPolicy,

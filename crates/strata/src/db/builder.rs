@@ -23,7 +23,7 @@
 
 use super::open::Access;
 use super::scan_tee::{NoTees, ScanTees};
-use super::tree_hooks::{NoHooks, TreeHooksFactory};
+use super::tree_hooks::TreeHooksFactory;
 use super::write_back::WriteBacks;
 use super::{background, open, read_only, Db};
 use crate::cache::BlockCache;
@@ -32,7 +32,7 @@ use crate::env::{FileSystem, PosixFs};
 use crate::error::Result;
 use crate::memory_budget::MemoryBudget;
 use crate::options::{CfOptions, Options};
-use crate::tiering::Tiered;
+use crate::tiering::{Tiered, TieringHooks};
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
@@ -257,7 +257,7 @@ impl DbBuilder {
             hooks: Some(
                 self.hooks
                     .clone()
-                    .unwrap_or_else(|| Arc::new(NoHooks) as Arc<dyn TreeHooksFactory>),
+                    .unwrap_or_else(|| Arc::new(TieringHooks) as Arc<dyn TreeHooksFactory>),
             ),
         }
     }

@@ -878,6 +878,11 @@ fn stats_of(inner: &DbInner, family: &Family) -> DbStats {
         block_cache_usage: inner.block_cache.as_ref().map_or(0, |c| c.usage() as u64),
         paths: inner.path_stats.iter().map(|p| p.snapshot()).collect(),
         space: crate::version::virtual_table::table_space(&version),
+        tree_hooks: family
+            .hooks
+            .as_ref()
+            .map(|h| h.figures())
+            .unwrap_or_default(),
     }
 }
 

@@ -4,7 +4,8 @@
 //! Role: a technique that must see which tables answer reads and then change what
 //! compactions write (keeping records a read found hot on a fast tier, say)
 //! implements [`TreeHooks`]; a [`TreeHooksFactory`] component (chosen once per open,
-//! `DbBuilder`) gives each family its hooks, or none. A family without hooks pays one
+//! `DbBuilder`; by default `tiering::TieringHooks`) gives each family its hooks, or
+//! none. A family without hooks pays one
 //! `Option` test per get and per picked compaction.
 //!
 //! Contract:
@@ -14,8 +15,10 @@
 //! - [`TreeHooks::adjust_plan`] runs under the database's `state` lock, between the
 //!   policy's pick and the plan's registration in `Busy`, so it must not do I/O or
 //!   take the `state` lock. It may add output streams, bound them and replace the
-//!   router; every invariant of `compaction::plan` must still hold, and a stream it
-//!   adds must not conflict with `busy` (`Busy::conflicts`).
+//!   router, or replace the plan by another the policy could have picked over the
+//!   same version (other files of the same level); every invariant of
+//!   `compaction::plan` and of the picker must still hold, and the result must not
+//!   conflict with `busy` (`Busy::conflicts`).
 //! - [`TreeHooks::close`] runs when the database closes (after the background threads
 //!   stop): hooks holding state of their own make it durable there.
 
@@ -39,6 +42,9 @@ pub(crate) trait TreeHooks: Send + Sync + fmt::Debug {
     /// it is registered in `busy`.
     fn adjust_plan(&self, plan: &mut Plan, version: &Version, busy: &Busy);
 
+    /// Named figures of the hooks' own state, for `DbStats::tree_hooks`.
+    fn figures(&self) -> Vec<(&'static str, u64)>;
+
     /// Makes the hooks' own state durable; called once, at close.
     ///
     /// # Errors
@@ -60,22 +66,6 @@ pub(crate) trait TreeHooksFactory: Send + Sync + fmt::Debug {
         dirs: &Dirs,
         family_id: u32,
     ) -> Result<Option<Arc<dyn TreeHooks>>>;
-}
-
-/// Hooks for no family.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct NoHooks;
-
-impl TreeHooksFactory for NoHooks {
-    fn hooks_for(
-        &self,
-        _opts: &Options,
-        _fs: &Arc<dyn FileSystem>,
-        _dirs: &Dirs,
-        _family_id: u32,
-    ) -> Result<Option<Arc<dyn TreeHooks>>> {
-        Ok(None)
-    }
 }
 
 #[cfg(test)]

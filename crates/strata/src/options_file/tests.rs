@@ -541,6 +541,20 @@ fn frozen_fixture_v1_tiering_decodes_exactly_and_encodes_identically() {
     assert!(err.contains("tiering"), "{err}");
 }
 
+/// `TieringMode::HotRap` is the same key with `mode:hotrap`, frozen beside `fat`.
+#[test]
+fn frozen_fixture_v1_tiering_hotrap_decodes_exactly_and_encodes_identically() {
+    let opts = merge_operator_fixture_options()
+        .with_cache_index_and_filter_blocks(true)
+        .with_db_paths(vec![
+            DbPath::new("/fast/db", 1 << 30),
+            DbPath::new("/slow/db", 0),
+        ])
+        .with_tiering(Some(crate::Tiering::hotrap().with_fd_size(512 << 20)));
+    let frozen = check_frozen("OPTIONS-v1-tiering-hotrap", &opts);
+    assert!(frozen.contains("tiering=mode:hotrap,fast_path:0,slow_path:1,fd_size:536870912\n"));
+}
+
 /// An operator that is not a built-in: its name is kept, the options have none.
 #[test]
 fn a_custom_operator_name_is_kept_for_the_check() {

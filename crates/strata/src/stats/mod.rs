@@ -336,6 +336,9 @@ pub struct DbStats {
     pub paths: Vec<PathStatsSnapshot>,
     /// Table bytes on disk, parents and their garbage.
     pub space: TableSpace,
+    /// Named figures of the family's tree hooks, if it has any (for
+    /// `TieringMode::HotRap`: RALT's gauges and counters, `ralt_*`).
+    pub tree_hooks: Vec<(&'static str, u64)>,
 }
 
 impl DbStats {

@@ -23,8 +23,16 @@
 //! first slow one is an ordinary plan whose output stream is on the slow path.
 //!
 //! Modes: [`TieringMode::Fat`] is the paper's RocksDB-fat baseline: tiers, sizing and
-//! placement, nothing else. Retention and promotion of hot records (HotRAP proper) and
-//! time-aware tiering are planned (docs/ARCHITECTURE.md §18), not built.
+//! placement, nothing else. [`TieringMode::HotRap`] adds RALT, hot-aware picking and
+//! retention through the tree-hooks seam (`hooks.rs`, `router.rs`,
+//! `db::tree_hooks`). Promotion of hot records and time-aware tiering are planned
+//! (docs/ARCHITECTURE.md §18), not built.
+
+mod hooks;
+pub mod ralt;
+mod router;
+
+pub(crate) use hooks::TieringHooks;
 
 use crate::compaction::picker::series_targets;
 use crate::compaction::{ByLevel, PlacementPolicy};
@@ -39,6 +47,14 @@ pub enum TieringMode {
     /// Levels on tiers by size only, the last fast level stretched to fill the fast
     /// budget: the HotRAP paper's RocksDB-fat.
     Fat,
+    /// HotRAP, in part: `Fat`'s tiers and sizing, plus RALT (the on-disk hotness
+    /// tracker, `ralt/`, in a subdirectory `ralt-<family id>` of the fast path) fed by
+    /// every get without a snapshot that a table answers, hot-aware picking at the
+    /// last fast level, and retention: a compaction from the last fast level into the
+    /// first slow one writes the hot keys of its fast inputs back to the last fast
+    /// level. Promotion (the promotion cache, by compaction and by flush) and scan
+    /// promotion are planned.
+    HotRap,
 }
 
 /// Two storage tiers for one tree: the value of [`Options::tiering`].
@@ -77,6 +93,14 @@ impl Tiering {
             slow_path: 1,
             fd_size: 0,
             mode: TieringMode::Fat,
+        }
+    }
+
+    /// [`Tiering::fat`] in [`TieringMode::HotRap`].
+    pub fn hotrap() -> Tiering {
+        Tiering {
+            mode: TieringMode::HotRap,
+            ..Tiering::fat()
         }
     }
 

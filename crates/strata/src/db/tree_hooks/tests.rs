@@ -30,6 +30,10 @@ impl TreeHooks for Recorder {
         }
     }
 
+    fn figures(&self) -> Vec<(&'static str, u64)> {
+        vec![("plans", *self.plans.lock() as u64)]
+    }
+
     fn close(&self) -> Result<()> {
         *self.closed.lock() += 1;
         Ok(())
@@ -82,6 +86,8 @@ fn hooks_see_table_reads_and_adjust_compactions() {
     // The adjusted plans ran: one table per key below L0.
     let deeper: usize = db.stats().levels.iter().skip(1).map(|l| l.files).sum();
     assert_eq!(deeper, 10, "{:?}", db.stats().levels);
+    let plans = *recorder.plans.lock() as u64;
+    assert_eq!(db.stats().tree_hooks, vec![("plans", plans)]);
     db.put(&w, b"mem", b"memtable value").expect("put");
     let ro = ReadOptions::default();
     assert_eq!(db.get(&ro, b"k3").expect("get"), Some(b"v2-3".to_vec()));

@@ -1,0 +1,71 @@
+//! Retention (HotRAP §3.1, steps 3–5): a compaction from the last fast level into the
+//! first slow one sends the hot keys of the fast inputs' range back to the last fast
+//! level instead of down.
+
+use super::ralt::Ralt;
+use crate::compaction::plan::{KeyRange, Router};
+use crate::key::{ParsedKey, ValueKind};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// The slow stream of a retaining plan (the picker's own output stream).
+pub(crate) const SLOW: usize = 0;
+/// The fast stream a retaining plan gains: the last fast level, bounded to `range`.
+pub(crate) const FAST: usize = 1;
+
+/// Sends a user key to [`FAST`] iff it lies in the fast inputs' range, its newest
+/// record is a value (a `Put` or a merge operand: tombstones go down, where they can
+/// reach what they delete), RALT says it is hot, it is not the first key of the
+/// range the router is shown, and the level has room for it; everything else to
+/// [`SLOW`]. The executor asks once per user key, so every version of a key goes to
+/// one stream.
+///
+/// Room: the bytes the last fast level may take back, its target less what stays in
+/// it but at least half the fast inputs' bytes (`hooks.rs`), charged the newest
+/// record's key and value per retained key. RALT's hot set is bounded below the fast
+/// budget, but its estimates are not exact (at the start every tracked key is hot); a
+/// level written back whole would be picked again at once, each round moving one key,
+/// and the compactions would not end in any useful time. With the room, a level over
+/// its target loses at least half of each compaction's fast inputs.
+///
+/// Why the first key of the range always goes down: retention must never keep a
+/// level where it was. A file whose every key is hot would otherwise be written back
+/// whole, the level would stay over its target, and the picker could choose the same
+/// keys again forever (hot-aware picking avoids such files, but only as well as RALT's
+/// estimates allow, and its fallback, the oldest file, may be one). With one key of
+/// the range always moving down, each compaction that retains leaves fewer keys in the
+/// range than it found, so a run of them ends.
+#[derive(Debug)]
+pub(crate) struct RetentionRouter {
+    /// The tracker asked.
+    pub ralt: Arc<Ralt>,
+    /// The user keys of the plan's inputs in the last fast level.
+    pub range: KeyRange,
+    /// Set once the router has seen a key of `range`.
+    pub seen_range: AtomicBool,
+    /// Bytes the fast stream may still take.
+    pub room: AtomicU64,
+}
+
+impl Router for RetentionRouter {
+    fn route(&self, newest: &ParsedKey<'_>, value: &[u8]) -> usize {
+        if !self.range.contains(newest.user_key) || !self.seen_range.swap(true, Ordering::Relaxed) {
+            return SLOW;
+        }
+        let is_value = matches!(newest.kind, ValueKind::Put | ValueKind::Merge);
+        if !is_value || !self.ralt.is_hot(newest.user_key) {
+            return SLOW;
+        }
+        let size = (newest.user_key.len() + value.len()) as u64;
+        let charged = self
+            .room
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| {
+                r.checked_sub(size)
+            });
+        if charged.is_ok() {
+            FAST
+        } else {
+            SLOW
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! Two storage tiers with HotRAP's retention (`TieringMode::HotRap`): keys read often
+//! stay on the fast path when compactions move their neighbours to the slow one.
+//!
+//! What it protects: RALT fed by the read path, retention in compactions from the last
+//! fast level, and that none of it changes an answer.
+
+mod common;
+
+use common::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+use strata::env::FaultFs;
+use strata::{Db, Options, ReadOptions, Tiering, WriteOptions};
+
+/// `tiny_options` on a fast and a slow directory under `root`, a 24 KiB fast budget
+/// (L0 and L1, stretched to 16 KiB), no block cache (every table read reaches a file).
+fn tiered(root: &Path, tiering: Tiering) -> Options {
+    tiny_options()
+        .with_block_cache_capacity(0)
+        // Every table stays open: a read of the slow path is a data block, not a reopen.
+        .with_max_open_files(10_000)
+        .with_db_paths(vec![
+            strata::DbPath::new(root.join("db-fast"), 24 << 10),
+            strata::DbPath::new(root.join("db-slow"), 0),
+        ])
+        .with_tiering(Some(tiering))
+}
+
+/// Writes 600 keys of 100-byte values, then the 570 cold ones nine more times,
+/// reading the 30 hot keys (every twentieth, written once) four times after every
+/// 60 writes;
+/// returns the table reads of the slow path caused by one final pass over the hot
+/// keys, and the hooks' figures.
+fn run(fs: &FaultFs, tiering: Tiering) -> (u64, Vec<(&'static str, u64)>) {
+    let root = Path::new("/");
+    let db = on(fs).open("/db", tiered(root, tiering)).expect("open");
+    let (w, r) = (WriteOptions::default(), ReadOptions::default());
+    let hot: Vec<u32> = (0..600).step_by(20).collect();
+    let mut want = BTreeMap::new();
+    for round in 0..10u32 {
+        // The hot keys are written once; the others in every round, pushing older
+        // tables down. The hot keys are read after every 60 writes.
+        let writes: Vec<u32> = (0..600u32).filter(|i| round == 0 || i % 20 != 0).collect();
+        for chunk in writes.chunks(60) {
+            for &i in chunk {
+                let v = format!("{round}-{i}-{}", "v".repeat(90)).into_bytes();
+                db.put(&w, &key(i), &v).expect("put");
+                want.insert(key(i), v);
+            }
+            for _ in 0..4 {
+                for &i in &hot {
+                    assert_eq!(
+                        db.get(&r, &key(i)).expect("get").as_ref(),
+                        want.get(&key(i))
+                    );
+                }
+            }
+        }
+    }
+    db.flush().expect("flush");
+    db.wait_for_compactions().expect("idle");
+    let slow_reads = |db: &Db| db.stats().paths[1].reads;
+    let before = slow_reads(&db);
+    for &i in &hot {
+        assert_eq!(
+            db.get(&r, &key(i)).expect("get").as_ref(),
+            want.get(&key(i))
+        );
+    }
+    let hot_slow_reads = slow_reads(&db) - before;
+    // Every key still reads its last value.
+    for (k, v) in &want {
+        assert_eq!(db.get(&r, k).expect("get").as_ref(), Some(v));
+    }
+    let figures = db.stats().tree_hooks;
+    if let Err(e) = db.close() {
+        panic!("close: {e}");
+    }
+    (hot_slow_reads, figures)
+}
+
+/// The median of three.
+fn median(mut v: [u64; 3]) -> u64 {
+    v.sort_unstable();
+    v[1]
+}
+
+/// Three runs of each, alternating (background jobs make single runs vary: RocksDB-fat
+/// read the hot keys' blocks 30 to 74 times from the slow path over six runs, HotRAP
+/// 4 to 22), compared as medians.
+#[test]
+fn hot_keys_stay_on_the_fast_path_with_retention() {
+    let (mut fat, mut hotrap) = ([0u64; 3], [0u64; 3]);
+    let mut last = None;
+    for i in 0..3 {
+        let (fat_slow, fat_figures) = run(&FaultFs::new(), Tiering::fat());
+        assert!(fat_figures.is_empty(), "no hooks without HotRAP");
+        let fs = FaultFs::new();
+        let (hot_slow, figures) = run(&fs, Tiering::hotrap());
+        eprintln!(
+            "slow-path reads of the hot keys: fat {fat_slow}, hotrap {hot_slow}; {figures:?}"
+        );
+        (fat[i], hotrap[i]) = (fat_slow, hot_slow);
+        last = Some((fs, figures));
+    }
+    let (fs, figures) = last.expect("three runs");
+    let figure = |name: &str| {
+        figures
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
+            .unwrap_or_else(|| panic!("{name} in {figures:?}"))
+    };
+    assert!(
+        figure("ralt_accesses") > 0 && figure("ralt_flushes") > 0,
+        "{figures:?}"
+    );
+    // Without retention the hot keys sit in L2+, on the slow path; with it most stay.
+    let (fat, hotrap) = (median(fat), median(hotrap));
+    assert!(
+        fat >= 20,
+        "RocksDB-fat reads hot keys from the slow path: {fat}"
+    );
+    assert!(
+        hotrap * 2 <= fat,
+        "retention keeps hot keys fast: median {hotrap} slow reads against {fat}"
+    );
+    // RALT lives in the fast path's directory, beside no table name.
+    assert!(strata::env::FileSystem::exists(
+        &fs,
+        Path::new("/db-fast/ralt-0/TABLES")
+    ));
+}
