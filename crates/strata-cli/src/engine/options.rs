@@ -403,9 +403,10 @@ pub struct EngineFlags {
     /// the last taking the rest. Empty: tables in `--db`. A DIR may not contain `,`.
     #[arg(long = "db_paths", value_delimiter = ',', value_parser = parse_db_path)]
     pub db_paths: Vec<DbPathFlag>,
-    /// Two storage tiers over `--db_paths` entries 0 (fast) and 1 (slow): `off`, or
-    /// `fat` (the levels that fit in `--fd_size` on the fast path, the last of them
-    /// stretched to fill it; the rest on the slow path).
+    /// Two storage tiers over `--db_paths` entries 0 (fast) and 1 (slow): `off`, `fat`
+    /// (the levels that fit in `--fd_size` on the fast path, the last of them
+    /// stretched to fill it; the rest on the slow path), or `hotrap` (`fat` with
+    /// HotRAP's hotness tracker and retention).
     #[arg(long = "tiering", value_enum, default_value_t = TieringFlag::Off)]
     pub tiering: TieringFlag,
     /// The fast tier's budget in bytes of level targets for `--tiering`; 0 takes
