@@ -231,6 +231,9 @@ impl TableWriter {
         let filter = self.filter.finish();
         seal_block(&filter, Compression::None, &mut self.sealed);
         let (filter_offset, filter_size) = self.write_sealed()?;
+        // The u32 fields cannot saturate: keys come from table reads, so they are at
+        // most `limits::MAX_KEY_LEN` (8 MiB), and a table of at most 64 MiB in blocks
+        // of at least 512 bytes has fewer than 2^18 of them.
         let mut index = Vec::new();
         put_varint32(
             &mut index,
@@ -421,8 +424,16 @@ impl RaltTable {
         let ordered = index.windows(2).all(
             |w| matches!(w, [a, b] if a.first_key < b.first_key && a.hot_before <= b.hot_before),
         );
+        // Data blocks lie before the filter: a handle past it is damage, caught here
+        // rather than as a huge read when a scan reaches the block.
+        let inside = index.iter().all(|e| {
+            e.offset
+                .checked_add(e.size)
+                .is_some_and(|end| end <= filter_offset)
+        });
         if index.is_empty()
             || !ordered
+            || !inside
             || !r.src.is_empty()
             || index
                 .last()
