@@ -306,6 +306,8 @@ impl KvEngine for StrataEngine {
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v))
                 .chain(io_by_purpose(&s))
+                // The tree hooks' own figures (tiering: RALT, the promotion cache).
+                .chain(s.tree_hooks.iter().map(|(k, v)| (format!("hooks.{k}"), *v)))
                 .collect(),
             wal_bytes: c.wal_bytes_written,
             flush_bytes_written: c.flush_bytes_written,

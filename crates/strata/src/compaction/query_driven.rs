@@ -192,6 +192,11 @@ impl WriteBack {
         std::iter::once(&self.main).chain(&self.remainders)
     }
 
+    /// Every plan, mutably (for `TreeHooks::registering`): the main one first.
+    pub(crate) fn plans_mut(&mut self) -> impl Iterator<Item = &mut Plan> {
+        std::iter::once(&mut self.main).chain(&mut self.remainders)
+    }
+
     /// The levels written: from the main plan's first input level to its output.
     fn levels(&self) -> std::ops::RangeInclusive<usize> {
         let first = self.main.input_files().map(|(l, _)| l).min().unwrap_or(0);

@@ -221,7 +221,7 @@ fn pick_any(
             if let Some(h) = &family.hooks {
                 plan = adjusted(h.as_ref(), plan, &version, &f.busy);
             }
-            mark_busy(st, id, &plan);
+            mark_busy(st, id, &mut plan, &version);
             return Some((family, plan));
         }
     }
@@ -240,8 +240,14 @@ fn adjusted(hooks: &dyn TreeHooks, plan: Plan, version: &Version, busy: &Busy) -
     }
 }
 
-pub(crate) fn mark_busy(st: &mut DbState, family: u32, plan: &Plan) {
+/// Registers `plan`, picked over `version`, as running in `family`, after showing it
+/// to the family's tree hooks (`TreeHooks::registering`). Requires: `st` is the
+/// `state` lock.
+pub(crate) fn mark_busy(st: &mut DbState, family: u32, plan: &mut Plan, version: &Version) {
     if let Some(f) = st.families.get_mut(&family) {
+        if let Some(h) = &f.family.hooks {
+            h.registering(plan, version);
+        }
         f.busy.add_plan(plan);
     }
     st.compactions_running += 1;
@@ -431,7 +437,7 @@ fn manual_level(
                     if let Some(h) = &family.hooks {
                         p = adjusted(h.as_ref(), p, &version, busy);
                     }
-                    mark_busy(&mut st, family.id(), &p);
+                    mark_busy(&mut st, family.id(), &mut p, &version);
                     Some(p)
                 }
                 None if version.overlapping_files(level, begin, end).is_empty() => None,

@@ -373,6 +373,12 @@ impl Db {
         self.inner.versions.last_sequence()
     }
 
+    /// The default family's tree hooks (tests of a technique's hooks).
+    #[cfg(test)]
+    pub(crate) fn default_hooks(&self) -> Option<Arc<dyn tree_hooks::TreeHooks>> {
+        self.inner.default.hooks.clone()
+    }
+
     /// Switches the active memtable and waits until every memtable holding data is
     /// flushed to L0.
     ///

@@ -20,6 +20,7 @@
 use super::family::Family;
 use super::iter::Resolver;
 use super::scan_tee::ScanStart;
+use super::tree_hooks::TableRead;
 use super::{DbInner, DbIterator, SuperVersion};
 use crate::error::Result;
 use crate::iter::{
@@ -60,6 +61,8 @@ struct Pending {
     /// (0: none). An entry older than it is deleted; so is every entry in older
     /// sources, which are older still.
     floor: SequenceNumber,
+    /// The sequence number of the `Put` a table answered with (0: none yet).
+    base_seq: SequenceNumber,
 }
 
 /// Point lookup. See the module docs for the order of sources.
@@ -70,6 +73,8 @@ pub(crate) fn get(
     user_key: &[u8],
 ) -> Result<Option<Vec<u8>>> {
     let _purpose = IoPurpose::Get.enter();
+    // Sampled before the sequence number (`db::tree_hooks`).
+    let token = family.hooks.as_ref().map_or(0, |h| h.read_token());
     let seq = read_sequence(inner, ro);
     let sv = family.super_version.load();
     Statistics::add(&inner.stats.local().gets, 1);
@@ -84,7 +89,7 @@ pub(crate) fn get(
         if let Some(answer) = get_from_memtables(inner, family, &sv, &lookup, filter, &mut p)? {
             return Ok(answer);
         }
-        let mut answered_on = None;
+        let mut answered = None;
         let base = get_from_version(
             inner,
             family,
@@ -92,14 +97,21 @@ pub(crate) fn get(
             &lookup,
             filter,
             &mut p,
-            &mut answered_on,
+            &mut answered,
         )?;
         let value = resolve(family, user_key, base.as_deref(), &p)?;
         // The tree hooks see reads of the latest state answered by a table.
-        if let (Some(h), Some(path_id), Some(v), None) =
-            (&family.hooks, answered_on, &value, &ro.snapshot)
+        if let (Some(h), Some((level, put_seq)), Some(v), None) =
+            (&family.hooks, answered, &value, &ro.snapshot)
         {
-            h.table_read(user_key, v.len(), path_id);
+            h.table_read(&TableRead {
+                user_key,
+                value: v,
+                seq: put_seq,
+                level,
+                plain: p.operands.is_empty() && p.floor == 0,
+                token,
+            });
         }
         Ok(value)
     })
@@ -212,7 +224,10 @@ fn probe(
     )?;
     Ok(match hit {
         None if p.floor == 0 => Probe::Absent,
-        Some(Hit::Put(s, v)) if s > p.floor => Probe::Found(Some(v)),
+        Some(Hit::Put(s, v)) if s > p.floor => {
+            p.base_seq = s;
+            Probe::Found(Some(v))
+        }
         // Tables never split a user key, so the chain's rest in this table follows
         // the first operand; walk it with an iterator (rare: compaction folds chains).
         Some(Hit::Merge(s)) if s > p.floor => {
@@ -230,7 +245,9 @@ fn probe(
 
 // Called once per get, inside the thread-local's closure: inlined, the probe loop
 // shares `get`'s frame (callgrind: about 100 instructions per get fewer than a call).
-// `answered_on`: set to the data path of the table whose `Put` is the answer's base.
+// `answered`: set to the level and the sequence number of the table `Put` that
+// is the answer's base. The tree hooks' source (`TreeHooks::get_after`) is asked
+// between its level and the next; its answer sets no `answered`.
 #[inline]
 fn get_from_version(
     inner: &DbInner,
@@ -239,13 +256,13 @@ fn get_from_version(
     lookup: &LookupKey,
     filter: SnapshotFilter,
     p: &mut Pending,
-    answered_on: &mut Option<u32>,
+    answered: &mut Option<(usize, SequenceNumber)>,
 ) -> Result<Option<Vec<u8>>> {
     // A get asks for the compaction of the first virtual table holding its key that
     // the policy wants compacted, and of no other (`compaction::requests`).
     let mut met_virtual = false;
     let mut asked = false;
-    let meet = |level: usize, index: usize| {
+    let mut meet = |level: usize, index: usize| {
         if !met_virtual {
             met_virtual = true;
             Statistics::add(&inner.stats.local().gets_through_virtual, 1);
@@ -254,18 +271,35 @@ fn get_from_version(
             asked = ask_compaction(inner, family, version, level, index);
         }
     };
-    let found = probe_tables(version, lookup, meet, |f, file, parent| {
-        Ok(match probe(inner, (f, file, parent), lookup, filter, p)? {
-            Probe::Found(v) => {
-                if v.is_some() {
-                    *answered_on = Some(f.path_id);
+    let source_after = family.hooks.as_ref().and_then(|h| h.source_after());
+    for level in 0..version.num_levels() {
+        let mut probe_one = |f: &FileMetaData, file: Option<&FileRef>, parent: bool| {
+            Ok(match probe(inner, (f, file, parent), lookup, filter, p)? {
+                Probe::Found(v) => {
+                    if v.is_some() {
+                        *answered = Some((level, p.base_seq));
+                    }
+                    Some(v)
                 }
-                Some(v)
+                Probe::Absent => None,
+            })
+        };
+        if let Some(found) = probe_level(version, level, lookup, &mut meet, &mut probe_one)? {
+            return Ok(found);
+        }
+        if source_after == Some(level) {
+            let copy = family
+                .hooks
+                .as_ref()
+                .and_then(|h| h.get_after(lookup.user_key(), lookup.sequence()));
+            // Under a range tombstone the copy is deleted, and so is everything older:
+            // the levels below say so themselves.
+            if let Some((_, v)) = copy.filter(|(s, _)| *s > p.floor) {
+                return Ok(Some(v));
             }
-            Probe::Absent => None,
-        })
-    })?;
-    Ok(found.flatten())
+        }
+    }
+    Ok(None)
 }
 
 /// Asks the policy whether a read meeting the virtual table `files(level)[index]` of

@@ -9,9 +9,28 @@
 //! `Option` test per get and per picked compaction.
 //!
 //! Contract:
+//! - [`TreeHooks::read_token`] runs on the reader's thread before the get loads its
+//!   sequence number and super-version; the token comes back in the get's
+//!   [`TableRead`], so hooks can tell what registered after the read began.
 //! - [`TreeHooks::table_read`] runs on the reader's thread, after the get has its
 //!   answer, with no database lock held. It must be cheap and must not block on I/O
-//!   (a reader never waits for it).
+//!   (a reader never waits for it); it may take a lock of the hooks' own.
+//! - [`TreeHooks::source_after`] names a level `k`; a get that no memtable and no table
+//!   of levels `0..=k` answered then asks [`TreeHooks::get_after`] before it probes
+//!   level `k + 1`. The answer must be a copy of a `Put` that is still the key's
+//!   newest version in levels `k + 1` and deeper, for every read sequence number it
+//!   is returned to (the hooks prove this for their source: `tiering` does in
+//!   ARCHITECTURE §18). The get applies its range-tombstone floor and merge operands
+//!   to it as to a table's `Put`. Only `get` asks: iterators, `multi_get` and the
+//!   conflict check of transactions skip the source, which is correct because its
+//!   records are copies of records below it.
+//! - [`TreeHooks::registering`] runs under the `state` lock for every plan of the
+//!   family just before the plan is registered in `Busy` (after `adjust_plan`),
+//!   whoever made it (the policy, a manual compaction, a scan's write-back). It may
+//!   add input runs of records already in the tree (copies, at their own sequence
+//!   numbers) to a plan whose output streams and router it set in `adjust_plan`,
+//!   inside the key range of the plan's input files; it must not change outputs,
+//!   ranges or input files, and must not do I/O.
 //! - [`TreeHooks::adjust_plan`] runs under the database's `state` lock, between the
 //!   policy's pick and the plan's registration in `Busy`, so it must not do I/O or
 //!   take the `state` lock. It may add output streams, bound them and replace the
@@ -27,20 +46,62 @@ use crate::compaction::Plan;
 use crate::env::FileSystem;
 use crate::error::Result;
 use crate::filename::Dirs;
+use crate::key::SequenceNumber;
 use crate::options::Options;
 use crate::version::Version;
 use std::fmt;
 use std::sync::Arc;
 
+/// What a get without a snapshot found in a table: the answer's base.
+#[derive(Debug)]
+pub(crate) struct TableRead<'a> {
+    /// The key read.
+    pub user_key: &'a [u8],
+    /// The value the get returns.
+    pub value: &'a [u8],
+    /// The sequence number of the `Put` that answered (meaningful when `plain`).
+    pub seq: SequenceNumber,
+    /// The level of the table that answered.
+    pub level: usize,
+    /// True iff the value is that `Put`'s own: no merge operand was met and no range
+    /// tombstone covers the key in any source the get read.
+    pub plain: bool,
+    /// What [`TreeHooks::read_token`] returned before the get began.
+    pub token: u64,
+}
+
 /// One family's hooks. See the module docs for the contract.
 pub(crate) trait TreeHooks: Send + Sync + fmt::Debug {
-    /// A get without a snapshot found `user_key`'s value (`value_len` bytes) in a table
-    /// on data path `path_id`.
-    fn table_read(&self, user_key: &[u8], value_len: usize, path_id: u32);
+    /// A token sampled before a get loads its sequence number.
+    fn read_token(&self) -> u64 {
+        0
+    }
+
+    /// A get without a snapshot had its answer from a table.
+    fn table_read(&self, read: &TableRead<'_>);
+
+    /// The level after which gets ask [`TreeHooks::get_after`]; `None` for never.
+    fn source_after(&self) -> Option<usize> {
+        None
+    }
+
+    /// The sequence number and value of `user_key`'s newest copy visible at `seq` in
+    /// the hooks' own source, if any. See the module docs.
+    fn get_after(
+        &self,
+        _user_key: &[u8],
+        _seq: SequenceNumber,
+    ) -> Option<(SequenceNumber, Vec<u8>)> {
+        None
+    }
 
     /// Adjusts `plan`, a compaction just picked for this family over `version`, before
     /// it is registered in `busy`.
     fn adjust_plan(&self, plan: &mut Plan, version: &Version, busy: &Busy);
+
+    /// `plan`, over `version`, is about to be registered in `Busy`. See the module
+    /// docs for what the hooks may change.
+    fn registering(&self, _plan: &mut Plan, _version: &Version) {}
 
     /// Named figures of the hooks' own state, for `DbStats::tree_hooks`.
     fn figures(&self) -> Vec<(&'static str, u64)>;

@@ -540,7 +540,7 @@ fn write_back(
         Statistics::add(&stats.local().query_compactions_discarded_abandoned, 1);
         return Ok(());
     }
-    let wb = match query_driven::plan(
+    let mut wb = match query_driven::plan(
         version,
         &family.opts,
         db.placement.as_ref(),
@@ -589,7 +589,7 @@ fn write_back(
             return Err(fail(db, e));
         }
     };
-    if !claim(db, family, version, &wb) {
+    if !claim(db, family, version, &mut wb) {
         return Ok(());
     }
     let result = install(db, family, &wb, outcomes, fed);
@@ -602,7 +602,7 @@ fn write_back(
 
 /// Step 3: registers every plan of `wb` in the family's `Busy` unless the write-back
 /// is stale (counted) or the database is closing; true iff registered.
-fn claim(db: &DbInner, family: &Family, scanned: &Version, wb: &WriteBack) -> bool {
+fn claim(db: &DbInner, family: &Family, scanned: &Version, wb: &mut WriteBack) -> bool {
     let mut st = db.state.lock();
     let current = family.versions.current();
     let why = match st.families.get(&family.id()) {
@@ -612,8 +612,8 @@ fn claim(db: &DbInner, family: &Family, scanned: &Version, wb: &WriteBack) -> bo
     };
     match why {
         None => {
-            for p in wb.plans() {
-                mark_busy(&mut st, family.id(), p);
+            for p in wb.plans_mut() {
+                mark_busy(&mut st, family.id(), p, &current);
             }
             true
         }

@@ -2,6 +2,7 @@
 //! its own RALT, fed by the family's table reads, hot-aware picking at its last fast
 //! level, and retention in every compaction from there into the first slow one.
 
+use super::promotion_cache::{PromotionCache, Refused, MAX_VALUE};
 use super::ralt::{Ralt, RaltOptions};
 use super::router::{RetentionRouter, FAST, SLOW};
 use super::{TierLayout, Tiered, Tiering, TieringMode};
@@ -9,14 +10,16 @@ use crate::compaction::executor::key_after;
 use crate::compaction::picker;
 use crate::compaction::picker::Busy;
 use crate::compaction::plan::{Action, Input, KeyRange, OutputStream, Partitioning, Plan, Reason};
-use crate::db::tree_hooks::{TreeHooks, TreeHooksFactory};
+use crate::db::tree_hooks::{TableRead, TreeHooks, TreeHooksFactory};
 use crate::env::FileSystem;
 use crate::error::{Error, Result};
 use crate::filename::Dirs;
-use crate::key::{self, ValueKind, MAX_SEQUENCE};
+use crate::key::{self, SequenceNumber, ValueKind, MAX_SEQUENCE};
+use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::version::Version;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// The tiering component of the tree-hooks seam: hooks for every family whose
@@ -49,6 +52,8 @@ impl TreeHooksFactory for TieringHooks {
         let ralt = Ralt::open(Arc::clone(fs), &dir, RaltOptions::new(tiering.budget(opts)))?;
         Ok(Some(Arc::new(HotRap {
             ralt: Arc::new(ralt),
+            cache: PromotionCache::new(opts.target_file_size_base),
+            counters: Counters::default(),
             tiering,
             last_fast_level: layout.last_fast_level,
             opts: opts.clone(),
@@ -56,10 +61,51 @@ impl TreeHooksFactory for TieringHooks {
     }
 }
 
+/// What one family's hooks counted (exact; `DbStats::tree_hooks`).
+#[derive(Debug, Default)]
+struct Counters {
+    /// Gets answered by a table of the fast tier.
+    gets_fast: AtomicU64,
+    /// Gets answered by the promotion cache.
+    gets_cache: AtomicU64,
+    /// Gets answered by a table of the slow tier.
+    gets_slow: AtomicU64,
+    /// Copies inserted into the promotion cache.
+    cache_inserts: AtomicU64,
+    /// Inserts refused by the epoch check (P2).
+    cache_refused_epoch: AtomicU64,
+    /// Inserts refused because the cache was full.
+    cache_refused_full: AtomicU64,
+    /// Plans registered with the cache (each bumps its epoch).
+    cache_registrations: AtomicU64,
+    /// Bytes (keys and values) registrations took out of the cache.
+    cache_taken_bytes: AtomicU64,
+    /// Records and bytes of those that joined a retaining compaction.
+    promoted_by_compaction: AtomicU64,
+    promoted_by_compaction_bytes: AtomicU64,
+}
+
+fn bump(c: &AtomicU64, n: u64) {
+    c.fetch_add(n, Ordering::Relaxed);
+}
+
+/// What a plan out of the last fast level may write back there.
+struct Retention {
+    /// The smallest and largest user key of the fast inputs.
+    lo: Vec<u8>,
+    hi: Vec<u8>,
+    /// The fast stream's bounds.
+    range: KeyRange,
+    /// The bytes it may write (router.rs, Room).
+    room: u64,
+}
+
 /// One HotRAP family's hooks.
 #[derive(Debug)]
 struct HotRap {
     ralt: Arc<Ralt>,
+    cache: PromotionCache,
+    counters: Counters,
     tiering: Tiering,
     last_fast_level: usize,
     opts: Options,
@@ -121,48 +167,26 @@ impl HotRap {
     }
 }
 
-impl TreeHooks for HotRap {
-    fn table_read(&self, user_key: &[u8], value_len: usize, _path_id: u32) {
-        self.ralt.access(user_key, value_len);
-    }
-
-    /// A size-triggered compaction out of the last fast level is first re-picked by
-    /// [`HotRap::hot_aware_pick`]. Then a rewrite from the last fast level into the
-    /// next (one stream, the picker's, on the slow path) gains a second stream into
-    /// the last fast level on the fast path, bounded to the range of the fast inputs,
-    /// and the retention router. Plans of any other shape, and a plan whose fast stream
-    /// would conflict with a running job, are left as they are.
-    fn adjust_plan(&self, plan: &mut Plan, version: &Version, busy: &Busy) {
+impl HotRap {
+    /// The user keys a retaining plan may write back, and the bytes it may write:
+    /// `None` if `plan` is not a rewrite from the last fast level into the next with
+    /// the picker's one unbounded stream (or a stream [`HotRap::adjust_plan`] added).
+    fn retention_range(&self, plan: &Plan, version: &Version) -> Option<Retention> {
         let level = self.last_fast_level;
-        if plan.reason == Reason::LevelSize {
-            if let Some(better) = self.hot_aware_pick(plan, version, busy) {
-                *plan = better;
-            }
-        }
         let fast_inputs = match plan.inputs.first() {
             Some(Input::Files { level: l, files }) if *l == level => files,
-            _ => return,
+            _ => return None,
         };
-        let [slow] = plan.outputs.as_slice() else {
-            return;
-        };
+        let slow = plan.outputs.first()?;
         if plan.action != Action::Rewrite
             || plan.range.is_some()
             || slow.level != level + 1
             || slow.bounds.is_some()
         {
-            return;
+            return None;
         }
-        let (Some(lo), Some(hi)) = (
-            fast_inputs.iter().map(|f| f.smallest_user_key()).min(),
-            fast_inputs.iter().map(|f| f.largest_user_key()).max(),
-        ) else {
-            return;
-        };
-        // No table has a hot record in the range: nothing to keep.
-        if self.ralt.range_hot(lo, hi).0 == 0 {
-            return;
-        }
+        let lo = fast_inputs.iter().map(|f| f.smallest_user_key()).min()?;
+        let hi = fast_inputs.iter().map(|f| f.largest_user_key()).max()?;
         // What retention may write back: the level's target less what stays in it,
         // and at least half the fast inputs, so that each compaction shrinks a level
         // over its target by half its inputs or more (router.rs, Room).
@@ -173,9 +197,9 @@ impl TreeHooks for HotRap {
             .copied()
             .unwrap_or(0);
         let room = target.saturating_sub(staying).max(input_bytes / 2);
-        // The range ends after `hi`, unless a file's largest key is a range-tombstone
-        // end sentinel: that end is exclusive, and the next file of the level may
-        // start at that very key (retaining it would overlap that file).
+        // The range ends after the largest key, unless a file's largest key is a
+        // range-tombstone end sentinel: that end is exclusive, and the next file of the
+        // level may start at that very key (retaining it would overlap that file).
         let end = fast_inputs
             .iter()
             .map(|f| match key::parse_internal_key(&f.largest) {
@@ -184,12 +208,111 @@ impl TreeHooks for HotRap {
                 }
                 _ => key_after(f.largest_user_key()),
             })
-            .max()
-            .unwrap_or_else(|| key_after(hi));
+            .max()?;
         let range = KeyRange {
             start: Some(lo.to_vec()),
             end: Some(end),
         };
+        Some(Retention {
+            lo: lo.to_vec(),
+            hi: hi.to_vec(),
+            range,
+            room,
+        })
+    }
+
+    /// True iff `plan` is one [`HotRap::adjust_plan`] made retaining: the picker's slow
+    /// stream and a bounded fast stream into the last fast level.
+    fn is_retaining(&self, plan: &Plan) -> bool {
+        matches!(plan.outputs.as_slice(), [slow, fast]
+            if slow.level == self.last_fast_level + 1
+                && fast.level == self.last_fast_level
+                && fast.path_id == self.tiering.fast_path
+                && fast.bounds.is_some())
+    }
+
+    /// True iff `plan` must be registered with the promotion cache (P2): it writes
+    /// below the last fast level and reads from the fast tier (so a newer version may
+    /// reach the slow tier), or the family's compaction filter may change what it
+    /// writes there (so a cached copy's original may change).
+    fn must_register(&self, plan: &Plan) -> bool {
+        let fast = self.last_fast_level;
+        let writes_slow = plan.outputs.iter().any(|o| o.level > fast);
+        let reads_fast = plan.inputs.iter().any(|i| match i {
+            Input::Files { level, .. } => *level <= fast,
+            Input::Memtable(_) => true,
+        });
+        writes_slow && (reads_fast || self.opts.compaction_filter_factory.is_some())
+    }
+}
+
+impl TreeHooks for HotRap {
+    fn read_token(&self) -> u64 {
+        self.cache.epoch()
+    }
+
+    /// Every table answer is an access in RALT; one from the slow tier is offered to
+    /// the promotion cache (when plain and under 16 KiB, as the authors' code).
+    fn table_read(&self, read: &TableRead<'_>) {
+        self.ralt.access(read.user_key, read.value.len());
+        let c = &self.counters;
+        if read.level <= self.last_fast_level {
+            bump(&c.gets_fast, 1);
+            return;
+        }
+        bump(&c.gets_slow, 1);
+        if !read.plain || read.value.len() >= MAX_VALUE {
+            return;
+        }
+        match self
+            .cache
+            .insert(read.user_key, read.seq, read.value, read.token)
+        {
+            Ok(()) => bump(&c.cache_inserts, 1),
+            Err(Refused::Epoch) => bump(&c.cache_refused_epoch, 1),
+            Err(Refused::Full) => bump(&c.cache_refused_full, 1),
+        }
+    }
+
+    fn source_after(&self) -> Option<usize> {
+        Some(self.last_fast_level)
+    }
+
+    /// The promotion cache, right after the last fast level; a hit is an access.
+    fn get_after(&self, user_key: &[u8], seq: SequenceNumber) -> Option<(SequenceNumber, Vec<u8>)> {
+        let hit = self.cache.get(user_key, seq)?;
+        bump(&self.counters.gets_cache, 1);
+        self.ralt.access(user_key, hit.1.len());
+        Some(hit)
+    }
+
+    /// A size-triggered compaction out of the last fast level is first re-picked by
+    /// [`HotRap::hot_aware_pick`]. Then a rewrite from the last fast level into the
+    /// next (one stream, the picker's, on the slow path) gains a second stream into
+    /// the last fast level on the fast path, bounded to the range of the fast inputs,
+    /// and the retention router, if RALT has hot records or the promotion cache has
+    /// copies in that range. Plans of any other shape, and a plan whose fast stream
+    /// would conflict with a running job, are left as they are.
+    fn adjust_plan(&self, plan: &mut Plan, version: &Version, busy: &Busy) {
+        let level = self.last_fast_level;
+        if plan.reason == Reason::LevelSize {
+            if let Some(better) = self.hot_aware_pick(plan, version, busy) {
+                *plan = better;
+            }
+        }
+        let Some(Retention {
+            lo,
+            hi,
+            range,
+            room,
+        }) = self.retention_range(plan, version)
+        else {
+            return;
+        };
+        // Nothing hot and nothing cached in the range: nothing to keep.
+        if self.ralt.range_hot(&lo, &hi).0 == 0 && !self.cache.holds_any(&lo, &hi) {
+            return;
+        }
         let fast = OutputStream {
             bounds: Some(range.clone()),
             ..OutputStream::for_level(
@@ -204,19 +327,74 @@ impl TreeHooks for HotRap {
         let mut adjusted = plan.clone();
         adjusted.outputs.push(fast);
         debug_assert_eq!((SLOW, FAST), (0, adjusted.outputs.len() - 1));
-        adjusted.router = Arc::new(RetentionRouter {
-            ralt: Arc::clone(&self.ralt),
+        adjusted.router = Arc::new(RetentionRouter::new(
+            Arc::clone(&self.ralt),
             range,
-            seen_range: AtomicBool::new(false),
-            room: AtomicU64::new(room),
-        });
+            room,
+            BTreeSet::new(),
+        ));
         if !busy.conflicts(&adjusted) {
             *plan = adjusted;
         }
     }
 
+    /// Registers every plan that may move records out of the fast tier with the
+    /// promotion cache (P2), taking the copies in its range. A retaining plan gets the
+    /// hot ones inside its fast inputs' range (RALT says hot, or the cache answered a
+    /// get with it) as an input run after the fast inputs, at their own sequence
+    /// numbers, and a router that sends them fast like hot keys (promotion by
+    /// compaction, §3.3 steps 6–9); the rest are dropped (they are copies). Each taken
+    /// copy is an access in RALT.
+    fn registering(&self, plan: &mut Plan, version: &Version) {
+        if !self.must_register(plan) {
+            return;
+        }
+        let Some((lo, hi)) = plan.user_key_range().map(|(a, b)| (a.to_vec(), b.to_vec())) else {
+            return;
+        };
+        let taken = self.cache.register(&lo, &hi);
+        let c = &self.counters;
+        bump(&c.cache_registrations, 1);
+        for t in &taken {
+            bump(&c.cache_taken_bytes, (t.key.len() + t.value.len()) as u64);
+            self.ralt.access(&t.key, t.value.len());
+        }
+        if !self.is_retaining(plan) {
+            return;
+        }
+        let Some(Retention { range, room, .. }) = self.retention_range(plan, version) else {
+            return;
+        };
+        let promoted = MemTable::new();
+        let mut keys = BTreeSet::new();
+        for t in taken {
+            if range.contains(&t.key) && (t.hits > 0 || self.ralt.is_hot(&t.key)) {
+                bump(&c.promoted_by_compaction, 1);
+                bump(
+                    &c.promoted_by_compaction_bytes,
+                    (t.key.len() + t.value.len()) as u64,
+                );
+                promoted.add(t.seq, ValueKind::Put, &t.key, &t.value);
+                keys.insert(t.key);
+            }
+        }
+        if keys.is_empty() {
+            return;
+        }
+        plan.inputs.insert(1, Input::Memtable(Arc::new(promoted)));
+        plan.router = Arc::new(RetentionRouter::new(
+            Arc::clone(&self.ralt),
+            range,
+            room,
+            keys,
+        ));
+    }
+
     fn figures(&self) -> Vec<(&'static str, u64)> {
         let s = self.ralt.stats();
+        let c = &self.counters;
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let (cache_entries, cache_bytes) = self.cache.size();
         vec![
             ("ralt_hot_bytes", s.hot_bytes),
             ("ralt_hot_limit", s.hot_limit),
@@ -231,6 +409,21 @@ impl TreeHooks for HotRap {
             ("ralt_bytes_read", s.bytes_read),
             ("ralt_bytes_written", s.bytes_written),
             ("ralt_tick", s.tick),
+            ("gets_fast", load(&c.gets_fast)),
+            ("gets_cache", load(&c.gets_cache)),
+            ("gets_slow", load(&c.gets_slow)),
+            ("cache_entries", cache_entries),
+            ("cache_bytes", cache_bytes),
+            ("cache_inserts", load(&c.cache_inserts)),
+            ("cache_refused_epoch", load(&c.cache_refused_epoch)),
+            ("cache_refused_full", load(&c.cache_refused_full)),
+            ("cache_registrations", load(&c.cache_registrations)),
+            ("cache_taken_bytes", load(&c.cache_taken_bytes)),
+            ("promoted_by_compaction", load(&c.promoted_by_compaction)),
+            (
+                "promoted_by_compaction_bytes",
+                load(&c.promoted_by_compaction_bytes),
+            ),
         ]
     }
 
@@ -238,3 +431,6 @@ impl TreeHooks for HotRap {
         self.ralt.settle()
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -23,12 +23,14 @@
 //! first slow one is an ordinary plan whose output stream is on the slow path.
 //!
 //! Modes: [`TieringMode::Fat`] is the paper's RocksDB-fat baseline: tiers, sizing and
-//! placement, nothing else. [`TieringMode::HotRap`] adds RALT, hot-aware picking and
-//! retention through the tree-hooks seam (`hooks.rs`, `router.rs`,
-//! `db::tree_hooks`). Promotion of hot records and time-aware tiering are planned
-//! (docs/ARCHITECTURE.md §18), not built.
+//! placement, nothing else. [`TieringMode::HotRap`] adds RALT, hot-aware picking,
+//! retention, the promotion cache and promotion by compaction through the tree-hooks
+//! seam (`hooks.rs`, `router.rs`, `promotion_cache.rs`, `db::tree_hooks`). Promotion
+//! by flush, scan promotion and time-aware tiering are planned (docs/ARCHITECTURE.md
+//! §18), not built.
 
 mod hooks;
+mod promotion_cache;
 pub mod ralt;
 mod router;
 
@@ -52,8 +54,9 @@ pub enum TieringMode {
     /// every get without a snapshot that a table answers, hot-aware picking at the
     /// last fast level, and retention: a compaction from the last fast level into the
     /// first slow one writes the hot keys of its fast inputs back to the last fast
-    /// level. Promotion (the promotion cache, by compaction and by flush) and scan
-    /// promotion are planned.
+    /// level; gets answered from the slow tier fill an in-memory promotion cache,
+    /// probed after the last fast level, whose hot copies such compactions write to
+    /// the last fast level too. Promotion by flush and scan promotion are planned.
     HotRap,
 }
 

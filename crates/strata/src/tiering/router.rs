@@ -5,6 +5,7 @@
 use super::ralt::Ralt;
 use crate::compaction::plan::{KeyRange, Router};
 use crate::key::{ParsedKey, ValueKind};
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -15,7 +16,8 @@ pub(crate) const FAST: usize = 1;
 
 /// Sends a user key to [`FAST`] iff it lies in the fast inputs' range, its newest
 /// record is a value (a `Put` or a merge operand: tombstones go down, where they can
-/// reach what they delete), RALT says it is hot, it is not the first key of the
+/// reach what they delete), RALT says it is hot or its promotion-cache copy joined
+/// the plan (`promoted`), it is not the first key of the
 /// range the router is shown, and the level has room for it; everything else to
 /// [`SLOW`]. The executor asks once per user key, so every version of a key goes to
 /// one stream.
@@ -38,13 +40,33 @@ pub(crate) const FAST: usize = 1;
 #[derive(Debug)]
 pub(crate) struct RetentionRouter {
     /// The tracker asked.
-    pub ralt: Arc<Ralt>,
+    ralt: Arc<Ralt>,
     /// The user keys of the plan's inputs in the last fast level.
-    pub range: KeyRange,
+    range: KeyRange,
+    /// Keys whose promotion-cache copies joined the plan: hot by definition.
+    promoted: BTreeSet<Vec<u8>>,
     /// Set once the router has seen a key of `range`.
-    pub seen_range: AtomicBool,
+    seen_range: AtomicBool,
     /// Bytes the fast stream may still take.
-    pub room: AtomicU64,
+    room: AtomicU64,
+}
+
+impl RetentionRouter {
+    /// A router over `range` with `room` bytes, asking `ralt`, `promoted` hot too.
+    pub fn new(
+        ralt: Arc<Ralt>,
+        range: KeyRange,
+        room: u64,
+        promoted: BTreeSet<Vec<u8>>,
+    ) -> RetentionRouter {
+        RetentionRouter {
+            ralt,
+            range,
+            promoted,
+            seen_range: AtomicBool::new(false),
+            room: AtomicU64::new(room),
+        }
+    }
 }
 
 impl Router for RetentionRouter {
@@ -53,7 +75,9 @@ impl Router for RetentionRouter {
             return SLOW;
         }
         let is_value = matches!(newest.kind, ValueKind::Put | ValueKind::Merge);
-        if !is_value || !self.ralt.is_hot(newest.user_key) {
+        if !is_value
+            || !(self.promoted.contains(newest.user_key) || self.ralt.is_hot(newest.user_key))
+        {
             return SLOW;
         }
         let size = (newest.user_key.len() + value.len()) as u64;

@@ -1,26 +1,46 @@
-//! The seam on a real database: which reads the hooks see, and that a plan they
-//! adjust is the plan that runs.
+//! The seam on a real database: which reads the hooks see, that a plan they
+//! adjust is the plan that runs, that every plan is shown to them before it
+//! registers, and how gets read their source between two levels.
 
 use super::*;
 use crate::compaction::plan::Partitioning;
 use crate::env::FaultFs;
+use crate::key::SequenceNumber;
 use crate::{DbBuilder, ReadOptions, WriteOptions};
 use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// (key, value length, level, plain, token) of one table read.
+type Read = (Vec<u8>, usize, usize, bool, u64);
 
 /// Records what it is shown, and cuts the outputs of every compaction it sees after
 /// each key (an adjustment the test can observe in the file count).
 #[derive(Debug, Default)]
 struct Recorder {
-    reads: Mutex<Vec<(Vec<u8>, usize, u32)>>,
+    reads: Mutex<Vec<Read>>,
     plans: Mutex<usize>,
+    registered: Mutex<usize>,
     closed: Mutex<usize>,
+    tokens: AtomicU64,
 }
 
 impl TreeHooks for Recorder {
-    fn table_read(&self, user_key: &[u8], value_len: usize, path_id: u32) {
-        self.reads
-            .lock()
-            .push((user_key.to_vec(), value_len, path_id));
+    fn read_token(&self) -> u64 {
+        self.tokens.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn table_read(&self, read: &TableRead<'_>) {
+        self.reads.lock().push((
+            read.user_key.to_vec(),
+            read.value.len(),
+            read.level,
+            read.plain,
+            read.token,
+        ));
+    }
+
+    fn registering(&self, _plan: &mut Plan, _version: &Version) {
+        *self.registered.lock() += 1;
     }
 
     fn adjust_plan(&self, plan: &mut Plan, _version: &Version, _busy: &Busy) {
@@ -88,6 +108,8 @@ fn hooks_see_table_reads_and_adjust_compactions() {
     assert_eq!(deeper, 10, "{:?}", db.stats().levels);
     let plans = *recorder.plans.lock() as u64;
     assert_eq!(db.stats().tree_hooks, vec![("plans", plans)]);
+    // Every plan picked was shown again just before it registered.
+    assert_eq!(*recorder.registered.lock() as u64, plans);
     db.put(&w, b"mem", b"memtable value").expect("put");
     let ro = ReadOptions::default();
     assert_eq!(db.get(&ro, b"k3").expect("get"), Some(b"v2-3".to_vec()));
@@ -102,8 +124,18 @@ fn hooks_see_table_reads_and_adjust_compactions() {
         ..ReadOptions::default()
     };
     assert_eq!(db.get(&at, b"k4").expect("get"), Some(b"v2-4".to_vec()));
-    // Only the table answer without a snapshot.
-    assert_eq!(*recorder.reads.lock(), vec![(b"k3".to_vec(), 4, 0)]);
+    // Only the table answer without a snapshot; its token is the one its get sampled
+    // (the first get's).
+    let reads = recorder.reads.lock().clone();
+    assert_eq!(reads.len(), 1);
+    let (key, len, level, plain, token) = &reads[0];
+    assert_eq!(
+        (key.as_slice(), *len, *plain, *token),
+        (&b"k3"[..], 4, true, 0)
+    );
+    // Every round wrote every key: the newest k3 is in L0 iff L0 has a file.
+    let in_l0 = db.stats().levels.first().is_some_and(|l| l.files > 0);
+    assert_eq!(*level == 0, in_l0, "{:?}", db.stats().levels);
     // Every key still reads its newest value after the adjusted compactions.
     for i in 0..10 {
         let k = format!("k{i}");
@@ -114,4 +146,86 @@ fn hooks_see_table_reads_and_adjust_compactions() {
     }
     db.close().expect("close");
     assert_eq!(*recorder.closed.lock(), 1);
+}
+
+/// A source after L0 holding copies of two keys at sequence number 3.
+#[derive(Debug)]
+struct Source;
+
+impl TreeHooks for Source {
+    fn table_read(&self, _read: &TableRead<'_>) {}
+
+    fn source_after(&self) -> Option<usize> {
+        Some(0)
+    }
+
+    fn get_after(&self, user_key: &[u8], seq: SequenceNumber) -> Option<(SequenceNumber, Vec<u8>)> {
+        (matches!(user_key, b"copied" | b"deleted") && seq >= 3).then(|| (3, b"copy".to_vec()))
+    }
+
+    fn adjust_plan(&self, _plan: &mut Plan, _version: &Version, _busy: &Busy) {}
+
+    fn figures(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+
+    fn close(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+#[derive(Debug)]
+struct SourceFactory;
+
+impl TreeHooksFactory for SourceFactory {
+    fn hooks_for(
+        &self,
+        _opts: &Options,
+        _fs: &Arc<dyn FileSystem>,
+        _dirs: &Dirs,
+        _family_id: u32,
+    ) -> Result<Option<Arc<dyn TreeHooks>>> {
+        Ok(Some(Arc::new(Source)))
+    }
+}
+
+#[test]
+fn gets_read_the_hooks_source_after_its_level_with_their_sequence_and_floor() {
+    let fs = Arc::new(FaultFs::new());
+    let db = DbBuilder::new()
+        .file_system(Arc::clone(&fs) as Arc<dyn FileSystem>)
+        .tree_hooks(Arc::new(SourceFactory))
+        .open("/db", Options::default())
+        .expect("open");
+    let w = WriteOptions::default();
+    let ro = ReadOptions::default();
+    db.put(&w, b"other", b"1").expect("put"); // seq 1
+    let before = db.snapshot();
+    db.put(&w, b"other", b"2").expect("put"); // seq 2
+    db.put(&w, b"other", b"3").expect("put"); // seq 3
+    db.flush().expect("flush");
+    // No memtable or table holds the keys: the source answers, at or above its
+    // sequence number only.
+    assert_eq!(db.get(&ro, b"copied").expect("get"), Some(b"copy".to_vec()));
+    let old = ReadOptions {
+        snapshot: Some(before),
+        ..ReadOptions::default()
+    };
+    assert_eq!(db.get(&old, b"copied").expect("get"), None);
+    assert_eq!(db.get(&ro, b"absent").expect("get"), None);
+    // A newer range tombstone above the source hides the copy; a newer put shadows it.
+    db.delete_range(&w, b"d", b"e").expect("delete_range");
+    db.put(&w, b"copied", b"newer").expect("put");
+    assert_eq!(db.get(&ro, b"deleted").expect("get"), None);
+    assert_eq!(
+        db.get(&ro, b"copied").expect("get"),
+        Some(b"newer".to_vec())
+    );
+    db.flush().expect("flush");
+    assert_eq!(db.get(&ro, b"deleted").expect("get"), None);
+    assert_eq!(
+        db.get(&ro, b"copied").expect("get"),
+        Some(b"newer".to_vec())
+    );
+    db.close().expect("close");
 }

@@ -1,0 +1,109 @@
+//! The promotion cache's protocol (P2, ARCHITECTURE §18) on a real database, with the
+//! interleavings forced: a get's insert is made by hand, with the token the get
+//! sampled, on either side of a compaction that moves a newer version down.
+
+use super::*;
+use crate::db::Db;
+use crate::env::FaultFs;
+use crate::options::DbPath;
+use crate::{DbBuilder, ReadOptions, WriteOptions};
+
+fn open(fs: &Arc<FaultFs>) -> Db {
+    DbBuilder::new()
+        .file_system(Arc::clone(fs) as Arc<dyn FileSystem>)
+        .open(
+            "/db",
+            Options::default()
+                .with_write_buffer_size(4096)
+                .with_target_file_size_base(2048)
+                .with_max_bytes_for_level_base(8192)
+                .with_num_levels(4)
+                .with_block_cache_capacity(0)
+                .with_db_paths(vec![
+                    DbPath::new("/fast", 24 << 10),
+                    DbPath::new("/slow", 0),
+                ])
+                .with_tiering(Some(Tiering::hotrap())),
+        )
+        .expect("open")
+}
+
+fn figure(db: &Db, name: &str) -> u64 {
+    db.stats()
+        .tree_hooks
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or(0, |(_, v)| *v)
+}
+
+/// A get of `k` answered by `v1` (at `seq`) from the slow tier, its insert made with
+/// `token`.
+fn insert(hooks: &dyn TreeHooks, seq: SequenceNumber, token: u64) {
+    hooks.table_read(&TableRead {
+        user_key: b"k",
+        value: b"v1",
+        seq,
+        level: hooks.source_after().expect("a level") + 1,
+        plain: true,
+        token,
+    });
+}
+
+/// `k` = v1 in the slow tier, among 400 other keys; returns the hooks and v1's
+/// sequence number.
+fn with_k_in_the_slow_tier(db: &Db) -> (Arc<dyn TreeHooks>, SequenceNumber) {
+    let w = WriteOptions::default();
+    db.put(&w, b"k", b"v1").expect("put");
+    let seq = db.latest_sequence();
+    for i in 0..400 {
+        db.put(&w, format!("filler{i:04}").as_bytes(), &[7; 100])
+            .expect("put");
+    }
+    // The first pass leaves L1 over its target; once it has spilled, the second
+    // takes everything to the deepest level.
+    db.compact_range(None, None).expect("compact");
+    db.wait_for_compactions().expect("idle");
+    db.compact_range(None, None).expect("compact");
+    // Everything went to the deepest level, below the fast ones.
+    let levels = db.stats().levels;
+    assert!(levels.iter().take(2).all(|l| l.files == 0), "{levels:?}");
+    let hooks = db.default_hooks().expect("hotrap hooks");
+    (hooks, seq)
+}
+
+#[test]
+fn an_insert_sampled_before_a_newer_version_moved_down_is_refused() {
+    let fs = Arc::new(FaultFs::new());
+    let db = open(&fs);
+    let (hooks, seq) = with_k_in_the_slow_tier(&db);
+    let token = hooks.read_token();
+    // The get has its answer (v1) but has not inserted yet; v2 reaches the slow tier.
+    db.put(&WriteOptions::default(), b"k", b"v2").expect("put");
+    db.compact_range(None, None).expect("compact");
+    insert(hooks.as_ref(), seq, token);
+    assert_eq!(figure(&db, "cache_refused_epoch"), 1);
+    assert_eq!(figure(&db, "cache_inserts"), 0);
+    let r = ReadOptions::default();
+    assert_eq!(db.get(&r, b"k").expect("get"), Some(b"v2".to_vec()));
+    db.close().expect("close");
+}
+
+#[test]
+fn a_copy_inserted_before_a_newer_version_moved_down_is_taken() {
+    let fs = Arc::new(FaultFs::new());
+    let db = open(&fs);
+    let (hooks, seq) = with_k_in_the_slow_tier(&db);
+    insert(hooks.as_ref(), seq, hooks.read_token());
+    assert_eq!(figure(&db, "cache_inserts"), 1);
+    let r = ReadOptions::default();
+    assert_eq!(db.get(&r, b"k").expect("get"), Some(b"v1".to_vec()));
+    assert_eq!(figure(&db, "gets_cache"), 1);
+    db.put(&WriteOptions::default(), b"k", b"v2").expect("put");
+    // Above the cache, the newer version answers first.
+    assert_eq!(db.get(&r, b"k").expect("get"), Some(b"v2".to_vec()));
+    db.compact_range(None, None).expect("compact");
+    assert!(figure(&db, "cache_taken_bytes") >= 3);
+    assert_eq!(figure(&db, "cache_entries"), 0);
+    assert_eq!(db.get(&r, b"k").expect("get"), Some(b"v2".to_vec()));
+    db.close().expect("close");
+}

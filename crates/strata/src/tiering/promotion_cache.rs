@@ -1,0 +1,308 @@
+//! The promotion cache (HotRAP §3.1, §3.3): copies of records that gets found in the
+//! slow tier, kept in memory at the tier boundary until a compaction from the last
+//! fast level takes them (promotion by compaction).
+//!
+//! What it holds (invariant P1, ARCHITECTURE §18): every entry is a copy (key,
+//! sequence number, value) of a `Put` in the slow tier that was the key's newest
+//! version when the get that inserted it loaded its sequence number. Gets probe it
+//! right after the last fast level (`TreeHooks::get_after`); iterators, `multi_get` and
+//! transactions' conflict checks never need it.
+//!
+//! Why a copy stays true (invariant P2, epochs): a newer version of a cached key
+//! reaches the slow tier only through a plan that moves records out of the fast tier,
+//! and every such plan is *registered* here ([`PromotionCache::register`], under the
+//! database's `state` lock, before the plan's install): one critical section of the
+//! cache's lock bumps the epoch, logs the plan's key range and takes every entry in
+//! it. A get samples the epoch ([`PromotionCache::epoch`]) before its sequence
+//! number; its insert is refused if a registration after that sample overlaps its key,
+//! or if the bounded log no longer reaches back to the sample. Either the plan
+//! registered before the sample (the newer version was already in a table when the
+//! read loaded its sequence number, so the read answered with it, never with an older
+//! record), or after it (the insert is refused, or came first and the take removed
+//! it). Unlike the authors' code, which checks flags on the slow files a lookup
+//! visited and inserts after dropping its lock, this needs no per-file state and has
+//! no window between check and insert.
+//!
+//! Locking: the cache has its own lock (`parking_lot::RwLock`); probes take it shared,
+//! inserts and registrations exclusive. The read path takes no database lock; with
+//! HotRAP on, a get answered from the slow tier takes this one.
+//!
+//! Size: at most `capacity` bytes of keys and values; an insert that would pass it is
+//! refused and counted (sealing a full cache and promoting it by flush, §3.4, is
+//! planned).
+
+use crate::key::SequenceNumber;
+use parking_lot::RwLock;
+use std::collections::{BTreeMap, VecDeque};
+use std::ops::Bound;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+/// Registrations the log keeps. A get whose sample is older than the oldest kept
+/// registration cannot insert; at the engine's compaction rates a get lasts far less
+/// than 256 registrations.
+const LOG_CAPACITY: usize = 256;
+
+/// Bytes charged per entry besides its key and value.
+const ENTRY_OVERHEAD: u64 = 48;
+
+/// The largest value the cache takes (the authors' code: 16 KiB).
+pub(crate) const MAX_VALUE: usize = 16 * 1024;
+
+/// One cached copy.
+#[derive(Debug)]
+struct Entry {
+    seq: SequenceNumber,
+    value: Vec<u8>,
+    /// Gets the cache answered since the insert.
+    hits: AtomicU32,
+}
+
+/// A copy taken out by a registration.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Taken {
+    pub key: Vec<u8>,
+    pub seq: SequenceNumber,
+    pub value: Vec<u8>,
+    /// Gets the cache answered with it.
+    pub hits: u32,
+}
+
+/// Why an insert was not made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// A plan registered after the get's sample overlaps the key, or the log no longer
+    /// reaches back to the sample.
+    Epoch,
+    /// The cache is full.
+    Full,
+}
+
+/// One registered plan's user-key range, both ends inclusive.
+#[derive(Debug)]
+struct Registration {
+    epoch: u64,
+    lo: Vec<u8>,
+    hi: Vec<u8>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    entries: BTreeMap<Vec<u8>, Entry>,
+    bytes: u64,
+    /// The last registrations, oldest first; epochs consecutive.
+    log: VecDeque<Registration>,
+}
+
+/// One family's promotion cache. See the module docs.
+#[derive(Debug)]
+pub(crate) struct PromotionCache {
+    /// The number of registrations so far. Written under `state`'s exclusive lock.
+    epoch: AtomicU64,
+    state: RwLock<State>,
+    capacity: u64,
+}
+
+fn charge(key: &[u8], value: &[u8]) -> u64 {
+    (key.len() + value.len()) as u64 + ENTRY_OVERHEAD
+}
+
+impl PromotionCache {
+    /// An empty cache of at most `capacity` bytes.
+    pub fn new(capacity: u64) -> PromotionCache {
+        PromotionCache {
+            epoch: AtomicU64::new(0),
+            state: RwLock::new(State::default()),
+            capacity,
+        }
+    }
+
+    /// The epoch a get samples before loading its sequence number.
+    pub fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::SeqCst)
+    }
+
+    /// The value of `key`'s copy if its sequence number is at most `seq`, counting a
+    /// hit.
+    pub fn get(&self, key: &[u8], seq: SequenceNumber) -> Option<(SequenceNumber, Vec<u8>)> {
+        let st = self.state.read();
+        let e = st.entries.get(key).filter(|e| e.seq <= seq)?;
+        e.hits.fetch_add(1, Ordering::Relaxed);
+        Some((e.seq, e.value.clone()))
+    }
+
+    /// Inserts a copy of `key`'s `Put` at `seq` found by a get that sampled epoch
+    /// `sampled`. A copy already held at the same or a newer sequence number is kept.
+    ///
+    /// Requires: the get had no snapshot and its answer was that `Put`'s own value
+    /// (no merge operand, no covering range tombstone), read from the slow tier.
+    pub fn insert(
+        &self,
+        key: &[u8],
+        seq: SequenceNumber,
+        value: &[u8],
+        sampled: u64,
+    ) -> std::result::Result<(), Refused> {
+        let mut st = self.state.write();
+        let now = self.epoch.load(Ordering::SeqCst);
+        if now > sampled {
+            // Registrations `sampled + 1 ..= now` must all be in the log.
+            let reaches = st.log.front().is_some_and(|r| r.epoch <= sampled + 1);
+            let overlaps = st
+                .log
+                .iter()
+                .any(|r| r.epoch > sampled && r.lo.as_slice() <= key && key <= r.hi.as_slice());
+            if !reaches || overlaps {
+                return Err(Refused::Epoch);
+            }
+        }
+        if st.entries.get(key).is_some_and(|e| e.seq >= seq) {
+            return Ok(());
+        }
+        let size = charge(key, value);
+        let freed = st.entries.get(key).map_or(0, |e| charge(key, &e.value));
+        if st.bytes - freed + size > self.capacity {
+            return Err(Refused::Full);
+        }
+        st.bytes = st.bytes - freed + size;
+        st.entries.insert(
+            key.to_vec(),
+            Entry {
+                seq,
+                value: value.to_vec(),
+                hits: AtomicU32::new(0),
+            },
+        );
+        Ok(())
+    }
+
+    /// Registers a plan that may move records of `[lo, hi]` (user keys, inclusive)
+    /// out of the fast tier: bumps the epoch, logs the range and takes every copy in
+    /// it, in key order, in one critical section.
+    ///
+    /// Requires: called before the plan's install (the `state` lock held, from
+    /// `TreeHooks::registering`).
+    pub fn register(&self, lo: &[u8], hi: &[u8]) -> Vec<Taken> {
+        let mut st = self.state.write();
+        let epoch = self.epoch.load(Ordering::SeqCst) + 1;
+        self.epoch.store(epoch, Ordering::SeqCst);
+        st.log.push_back(Registration {
+            epoch,
+            lo: lo.to_vec(),
+            hi: hi.to_vec(),
+        });
+        if st.log.len() > LOG_CAPACITY {
+            st.log.pop_front();
+        }
+        if lo > hi {
+            return Vec::new();
+        }
+        let keys: Vec<Vec<u8>> = st
+            .entries
+            .range::<[u8], _>((Bound::Included(lo), Bound::Included(hi)))
+            .map(|(k, _)| k.clone())
+            .collect();
+        let mut taken = Vec::with_capacity(keys.len());
+        for key in keys {
+            if let Some(e) = st.entries.remove(&key) {
+                st.bytes -= charge(&key, &e.value);
+                taken.push(Taken {
+                    key,
+                    seq: e.seq,
+                    hits: e.hits.into_inner(),
+                    value: e.value,
+                });
+            }
+        }
+        taken
+    }
+
+    /// True iff some copy lies in `[lo, hi]`.
+    pub fn holds_any(&self, lo: &[u8], hi: &[u8]) -> bool {
+        lo <= hi
+            && self
+                .state
+                .read()
+                .entries
+                .range::<[u8], _>((Bound::Included(lo), Bound::Included(hi)))
+                .next()
+                .is_some()
+    }
+
+    /// Entries and their bytes.
+    pub fn size(&self) -> (u64, u64) {
+        let st = self.state.read();
+        (st.entries.len() as u64, st.bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_get_sees_copies_at_or_below_its_sequence_and_counts_hits() {
+        let c = PromotionCache::new(1 << 20);
+        c.insert(b"k", 7, b"v", c.epoch()).expect("insert");
+        assert_eq!(c.get(b"k", 6), None);
+        assert_eq!(c.get(b"k", 7), Some((7, b"v".to_vec())));
+        assert_eq!(c.get(b"k", 9), Some((7, b"v".to_vec())));
+        let taken = c.register(b"a", b"z");
+        assert_eq!(taken.len(), 1);
+        assert_eq!((taken[0].seq, taken[0].hits), (7, 2));
+        assert_eq!(c.get(b"k", 9), None);
+        assert_eq!(c.size(), (0, 0));
+    }
+
+    #[test]
+    fn an_insert_sampled_before_an_overlapping_registration_is_refused() {
+        let c = PromotionCache::new(1 << 20);
+        let sampled = c.epoch();
+        assert!(c.register(b"c", b"f").is_empty());
+        assert_eq!(c.insert(b"d", 1, b"v", sampled), Err(Refused::Epoch));
+        assert_eq!(c.insert(b"c", 1, b"v", sampled), Err(Refused::Epoch));
+        assert_eq!(c.insert(b"f", 1, b"v", sampled), Err(Refused::Epoch));
+        // Outside the range, or sampled after it: allowed.
+        assert_eq!(c.insert(b"g", 1, b"v", sampled), Ok(()));
+        assert_eq!(c.insert(b"d", 1, b"v", c.epoch()), Ok(()));
+    }
+
+    #[test]
+    fn an_insert_older_than_the_log_is_refused() {
+        let c = PromotionCache::new(1 << 20);
+        let sampled = c.epoch();
+        for _ in 0..LOG_CAPACITY {
+            c.register(b"x", b"y");
+        }
+        assert_eq!(c.insert(b"a", 1, b"v", sampled), Ok(()));
+        c.register(b"x", b"y");
+        assert_eq!(c.insert(b"b", 1, b"v", sampled), Err(Refused::Epoch));
+        assert_eq!(c.insert(b"b", 1, b"v", sampled + 1), Ok(()));
+    }
+
+    #[test]
+    fn registration_takes_exactly_its_range_in_key_order() {
+        let c = PromotionCache::new(1 << 20);
+        for k in [&b"a"[..], b"b", b"c", b"d", b"e"] {
+            c.insert(k, 1, k, c.epoch()).expect("insert");
+        }
+        assert!(c.holds_any(b"b", b"b"));
+        assert!(!c.holds_any(b"bb", b"bz"));
+        let keys: Vec<Vec<u8>> = c.register(b"b", b"d").into_iter().map(|t| t.key).collect();
+        assert_eq!(keys, vec![b"b".to_vec(), b"c".to_vec(), b"d".to_vec()]);
+        assert_eq!(c.size().0, 2);
+        assert!(c.register(b"z", b"a").is_empty());
+        assert_eq!(c.size().0, 2);
+    }
+
+    #[test]
+    fn a_newer_copy_replaces_an_older_one_and_the_capacity_holds() {
+        let c = PromotionCache::new(2 * (ENTRY_OVERHEAD + 2));
+        c.insert(b"k", 1, b"a", 0).expect("insert");
+        c.insert(b"k", 3, b"b", 0).expect("newer");
+        c.insert(b"k", 2, b"c", 0).expect("older is a no-op");
+        assert_eq!(c.get(b"k", 9), Some((3, b"b".to_vec())));
+        c.insert(b"j", 1, b"a", 0).expect("fits");
+        assert_eq!(c.insert(b"l", 1, b"a", 0), Err(Refused::Full));
+        assert_eq!(c.size(), (2, 2 * (ENTRY_OVERHEAD + 2)));
+    }
+}
