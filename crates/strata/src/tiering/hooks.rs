@@ -76,6 +76,8 @@ struct Counters {
     cache_refused_epoch: AtomicU64,
     /// Inserts refused because the cache was full.
     cache_refused_full: AtomicU64,
+    /// Cold copies a full cache shed.
+    cache_shed: AtomicU64,
     /// Plans registered with the cache (each bumps its epoch).
     cache_registrations: AtomicU64,
     /// Bytes (keys and values) registrations took out of the cache.
@@ -264,10 +266,23 @@ impl TreeHooks for HotRap {
         if !read.plain || read.value.len() >= MAX_VALUE {
             return;
         }
-        match self
-            .cache
-            .insert(read.user_key, read.seq, read.value, read.token)
-        {
+        let insert = || {
+            self.cache
+                .insert(read.user_key, read.seq, read.value, read.token)
+        };
+        let mut result = insert();
+        if result == Err(Refused::Full) {
+            // Full: shed the cold copies (neither hit since their insert nor hot in
+            // RALT), then try once more.
+            let shed = self
+                .cache
+                .shed(|key, hits| hits > 0 || self.ralt.is_hot(key));
+            bump(&c.cache_shed, shed);
+            if shed > 0 {
+                result = insert();
+            }
+        }
+        match result {
             Ok(()) => bump(&c.cache_inserts, 1),
             Err(Refused::Epoch) => bump(&c.cache_refused_epoch, 1),
             Err(Refused::Full) => bump(&c.cache_refused_full, 1),
@@ -417,6 +432,7 @@ impl TreeHooks for HotRap {
             ("cache_inserts", load(&c.cache_inserts)),
             ("cache_refused_epoch", load(&c.cache_refused_epoch)),
             ("cache_refused_full", load(&c.cache_refused_full)),
+            ("cache_shed", load(&c.cache_shed)),
             ("cache_registrations", load(&c.cache_registrations)),
             ("cache_taken_bytes", load(&c.cache_taken_bytes)),
             ("promoted_by_compaction", load(&c.promoted_by_compaction)),

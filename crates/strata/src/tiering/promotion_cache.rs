@@ -27,9 +27,12 @@
 //! inserts and registrations exclusive. The read path takes no database lock; with
 //! HotRAP on, a get answered from the slow tier takes this one.
 //!
-//! Size: at most `capacity` bytes of keys and values; an insert that would pass it is
-//! refused and counted (sealing a full cache and promoting it by flush, §3.4, is
-//! planned).
+//! Size: at most `capacity` bytes of keys and values. A full cache first sheds the
+//! copies its owner calls cold ([`PromotionCache::shed`]: tiering keeps those a get hit
+//! or RALT calls hot, as the paper's checker keeps a sealed cache's hot records); an
+//! insert that still does not fit is refused and counted. Sealing a full cache and
+//! promoting its hot records by flush (§3.4) is planned; until then only compactions
+//! drain what stays.
 
 use crate::key::SequenceNumber;
 use parking_lot::RwLock;
@@ -91,6 +94,9 @@ struct State {
     bytes: u64,
     /// The last registrations, oldest first; epochs consecutive.
     log: VecDeque<Registration>,
+    /// Set when a shed left the cache over three quarters full (shedding again would
+    /// cost a scan per insert for nothing); cleared when a registration takes a copy.
+    shed_is_futile: bool,
 }
 
 /// One family's promotion cache. See the module docs.
@@ -163,6 +169,19 @@ impl PromotionCache {
         if st.bytes - freed + size > self.capacity {
             return Err(Refused::Full);
         }
+        self.put(&mut st, key, seq, value, freed, size);
+        Ok(())
+    }
+
+    fn put(
+        &self,
+        st: &mut State,
+        key: &[u8],
+        seq: SequenceNumber,
+        value: &[u8],
+        freed: u64,
+        size: u64,
+    ) {
         st.bytes = st.bytes - freed + size;
         st.entries.insert(
             key.to_vec(),
@@ -172,7 +191,28 @@ impl PromotionCache {
                 hits: AtomicU32::new(0),
             },
         );
-        Ok(())
+    }
+
+    /// Drops every copy for which `keep(key, hits)` is false, unless the last shed
+    /// was futile and no registration has taken a copy since; returns the copies
+    /// dropped. Dropping copies is always safe (P1: the tree holds the originals).
+    pub fn shed(&self, keep: impl Fn(&[u8], u32) -> bool) -> u64 {
+        let mut st = self.state.write();
+        if st.shed_is_futile {
+            return 0;
+        }
+        let before = st.entries.len();
+        let mut freed = 0;
+        st.entries.retain(|k, e| {
+            let kept = keep(k, e.hits.load(Ordering::Relaxed));
+            if !kept {
+                freed += charge(k, &e.value);
+            }
+            kept
+        });
+        st.bytes -= freed;
+        st.shed_is_futile = st.bytes > self.capacity / 4 * 3;
+        (before - st.entries.len()) as u64
     }
 
     /// Registers a plan that may move records of `[lo, hi]` (user keys, inclusive)
@@ -201,6 +241,9 @@ impl PromotionCache {
             .range::<[u8], _>((Bound::Included(lo), Bound::Included(hi)))
             .map(|(k, _)| k.clone())
             .collect();
+        if !keys.is_empty() {
+            st.shed_is_futile = false;
+        }
         let mut taken = Vec::with_capacity(keys.len());
         for key in keys {
             if let Some(e) = st.entries.remove(&key) {
@@ -304,5 +347,28 @@ mod tests {
         c.insert(b"j", 1, b"a", 0).expect("fits");
         assert_eq!(c.insert(b"l", 1, b"a", 0), Err(Refused::Full));
         assert_eq!(c.size(), (2, 2 * (ENTRY_OVERHEAD + 2)));
+    }
+
+    #[test]
+    fn a_shed_drops_what_its_owner_calls_cold_until_it_is_futile() {
+        let c = PromotionCache::new(4 * (ENTRY_OVERHEAD + 2));
+        for k in [&b"a"[..], b"b", b"c", b"d"] {
+            c.insert(k, 1, b"v", 0).expect("insert");
+        }
+        assert_eq!(c.get(b"b", 5).map(|(s, _)| s), Some(1));
+        // Keep what a get hit, and "c".
+        assert_eq!(c.shed(|k, hits| hits > 0 || k == b"c"), 2);
+        assert_eq!(c.size().0, 2);
+        assert_eq!(c.get(b"a", 5), None);
+        // Half full: the next shed may still help.
+        c.insert(b"e", 1, b"v", 0).expect("insert");
+        c.insert(b"f", 1, b"v", 0).expect("insert");
+        assert_eq!(c.shed(|_, _| true), 0);
+        // Full of kept copies: futile, so skipped until a registration takes one.
+        assert_eq!(c.shed(|_, _| false), 0);
+        assert_eq!(c.size().0, 4);
+        assert_eq!(c.register(b"f", b"f").len(), 1);
+        assert_eq!(c.shed(|_, _| false), 3);
+        assert_eq!(c.size(), (0, 0));
     }
 }
