@@ -152,8 +152,9 @@ pub enum TieringFlag {
     /// path, entry 1 the slow one; the levels that fit in `--fd_size` are fast, the
     /// last of them stretched to fill it.
     Fat,
-    /// `fat`'s tiers with HotRAP's hotness tracker (RALT) and retention of hot records
-    /// in the last fast level (Strata only; promotion is planned).
+    /// `fat`'s tiers with HotRAP's hotness tracker (RALT), retention of hot records
+    /// in the last fast level, the promotion cache and promotion by compaction
+    /// (Strata only; promotion by flush is planned).
     Hotrap,
 }
 
@@ -406,7 +407,7 @@ pub struct EngineFlags {
     /// Two storage tiers over `--db_paths` entries 0 (fast) and 1 (slow): `off`, `fat`
     /// (the levels that fit in `--fd_size` on the fast path, the last of them
     /// stretched to fill it; the rest on the slow path), or `hotrap` (`fat` with
-    /// HotRAP's hotness tracker and retention).
+    /// HotRAP's hotness tracker, retention and promotion by compaction).
     #[arg(long = "tiering", value_enum, default_value_t = TieringFlag::Off)]
     pub tiering: TieringFlag,
     /// The fast tier's budget in bytes of level targets for `--tiering`; 0 takes

@@ -28,7 +28,8 @@
 //!   family just before the plan is registered in `Busy` (after `adjust_plan`),
 //!   whoever made it (the policy, a manual compaction, a scan's write-back). It may
 //!   add input runs of records already in the tree (copies, at their own sequence
-//!   numbers) to a plan whose output streams and router it set in `adjust_plan`,
+//!   numbers) to a plan whose output streams and router it set in `adjust_plan` (so
+//!   never to a write-back's, whose outputs are written before it registers),
 //!   inside the key range of the plan's input files; it must not change outputs,
 //!   ranges or input files, and must not do I/O.
 //! - [`TreeHooks::adjust_plan`] runs under the database's `state` lock, between the

@@ -53,6 +53,7 @@ impl TreeHooksFactory for TieringHooks {
         Ok(Some(Arc::new(HotRap {
             ralt: Arc::new(ralt),
             cache: PromotionCache::new(opts.target_file_size_base),
+            filtered: opts.compaction_filter_factory.is_some(),
             counters: Counters::default(),
             tiering,
             last_fast_level: layout.last_fast_level,
@@ -107,6 +108,8 @@ struct Retention {
 struct HotRap {
     ralt: Arc<Ralt>,
     cache: PromotionCache,
+    /// The family has a compaction filter: the cache takes no copies.
+    filtered: bool,
     counters: Counters,
     tiering: Tiering,
     last_fast_level: usize,
@@ -235,8 +238,10 @@ impl HotRap {
 
     /// True iff `plan` must be registered with the promotion cache (P2): it writes
     /// below the last fast level and reads from the fast tier (so a newer version may
-    /// reach the slow tier), or the family's compaction filter may change what it
-    /// writes there (so a cached copy's original may change).
+    /// reach the slow tier), or it drops files below the last fast level (a drop
+    /// deletes what a newer range tombstone above hides; once the originals are gone,
+    /// the tombstone itself may be dropped as bottommost in the fast tier, and the
+    /// copy would answer again: found by review).
     fn must_register(&self, plan: &Plan) -> bool {
         let fast = self.last_fast_level;
         let writes_slow = plan.outputs.iter().any(|o| o.level > fast);
@@ -244,7 +249,9 @@ impl HotRap {
             Input::Files { level, .. } => *level <= fast,
             Input::Memtable(_) => true,
         });
-        writes_slow && (reads_fast || self.opts.compaction_filter_factory.is_some())
+        let drops_slow =
+            plan.action == Action::Drop && plan.input_files().any(|(level, _)| level > fast);
+        (writes_slow && reads_fast) || drops_slow
     }
 }
 
@@ -263,7 +270,12 @@ impl TreeHooks for HotRap {
             return;
         }
         bump(&c.gets_slow, 1);
-        if !read.plain || read.value.len() >= MAX_VALUE {
+        // With a compaction filter, no copies: a filter changes an original only when
+        // its plan installs, after the plan registered, which the epoch check cannot
+        // see (a get sampling after the registration could still read and copy the
+        // old value); and a filter run on a promoted copy would write a tombstone at
+        // the original's own sequence number (found by review).
+        if !read.plain || read.value.len() >= MAX_VALUE || self.filtered {
             return;
         }
         let insert = || {
