@@ -1,6 +1,7 @@
-//! Races of HotRAP's promotion cache (ARCHITECTURE §18, P1 and P2): readers fill the
+//! Races of HotRAP's promotion cache (ARCHITECTURE §18, P1 to P3): readers fill the
 //! cache with copies of hot keys read from the slow tier while writers update those
-//! same keys and compactions move new versions down and take copies out.
+//! same keys, compactions move new versions down and take copies out, and full caches
+//! are promoted by flush into L0.
 //!
 //! What it protects: no get ever returns a version older than the last one
 //! acknowledged before it began (a stale copy would), and a snapshot reads the same
@@ -16,14 +17,16 @@ use std::time::{Duration, Instant};
 use strata::env::FaultFs;
 use strata::{Options, ReadOptions, Tiering, WriteOptions};
 
-const HOT: u32 = 24;
+const HOT: u32 = 48;
 const COLD: u32 = 600;
 
 fn tiered(root: &Path) -> Options {
     tiny_options()
         .with_block_cache_capacity(0)
         .with_max_open_files(10_000)
-        .with_target_file_size_base(4096)
+        // A promotion cache of 1 KiB: the hot keys' copies fill it, so it seals and
+        // promotion flushes race with the writers too.
+        .with_target_file_size_base(1024)
         .with_db_paths(vec![
             strata::DbPath::new(root.join("db-fast"), 24 << 10),
             strata::DbPath::new(root.join("db-slow"), 0),
@@ -186,6 +189,8 @@ fn no_get_returns_a_version_older_than_one_acknowledged_before_it() {
     assert!(figure("cache_inserts") > 0, "{figures:?}");
     assert!(figure("gets_cache") > 0, "{figures:?}");
     assert!(figure("cache_registrations") > 0, "{figures:?}");
+    assert!(figure("cache_seals") > 0, "{figures:?}");
+    assert!(figure("promotion_flushes") > 0, "{figures:?}");
     // Every hot key reads its last acknowledged version once the writers stop.
     let r = ReadOptions::default();
     for i in 0..HOT {

@@ -211,7 +211,7 @@ fn strata(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
             TieringFlag::Hotrap => format!(
                 "Options::tiering = Some(Tiering::hotrap().with_fd_size({})): db_paths[0] \
                  fast, db_paths[1] slow; RALT, retention, promotion cache, promotion by compaction \
-                 (experimental)",
+                 and by flush (experimental)",
                 flags.fd_size
             ),
             TieringFlag::Off => "Options::tiering = None (levels placed by db_paths)".into(),

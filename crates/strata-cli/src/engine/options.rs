@@ -154,7 +154,7 @@ pub enum TieringFlag {
     Fat,
     /// `fat`'s tiers with HotRAP's hotness tracker (RALT), retention of hot records
     /// in the last fast level, the promotion cache and promotion by compaction
-    /// (Strata only; promotion by flush is planned).
+    /// and by flush (Strata only).
     Hotrap,
 }
 

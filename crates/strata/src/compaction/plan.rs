@@ -89,12 +89,18 @@ pub enum Reason {
     /// Entries a reader already merged, written as tables (`executor::rewrite_fed`),
     /// and the plans over the rest of the files they came from.
     ReadMerged,
+    /// Copies of records from deeper levels, written to L0 at their own sequence
+    /// numbers (`TreeHooks::take_copies`).
+    Promotion,
 }
 
 impl Reason {
     /// True iff the plan's input is a memtable.
     pub fn is_flush(self) -> bool {
-        matches!(self, Reason::Flush | Reason::RecoveryFlush)
+        matches!(
+            self,
+            Reason::Flush | Reason::RecoveryFlush | Reason::Promotion
+        )
     }
 }
 

@@ -14,7 +14,11 @@
 //! version finds the finishing job's inputs and output range still busy and cannot
 //! conflict with it, and a pick after `finish_plan` loads the new version (stored
 //! before the job's `state` lock was released). A flush only adds L0 files; a plan
-//! missing the newest one leaves newer data above older, which is the L0 order.
+//! missing the newest one leaves newer data above older, which is the L0 order. So
+//! does a table of copies written up by the flush thread (`flush::flush_copies`),
+//! whose sequence numbers are old: none of its keys has a version in L0 or the levels
+//! it was checked against when it is installed, and every later version reaches L0
+//! in a later flush with larger sequence numbers (ARCHITECTURE §6.14).
 //!
 //! Every pick also gets a `Coverage` (`compaction::covered`): the range tombstones of
 //! the families' files, read through the table cache *before* the `state` lock is
@@ -26,7 +30,7 @@
 //! [`Busy`]: crate::compaction::picker::Busy
 
 use super::family::Family;
-use super::flush::flush_oldest;
+use super::flush::{flush_copies, flush_oldest};
 use super::obsolete::delete_obsolete;
 use super::state::DbState;
 use super::tree_hooks::TreeHooks;
@@ -63,6 +67,8 @@ enum FlushWork {
     Flush,
     /// Try to leave the no-space state (`no_space::resume`).
     Resume,
+    /// Write up the copies a family's tree hooks hold (`flush::flush_copies`).
+    Copies,
 }
 
 fn flush_loop(inner: &DbInner) {
@@ -85,6 +91,13 @@ fn flush_loop(inner: &DbInner) {
                     if st.has_imm() {
                         break FlushWork::Flush;
                     }
+                    if st
+                        .families
+                        .values()
+                        .any(|f| f.family.hooks.as_ref().is_some_and(|h| h.has_copies()))
+                    {
+                        break FlushWork::Copies;
+                    }
                 }
                 inner.bg_cv.wait(&mut st);
             }
@@ -94,7 +107,10 @@ fn flush_loop(inner: &DbInner) {
             let _ = super::no_space::resume(inner);
             continue;
         }
-        let result = flush_oldest(inner).map(|_| ());
+        let result = match work {
+            FlushWork::Copies => flush_copies(inner).map(|_| ()),
+            _ => flush_oldest(inner).map(|_| ()),
+        };
         delete_obsolete(inner);
         backoff.after(inner, &result, |f| f.flushes += 1);
     }

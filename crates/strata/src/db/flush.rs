@@ -22,9 +22,12 @@
 //! flight before it moves to a new WAL (`write::make_room`).
 
 use super::family::Family;
-use super::{fail, jobs, write, DbInner};
+use super::tree_hooks::TreeHooks;
+use super::{fail, jobs, read, write, DbInner};
 use crate::compaction::{Plan, Reason};
 use crate::error::Result;
+use crate::key::{LookupKey, ValueKind, MAX_SEQUENCE};
+use crate::memtable::MemTable;
 use crate::version::file_ref::Obsolete;
 use crate::version::VersionEdit;
 use std::sync::Arc;
@@ -82,6 +85,76 @@ pub(crate) fn flush_oldest(inner: &DbInner) -> Result<bool> {
     advance_empty_families(inner, &family)?;
     release_wals(inner);
     Ok(true)
+}
+
+/// Writes up the copies some family's tree hooks hold (`TreeHooks::take_copies`), if
+/// any: drops each whose key has a version, or a covering range tombstone, in the
+/// family's memtables or levels `0..=check_through`, lets the hooks drop the rest
+/// they know to be stale, and writes what they return as one L0 table at the copies'
+/// own sequence numbers. Returns false if no family had copies.
+///
+/// Requires: called only by the flush thread. That thread is L0's only writer, so no
+/// flush lands between the check and the install: every version newer than a copy is
+/// either seen by the check, or written after it and flushed after this table, into
+/// one whose sequence numbers are all larger (ARCHITECTURE §6.14, "Copies in L0").
+///
+/// # Errors
+/// `Corruption` or `Io` from the check's table reads (the copies are dropped: they
+/// are copies); `Poisoned` if writing the table or the MANIFEST failed.
+pub(crate) fn flush_copies(inner: &DbInner) -> Result<bool> {
+    let found = {
+        let mut st = inner.state.lock();
+        let found = st.families.values().find_map(|f| {
+            let hooks = f.family.hooks.as_ref().filter(|h| h.has_copies())?;
+            Some((Arc::clone(&f.family), Arc::clone(hooks)))
+        });
+        // From the take to the install, as for a memtable's flush: `Db::flush` waits.
+        st.flush_running = found.is_some();
+        found
+    };
+    let Some((family, hooks)) = found else {
+        return Ok(false);
+    };
+    let result = write_copies(inner, &family, hooks.as_ref());
+    inner.state.lock().flush_running = false;
+    inner.done_cv.notify_all();
+    result.map(|()| true)
+}
+
+/// [`flush_copies`] for one family's hooks.
+fn write_copies(inner: &DbInner, family: &Family, hooks: &dyn TreeHooks) -> Result<()> {
+    let Some(copies) = hooks.take_copies() else {
+        return Ok(());
+    };
+    let sv = family.super_version.load();
+    let mut lookup = LookupKey::default();
+    let mut survivors = Vec::with_capacity(copies.records.len());
+    let mut dropped = 0;
+    for c in copies.records {
+        lookup.set(&c.key, MAX_SEQUENCE);
+        if read::newer_sequence_through(inner, &sv, &lookup, 0, copies.check_through)?.is_some() {
+            dropped += 1;
+        } else {
+            survivors.push(c);
+        }
+    }
+    drop(sv);
+    let kept = hooks.copies_checked(copies.batch, survivors, dropped);
+    if kept.is_empty() {
+        return Ok(());
+    }
+    let mem = MemTable::new();
+    for c in &kept {
+        mem.add(c.seq, ValueKind::Put, &c.key, &c.value);
+    }
+    let plan = Plan::flush(
+        &family.opts,
+        Arc::new(mem),
+        copies.path_id,
+        None,
+        Reason::Promotion,
+    );
+    jobs::run(inner, family, &plan, |_| {})
 }
 
 /// Records the current WAL as the log number of every live family other than

@@ -1,8 +1,10 @@
 //! The read path: point lookups and iterator construction. Takes no lock.
 //!
 //! Sources, newest first: the active memtable, immutable memtables (newest first), L0
-//! tables (newest first; their sequence ranges are disjoint because L0 only receives
-//! flushes), then one table per deeper level, found by binary search on the fence
+//! tables (newest first: for any key in two L0 tables, the one with the larger
+//! `largest_seqno` holds its newer version, because L0 receives only flushes and
+//! tables of copies checked against every newer version, ARCHITECTURE §6.14), then
+//! one table per deeper level, found by binary search on the fence
 //! pointers (file key ranges). Per table the filter chain is: key range → snapshot
 //! filter → the table pinned by the file's reference (the table cache only on its
 //! first open, ARCHITECTURE §5.5) → bloom filter → index → data block. The first
@@ -104,7 +106,7 @@ pub(crate) fn get(
         if let (Some(h), Some((level, put_seq)), Some(v), None) =
             (&family.hooks, answered, &value, &ro.snapshot)
         {
-            h.table_read(&TableRead {
+            let wake = h.table_read(&TableRead {
                 user_key,
                 value: v,
                 seq: put_seq,
@@ -112,6 +114,11 @@ pub(crate) fn get(
                 plain: p.operands.is_empty() && p.floor == 0,
                 token,
             });
+            if wake {
+                // As `ask_compaction`: the flush thread goes to sleep under this lock.
+                drop(inner.state.lock());
+                inner.bg_cv.notify_all();
+            }
         }
         Ok(value)
     })
@@ -332,8 +339,9 @@ pub(crate) fn ask_compaction(
     true
 }
 
-/// Calls `probe(table, its reference)` on every physical table that may hold
-/// `lookup`'s user key, newest first, until one returns `Some` (the answer): each L0
+/// Calls `probe(table, its reference)` on every physical table of levels
+/// `0..=deepest` that may hold `lookup`'s user key, newest first, until one returns
+/// `Some` (the answer): each L0
 /// file whose key range holds the key (L0 is ordered newest first), then on each
 /// deeper level the one file whose fence pointers can hold it. A virtual table there
 /// (§7.1.1) stands for its parents: each whose slice holds the key is probed in the
@@ -345,10 +353,11 @@ pub(crate) fn ask_compaction(
 fn probe_tables<R>(
     version: &Version,
     lookup: &LookupKey,
+    deepest: usize,
     mut meet: impl FnMut(usize, usize),
     mut probe: impl FnMut(&FileMetaData, Option<&FileRef>, bool) -> Result<Option<R>>,
 ) -> Result<Option<R>> {
-    for level in 0..version.num_levels() {
+    for level in 0..version.num_levels().min(deepest.saturating_add(1)) {
         if let Some(r) = probe_level(version, level, lookup, &mut meet, &mut probe)? {
             return Ok(Some(r));
         }
@@ -424,6 +433,20 @@ pub(crate) fn newer_sequence(
     lookup: &LookupKey,
     floor: SequenceNumber,
 ) -> Result<Option<SequenceNumber>> {
+    newer_sequence_through(inner, sv, lookup, floor, usize::MAX)
+}
+
+/// [`newer_sequence`] over the memtables and levels `0..=deepest` only.
+///
+/// # Errors
+/// As [`newer_sequence`].
+pub(crate) fn newer_sequence_through(
+    inner: &DbInner,
+    sv: &SuperVersion,
+    lookup: &LookupKey,
+    floor: SequenceNumber,
+    deepest: usize,
+) -> Result<Option<SequenceNumber>> {
     let _purpose = IoPurpose::Get.enter();
     let (ukey, read_seq) = (lookup.user_key(), lookup.sequence());
     // A source's newest version of the key: its point entry or a covering tombstone.
@@ -439,6 +462,7 @@ pub(crate) fn newer_sequence(
         None => probe_tables(
             &sv.version,
             lookup,
+            deepest,
             |_, _| {},
             |f, file, parent| {
                 if f.largest_seqno <= floor {

@@ -39,6 +39,17 @@
 //!   same version (other files of the same level); every invariant of
 //!   `compaction::plan` and of the picker must still hold, and the result must not
 //!   conflict with `busy` (`Busy::conflicts`).
+//! - [`TreeHooks::take_copies`] and [`TreeHooks::copies_checked`] run on the flush
+//!   thread, with no database lock held, when [`TreeHooks::has_copies`] says the hooks
+//!   have copies to write up (and `table_read` returned true to wake the thread).
+//!   The hooks hand over copies of records in levels deeper than `check_through`,
+//!   each its key's newest version there (the contract of `get_after`); the flush
+//!   thread drops every copy whose key has any version, or a covering range
+//!   tombstone, in the memtables or levels `0..=check_through` of the family's
+//!   current super-version; the hooks drop what else they know to be stale and return
+//!   what to write; the flush thread writes that as one L0 table at the copies' own
+//!   sequence numbers (`Reason::Promotion`). Why an L0 table of old sequence numbers
+//!   keeps every read right: ARCHITECTURE §6.14, "Copies in L0".
 //! - [`TreeHooks::close`] runs when the database closes (after the background threads
 //!   stop): hooks holding state of their own make it durable there.
 
@@ -71,6 +82,29 @@ pub(crate) struct TableRead<'a> {
     pub token: u64,
 }
 
+/// A copy of a record the hooks hand the flush thread (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Copy {
+    pub key: Vec<u8>,
+    pub seq: SequenceNumber,
+    /// A `Put`'s value.
+    pub value: Vec<u8>,
+}
+
+/// Copies to write up into L0 (see the module docs).
+#[derive(Debug)]
+pub(crate) struct Copies {
+    /// Sorted by key, one per key.
+    pub records: Vec<Copy>,
+    /// The deepest level the flush thread checks for newer versions: every copy is of
+    /// a record deeper than it.
+    pub check_through: usize,
+    /// The data path of the L0 table.
+    pub path_id: u32,
+    /// Handed back to [`TreeHooks::copies_checked`].
+    pub batch: u64,
+}
+
 /// One family's hooks. See the module docs for the contract.
 pub(crate) trait TreeHooks: Send + Sync + fmt::Debug {
     /// A token sampled before a get loads its sequence number.
@@ -78,8 +112,26 @@ pub(crate) trait TreeHooks: Send + Sync + fmt::Debug {
         0
     }
 
-    /// A get without a snapshot had its answer from a table.
-    fn table_read(&self, read: &TableRead<'_>);
+    /// A get without a snapshot had its answer from a table. True to wake the flush
+    /// thread: the hooks now have copies for it ([`TreeHooks::has_copies`]).
+    fn table_read(&self, read: &TableRead<'_>) -> bool;
+
+    /// True iff [`TreeHooks::take_copies`] has something to hand over.
+    fn has_copies(&self) -> bool {
+        false
+    }
+
+    /// Copies to write up into L0, if any.
+    fn take_copies(&self) -> Option<Copies> {
+        None
+    }
+
+    /// Of the batch `batch`, `survivors` had no newer version in the levels the
+    /// flush thread checked, and `dropped` had; returns the copies to write (possibly
+    /// none).
+    fn copies_checked(&self, _batch: u64, survivors: Vec<Copy>, _dropped: usize) -> Vec<Copy> {
+        survivors
+    }
 
     /// The level after which gets ask [`TreeHooks::get_after`]; `None` for never.
     fn source_after(&self) -> Option<usize> {

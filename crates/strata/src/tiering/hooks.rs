@@ -2,7 +2,7 @@
 //! its own RALT, fed by the family's table reads, hot-aware picking at its last fast
 //! level, and retention in every compaction from there into the first slow one.
 
-use super::promotion_cache::{PromotionCache, Refused, MAX_VALUE};
+use super::promotion_cache::{Inserted, PromotionCache, Refused, MAX_VALUE};
 use super::ralt::{Ralt, RaltOptions};
 use super::router::{RetentionRouter, FAST, SLOW};
 use super::{TierLayout, Tiered, Tiering, TieringMode};
@@ -10,7 +10,7 @@ use crate::compaction::executor::key_after;
 use crate::compaction::picker;
 use crate::compaction::picker::Busy;
 use crate::compaction::plan::{Action, Input, KeyRange, OutputStream, Partitioning, Plan, Reason};
-use crate::db::tree_hooks::{TableRead, TreeHooks, TreeHooksFactory};
+use crate::db::tree_hooks::{Copies, Copy, TableRead, TreeHooks, TreeHooksFactory};
 use crate::env::FileSystem;
 use crate::error::{Error, Result};
 use crate::filename::Dirs;
@@ -86,6 +86,20 @@ struct Counters {
     /// Records and bytes of those that joined a retaining compaction.
     promoted_by_compaction: AtomicU64,
     promoted_by_compaction_bytes: AtomicU64,
+    /// Caches sealed when full.
+    cache_seals: AtomicU64,
+    /// Hot copies of sealed caches handed to the flush thread.
+    flush_candidates: AtomicU64,
+    /// Of those, dropped for a version in the memtables or fast levels.
+    flush_dropped_newer: AtomicU64,
+    /// Of those, dropped for a registration since the seal.
+    flush_dropped_registered: AtomicU64,
+    /// L0 tables written by promotion, and their records and bytes.
+    promotion_flushes: AtomicU64,
+    promoted_by_flush: AtomicU64,
+    promoted_by_flush_bytes: AtomicU64,
+    /// Copies put back into the cache (too few to fill half a table).
+    cache_put_back: AtomicU64,
 }
 
 fn bump(c: &AtomicU64, n: u64) {
@@ -261,13 +275,14 @@ impl TreeHooks for HotRap {
     }
 
     /// Every table answer is an access in RALT; one from the slow tier is offered to
-    /// the promotion cache (when plain and under 16 KiB, as the authors' code).
-    fn table_read(&self, read: &TableRead<'_>) {
+    /// the promotion cache (when plain and under 16 KiB, as the authors' code). True
+    /// when the insert sealed the cache: the flush thread has copies to check.
+    fn table_read(&self, read: &TableRead<'_>) -> bool {
         self.ralt.access(read.user_key, read.value.len());
         let c = &self.counters;
         if read.level <= self.last_fast_level {
             bump(&c.gets_fast, 1);
-            return;
+            return false;
         }
         bump(&c.gets_slow, 1);
         // With a compaction filter, no copies: a filter changes an original only when
@@ -276,7 +291,7 @@ impl TreeHooks for HotRap {
         // old value); and a filter run on a promoted copy would write a tombstone at
         // the original's own sequence number (found by review).
         if !read.plain || read.value.len() >= MAX_VALUE || self.filtered {
-            return;
+            return false;
         }
         let insert = || {
             self.cache
@@ -284,8 +299,8 @@ impl TreeHooks for HotRap {
         };
         let mut result = insert();
         if result == Err(Refused::Full) {
-            // Full: shed the cold copies (neither hit since their insert nor hot in
-            // RALT), then try once more.
+            // Full while a sealed batch waits: shed the cold copies (neither hit since
+            // their insert nor hot in RALT), then try once more.
             let shed = self
                 .cache
                 .shed(|key, hits| hits > 0 || self.ralt.is_hot(key));
@@ -295,10 +310,68 @@ impl TreeHooks for HotRap {
             }
         }
         match result {
-            Ok(()) => bump(&c.cache_inserts, 1),
+            Ok(Inserted::Added) => bump(&c.cache_inserts, 1),
+            Ok(Inserted::Sealed) => {
+                bump(&c.cache_inserts, 1);
+                bump(&c.cache_seals, 1);
+                return true;
+            }
             Err(Refused::Epoch) => bump(&c.cache_refused_epoch, 1),
             Err(Refused::Full) => bump(&c.cache_refused_full, 1),
         }
+        false
+    }
+
+    fn has_copies(&self) -> bool {
+        self.cache.has_sealed()
+    }
+
+    /// Promotion by flush (§3.4), the checker's part: the sealed cache's hot copies
+    /// (hit by a get, or hot in RALT), to be checked against the memtables and fast
+    /// levels.
+    fn take_copies(&self) -> Option<Copies> {
+        let (epoch, batch) = self.cache.take_sealed()?;
+        let records: Vec<Copy> = batch
+            .into_iter()
+            .filter(|t| t.hits > 0 || self.ralt.is_hot(&t.key))
+            .map(|t| Copy {
+                key: t.key,
+                seq: t.seq,
+                value: t.value,
+            })
+            .collect();
+        bump(&self.counters.flush_candidates, records.len() as u64);
+        (!records.is_empty()).then_some(Copies {
+            records,
+            check_through: self.last_fast_level,
+            path_id: self.tiering.fast_path,
+            batch: epoch,
+        })
+    }
+
+    /// Drops the survivors a registration since the seal overlaps (P2's log); writes
+    /// the rest if they fill half a table, else puts them back into the cache.
+    fn copies_checked(&self, batch: u64, survivors: Vec<Copy>, dropped: usize) -> Vec<Copy> {
+        let c = &self.counters;
+        bump(&c.flush_dropped_newer, dropped as u64);
+        let offered = survivors.len();
+        let kept = self.cache.checked(batch, survivors, |c| c.key.as_slice());
+        bump(&c.flush_dropped_registered, (offered - kept.len()) as u64);
+        let bytes: u64 = kept
+            .iter()
+            .map(|c| (c.key.len() + c.value.len()) as u64)
+            .sum();
+        if bytes.saturating_mul(2) >= self.opts.target_file_size_base {
+            bump(&c.promotion_flushes, 1);
+            bump(&c.promoted_by_flush, kept.len() as u64);
+            bump(&c.promoted_by_flush_bytes, bytes);
+            return kept;
+        }
+        let back = self
+            .cache
+            .put_back(batch, kept.into_iter().map(|c| (c.key, c.seq, c.value)));
+        bump(&c.cache_put_back, back);
+        Vec::new()
     }
 
     fn source_after(&self) -> Option<usize> {
@@ -452,6 +525,17 @@ impl TreeHooks for HotRap {
                 "promoted_by_compaction_bytes",
                 load(&c.promoted_by_compaction_bytes),
             ),
+            ("cache_seals", load(&c.cache_seals)),
+            ("flush_candidates", load(&c.flush_candidates)),
+            ("flush_dropped_newer", load(&c.flush_dropped_newer)),
+            (
+                "flush_dropped_registered",
+                load(&c.flush_dropped_registered),
+            ),
+            ("promotion_flushes", load(&c.promotion_flushes)),
+            ("promoted_by_flush", load(&c.promoted_by_flush)),
+            ("promoted_by_flush_bytes", load(&c.promoted_by_flush_bytes)),
+            ("cache_put_back", load(&c.cache_put_back)),
         ]
     }
 

@@ -24,10 +24,10 @@
 //!
 //! Modes: [`TieringMode::Fat`] is the paper's RocksDB-fat baseline: tiers, sizing and
 //! placement, nothing else. [`TieringMode::HotRap`] adds RALT, hot-aware picking,
-//! retention, the promotion cache and promotion by compaction through the tree-hooks
-//! seam (`hooks.rs`, `router.rs`, `promotion_cache.rs`, `db::tree_hooks`). Promotion
-//! by flush, scan promotion and time-aware tiering are planned (docs/ARCHITECTURE.md
-//! §18), not built.
+//! retention, the promotion cache and promotion by compaction and by flush through the
+//! tree-hooks seam (`hooks.rs`, `router.rs`, `promotion_cache.rs`, `db::tree_hooks`).
+//! Scan promotion and time-aware tiering are planned (docs/ARCHITECTURE.md §18), not
+//! built.
 
 mod hooks;
 mod promotion_cache;
@@ -56,7 +56,8 @@ pub enum TieringMode {
     /// first slow one writes the hot keys of its fast inputs back to the last fast
     /// level; gets answered from the slow tier fill an in-memory promotion cache,
     /// probed after the last fast level, whose hot copies such compactions write to
-    /// the last fast level too. Promotion by flush and scan promotion are planned.
+    /// the last fast level too, and a full cache's hot copies are written to L0 by the
+    /// flush thread (promotion by flush). Scan promotion is planned.
     HotRap,
 }
 

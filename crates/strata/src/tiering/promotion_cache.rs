@@ -27,12 +27,14 @@
 //! inserts and registrations exclusive. The read path takes no database lock; with
 //! HotRAP on, a get answered from the slow tier takes this one.
 //!
-//! Size: at most `capacity` bytes of keys and values. A full cache first sheds the
-//! copies its owner calls cold ([`PromotionCache::shed`]: tiering keeps those a get hit
-//! or RALT calls hot, as the paper's checker keeps a sealed cache's hot records); an
-//! insert that still does not fit is refused and counted. Sealing a full cache and
-//! promoting its hot records by flush (§3.4) is planned; until then only compactions
-//! drain what stays.
+//! Size: at most `capacity` bytes of keys and values. A full cache is *sealed*: its
+//! copies leave it as one batch ([`PromotionCache::take_sealed`]) for promotion by
+//! flush (§3.4), and an empty cache takes the insert. Sealed copies are never read
+//! (P1: between sealing and their check a newer version may reach the slow tier, and
+//! nothing would take it out); their check asks [`PromotionCache::checked`] which of
+//! them a registration since the seal may have made stale. While a sealed batch waits,
+//! a full cache sheds the copies its owner calls cold ([`PromotionCache::shed`]) and
+//! refuses the insert if that frees nothing.
 
 use crate::key::SequenceNumber;
 use parking_lot::RwLock;
@@ -97,6 +99,17 @@ struct State {
     /// Set when a shed left the cache over three quarters full (shedding again would
     /// cost a scan per insert for nothing); cleared when a registration takes a copy.
     shed_is_futile: bool,
+    /// The batch sealed last and not yet taken: the epoch at sealing, and its copies.
+    sealed: Option<(u64, Vec<Taken>)>,
+}
+
+/// What an insert did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Inserted {
+    /// The copy is in the cache.
+    Added,
+    /// The cache was full: it was sealed, and the copy is in the new one.
+    Sealed,
 }
 
 /// One family's promotion cache. See the module docs.
@@ -147,30 +160,101 @@ impl PromotionCache {
         seq: SequenceNumber,
         value: &[u8],
         sampled: u64,
-    ) -> std::result::Result<(), Refused> {
+    ) -> std::result::Result<Inserted, Refused> {
+        self.insert_or_seal(key, seq, value, sampled, true)
+    }
+
+    fn insert_or_seal(
+        &self,
+        key: &[u8],
+        seq: SequenceNumber,
+        value: &[u8],
+        sampled: u64,
+        may_seal: bool,
+    ) -> std::result::Result<Inserted, Refused> {
         let mut st = self.state.write();
-        let now = self.epoch.load(Ordering::SeqCst);
-        if now > sampled {
-            // Registrations `sampled + 1 ..= now` must all be in the log.
-            let reaches = st.log.front().is_some_and(|r| r.epoch <= sampled + 1);
-            let overlaps = st
-                .log
-                .iter()
-                .any(|r| r.epoch > sampled && r.lo.as_slice() <= key && key <= r.hi.as_slice());
-            if !reaches || overlaps {
-                return Err(Refused::Epoch);
-            }
+        if !Self::unchanged_since(&st, self.epoch.load(Ordering::SeqCst), sampled, key) {
+            return Err(Refused::Epoch);
         }
         if st.entries.get(key).is_some_and(|e| e.seq >= seq) {
-            return Ok(());
+            return Ok(Inserted::Added);
         }
         let size = charge(key, value);
-        let freed = st.entries.get(key).map_or(0, |e| charge(key, &e.value));
-        if st.bytes - freed + size > self.capacity {
+        if size > self.capacity {
             return Err(Refused::Full);
         }
+        let freed = st.entries.get(key).map_or(0, |e| charge(key, &e.value));
+        let mut inserted = Inserted::Added;
+        if st.bytes - freed + size > self.capacity {
+            if !may_seal || st.sealed.is_some() || st.entries.is_empty() {
+                return Err(Refused::Full);
+            }
+            let batch = std::mem::take(&mut st.entries)
+                .into_iter()
+                .map(|(key, e)| Taken {
+                    key,
+                    seq: e.seq,
+                    hits: e.hits.into_inner(),
+                    value: e.value,
+                })
+                .collect();
+            st.sealed = Some((self.epoch.load(Ordering::SeqCst), batch));
+            st.bytes = 0;
+            st.shed_is_futile = false;
+            inserted = Inserted::Sealed;
+        }
+        let freed = st.entries.get(key).map_or(0, |e| charge(key, &e.value));
         self.put(&mut st, key, seq, value, freed, size);
-        Ok(())
+        Ok(inserted)
+    }
+
+    /// True iff no registration after epoch `sampled` (the current epoch being `now`)
+    /// overlaps `key`, and the log reaches back far enough to say so.
+    fn unchanged_since(st: &State, now: u64, sampled: u64, key: &[u8]) -> bool {
+        if now <= sampled {
+            return true;
+        }
+        // Registrations `sampled + 1 ..= now` must all be in the log.
+        let reaches = st.log.front().is_some_and(|r| r.epoch <= sampled + 1);
+        reaches
+            && !st
+                .log
+                .iter()
+                .any(|r| r.epoch > sampled && r.lo.as_slice() <= key && key <= r.hi.as_slice())
+    }
+
+    /// True iff a sealed batch waits.
+    pub fn has_sealed(&self) -> bool {
+        self.state.read().sealed.is_some()
+    }
+
+    /// The sealed batch, if any: the epoch at sealing and its copies in key order.
+    pub fn take_sealed(&self) -> Option<(u64, Vec<Taken>)> {
+        self.state.write().sealed.take()
+    }
+
+    /// Of `copies` from the batch sealed at epoch `sealed`, those no registration since
+    /// the seal overlaps (none if the log no longer reaches back to the seal).
+    pub fn checked<T>(&self, sealed: u64, copies: Vec<T>, key: impl Fn(&T) -> &[u8]) -> Vec<T> {
+        let st = self.state.read();
+        let now = self.epoch.load(Ordering::SeqCst);
+        copies
+            .into_iter()
+            .filter(|c| Self::unchanged_since(&st, now, sealed, key(c)))
+            .collect()
+    }
+
+    /// Puts copies of the batch sealed at epoch `sealed` back, as inserts sampled at
+    /// the seal (never sealing again); returns how many went back.
+    pub fn put_back(
+        &self,
+        sealed: u64,
+        copies: impl IntoIterator<Item = (Vec<u8>, SequenceNumber, Vec<u8>)>,
+    ) -> u64 {
+        copies
+            .into_iter()
+            .filter(|(k, seq, v)| self.insert_or_seal(k, *seq, v, sealed, false).is_ok())
+            .count() as u64
     }
 
     fn put(
@@ -305,8 +389,8 @@ mod tests {
         assert_eq!(c.insert(b"c", 1, b"v", sampled), Err(Refused::Epoch));
         assert_eq!(c.insert(b"f", 1, b"v", sampled), Err(Refused::Epoch));
         // Outside the range, or sampled after it: allowed.
-        assert_eq!(c.insert(b"g", 1, b"v", sampled), Ok(()));
-        assert_eq!(c.insert(b"d", 1, b"v", c.epoch()), Ok(()));
+        assert_eq!(c.insert(b"g", 1, b"v", sampled), Ok(Inserted::Added));
+        assert_eq!(c.insert(b"d", 1, b"v", c.epoch()), Ok(Inserted::Added));
     }
 
     #[test]
@@ -316,10 +400,10 @@ mod tests {
         for _ in 0..LOG_CAPACITY {
             c.register(b"x", b"y");
         }
-        assert_eq!(c.insert(b"a", 1, b"v", sampled), Ok(()));
+        assert_eq!(c.insert(b"a", 1, b"v", sampled), Ok(Inserted::Added));
         c.register(b"x", b"y");
         assert_eq!(c.insert(b"b", 1, b"v", sampled), Err(Refused::Epoch));
-        assert_eq!(c.insert(b"b", 1, b"v", sampled + 1), Ok(()));
+        assert_eq!(c.insert(b"b", 1, b"v", sampled + 1), Ok(Inserted::Added));
     }
 
     #[test]
@@ -345,8 +429,46 @@ mod tests {
         c.insert(b"k", 2, b"c", 0).expect("older is a no-op");
         assert_eq!(c.get(b"k", 9), Some((3, b"b".to_vec())));
         c.insert(b"j", 1, b"a", 0).expect("fits");
-        assert_eq!(c.insert(b"l", 1, b"a", 0), Err(Refused::Full));
         assert_eq!(c.size(), (2, 2 * (ENTRY_OVERHEAD + 2)));
+        // Full: sealed, and the copy goes into the new cache.
+        assert_eq!(c.insert(b"l", 1, b"a", 0), Ok(Inserted::Sealed));
+        assert_eq!(c.size(), (1, ENTRY_OVERHEAD + 2));
+        assert!(c.has_sealed());
+        // Full again while a sealed batch waits: refused.
+        c.insert(b"m", 1, b"a", 0).expect("fits");
+        assert_eq!(c.insert(b"n", 1, b"a", 0), Err(Refused::Full));
+        let (epoch, batch) = c.take_sealed().expect("sealed");
+        assert_eq!(epoch, 0);
+        let keys: Vec<&[u8]> = batch.iter().map(|t| t.key.as_slice()).collect();
+        assert_eq!(keys, vec![&b"j"[..], b"k"]);
+        assert_eq!(c.get(b"k", 9), None, "a sealed copy is never read");
+        assert!(!c.has_sealed());
+    }
+
+    #[test]
+    fn a_sealed_batch_loses_what_registrations_since_the_seal_overlap() {
+        let c = PromotionCache::new(3 * (ENTRY_OVERHEAD + 2));
+        for k in [&b"a"[..], b"c", b"e"] {
+            c.insert(k, 1, b"v", 0).expect("insert");
+        }
+        assert_eq!(c.insert(b"x", 1, b"v", 0), Ok(Inserted::Sealed));
+        let (sealed, batch) = c.take_sealed().expect("sealed");
+        let batch: Vec<Vec<u8>> = batch.into_iter().map(|t| t.key).collect();
+        assert!(c.register(b"b", b"c").is_empty());
+        let kept = c.checked(sealed, batch.clone(), |k| k.as_slice());
+        assert_eq!(kept, vec![b"a".to_vec(), b"e".to_vec()]);
+        // Put back under the seal's epoch: "c" is refused again, and nothing seals.
+        let back = c.put_back(sealed, batch.into_iter().map(|k| (k, 1, b"v".to_vec())));
+        assert_eq!(back, 2, "a and e; x is there, c overlaps a registration");
+        assert_eq!(c.size().0, 3);
+        assert!(!c.has_sealed());
+        // A log that no longer reaches the seal keeps nothing.
+        for _ in 0..LOG_CAPACITY {
+            c.register(b"y", b"z");
+        }
+        assert!(c
+            .checked(sealed, vec![b"a".to_vec()], |k| k.as_slice())
+            .is_empty());
     }
 
     #[test]

@@ -9,7 +9,9 @@
 //! # Invariants
 //! 1. L0 is ordered newest first: by `largest_seqno` descending, then file number
 //!    descending. Reads probe L0 in this order, so a newer version of a key is found
-//!    before an older one even though L0 files overlap.
+//!    before an older one even though L0 files overlap. (A table of copies written up
+//!    by the flush thread has old sequence numbers; the order still holds for every
+//!    key it shares with another L0 file: ARCHITECTURE §6.14, "Copies in L0".)
 //! 2. In L1 and below, files are sorted by smallest key and do not overlap:
 //!    `largest(f[i]) < smallest(f[i+1])` in internal-key order, and no user key has
 //!    *entries* in two files. So at most one file per level holds a user key's

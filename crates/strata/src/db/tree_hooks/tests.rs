@@ -29,7 +29,7 @@ impl TreeHooks for Recorder {
         self.tokens.fetch_add(1, Ordering::Relaxed)
     }
 
-    fn table_read(&self, read: &TableRead<'_>) {
+    fn table_read(&self, read: &TableRead<'_>) -> bool {
         self.reads.lock().push((
             read.user_key.to_vec(),
             read.value.len(),
@@ -37,6 +37,7 @@ impl TreeHooks for Recorder {
             read.plain,
             read.token,
         ));
+        false
     }
 
     fn registering(&self, _plan: &mut Plan, _version: &Version) {
@@ -153,7 +154,9 @@ fn hooks_see_table_reads_and_adjust_compactions() {
 struct Source;
 
 impl TreeHooks for Source {
-    fn table_read(&self, _read: &TableRead<'_>) {}
+    fn table_read(&self, _read: &TableRead<'_>) -> bool {
+        false
+    }
 
     fn source_after(&self) -> Option<usize> {
         Some(0)

@@ -39,7 +39,7 @@ fn figure(db: &Db, name: &str) -> u64 {
 /// A get of `k` answered by `v1` (at `seq`) from the slow tier, its insert made with
 /// `token`.
 fn insert(hooks: &dyn TreeHooks, seq: SequenceNumber, token: u64) {
-    hooks.table_read(&TableRead {
+    let _ = hooks.table_read(&TableRead {
         user_key: b"k",
         value: b"v1",
         seq,
@@ -182,5 +182,136 @@ fn with_a_compaction_filter_the_cache_takes_no_copies() {
     assert_eq!(figure(&db, "gets_slow"), 2);
     assert_eq!(figure(&db, "cache_inserts"), 0);
     assert_eq!(figure(&db, "cache_entries"), 0);
+    db.close().expect("close");
+}
+
+/// Waits until the hooks' figure `name` reaches `at_least` (the flush thread works on
+/// its own), then for the flush thread's job to end.
+fn wait_for(db: &Db, name: &str, at_least: u64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while figure(db, name) < at_least {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{name} stayed below {at_least}: {:?}",
+            db.stats().tree_hooks
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    db.flush().expect("flush");
+}
+
+fn filler(i: usize) -> Vec<u8> {
+    format!("filler{i:04}").into_bytes()
+}
+
+/// Reads fillers `0..12` twice (the second time from the cache), then more until the
+/// cache seals: the flush thread writes the hot copies up as an L0 table.
+fn promote_twelve_by_flush(db: &Db) {
+    let r = ReadOptions::default();
+    for _ in 0..2 {
+        for i in 0..12 {
+            db.get(&r, &filler(i)).expect("get");
+        }
+    }
+    let mut i = 12;
+    while figure(db, "cache_seals") == 0 {
+        assert_eq!(db.get(&r, &filler(i)).expect("get"), Some(vec![7; 100]));
+        i += 1;
+        assert!(
+            i < 400,
+            "the cache never sealed: {:?}",
+            db.stats().tree_hooks
+        );
+    }
+}
+
+#[test]
+fn a_read_only_workload_promotes_hot_copies_into_l0_by_flush() {
+    let fs = Arc::new(FaultFs::new());
+    let db = open(&fs);
+    with_k_in_the_slow_tier(&db);
+    promote_twelve_by_flush(&db);
+    wait_for(&db, "promotion_flushes", 1);
+    assert!(figure(&db, "promoted_by_flush") >= 12);
+    assert_eq!(db.stats().levels[0].files, 1, "one L0 table of copies");
+    // The hot keys are now answered by the fast tier, with their values.
+    let fast = figure(&db, "gets_fast");
+    let r = ReadOptions::default();
+    for i in 0..12 {
+        assert_eq!(db.get(&r, &filler(i)).expect("get"), Some(vec![7; 100]));
+    }
+    assert_eq!(figure(&db, "gets_fast"), fast + 12);
+    // And still after compactions move them on, and after a reopen.
+    db.compact_range(None, None).expect("compact");
+    db.close().expect("close");
+    let db = open(&fs);
+    for i in 0..400 {
+        assert_eq!(db.get(&r, &filler(i)).expect("get"), Some(vec![7; 100]));
+    }
+    assert_eq!(db.get(&r, b"k").expect("get"), Some(b"v1".to_vec()));
+    db.close().expect("close");
+}
+
+#[test]
+fn a_copy_with_a_newer_version_in_the_fast_tier_is_not_promoted_by_flush() {
+    let fs = Arc::new(FaultFs::new());
+    let db = open(&fs);
+    with_k_in_the_slow_tier(&db);
+    let r = ReadOptions::default();
+    for _ in 0..2 {
+        for i in 0..12 {
+            db.get(&r, &filler(i)).expect("get");
+        }
+    }
+    // Before the cache seals: a newer version of filler 3 and a range tombstone over
+    // filler 5, moved into L1 (a compaction inside the fast tier registers nothing,
+    // so the copies stay), then a newest version of filler 3 in the memtable. A table
+    // of copies in L0 would shadow L1 if the check let them through.
+    let w = WriteOptions::default();
+    let registered = figure(&db, "cache_registrations");
+    db.put(&w, &filler(3), b"newer").expect("put");
+    db.delete_range(&w, &filler(5), &filler(6))
+        .expect("delete_range");
+    for i in 0..4 {
+        db.put(&w, format!("a{i}").as_bytes(), b"x").expect("put");
+        db.flush().expect("flush");
+    }
+    db.wait_for_compactions().expect("idle");
+    let levels = db.stats().levels;
+    assert_eq!((levels[0].files, levels[1].files), (0, 1), "{levels:?}");
+    assert_eq!(figure(&db, "cache_registrations"), registered);
+    assert_eq!(
+        db.get(&r, &filler(3)).expect("get"),
+        Some(b"newer".to_vec())
+    );
+    db.put(&w, &filler(7), b"newest").expect("put");
+    promote_twelve_by_flush(&db);
+    wait_for(&db, "flush_candidates", 12);
+    assert_eq!(figure(&db, "flush_dropped_newer"), 3);
+    assert_eq!(
+        db.get(&r, &filler(3)).expect("get"),
+        Some(b"newer".to_vec())
+    );
+    assert_eq!(db.get(&r, &filler(5)).expect("get"), None);
+    assert_eq!(
+        db.get(&r, &filler(7)).expect("get"),
+        Some(b"newest".to_vec())
+    );
+    let snap = db.snapshot();
+    db.flush().expect("flush");
+    db.compact_range(None, None).expect("compact");
+    let at = ReadOptions::default().with_snapshot(snap);
+    for ro in [&r, &at] {
+        assert_eq!(
+            db.get(ro, &filler(3)).expect("get"),
+            Some(b"newer".to_vec())
+        );
+        assert_eq!(
+            db.get(ro, &filler(7)).expect("get"),
+            Some(b"newest".to_vec())
+        );
+        assert_eq!(db.get(ro, &filler(5)).expect("get"), None);
+        assert_eq!(db.get(ro, &filler(4)).expect("get"), Some(vec![7; 100]));
+    }
     db.close().expect("close");
 }
