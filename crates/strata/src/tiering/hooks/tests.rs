@@ -8,24 +8,31 @@ use crate::env::FaultFs;
 use crate::options::DbPath;
 use crate::{DbBuilder, ReadOptions, WriteOptions};
 
-fn open(fs: &Arc<FaultFs>) -> Db {
+/// Tiny tiers: a 24 KiB fast budget (L0 and L1), a 2 KiB promotion cache, no block
+/// cache.
+fn options() -> Options {
+    Options::default()
+        .with_write_buffer_size(4096)
+        .with_target_file_size_base(2048)
+        .with_max_bytes_for_level_base(8192)
+        .with_num_levels(4)
+        .with_block_cache_capacity(0)
+        .with_db_paths(vec![
+            DbPath::new("/fast", 24 << 10),
+            DbPath::new("/slow", 0),
+        ])
+        .with_tiering(Some(Tiering::hotrap()))
+}
+
+fn open_with(fs: &Arc<FaultFs>, opts: Options) -> Db {
     DbBuilder::new()
         .file_system(Arc::clone(fs) as Arc<dyn FileSystem>)
-        .open(
-            "/db",
-            Options::default()
-                .with_write_buffer_size(4096)
-                .with_target_file_size_base(2048)
-                .with_max_bytes_for_level_base(8192)
-                .with_num_levels(4)
-                .with_block_cache_capacity(0)
-                .with_db_paths(vec![
-                    DbPath::new("/fast", 24 << 10),
-                    DbPath::new("/slow", 0),
-                ])
-                .with_tiering(Some(Tiering::hotrap())),
-        )
+        .open("/db", opts)
         .expect("open")
+}
+
+fn open(fs: &Arc<FaultFs>) -> Db {
+    open_with(fs, options())
 }
 
 fn figure(db: &Db, name: &str) -> u64 {
@@ -157,24 +164,10 @@ impl crate::compaction_filter::CompactionFilterFactory for KeepAllFactory {
 #[test]
 fn with_a_compaction_filter_the_cache_takes_no_copies() {
     let fs = Arc::new(FaultFs::new());
-    let db = DbBuilder::new()
-        .file_system(Arc::clone(&fs) as Arc<dyn FileSystem>)
-        .open(
-            "/db",
-            Options::default()
-                .with_write_buffer_size(4096)
-                .with_target_file_size_base(2048)
-                .with_max_bytes_for_level_base(8192)
-                .with_num_levels(4)
-                .with_block_cache_capacity(0)
-                .with_db_paths(vec![
-                    DbPath::new("/fast", 24 << 10),
-                    DbPath::new("/slow", 0),
-                ])
-                .with_tiering(Some(Tiering::hotrap()))
-                .with_compaction_filter_factory(Some(Arc::new(KeepAllFactory))),
-        )
-        .expect("open");
+    let db = open_with(
+        &fs,
+        options().with_compaction_filter_factory(Some(Arc::new(KeepAllFactory))),
+    );
     let (hooks, seq) = with_k_in_the_slow_tier(&db);
     insert(hooks.as_ref(), seq, hooks.read_token());
     let r = ReadOptions::default();
