@@ -2,7 +2,7 @@
 //! its own RALT, fed by the family's table reads, hot-aware picking at its last fast
 //! level, and retention in every compaction from there into the first slow one.
 
-use super::promotion_cache::{Inserted, PromotionCache, Refused, MAX_VALUE};
+use super::promotion_cache::{Inserted, PromotionCache, Refused, ENTRY_OVERHEAD, MAX_VALUE};
 use super::ralt::{Ralt, RaltOptions};
 use super::router::{RetentionRouter, FAST, SLOW};
 use super::{TierLayout, Tiered, Tiering, TieringMode};
@@ -113,8 +113,9 @@ struct Retention {
     hi: Vec<u8>,
     /// The fast stream's bounds.
     range: KeyRange,
-    /// The bytes it may write (router.rs, Room).
+    /// The bytes it may write (router.rs, Room), and the least a key is charged.
     room: u64,
+    min_charge: u64,
 }
 
 /// One HotRAP family's hooks.
@@ -190,7 +191,7 @@ impl HotRap {
     /// The user keys a retaining plan may write back, and the bytes it may write:
     /// `None` if `plan` is not a rewrite from the last fast level into the next with
     /// the picker's one unbounded stream (or a stream [`HotRap::adjust_plan`] added).
-    fn retention_range(&self, plan: &Plan, version: &Version) -> Option<Retention> {
+    fn retention_range(&self, plan: &Plan) -> Option<Retention> {
         let level = self.last_fast_level;
         let fast_inputs = match plan.inputs.first() {
             Some(Input::Files { level: l, files }) if *l == level => files,
@@ -206,16 +207,13 @@ impl HotRap {
         }
         let lo = fast_inputs.iter().map(|f| f.smallest_user_key()).min()?;
         let hi = fast_inputs.iter().map(|f| f.largest_user_key()).max()?;
-        // What retention may write back: the level's target less what stays in it,
-        // and at least half the fast inputs, so that each compaction shrinks a level
-        // over its target by half its inputs or more (router.rs, Room).
+        // What retention may write back: half the fast inputs' bytes, each retained
+        // key charged at least the inputs' bytes per entry, so that each compaction
+        // shrinks the level by about half its fast inputs (router.rs, Room).
         let input_bytes: u64 = fast_inputs.iter().map(|f| f.size).sum();
-        let staying = version.level_bytes(level).saturating_sub(input_bytes);
-        let target = picker::level_targets(&self.opts)
-            .get(level)
-            .copied()
-            .unwrap_or(0);
-        let room = target.saturating_sub(staying).max(input_bytes / 2);
+        let entries: u64 = fast_inputs.iter().map(|f| f.num_entries).sum();
+        let room = input_bytes / 2;
+        let min_charge = input_bytes / entries.max(1);
         // The range ends after the largest key, unless a file's largest key is a
         // range-tombstone end sentinel: that end is exclusive, and the next file of the
         // level may start at that very key (retaining it would overlap that file).
@@ -237,6 +235,7 @@ impl HotRap {
             hi: hi.to_vec(),
             range,
             room,
+            min_charge,
         })
     }
 
@@ -361,7 +360,10 @@ impl TreeHooks for HotRap {
             .iter()
             .map(|c| (c.key.len() + c.value.len()) as u64)
             .sum();
-        if bytes.saturating_mul(2) >= self.opts.target_file_size_base {
+        // Half the cache, measured as the cache measures (with its per-entry charge:
+        // else small records could never fill half a table; found by review).
+        let charged = bytes + kept.len() as u64 * ENTRY_OVERHEAD;
+        if charged.saturating_mul(2) >= self.opts.target_file_size_base {
             bump(&c.promotion_flushes, 1);
             bump(&c.promoted_by_flush, kept.len() as u64);
             bump(&c.promoted_by_flush_bytes, bytes);
@@ -405,7 +407,8 @@ impl TreeHooks for HotRap {
             hi,
             range,
             room,
-        }) = self.retention_range(plan, version)
+            min_charge,
+        }) = self.retention_range(plan)
         else {
             return;
         };
@@ -430,7 +433,7 @@ impl TreeHooks for HotRap {
         adjusted.router = Arc::new(RetentionRouter::new(
             Arc::clone(&self.ralt),
             range,
-            room,
+            (room, min_charge),
             BTreeSet::new(),
         ));
         if !busy.conflicts(&adjusted) {
@@ -445,7 +448,7 @@ impl TreeHooks for HotRap {
     /// numbers, and a router that sends them fast like hot keys (promotion by
     /// compaction, §3.3 steps 6–9); the rest are dropped (they are copies). Each taken
     /// copy is an access in RALT.
-    fn registering(&self, plan: &mut Plan, version: &Version) {
+    fn registering(&self, plan: &mut Plan, _version: &Version) {
         if !self.must_register(plan) {
             return;
         }
@@ -462,7 +465,13 @@ impl TreeHooks for HotRap {
         if !self.is_retaining(plan) {
             return;
         }
-        let Some(Retention { range, room, .. }) = self.retention_range(plan, version) else {
+        let Some(Retention {
+            range,
+            room,
+            min_charge,
+            ..
+        }) = self.retention_range(plan)
+        else {
             return;
         };
         let promoted = MemTable::new();
@@ -485,7 +494,7 @@ impl TreeHooks for HotRap {
         plan.router = Arc::new(RetentionRouter::new(
             Arc::clone(&self.ralt),
             range,
-            room,
+            (room, min_charge),
             keys,
         ));
     }

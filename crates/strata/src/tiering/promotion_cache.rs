@@ -48,7 +48,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 const LOG_CAPACITY: usize = 256;
 
 /// Bytes charged per entry besides its key and value.
-const ENTRY_OVERHEAD: u64 = 48;
+pub(crate) const ENTRY_OVERHEAD: u64 = 48;
 
 /// The largest value the cache takes (the authors' code: 16 KiB).
 pub(crate) const MAX_VALUE: usize = 16 * 1024;

@@ -22,13 +22,18 @@ pub(crate) const FAST: usize = 1;
 /// [`SLOW`]. The executor asks once per user key, so every version of a key goes to
 /// one stream.
 ///
-/// Room: the bytes the last fast level may take back, its target less what stays in
-/// it but at least half the fast inputs' bytes (`hooks.rs`), charged the newest
-/// record's key and value per retained key. RALT's hot set is bounded below the fast
-/// budget, but its estimates are not exact (at the start every tracked key is hot); a
-/// level written back whole would be picked again at once, each round moving one key,
-/// and the compactions would not end in any useful time. With the room, a level over
-/// its target loses at least half of each compaction's fast inputs.
+/// Room: the bytes the last fast level may take back, half the fast inputs' bytes
+/// (`hooks.rs`), each retained key charged its newest record's key, value and
+/// internal-key trailer, and at least the fast inputs' bytes per entry (so the charge
+/// covers what a table spends per entry beyond the record). RALT's hot set is bounded
+/// below the fast budget, but its estimates are not exact (at the start every tracked
+/// key is hot); a level written back whole would be picked again at once, each round
+/// moving one key, and the compactions would not end in any useful time. With the
+/// room, each compaction out of the level shrinks it by about half its fast inputs.
+/// An earlier room, the level's target less what stayed (at least half the inputs),
+/// let a level just over its target write nearly all its inputs back; charged less
+/// than the tables' real bytes, the level stayed over its target and the same
+/// compactions repeated without end (found by a review's randomized test).
 ///
 /// Why the first key of the range always goes down: retention must never keep a
 /// level where it was. A file whose every key is hot would otherwise be written back
@@ -49,14 +54,17 @@ pub(crate) struct RetentionRouter {
     seen_range: AtomicBool,
     /// Bytes the fast stream may still take.
     room: AtomicU64,
+    /// The least a retained key is charged.
+    min_charge: u64,
 }
 
 impl RetentionRouter {
-    /// A router over `range` with `room` bytes, asking `ralt`, `promoted` hot too.
+    /// A router over `range` with `room` bytes, charging a key at least `min_charge`,
+    /// asking `ralt`, `promoted` hot too.
     pub fn new(
         ralt: Arc<Ralt>,
         range: KeyRange,
-        room: u64,
+        (room, min_charge): (u64, u64),
         promoted: BTreeSet<Vec<u8>>,
     ) -> RetentionRouter {
         RetentionRouter {
@@ -65,6 +73,7 @@ impl RetentionRouter {
             promoted,
             seen_range: AtomicBool::new(false),
             room: AtomicU64::new(room),
+            min_charge,
         }
     }
 }
@@ -80,7 +89,7 @@ impl Router for RetentionRouter {
         {
             return SLOW;
         }
-        let size = (newest.user_key.len() + value.len()) as u64;
+        let size = ((newest.user_key.len() + value.len()) as u64 + 8).max(self.min_charge);
         let charged = self
             .room
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| {
