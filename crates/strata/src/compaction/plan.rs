@@ -91,7 +91,7 @@ pub enum Reason {
     ReadMerged,
     /// Copies of records from deeper levels, written to L0 at their own sequence
     /// numbers (`TreeHooks::take_copies`).
-    Promotion,
+    CopiesUp,
 }
 
 impl Reason {
@@ -99,7 +99,7 @@ impl Reason {
     pub fn is_flush(self) -> bool {
         matches!(
             self,
-            Reason::Flush | Reason::RecoveryFlush | Reason::Promotion
+            Reason::Flush | Reason::RecoveryFlush | Reason::CopiesUp
         )
     }
 }

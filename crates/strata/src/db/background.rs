@@ -237,7 +237,7 @@ fn pick_any(
             if let Some(h) = &family.hooks {
                 plan = adjusted(h.as_ref(), plan, &version, &f.busy);
             }
-            mark_busy(st, id, &mut plan, &version);
+            mark_busy(st, id, &mut plan);
             return Some((family, plan));
         }
     }
@@ -256,13 +256,13 @@ fn adjusted(hooks: &dyn TreeHooks, plan: Plan, version: &Version, busy: &Busy) -
     }
 }
 
-/// Registers `plan`, picked over `version`, as running in `family`, after showing it
+/// Registers `plan` as running in `family`, after showing it
 /// to the family's tree hooks (`TreeHooks::registering`). Requires: `st` is the
 /// `state` lock.
-pub(crate) fn mark_busy(st: &mut DbState, family: u32, plan: &mut Plan, version: &Version) {
+pub(crate) fn mark_busy(st: &mut DbState, family: u32, plan: &mut Plan) {
     if let Some(f) = st.families.get_mut(&family) {
         if let Some(h) = &f.family.hooks {
-            h.registering(plan, version);
+            h.registering(plan);
         }
         f.busy.add_plan(plan);
     }
@@ -453,7 +453,7 @@ fn manual_level(
                     if let Some(h) = &family.hooks {
                         p = adjusted(h.as_ref(), p, &version, busy);
                     }
-                    mark_busy(&mut st, family.id(), &mut p, &version);
+                    mark_busy(&mut st, family.id(), &mut p);
                     Some(p)
                 }
                 None if version.overlapping_files(level, begin, end).is_empty() => None,

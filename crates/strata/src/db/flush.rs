@@ -155,7 +155,7 @@ fn write_copies(inner: &DbInner, family: &Family, hooks: &dyn TreeHooks) -> Resu
         Arc::new(mem),
         copies.path_id,
         None,
-        Reason::Promotion,
+        Reason::CopiesUp,
     );
     jobs::run(inner, family, &plan, |_| {})
 }

@@ -48,7 +48,7 @@
 //!   tombstone, in the memtables or levels `0..=check_through` of the family's
 //!   current super-version; the hooks drop what else they know to be stale and return
 //!   what to write; the flush thread writes that as one L0 table at the copies' own
-//!   sequence numbers (`Reason::Promotion`). Why an L0 table of old sequence numbers
+//!   sequence numbers (`Reason::CopiesUp`). Why an L0 table of old sequence numbers
 //!   keeps every read right: ARCHITECTURE §6.14, "Copies in L0".
 //! - [`TreeHooks::close`] runs when the database closes (after the background threads
 //!   stop): hooks holding state of their own make it durable there.
@@ -152,9 +152,9 @@ pub(crate) trait TreeHooks: Send + Sync + fmt::Debug {
     /// it is registered in `busy`.
     fn adjust_plan(&self, plan: &mut Plan, version: &Version, busy: &Busy);
 
-    /// `plan`, over `version`, is about to be registered in `Busy`. See the module
+    /// `plan` is about to be registered in `Busy`. See the module
     /// docs for what the hooks may change.
-    fn registering(&self, _plan: &mut Plan, _version: &Version) {}
+    fn registering(&self, _plan: &mut Plan) {}
 
     /// Named figures of the hooks' own state, for `DbStats::tree_hooks`.
     fn figures(&self) -> Vec<(&'static str, u64)>;

@@ -613,7 +613,7 @@ fn claim(db: &DbInner, family: &Family, scanned: &Version, wb: &mut WriteBack) -
     match why {
         None => {
             for p in wb.plans_mut() {
-                mark_busy(&mut st, family.id(), p, &current);
+                mark_busy(&mut st, family.id(), p);
             }
             true
         }

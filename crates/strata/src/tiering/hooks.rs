@@ -239,6 +239,16 @@ impl HotRap {
         })
     }
 
+    /// The retention router of a plan with `retention`, `promoted` hot as well.
+    fn router(&self, retention: Retention, promoted: BTreeSet<Vec<u8>>) -> Arc<RetentionRouter> {
+        Arc::new(RetentionRouter::new(
+            Arc::clone(&self.ralt),
+            retention.range,
+            (retention.room, retention.min_charge),
+            promoted,
+        ))
+    }
+
     /// True iff `plan` is one [`HotRap::adjust_plan`] made retaining: the picker's slow
     /// stream and a bounded fast stream into the last fast level.
     fn is_retaining(&self, plan: &Plan) -> bool {
@@ -402,22 +412,16 @@ impl TreeHooks for HotRap {
                 *plan = better;
             }
         }
-        let Some(Retention {
-            lo,
-            hi,
-            range,
-            room,
-            min_charge,
-        }) = self.retention_range(plan)
-        else {
+        let Some(retention) = self.retention_range(plan) else {
             return;
         };
         // Nothing hot and nothing cached in the range: nothing to keep.
-        if self.ralt.range_hot(&lo, &hi).0 == 0 && !self.cache.holds_any(&lo, &hi) {
+        let (lo, hi) = (&retention.lo, &retention.hi);
+        if self.ralt.range_hot(lo, hi).0 == 0 && !self.cache.holds_any(lo, hi) {
             return;
         }
         let fast = OutputStream {
-            bounds: Some(range.clone()),
+            bounds: Some(retention.range.clone()),
             ..OutputStream::for_level(
                 &self.opts,
                 level,
@@ -430,12 +434,7 @@ impl TreeHooks for HotRap {
         let mut adjusted = plan.clone();
         adjusted.outputs.push(fast);
         debug_assert_eq!((SLOW, FAST), (0, adjusted.outputs.len() - 1));
-        adjusted.router = Arc::new(RetentionRouter::new(
-            Arc::clone(&self.ralt),
-            range,
-            (room, min_charge),
-            BTreeSet::new(),
-        ));
+        adjusted.router = self.router(retention, BTreeSet::new());
         if !busy.conflicts(&adjusted) {
             *plan = adjusted;
         }
@@ -448,7 +447,7 @@ impl TreeHooks for HotRap {
     /// numbers, and a router that sends them fast like hot keys (promotion by
     /// compaction, §3.3 steps 6–9); the rest are dropped (they are copies). Each taken
     /// copy is an access in RALT.
-    fn registering(&self, plan: &mut Plan, _version: &Version) {
+    fn registering(&self, plan: &mut Plan) {
         if !self.must_register(plan) {
             return;
         }
@@ -465,19 +464,13 @@ impl TreeHooks for HotRap {
         if !self.is_retaining(plan) {
             return;
         }
-        let Some(Retention {
-            range,
-            room,
-            min_charge,
-            ..
-        }) = self.retention_range(plan)
-        else {
+        let Some(retention) = self.retention_range(plan) else {
             return;
         };
         let promoted = MemTable::new();
         let mut keys = BTreeSet::new();
         for t in taken {
-            if range.contains(&t.key) && (t.hits > 0 || self.ralt.is_hot(&t.key)) {
+            if retention.range.contains(&t.key) && (t.hits > 0 || self.ralt.is_hot(&t.key)) {
                 bump(&c.promoted_by_compaction, 1);
                 bump(
                     &c.promoted_by_compaction_bytes,
@@ -491,12 +484,7 @@ impl TreeHooks for HotRap {
             return;
         }
         plan.inputs.insert(1, Input::Memtable(Arc::new(promoted)));
-        plan.router = Arc::new(RetentionRouter::new(
-            Arc::clone(&self.ralt),
-            range,
-            (room, min_charge),
-            keys,
-        ));
+        plan.router = self.router(retention, keys);
     }
 
     fn figures(&self) -> Vec<(&'static str, u64)> {

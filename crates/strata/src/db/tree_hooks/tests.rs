@@ -40,7 +40,7 @@ impl TreeHooks for Recorder {
         false
     }
 
-    fn registering(&self, _plan: &mut Plan, _version: &Version) {
+    fn registering(&self, _plan: &mut Plan) {
         *self.registered.lock() += 1;
     }
 
