@@ -123,7 +123,7 @@ pub use stats::{
     DbStats, IoBytes, LatencyHistogram, LevelStats, PathStatsSnapshot, StatisticsSnapshot,
     TableSpace,
 };
-pub use tiering::{TierLayout, Tiering, TieringMode};
+pub use tiering::{HotSetLimit, TierLayout, Tiering, TieringMode};
 pub use txn::{
     BaseDeltaIterator, BatchValue, Transaction, TransactionOptions, WriteBatchWithIndex,
 };

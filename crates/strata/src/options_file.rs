@@ -110,10 +110,11 @@ use crate::options::{
     CompactionPriority, Compression, DbPath, DelayedCompaction, LevelOptions, Options,
     OutputPartitioning, QueryCompaction, WalRecoveryMode,
 };
-use crate::tiering::{Tiering, TieringMode};
+use crate::tiering::{HotSetLimit, Tiering, TieringMode};
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::Path;
+use std::time::Duration;
 
 /// The `[DBOptions]` key of the merge operator's name.
 const MERGE_OPERATOR: &str = "merge_operator";
@@ -334,13 +335,7 @@ const OPTIONAL_DB_FIELDS: &[Field<Options>] = &[
         name: "tiering",
         get: |o| match o.tiering {
             None => "off".to_string(),
-            Some(t) => format!(
-                "mode:{},fast_path:{},slow_path:{},fd_size:{}",
-                tiering_mode_name(t.mode),
-                t.fast_path,
-                t.slow_path,
-                t.fd_size
-            ),
+            Some(t) => tiering_text(&t),
         },
         set: |o, v| {
             o.tiering = match v {
@@ -352,11 +347,35 @@ const OPTIONAL_DB_FIELDS: &[Field<Options>] = &[
     },
 ];
 
-fn tiering_mode_name(m: TieringMode) -> &'static str {
-    match m {
+/// `tiering`'s value: the four first items always, the others (added later) only
+/// when they differ from their defaults, so older files read the same.
+fn tiering_text(t: &Tiering) -> String {
+    let mode = match t.mode {
         TieringMode::Fat => "fat",
         TieringMode::HotRap => "hotrap",
+        TieringMode::TimeAware { .. } => "time",
+    };
+    let mut text = format!(
+        "mode:{mode},fast_path:{},slow_path:{},fd_size:{}",
+        t.fast_path, t.slow_path, t.fd_size
+    );
+    if let TieringMode::TimeAware { window } = t.mode {
+        text.push_str(&format!(",window_ms:{}", window.as_millis()));
     }
+    if let HotSetLimit::Fixed(n) = t.hot_set_limit {
+        text.push_str(&format!(",hot_set_limit:{n}"));
+    }
+    for (name, on) in [
+        ("retain", t.retain),
+        ("promote_by_compaction", t.promote_by_compaction),
+        ("promote_by_flush", t.promote_by_flush),
+        ("hotness_check", t.hotness_check),
+    ] {
+        if !on {
+            text.push_str(&format!(",{name}:false"));
+        }
+    }
+    text
 }
 
 /// Parses `tiering`'s `key:value` list, as [`delayed_compaction`]'s.
@@ -367,21 +386,48 @@ fn tiering(v: &str) -> Result<Tiering, String> {
     let path = |key: &str, n: &str| -> Result<u32, String> {
         n.parse().map_err(|e| format!("{key}: {e}"))
     };
+    let flag = |key: &str, b: &str| -> Result<bool, String> {
+        b.parse().map_err(|e| format!("{key}: {e}"))
+    };
     let mut t = Tiering::fat();
+    let mut window = None;
     for item in v.split(',') {
         match item.split_once(':') {
             Some(("mode", "fat")) => t.mode = TieringMode::Fat,
             Some(("mode", "hotrap")) => t.mode = TieringMode::HotRap,
+            Some(("mode", "time")) => {
+                t.mode = TieringMode::TimeAware {
+                    window: Duration::ZERO,
+                }
+            }
             Some(("fast_path", n)) => t.fast_path = path("fast_path", n)?,
             Some(("slow_path", n)) => t.slow_path = path("slow_path", n)?,
             Some(("fd_size", n)) => t.fd_size = num("fd_size", n)?,
+            Some(("window_ms", n)) => window = Some(Duration::from_millis(num("window_ms", n)?)),
+            Some(("hot_set_limit", n)) => {
+                t.hot_set_limit = HotSetLimit::Fixed(num("hot_set_limit", n)?)
+            }
+            Some(("retain", b)) => t.retain = flag("retain", b)?,
+            Some(("promote_by_compaction", b)) => {
+                t.promote_by_compaction = flag("promote_by_compaction", b)?
+            }
+            Some(("promote_by_flush", b)) => t.promote_by_flush = flag("promote_by_flush", b)?,
+            Some(("hotness_check", b)) => t.hotness_check = flag("hotness_check", b)?,
             _ => {
                 return Err(format!(
-                    "expected off or mode:fat|hotrap,fast_path:<n>,slow_path:<n>,fd_size:<n>, \
-                     found `{item}`"
+                    "expected off or mode:fat|hotrap|time,fast_path:<n>,slow_path:<n>,\
+                     fd_size:<n>[,window_ms:<n>][,hot_set_limit:<n>][,retain:false]\
+                     [,promote_by_compaction:false][,promote_by_flush:false]\
+                     [,hotness_check:false], found `{item}`"
                 ))
             }
         }
+    }
+    match (t.mode, window) {
+        (TieringMode::TimeAware { .. }, Some(window)) => t.mode = TieringMode::TimeAware { window },
+        (TieringMode::TimeAware { .. }, None) => return Err("mode:time needs window_ms".into()),
+        (_, Some(_)) => return Err("window_ms needs mode:time".into()),
+        (_, None) => {}
     }
     Ok(t)
 }

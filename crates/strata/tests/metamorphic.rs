@@ -109,6 +109,34 @@ fn option_sets() -> Vec<(&'static str, Options)> {
             .with_tiering(Some(strata::Tiering::hotrap())),
         ),
         (
+            // HotRAP's ablations together: no retention of RALT's hot keys, every
+            // cached copy promoted (no hotness check), a fixed hot-set limit. The
+            // promotion pathways run on all copies the workload's gets make.
+            "tiny-tiering-hotrap-ablations",
+            t().with_db_paths(vec![
+                strata::DbPath::new("/db-fast", 24 << 10),
+                strata::DbPath::new("/db-slow", 0),
+            ])
+            .with_tiering(Some(
+                strata::Tiering::hotrap()
+                    .with_retain(false)
+                    .with_hotness_check(false)
+                    .with_hot_set_limit(strata::HotSetLimit::Fixed(4 << 10)),
+            )),
+        ),
+        (
+            // Time-aware tiering with a 20 ms window: compactions out of L1 keep the
+            // keys written in the last 20 ms there, the rest go down.
+            "tiny-tiering-time",
+            t().with_db_paths(vec![
+                strata::DbPath::new("/db-fast", 24 << 10),
+                strata::DbPath::new("/db-slow", 0),
+            ])
+            .with_tiering(Some(strata::Tiering::time_aware(
+                std::time::Duration::from_millis(20),
+            ))),
+        ),
+        (
             // Memtables that never fill by size, charged to a 128 KiB budget whose
             // cache is squeezed to its 16 KiB floor while they hold two blocks. The
             // workload's memtables rarely reach the budget's flush line between its

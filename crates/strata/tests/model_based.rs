@@ -179,6 +179,28 @@ fn model_based_tiering_hotrap() {
     run_tiered(strata::Tiering::hotrap(), 5600);
 }
 
+/// HotRAP without retention and without promotion by compaction, every copy promoted
+/// by flush (no hotness check): promoted L0 tables are the only way back up.
+#[test]
+fn model_based_tiering_hotrap_promotion_by_flush_only() {
+    run_tiered(
+        strata::Tiering::hotrap()
+            .with_retain(false)
+            .with_promote_by_compaction(false)
+            .with_hotness_check(false),
+        5700,
+    );
+}
+
+/// Time-aware tiering (`TieringMode::TimeAware`) with a window of 5 ms.
+#[test]
+fn model_based_tiering_time_aware() {
+    run_tiered(
+        strata::Tiering::time_aware(std::time::Duration::from_millis(5)),
+        5800,
+    );
+}
+
 /// Index blocks and filters in the block cache (`cache_index_and_filter_blocks`), a
 /// cache small enough that they are evicted and read back from the files often.
 #[test]

@@ -131,3 +131,70 @@ fn hot_keys_stay_on_the_fast_path_with_retention() {
         Path::new("/db-fast/ralt-0/TABLES")
     ));
 }
+
+/// One figure of the hooks by name.
+fn figure(figures: &[(&'static str, u64)], name: &str) -> u64 {
+    figures
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| *v)
+        .unwrap_or_else(|| panic!("{name} in {figures:?}"))
+}
+
+/// HotRAP's ablation switches (§4.5), each alone on the workload above: the pathway it
+/// names does nothing, and the answers stay right (`run` checks every read).
+#[test]
+fn each_ablation_switch_turns_its_pathway_off() {
+    let figures = |t: Tiering| run(&FaultFs::new(), t).1;
+    let full = figures(Tiering::hotrap());
+    eprintln!("hotrap: {full:?}");
+    for name in [
+        "retained_bytes",
+        "promoted_by_compaction",
+        "promotion_flushes",
+    ] {
+        assert!(figure(&full, name) > 0, "{name} in {full:?}");
+    }
+    assert_eq!(figure(&full, "cache_discarded"), 0);
+
+    let no_retain = figures(Tiering::hotrap().with_retain(false));
+    eprintln!("no-retain: {no_retain:?}");
+    assert_eq!(figure(&no_retain, "retained_bytes"), 0, "{no_retain:?}");
+
+    let no_by_compaction = figures(Tiering::hotrap().with_promote_by_compaction(false));
+    eprintln!("no-by-compaction: {no_by_compaction:?}");
+    assert_eq!(figure(&no_by_compaction, "promoted_by_compaction"), 0);
+    assert!(figure(&no_by_compaction, "cache_taken_bytes") > 0);
+
+    let no_by_flush = figures(Tiering::hotrap().with_promote_by_flush(false));
+    eprintln!("no-by-flush: {no_by_flush:?}");
+    assert_eq!(figure(&no_by_flush, "promotion_flushes"), 0);
+    assert!(
+        figure(&no_by_flush, "cache_discarded") > 0,
+        "{no_by_flush:?}"
+    );
+
+    // Without the hotness check every sealed copy is a candidate.
+    let no_check = figures(Tiering::hotrap().with_hotness_check(false));
+    eprintln!("no-hotness-check: {no_check:?}");
+    assert_eq!(
+        figure(&no_check, "cache_shed"),
+        0,
+        "nothing is cold: {no_check:?}"
+    );
+}
+
+/// Time-aware tiering: with a window longer than the run, every compaction out of L1
+/// that retains keeps recently written keys in L1; with none of HotRAP's machinery.
+#[test]
+fn time_aware_tiering_keeps_recent_keys_fast() {
+    let (_, figures) = run(
+        &FaultFs::new(),
+        Tiering::time_aware(std::time::Duration::from_secs(3600)),
+    );
+    eprintln!("time-aware: {figures:?}");
+    assert!(figure(&figures, "retaining_plans") > 0, "{figures:?}");
+    assert!(figure(&figures, "retained_bytes") > 0, "{figures:?}");
+    assert!(figure(&figures, "gets_fast") > 0, "{figures:?}");
+    assert!(!figures.iter().any(|(n, _)| n.starts_with("ralt_")));
+}

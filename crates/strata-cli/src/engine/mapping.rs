@@ -134,6 +134,18 @@ pub fn of(flags: &EngineFlags) -> Vec<OptionMapping> {
     out
 }
 
+/// The flags that tune one tiering mode (HotRAP's limit and ablations, time-aware
+/// tiering's window).
+const TIERING_FLAGS: [&str; 7] = [
+    "time_aware_window",
+    "hot_set_limit",
+    "auto_tune",
+    "no_retain",
+    "no_hotness_check",
+    "no_promote_by_compaction",
+    "no_promote_by_flush",
+];
+
 fn exact(s: impl Into<String>) -> (Fidelity, String) {
     (Fidelity::Exact, s.into())
 }
@@ -214,7 +226,53 @@ fn strata(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
                  and by flush (experimental)",
                 flags.fd_size
             ),
+            TieringFlag::Time => format!(
+                "Options::tiering = Some(Tiering::time_aware({} s).with_fd_size({})): \
+                 db_paths[0] fast, db_paths[1] slow; records written within the window stay \
+                 fast, no promotion (experimental)",
+                flags.time_aware_window, flags.fd_size
+            ),
             TieringFlag::Off => "Options::tiering = None (levels placed by db_paths)".into(),
+        });
+    }
+    if TIERING_FLAGS.contains(&flag) {
+        let mode = match flag {
+            "time_aware_window" => TieringFlag::Time,
+            _ => TieringFlag::Hotrap,
+        };
+        if flags.tiering != mode {
+            return exact(format!(
+                "Options::tiering: unused, applies to --tiering={} (a set value is refused by \
+                 Options::validate)",
+                if mode == TieringFlag::Time {
+                    "time"
+                } else {
+                    "hotrap"
+                }
+            ));
+        }
+        let t = flags.strata_tiering().unwrap_or_default();
+        return exact(match flag {
+            "time_aware_window" => format!("Options::tiering's Tiering::mode = {:?}", t.mode),
+            "hot_set_limit" | "auto_tune" => format!(
+                "Options::tiering's Tiering::hot_set_limit = {:?}",
+                t.hot_set_limit
+            ),
+            "no_retain" => format!("Options::tiering's Tiering::retain = {}", t.retain),
+            "no_hotness_check" => format!(
+                "Options::tiering's Tiering::hotness_check = {}",
+                t.hotness_check
+            ),
+            "no_promote_by_compaction" => {
+                format!(
+                    "Options::tiering's Tiering::promote_by_compaction = {}",
+                    t.promote_by_compaction
+                )
+            }
+            _ => format!(
+                "Options::tiering's Tiering::promote_by_flush = {}",
+                t.promote_by_flush
+            ),
         });
     }
     if flag == "cache_size" && flags.memory_budget > 0 {
@@ -501,6 +559,13 @@ fn rocksdb(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
             "RocksDB has no HotRAP: the adapter refuses --tiering=hotrap (run \
              --tiering=fat for the paper's RocksDB-fat baseline)",
         ),
+        "tiering" | "fd_size" if flags.tiering == TieringFlag::Time => unmapped(
+            "the adapter refuses --tiering=time: RocksDB's time-aware tiering \
+             (preclude_last_level_data_seconds) is planned, not mapped",
+        ),
+        f if TIERING_FLAGS.contains(&f) => {
+            exact("not set: RocksDB has no HotRAP, and --tiering=time is refused")
+        }
         "tiering" | "fd_size" => {
             let (base, factors) = flags.rocksdb_level_sizing().unwrap_or_default();
             approx(format!(
@@ -718,6 +783,7 @@ fn fjall(flag: &str, flags: &EngineFlags, p: &FjallPlan) -> (Fidelity, String) {
         "db_paths" if flags.db_paths.is_empty() => exact("every table in the database folder"),
         // Any other value is refused by `FjallPlan::from_flags`.
         "tiering" => exact("off: every table in the database folder"),
+        f if TIERING_FLAGS.contains(&f) => exact("unused: no tiers (--tiering=off)"),
         "fd_size" => exact("unused: no tiers (--tiering=off)"),
         "max_bytes_for_level_multiplier_additional" => {
             exact("not set: one level ratio (--max_bytes_for_level_multiplier)")

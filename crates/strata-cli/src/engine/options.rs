@@ -156,6 +156,10 @@ pub enum TieringFlag {
     /// in the last fast level, the promotion cache and promotion by compaction
     /// and by flush (Strata only).
     Hotrap,
+    /// `fat`'s tiers with time-aware tiering: records written in the last
+    /// `--time_aware_window` seconds stay in the last fast level; no promotion
+    /// (Strata only).
+    Time,
 }
 
 /// `--wal_recovery_mode`.
@@ -406,14 +410,39 @@ pub struct EngineFlags {
     pub db_paths: Vec<DbPathFlag>,
     /// Two storage tiers over `--db_paths` entries 0 (fast) and 1 (slow): `off`, `fat`
     /// (the levels that fit in `--fd_size` on the fast path, the last of them
-    /// stretched to fill it; the rest on the slow path), or `hotrap` (`fat` with
-    /// HotRAP's hotness tracker, retention and promotion by compaction).
+    /// stretched to fill it; the rest on the slow path), `hotrap` (`fat` with
+    /// HotRAP's hotness tracker, retention and promotion) or `time` (`fat` keeping
+    /// recently written records fast, RocksDB's time-aware tiering).
     #[arg(long = "tiering", value_enum, default_value_t = TieringFlag::Off)]
     pub tiering: TieringFlag,
     /// The fast tier's budget in bytes of level targets for `--tiering`; 0 takes
     /// `--db_paths` entry 0's target.
     #[arg(long = "fd_size", default_value_t = 0)]
     pub fd_size: u64,
+    /// `--tiering=time`: seconds a written record stays in the fast tier.
+    #[arg(long = "time_aware_window", default_value_t = 60)]
+    pub time_aware_window: u64,
+    /// `--tiering=hotrap`: RALT's hot-set limit in bytes; 0 auto-tunes it (or, with
+    /// `--auto_tune=false`, fixes it at half the fast budget).
+    #[arg(long = "hot_set_limit", default_value_t = 0)]
+    pub hot_set_limit: u64,
+    /// `--tiering=hotrap`: auto-tune RALT's hot-set limit (HotRAP Algorithm 1).
+    #[arg(long = "auto_tune", default_value_t = true, action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub auto_tune: bool,
+    /// `--tiering=hotrap` ablation: no retention of hot records (only promoted
+    /// copies go back to the fast tier).
+    #[arg(long = "no_retain")]
+    pub no_retain: bool,
+    /// `--tiering=hotrap` ablation: promote every cached copy, hot or not.
+    #[arg(long = "no_hotness_check")]
+    pub no_hotness_check: bool,
+    /// `--tiering=hotrap` ablation: compactions drop the copies they take.
+    #[arg(long = "no_promote_by_compaction")]
+    pub no_promote_by_compaction: bool,
+    /// `--tiering=hotrap` ablation: a full promotion cache's copies are dropped.
+    #[arg(long = "no_promote_by_flush")]
+    pub no_promote_by_flush: bool,
     /// Per-level factors on the fanout, comma-separated (RocksDB's
     /// `max_bytes_for_level_multiplier_additional`): entry k (k >= 1) stretches L(k+1)
     /// and every deeper level; entry 0 is never read. Empty: every factor 1.
@@ -558,6 +587,12 @@ const FIELD_TO_FLAG: &[(&str, &str)] = &[
     ("tiering.fast_path", "db_paths"),
     ("tiering.slow_path", "db_paths"),
     ("tiering.fd_size", "fd_size"),
+    ("tiering.window", "time_aware_window"),
+    ("tiering.hot_set_limit", "hot_set_limit"),
+    ("tiering.retain", "no_retain"),
+    ("tiering.promote_by_compaction", "no_promote_by_compaction"),
+    ("tiering.promote_by_flush", "no_promote_by_flush"),
+    ("tiering.hotness_check", "no_hotness_check"),
     (
         "max_bytes_for_level_multiplier_additional",
         "max_bytes_for_level_multiplier_additional",
@@ -607,6 +642,57 @@ pub fn validation_error(message: &str) -> CliError {
 }
 
 impl EngineFlags {
+    /// Strata's `Options::tiering` for these flags. HotRAP's settings are applied only
+    /// when they depart from the defaults, so that a mode that has none of them is
+    /// refused by name (`Options::validate`) rather than silently ignoring them.
+    pub(crate) fn strata_tiering(&self) -> Option<strata::Tiering> {
+        let mut t = match self.tiering {
+            TieringFlag::Off => return None,
+            TieringFlag::Fat => strata::Tiering::fat(),
+            TieringFlag::Hotrap => strata::Tiering::hotrap(),
+            TieringFlag::Time => {
+                strata::Tiering::time_aware(std::time::Duration::from_secs(self.time_aware_window))
+            }
+        }
+        .with_fd_size(self.fd_size);
+        let budget = |t: &strata::Tiering| {
+            let opts = strata::Options::default().with_db_paths(
+                self.db_paths
+                    .iter()
+                    .map(|p| strata::DbPath::new(p.path.clone(), p.target_size))
+                    .collect(),
+            );
+            t.budget(&opts)
+        };
+        match (self.hot_set_limit, self.auto_tune) {
+            (0, true) => {}
+            (0, false) => {
+                t = t.with_hot_set_limit(strata::HotSetLimit::Fixed(budget(&t) / 2));
+            }
+            (n, _) => t = t.with_hot_set_limit(strata::HotSetLimit::Fixed(n)),
+        }
+        for (off, with) in [
+            (
+                self.no_retain,
+                strata::Tiering::with_retain as fn(_, _) -> _,
+            ),
+            (self.no_hotness_check, strata::Tiering::with_hotness_check),
+            (
+                self.no_promote_by_compaction,
+                strata::Tiering::with_promote_by_compaction,
+            ),
+            (
+                self.no_promote_by_flush,
+                strata::Tiering::with_promote_by_flush,
+            ),
+        ] {
+            if off {
+                t = with(t, false);
+            }
+        }
+        Some(t)
+    }
+
     /// RocksDB's level sizing for these flags: its `max_bytes_for_level_base` and
     /// `max_bytes_for_level_multiplier_additional`. The factors are the
     /// `--max_bytes_for_level_multiplier_additional` ones rounded to integers (at least
@@ -776,11 +862,7 @@ impl EngineFlags {
                     .map(|p| strata::DbPath::new(p.path.clone(), p.target_size))
                     .collect(),
             )
-            .with_tiering(match self.tiering {
-                TieringFlag::Off => None,
-                TieringFlag::Fat => Some(strata::Tiering::fat().with_fd_size(self.fd_size)),
-                TieringFlag::Hotrap => Some(strata::Tiering::hotrap().with_fd_size(self.fd_size)),
-            })
+            .with_tiering(self.strata_tiering())
             .with_max_manifest_file_size(self.max_manifest_file_size)
             .with_wal_recovery_mode(match self.wal_recovery_mode {
                 WalRecoveryFlag::TolerateCorruptedTailRecords => {
@@ -1024,6 +1106,58 @@ mod tests {
             let flag = bad.split('=').next().unwrap_or_default();
             assert!(err.to_string().contains(flag), "{err}");
         }
+    }
+
+    /// The tiering flags: HotRAP's limit and ablations, time-aware tiering's window;
+    /// a HotRAP switch in another mode is refused naming its flag.
+    #[test]
+    fn tiering_flags_reach_the_tiering_option() {
+        let shape = [
+            "--db_paths=/fast:1000000,/slow:0",
+            "--max_bytes_for_level_base=100000",
+        ];
+        let tiering = |args: &[&str]| {
+            parse(&[&shape[..], args].concat())
+                .expect("parse")
+                .strata_options()
+                .map(|o| o.tiering)
+        };
+        let t = tiering(&[
+            "--tiering=hotrap",
+            "--hot_set_limit=4096",
+            "--no_retain",
+            "--no_hotness_check",
+            "--no_promote_by_compaction",
+            "--no_promote_by_flush",
+        ])
+        .expect("valid");
+        assert_eq!(
+            t,
+            Some(
+                strata::Tiering::hotrap()
+                    .with_hot_set_limit(strata::HotSetLimit::Fixed(4096))
+                    .with_retain(false)
+                    .with_hotness_check(false)
+                    .with_promote_by_compaction(false)
+                    .with_promote_by_flush(false)
+            )
+        );
+        let t = tiering(&["--tiering=hotrap", "--auto_tune=false"]).expect("valid");
+        assert_eq!(
+            t.map(|t| t.hot_set_limit),
+            Some(strata::HotSetLimit::Fixed(500_000))
+        );
+        let t = tiering(&["--tiering=time", "--time_aware_window=90"]).expect("valid");
+        assert_eq!(
+            t,
+            Some(strata::Tiering::time_aware(std::time::Duration::from_secs(
+                90
+            )))
+        );
+        let e = tiering(&["--tiering=fat", "--no_retain"]).expect_err("refused");
+        assert!(e.to_string().contains("'--no_retain'"), "{e}");
+        let e = tiering(&["--tiering=time", "--time_aware_window=0"]).expect_err("refused");
+        assert!(e.to_string().contains("'--time_aware_window'"), "{e}");
     }
 
     #[test]

@@ -169,10 +169,11 @@ impl RocksEngine {
         o.set_max_write_buffer_number(clamp_i32(flags.max_write_buffer_number));
         o.set_target_file_size_base(flags.target_file_size_base);
         // With tiering, the base may carry the fast tier's stretch (see the mapping).
-        if flags.tiering == TieringFlag::Hotrap {
+        if matches!(flags.tiering, TieringFlag::Hotrap | TieringFlag::Time) {
             return Err(CliError::Usage(
-                "invalid value for '--tiering' with --engine=rocksdb: RocksDB has no HotRAP \
-                 (--tiering=fat is its RocksDB-fat baseline)"
+                "invalid value for '--tiering' with --engine=rocksdb: RocksDB has no HotRAP, \
+                 and its time-aware tiering is not mapped yet (--tiering=fat is its \
+                 RocksDB-fat baseline)"
                     .into(),
             ));
         }

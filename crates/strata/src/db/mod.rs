@@ -525,7 +525,8 @@ impl Db {
         };
         let hooks = match &inner.hooks {
             Some(factory) => {
-                factory.hooks_for(&opts, &inner.fs, inner.versions.dirs(), versions.id())?
+                let family = (versions.id(), inner.versions.last_sequence());
+                factory.hooks_for(&opts, &inner.fs, inner.versions.dirs(), family)?
             }
             None => None,
         };

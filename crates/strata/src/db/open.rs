@@ -217,7 +217,9 @@ pub(crate) fn open(
         let pending = policy.pending_compaction_bytes(&fv.current(), &fopts);
         let mem = MemTable::charged(memory_budget.as_ref());
         let family_hooks = match &hooks {
-            Some(factory) => factory.hooks_for(&fopts, &fs, versions.dirs(), fv.id())?,
+            Some(factory) => {
+                factory.hooks_for(&fopts, &fs, versions.dirs(), (fv.id(), last_sequence))?
+            }
             None => None,
         };
         let family = Arc::new(Family::new(fv, fopts, Arc::new(mem), family_hooks));

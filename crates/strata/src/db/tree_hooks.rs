@@ -168,8 +168,10 @@ pub(crate) trait TreeHooks: Send + Sync + fmt::Debug {
 
 /// Gives each family its hooks. See the module docs.
 pub(crate) trait TreeHooksFactory: Send + Sync + fmt::Debug {
-    /// The hooks of family `family_id` configured by `opts`, in a database whose
-    /// directories are `dirs`; `None` for none.
+    /// The hooks of family `family.0` configured by `opts`, in a database whose
+    /// directories are `dirs` and whose last sequence number is `family.1`
+    /// (every record in the tree, its memtables or its WAL has at most this one);
+    /// `None` for none.
     ///
     /// # Errors
     /// I/O or corruption errors opening the hooks' state (the open fails).
@@ -178,7 +180,7 @@ pub(crate) trait TreeHooksFactory: Send + Sync + fmt::Debug {
         opts: &Options,
         fs: &Arc<dyn FileSystem>,
         dirs: &Dirs,
-        family_id: u32,
+        family: (u32, SequenceNumber),
     ) -> Result<Option<Arc<dyn TreeHooks>>>;
 }
 

@@ -555,6 +555,85 @@ fn frozen_fixture_v1_tiering_hotrap_decodes_exactly_and_encodes_identically() {
     assert!(frozen.contains("tiering=mode:hotrap,fast_path:0,slow_path:1,fd_size:536870912\n"));
 }
 
+/// `TieringMode::TimeAware` is `mode:time` with its window in milliseconds, frozen.
+#[test]
+fn frozen_fixture_v1_tiering_time_decodes_exactly_and_encodes_identically() {
+    let opts = merge_operator_fixture_options()
+        .with_cache_index_and_filter_blocks(true)
+        .with_db_paths(vec![
+            DbPath::new("/fast/db", 1 << 30),
+            DbPath::new("/slow/db", 0),
+        ])
+        .with_tiering(Some(crate::Tiering::time_aware(
+            std::time::Duration::from_secs(300),
+        )));
+    let frozen = check_frozen("OPTIONS-v1-tiering-time", &opts);
+    assert!(
+        frozen.contains("tiering=mode:time,fast_path:0,slow_path:1,fd_size:0,window_ms:300000\n")
+    );
+    for (bad, says) in [
+        (",window_ms:300000", "needs window_ms"),
+        ("mode:time", "needs mode:time"),
+    ] {
+        let text = match bad {
+            "mode:time" => frozen.replace("mode:time", "mode:fat"),
+            _ => frozen.replace(bad, ""),
+        };
+        let err = decode(&text).expect_err(says).to_string();
+        assert!(err.contains(says), "{err}");
+    }
+    let err = Options::default()
+        .with_db_paths(vec![DbPath::new("/f", 1 << 30), DbPath::new("/s", 0)])
+        .with_tiering(Some(crate::Tiering::time_aware(std::time::Duration::ZERO)))
+        .validate()
+        .expect_err("empty window");
+    assert!(err.to_string().contains("tiering.window"), "{err}");
+}
+
+/// HotRAP's hot-set limit and ablation switches: each written only when it departs
+/// from its default, after the four first items; frozen.
+#[test]
+fn frozen_fixture_v1_tiering_hotrap_ablations_decodes_exactly_and_encodes_identically() {
+    let tiering = crate::Tiering::hotrap()
+        .with_fd_size(512 << 20)
+        .with_hot_set_limit(crate::HotSetLimit::Fixed(64 << 20))
+        .with_retain(false)
+        .with_promote_by_compaction(false)
+        .with_promote_by_flush(false)
+        .with_hotness_check(false);
+    let opts = merge_operator_fixture_options()
+        .with_cache_index_and_filter_blocks(true)
+        .with_db_paths(vec![
+            DbPath::new("/fast/db", 1 << 30),
+            DbPath::new("/slow/db", 0),
+        ])
+        .with_tiering(Some(tiering));
+    let frozen = check_frozen("OPTIONS-v1-tiering-hotrap-ablations", &opts);
+    assert!(frozen.contains(
+        "tiering=mode:hotrap,fast_path:0,slow_path:1,fd_size:536870912,\
+         hot_set_limit:67108864,retain:false,promote_by_compaction:false,\
+         promote_by_flush:false,hotness_check:false\n"
+    ));
+    // Outside HotRAP the switches are refused, by name; so is a limit over the budget.
+    let with = |t: crate::Tiering| {
+        opts.clone()
+            .with_tiering(Some(t))
+            .validate()
+            .expect_err("refused")
+            .to_string()
+    };
+    let e = with(
+        crate::Tiering::fat()
+            .with_fd_size(512 << 20)
+            .with_retain(false),
+    );
+    assert!(e.contains("tiering.retain"), "{e}");
+    let e = with(tiering.with_hot_set_limit(crate::HotSetLimit::Fixed(1 << 40)));
+    assert!(e.contains("tiering.hot_set_limit"), "{e}");
+    let e = with(tiering.with_hot_set_limit(crate::HotSetLimit::Fixed(0)));
+    assert!(e.contains("tiering.hot_set_limit"), "{e}");
+}
+
 /// An operator that is not a built-in: its name is kept, the options have none.
 #[test]
 fn a_custom_operator_name_is_kept_for_the_check() {

@@ -4,17 +4,18 @@
 
 use super::promotion_cache::{Inserted, PromotionCache, Refused, ENTRY_OVERHEAD, MAX_VALUE};
 use super::ralt::{Ralt, RaltOptions};
-use super::router::{RetentionRouter, FAST, SLOW};
-use super::{TierLayout, Tiered, Tiering, TieringMode};
-use crate::compaction::executor::key_after;
+use super::retention::Retention;
+use super::router::Keep;
+use super::time_aware::TimeAware;
+use super::{HotSetLimit, TierLayout, Tiered, Tiering, TieringMode};
 use crate::compaction::picker;
 use crate::compaction::picker::Busy;
-use crate::compaction::plan::{Action, Input, KeyRange, OutputStream, Partitioning, Plan, Reason};
+use crate::compaction::plan::{Action, Input, Plan, Reason};
 use crate::db::tree_hooks::{Copies, Copy, TableRead, TreeHooks, TreeHooksFactory};
 use crate::env::FileSystem;
 use crate::error::{Error, Result};
 use crate::filename::Dirs;
-use crate::key::{self, SequenceNumber, ValueKind, MAX_SEQUENCE};
+use crate::key::{SequenceNumber, ValueKind};
 use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::version::Version;
@@ -22,8 +23,9 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// The tiering component of the tree-hooks seam: hooks for every family whose
-/// `Options::tiering` is in [`TieringMode::HotRap`], none for any other. The
+/// The tiering component of the tree-hooks seam: HotRAP's hooks for every family
+/// whose `Options::tiering` is in [`TieringMode::HotRap`], time-aware tiering's
+/// (`time_aware.rs`) in [`TieringMode::TimeAware`], none for any other. The
 /// database's default.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct TieringHooks;
@@ -34,14 +36,27 @@ impl TreeHooksFactory for TieringHooks {
         opts: &Options,
         fs: &Arc<dyn FileSystem>,
         dirs: &Dirs,
-        family_id: u32,
+        (family_id, last_sequence): (u32, SequenceNumber),
     ) -> Result<Option<Arc<dyn TreeHooks>>> {
-        let Some(tiering) = opts.tiering.filter(|t| t.mode == TieringMode::HotRap) else {
+        let Some(tiering) = opts.tiering else {
             return Ok(None);
         };
         let layout = TierLayout::of(opts).ok_or_else(|| {
             Error::InvalidArgument("tiering: the fast budget holds no level".into())
         })?;
+        match tiering.mode {
+            TieringMode::HotRap => {}
+            TieringMode::TimeAware { window } => {
+                return Ok(Some(Arc::new(TimeAware::new(
+                    window,
+                    last_sequence,
+                    tiering,
+                    layout.last_fast_level,
+                    opts,
+                ))))
+            }
+            _ => return Ok(None),
+        }
         let fast_dir = usize::try_from(tiering.fast_path)
             .ok()
             .and_then(|i| dirs.tables.get(i))
@@ -49,7 +64,12 @@ impl TreeHooksFactory for TieringHooks {
         // A subdirectory: `remove_orphans` never lists it, and no name in it parses
         // as a table, WAL or MANIFEST.
         let dir = fast_dir.join(format!("ralt-{family_id}"));
-        let ralt = Ralt::open(Arc::clone(fs), &dir, RaltOptions::new(tiering.budget(opts)))?;
+        let mut ralt_opts = RaltOptions::new(tiering.budget(opts));
+        if let HotSetLimit::Fixed(limit) = tiering.hot_set_limit {
+            ralt_opts.auto_tune = false;
+            ralt_opts.hot_limit = limit;
+        }
+        let ralt = Ralt::open(Arc::clone(fs), &dir, ralt_opts)?;
         Ok(Some(Arc::new(HotRap {
             ralt: Arc::new(ralt),
             cache: PromotionCache::new(opts.target_file_size_base),
@@ -100,22 +120,15 @@ struct Counters {
     promoted_by_flush_bytes: AtomicU64,
     /// Copies put back into the cache (too few to fill half a table).
     cache_put_back: AtomicU64,
+    /// Copies of sealed caches dropped unchecked (promotion by flush off).
+    cache_discarded: AtomicU64,
+    /// Bytes (newest record's key and value) retaining plans kept in the fast tier
+    /// that were not promoted copies.
+    retained_bytes: Arc<AtomicU64>,
 }
 
 fn bump(c: &AtomicU64, n: u64) {
     c.fetch_add(n, Ordering::Relaxed);
-}
-
-/// What a plan out of the last fast level may write back there.
-struct Retention {
-    /// The smallest and largest user key of the fast inputs.
-    lo: Vec<u8>,
-    hi: Vec<u8>,
-    /// The fast stream's bounds.
-    range: KeyRange,
-    /// The bytes it may write (router.rs, Room), and the least a key is charged.
-    room: u64,
-    min_charge: u64,
 }
 
 /// One HotRAP family's hooks.
@@ -188,65 +201,24 @@ impl HotRap {
 }
 
 impl HotRap {
-    /// The user keys a retaining plan may write back, and the bytes it may write:
-    /// `None` if `plan` is not a rewrite from the last fast level into the next with
-    /// the picker's one unbounded stream (or a stream [`HotRap::adjust_plan`] added).
-    fn retention_range(&self, plan: &Plan) -> Option<Retention> {
-        let level = self.last_fast_level;
-        let fast_inputs = match plan.inputs.first() {
-            Some(Input::Files { level: l, files }) if *l == level => files,
-            _ => return None,
-        };
-        let slow = plan.outputs.first()?;
-        if plan.action != Action::Rewrite
-            || plan.range.is_some()
-            || slow.level != level + 1
-            || slow.bounds.is_some()
-        {
-            return None;
-        }
-        let lo = fast_inputs.iter().map(|f| f.smallest_user_key()).min()?;
-        let hi = fast_inputs.iter().map(|f| f.largest_user_key()).max()?;
-        // What retention may write back: half the fast inputs' bytes, each retained
-        // key charged at least the inputs' bytes per entry, so that each compaction
-        // shrinks the level by about half its fast inputs (router.rs, Room).
-        let input_bytes: u64 = fast_inputs.iter().map(|f| f.size).sum();
-        let entries: u64 = fast_inputs.iter().map(|f| f.num_entries).sum();
-        let room = input_bytes / 2;
-        let min_charge = input_bytes / entries.max(1);
-        // The range ends after the largest key, unless a file's largest key is a
-        // range-tombstone end sentinel: that end is exclusive, and the next file of the
-        // level may start at that very key (retaining it would overlap that file).
-        let end = fast_inputs
-            .iter()
-            .map(|f| match key::parse_internal_key(&f.largest) {
-                Some(k) if k.kind == ValueKind::RangeDelete && k.seq == MAX_SEQUENCE => {
-                    k.user_key.to_vec()
-                }
-                _ => key_after(f.largest_user_key()),
-            })
-            .max()?;
-        let range = KeyRange {
-            start: Some(lo.to_vec()),
-            end: Some(end),
-        };
-        Some(Retention {
-            lo: lo.to_vec(),
-            hi: hi.to_vec(),
-            range,
-            room,
-            min_charge,
-        })
+    /// The retention router of a plan, `promoted` wanted as well as RALT's hot keys
+    /// (those only with retention on).
+    fn router(
+        &self,
+        retention: &Retention,
+        promoted: BTreeSet<Vec<u8>>,
+    ) -> Arc<super::router::RetentionRouter> {
+        let ralt = self.tiering.retain.then(|| Arc::clone(&self.ralt));
+        retention.router(
+            Keep::Hot { ralt, promoted },
+            Arc::clone(&self.counters.retained_bytes),
+        )
     }
 
-    /// The retention router of a plan with `retention`, `promoted` hot as well.
-    fn router(&self, retention: Retention, promoted: BTreeSet<Vec<u8>>) -> Arc<RetentionRouter> {
-        Arc::new(RetentionRouter::new(
-            Arc::clone(&self.ralt),
-            retention.range,
-            (retention.room, retention.min_charge),
-            promoted,
-        ))
+    /// True iff a copy taken from the cache is promoted: hit since its insert, or hot
+    /// in RALT, or any copy with the hotness check off.
+    fn promotes(&self, key: &[u8], hits: u32) -> bool {
+        !self.tiering.hotness_check || hits > 0 || self.ralt.is_hot(key)
     }
 
     /// True iff `plan` is one [`HotRap::adjust_plan`] made retaining: the picker's slow
@@ -308,11 +280,9 @@ impl TreeHooks for HotRap {
         };
         let mut result = insert();
         if result == Err(Refused::Full) {
-            // Full while a sealed batch waits: shed the cold copies (neither hit since
-            // their insert nor hot in RALT), then try once more.
-            let shed = self
-                .cache
-                .shed(|key, hits| hits > 0 || self.ralt.is_hot(key));
+            // Full while a sealed batch waits: shed the copies promotion would not take
+            // (neither hit since their insert nor hot in RALT), then try once more.
+            let shed = self.cache.shed(|key, hits| self.promotes(key, hits));
             bump(&c.cache_shed, shed);
             if shed > 0 {
                 result = insert();
@@ -336,13 +306,18 @@ impl TreeHooks for HotRap {
     }
 
     /// Promotion by flush (§3.4), the checker's part: the sealed cache's hot copies
-    /// (hit by a get, or hot in RALT), to be checked against the memtables and fast
-    /// levels.
+    /// (hit by a get, or hot in RALT; all with the hotness check off), to be checked
+    /// against the memtables and fast levels. With promotion by flush off, the batch
+    /// is dropped.
     fn take_copies(&self) -> Option<Copies> {
         let (epoch, batch) = self.cache.take_sealed()?;
+        if !self.tiering.promote_by_flush {
+            bump(&self.counters.cache_discarded, batch.len() as u64);
+            return None;
+        }
         let records: Vec<Copy> = batch
             .into_iter()
-            .filter(|t| t.hits > 0 || self.ralt.is_hot(&t.key))
+            .filter(|t| self.promotes(&t.key, t.hits))
             .map(|t| Copy {
                 key: t.key,
                 seq: t.seq,
@@ -402,51 +377,39 @@ impl TreeHooks for HotRap {
     /// [`HotRap::hot_aware_pick`]. Then a rewrite from the last fast level into the
     /// next (one stream, the picker's, on the slow path) gains a second stream into
     /// the last fast level on the fast path, bounded to the range of the fast inputs,
-    /// and the retention router, if RALT has hot records or the promotion cache has
-    /// copies in that range. Plans of any other shape, and a plan whose fast stream
-    /// would conflict with a running job, are left as they are.
+    /// and the retention router, if RALT has hot records (retention on) or the
+    /// promotion cache has copies (promotion by compaction on) in that range. Plans of
+    /// any other shape, and a plan whose fast stream would conflict with a running
+    /// job, are left as they are.
     fn adjust_plan(&self, plan: &mut Plan, version: &Version, busy: &Busy) {
-        let level = self.last_fast_level;
         if plan.reason == Reason::LevelSize {
             if let Some(better) = self.hot_aware_pick(plan, version, busy) {
                 *plan = better;
             }
         }
-        let Some(retention) = self.retention_range(plan) else {
+        let Some(retention) = Retention::of(plan, self.last_fast_level) else {
             return;
         };
         // Nothing hot and nothing cached in the range: nothing to keep.
         let (lo, hi) = (&retention.lo, &retention.hi);
-        if self.ralt.range_hot(lo, hi).0 == 0 && !self.cache.holds_any(lo, hi) {
+        let hot = self.tiering.retain && self.ralt.range_hot(lo, hi).0 > 0;
+        let cached = self.tiering.promote_by_compaction && self.cache.holds_any(lo, hi);
+        if !hot && !cached {
             return;
         }
-        let fast = OutputStream {
-            bounds: Some(retention.range.clone()),
-            ..OutputStream::for_level(
-                &self.opts,
-                level,
-                self.tiering.fast_path,
-                Partitioning::Fixed {
-                    target: self.opts.target_file_size_base,
-                },
-            )
-        };
-        let mut adjusted = plan.clone();
-        adjusted.outputs.push(fast);
-        debug_assert_eq!((SLOW, FAST), (0, adjusted.outputs.len() - 1));
-        adjusted.router = self.router(retention, BTreeSet::new());
-        if !busy.conflicts(&adjusted) {
-            *plan = adjusted;
-        }
+        let at = (&self.opts, self.last_fast_level, self.tiering.fast_path);
+        let router = self.router(&retention, BTreeSet::new());
+        retention.add_to(plan, at, router, busy);
     }
 
     /// Registers every plan that may move records out of the fast tier with the
     /// promotion cache (P2), taking the copies in its range. A retaining plan gets the
     /// hot ones inside its fast inputs' range (RALT says hot, or the cache answered a
-    /// get with it) as an input run after the fast inputs, at their own sequence
-    /// numbers, and a router that sends them fast like hot keys (promotion by
-    /// compaction, §3.3 steps 6–9); the rest are dropped (they are copies). Each taken
-    /// copy is an access in RALT.
+    /// get with it; any, with the hotness check off) as an input run after the fast
+    /// inputs, at their own sequence numbers, and a router that sends them fast like
+    /// hot keys (promotion by compaction, §3.3 steps 6–9); the rest are dropped (they
+    /// are copies), as all are with promotion by compaction off. Each taken copy is an
+    /// access in RALT.
     fn registering(&self, plan: &mut Plan) {
         if !self.must_register(plan) {
             return;
@@ -461,16 +424,16 @@ impl TreeHooks for HotRap {
             bump(&c.cache_taken_bytes, (t.key.len() + t.value.len()) as u64);
             self.ralt.access(&t.key, t.value.len());
         }
-        if !self.is_retaining(plan) {
+        if !self.tiering.promote_by_compaction || !self.is_retaining(plan) {
             return;
         }
-        let Some(retention) = self.retention_range(plan) else {
+        let Some(retention) = Retention::of(plan, self.last_fast_level) else {
             return;
         };
         let promoted = MemTable::new();
         let mut keys = BTreeSet::new();
         for t in taken {
-            if retention.range.contains(&t.key) && (t.hits > 0 || self.ralt.is_hot(&t.key)) {
+            if retention.range.contains(&t.key) && self.promotes(&t.key, t.hits) {
                 bump(&c.promoted_by_compaction, 1);
                 bump(
                     &c.promoted_by_compaction_bytes,
@@ -484,7 +447,7 @@ impl TreeHooks for HotRap {
             return;
         }
         plan.inputs.insert(1, Input::Memtable(Arc::new(promoted)));
-        plan.router = self.router(retention, keys);
+        plan.router = self.router(&retention, keys);
     }
 
     fn figures(&self) -> Vec<(&'static str, u64)> {
@@ -533,6 +496,8 @@ impl TreeHooks for HotRap {
             ("promoted_by_flush", load(&c.promoted_by_flush)),
             ("promoted_by_flush_bytes", load(&c.promoted_by_flush_bytes)),
             ("cache_put_back", load(&c.cache_put_back)),
+            ("cache_discarded", load(&c.cache_discarded)),
+            ("retained_bytes", load(&c.retained_bytes)),
         ]
     }
 

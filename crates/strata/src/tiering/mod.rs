@@ -25,122 +25,29 @@
 //! Modes: [`TieringMode::Fat`] is the paper's RocksDB-fat baseline: tiers, sizing and
 //! placement, nothing else. [`TieringMode::HotRap`] adds RALT, hot-aware picking,
 //! retention, the promotion cache and promotion by compaction and by flush through the
-//! tree-hooks seam (`hooks.rs`, `router.rs`, `promotion_cache.rs`, `db::tree_hooks`).
-//! Scan promotion and time-aware tiering are planned (docs/ARCHITECTURE.md §18), not
-//! built.
+//! tree-hooks seam (`hooks.rs`, `retention.rs`, `router.rs`, `promotion_cache.rs`,
+//! `db::tree_hooks`); its ablation switches ([`Tiering::retain`] and the others) turn
+//! each pathway off alone. [`TieringMode::TimeAware`] is the higher anchor, RocksDB's
+//! time-aware tiering: `Fat` plus retention of recently written keys
+//! (`time_aware.rs`), no promotion. Scan promotion is planned (docs/ARCHITECTURE.md
+//! §18), not built.
 
 mod hooks;
+mod options;
 mod promotion_cache;
 pub mod ralt;
+mod retention;
 mod router;
+mod time_aware;
 
 pub(crate) use hooks::TieringHooks;
+pub(crate) use options::validate;
+pub use options::{HotSetLimit, Tiering, TieringMode};
 
 use crate::compaction::picker::series_targets;
 use crate::compaction::{ByLevel, PlacementPolicy};
-use crate::error::{Error, Result};
 use crate::options::Options;
 use crate::version::Version;
-
-/// How a tiered tree uses its fast tier. See the module docs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum TieringMode {
-    /// Levels on tiers by size only, the last fast level stretched to fill the fast
-    /// budget: the HotRAP paper's RocksDB-fat.
-    Fat,
-    /// HotRAP, in part: `Fat`'s tiers and sizing, plus RALT (the on-disk hotness
-    /// tracker, `ralt/`, in a subdirectory `ralt-<family id>` of the fast path) fed by
-    /// every get without a snapshot that a table answers, hot-aware picking at the
-    /// last fast level, and retention: a compaction from the last fast level into the
-    /// first slow one writes the hot keys of its fast inputs back to the last fast
-    /// level; gets answered from the slow tier fill an in-memory promotion cache,
-    /// probed after the last fast level, whose hot copies such compactions write to
-    /// the last fast level too, and a full cache's hot copies are written to L0 by the
-    /// flush thread (promotion by flush). Scan promotion is planned.
-    HotRap,
-}
-
-/// Two storage tiers for one tree: the value of [`Options::tiering`].
-///
-/// Build with [`Tiering::fat`] and the `with_` methods.
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct Tiering {
-    /// The fast tier's data path: an index into `Options::db_paths`. The database
-    /// directory (WAL, MANIFEST) should be on the same device.
-    ///
-    /// Default: 0.
-    pub fast_path: u32,
-    /// The slow tier's data path: an index into `Options::db_paths`.
-    ///
-    /// Default: 1.
-    pub slow_path: u32,
-    /// The fast tier's budget in bytes of level targets (L0 counted as L1's target);
-    /// 0 takes the fast path's `target_size`.
-    ///
-    /// Default: 0. Range: the budget must hold L0 and L1 (`2 ×
-    /// max_bytes_for_level_base`).
-    pub fd_size: u64,
-    /// What the tree does with its fast tier.
-    ///
-    /// Default: [`TieringMode::Fat`].
-    pub mode: TieringMode,
-}
-
-impl Tiering {
-    /// Fast tier on data path 0, slow tier on data path 1, the budget the fast path's
-    /// `target_size`, [`TieringMode::Fat`].
-    pub fn fat() -> Tiering {
-        Tiering {
-            fast_path: 0,
-            slow_path: 1,
-            fd_size: 0,
-            mode: TieringMode::Fat,
-        }
-    }
-
-    /// [`Tiering::fat`] in [`TieringMode::HotRap`].
-    pub fn hotrap() -> Tiering {
-        Tiering {
-            mode: TieringMode::HotRap,
-            ..Tiering::fat()
-        }
-    }
-
-    /// These tiers with the fast tier on data path `fast_path`.
-    pub fn with_fast_path(self, fast_path: u32) -> Tiering {
-        Tiering { fast_path, ..self }
-    }
-
-    /// These tiers with the slow tier on data path `slow_path`.
-    pub fn with_slow_path(self, slow_path: u32) -> Tiering {
-        Tiering { slow_path, ..self }
-    }
-
-    /// These tiers with a fast budget of `fd_size` bytes (0: the fast path's target).
-    pub fn with_fd_size(self, fd_size: u64) -> Tiering {
-        Tiering { fd_size, ..self }
-    }
-
-    /// The fast budget in bytes under `opts`: `fd_size`, or the fast path's
-    /// `target_size` when it is 0 (0 if there is no such path).
-    pub fn budget(&self, opts: &Options) -> u64 {
-        match self.fd_size {
-            0 => usize::try_from(self.fast_path)
-                .ok()
-                .and_then(|i| opts.db_paths.get(i))
-                .map_or(0, |p| p.target_size),
-            n => n,
-        }
-    }
-}
-
-impl Default for Tiering {
-    fn default() -> Self {
-        Tiering::fat()
-    }
-}
 
 /// Where a tiered tree's tiers divide. See the module docs.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -213,40 +120,6 @@ impl PlacementPolicy for Tiered {
             _ => ByLevel.path_for_level(version, opts, level),
         }
     }
-}
-
-/// The `tiering` part of [`Options::validate`].
-pub(crate) fn validate(t: &Tiering, opts: &Options) -> Result<()> {
-    let paths = opts.db_paths.len();
-    let bad = |field: &str, value: &dyn std::fmt::Display, rule: &str| {
-        Err(Error::InvalidArgument(format!(
-            "tiering.{field}=`{value}` {rule}"
-        )))
-    };
-    for (field, path) in [("fast_path", t.fast_path), ("slow_path", t.slow_path)] {
-        if usize::try_from(path).map_or(true, |p| p >= paths) {
-            return bad(
-                field,
-                &path,
-                &format!("must name one of the {paths} db_paths (tiering needs two)"),
-            );
-        }
-    }
-    if t.fast_path == t.slow_path {
-        return bad("slow_path", &t.slow_path, "must differ from fast_path");
-    }
-    if TierLayout::of(opts).is_none() {
-        let base = opts.max_bytes_for_level_base;
-        return bad(
-            "fd_size",
-            &t.budget(opts),
-            &format!(
-                "must hold L0 and L1 (>= 2 × max_bytes_for_level_base = {})",
-                base.saturating_mul(2)
-            ),
-        );
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -1,10 +1,10 @@
-//! Retention (HotRAP §3.1, steps 3–5): a compaction from the last fast level into the
-//! first slow one sends the hot keys of the fast inputs' range back to the last fast
-//! level instead of down.
+//! Retention (HotRAP §3.1, steps 3–5, and time-aware tiering's rule): a compaction
+//! from the last fast level into the first slow one sends some keys of the fast
+//! inputs' range back to the last fast level instead of down.
 
 use super::ralt::Ralt;
 use crate::compaction::plan::{KeyRange, Router};
-use crate::key::{ParsedKey, ValueKind};
+use crate::key::{ParsedKey, SequenceNumber, ValueKind};
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -14,10 +14,37 @@ pub(crate) const SLOW: usize = 0;
 /// The fast stream a retaining plan gains: the last fast level, bounded to `range`.
 pub(crate) const FAST: usize = 1;
 
+/// Which keys a retaining plan wants back in the fast tier.
+#[derive(Debug)]
+pub(crate) enum Keep {
+    /// HotRAP: the keys RALT says are hot (`ralt`, `None` with retention off), and
+    /// those whose promotion-cache copies joined the plan (`promoted`).
+    Hot {
+        ralt: Option<Arc<Ralt>>,
+        promoted: BTreeSet<Vec<u8>>,
+    },
+    /// Time-aware tiering: the keys whose newest record has a sequence number above
+    /// this one (written within the window).
+    WrittenAfter(SequenceNumber),
+}
+
+impl Keep {
+    /// True iff this rule wants `newest`'s key back, and whether it was promoted.
+    fn wants(&self, newest: &ParsedKey<'_>) -> (bool, bool) {
+        match self {
+            Keep::Hot { ralt, promoted } => {
+                let promoted = promoted.contains(newest.user_key);
+                let hot = ralt.as_ref().is_some_and(|r| r.is_hot(newest.user_key));
+                (promoted || hot, promoted)
+            }
+            Keep::WrittenAfter(seq) => (newest.seq > *seq, false),
+        }
+    }
+}
+
 /// Sends a user key to [`FAST`] iff it lies in the fast inputs' range, its newest
 /// record is a value (a `Put` or a merge operand: tombstones go down, where they can
-/// reach what they delete), RALT says it is hot or its promotion-cache copy joined
-/// the plan (`promoted`), it is not the first key of the
+/// reach what they delete), [`Keep`] wants it, it is not the first key of the
 /// range the router is shown, and the level has room for it; everything else to
 /// [`SLOW`]. The executor asks once per user key, so every version of a key goes to
 /// one stream.
@@ -44,36 +71,37 @@ pub(crate) const FAST: usize = 1;
 /// range than it found, so a run of them ends.
 #[derive(Debug)]
 pub(crate) struct RetentionRouter {
-    /// The tracker asked.
-    ralt: Arc<Ralt>,
+    /// Which keys go back.
+    keep: Keep,
     /// The user keys of the plan's inputs in the last fast level.
     range: KeyRange,
-    /// Keys whose promotion-cache copies joined the plan: hot by definition.
-    promoted: BTreeSet<Vec<u8>>,
     /// Set once the router has seen a key of `range`.
     seen_range: AtomicBool,
     /// Bytes the fast stream may still take.
     room: AtomicU64,
     /// The least a retained key is charged.
     min_charge: u64,
+    /// Bytes (newest record's key and value) of the kept keys that were not promoted:
+    /// the family's "retained" figure.
+    retained: Arc<AtomicU64>,
 }
 
 impl RetentionRouter {
     /// A router over `range` with `room` bytes, charging a key at least `min_charge`,
-    /// asking `ralt`, `promoted` hot too.
+    /// keeping what `keep` wants, counting retained bytes in `retained`.
     pub fn new(
-        ralt: Arc<Ralt>,
+        keep: Keep,
         range: KeyRange,
         (room, min_charge): (u64, u64),
-        promoted: BTreeSet<Vec<u8>>,
+        retained: Arc<AtomicU64>,
     ) -> RetentionRouter {
         RetentionRouter {
-            ralt,
+            keep,
             range,
-            promoted,
             seen_range: AtomicBool::new(false),
             room: AtomicU64::new(room),
             min_charge,
+            retained,
         }
     }
 }
@@ -84,21 +112,26 @@ impl Router for RetentionRouter {
             return SLOW;
         }
         let is_value = matches!(newest.kind, ValueKind::Put | ValueKind::Merge);
-        if !is_value
-            || !(self.promoted.contains(newest.user_key) || self.ralt.is_hot(newest.user_key))
-        {
+        let (wanted, promoted) = self.keep.wants(newest);
+        if !is_value || !wanted {
             return SLOW;
         }
-        let size = ((newest.user_key.len() + value.len()) as u64 + 8).max(self.min_charge);
+        let bytes = (newest.user_key.len() + value.len()) as u64;
+        let size = (bytes + 8).max(self.min_charge);
         let charged = self
             .room
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| {
                 r.checked_sub(size)
             });
-        if charged.is_ok() {
-            FAST
-        } else {
-            SLOW
+        if charged.is_err() {
+            return SLOW;
         }
+        if !promoted {
+            self.retained.fetch_add(bytes, Ordering::Relaxed);
+        }
+        FAST
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -70,7 +70,7 @@ impl TreeHooksFactory for Factory {
         _opts: &Options,
         _fs: &Arc<dyn FileSystem>,
         _dirs: &Dirs,
-        _family_id: u32,
+        _family: (u32, SequenceNumber),
     ) -> Result<Option<Arc<dyn TreeHooks>>> {
         Ok(Some(Arc::clone(&self.0) as Arc<dyn TreeHooks>))
     }
@@ -186,7 +186,7 @@ impl TreeHooksFactory for SourceFactory {
         _opts: &Options,
         _fs: &Arc<dyn FileSystem>,
         _dirs: &Dirs,
-        _family_id: u32,
+        _family: (u32, SequenceNumber),
     ) -> Result<Option<Arc<dyn TreeHooks>>> {
         Ok(Some(Arc::new(Source)))
     }
