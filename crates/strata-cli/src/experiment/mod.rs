@@ -4,12 +4,14 @@
 //! - `snapshot-filter`: Kim et al. §VI-C (snapshot filters, Figures 12–14).
 //! - `dcompaction`: Pan et al. §2.2 and §4 (delayed compaction, Figures 2, 3, 10–19).
 //! - `query-compaction`: the CS561 query-driven compaction paper (Figures 1–8).
+//! - `hotrap`: Qiu et al. §4.2 and §4.5 (HotRAP: YCSB mixes on two tiers, Tables 3–5).
 //!
 //! Every run prints a table, appends one JSON object per configuration to
 //! `results/experiment-<name>.jsonl` (or `--json`), and draws an SVG chart.
 
 mod aligned;
 mod dcompaction;
+mod hotrap;
 mod query_compaction;
 mod snapshot_filter;
 
@@ -41,6 +43,9 @@ enum Which {
     /// Query-driven compaction (scans writing back what they merged) against the
     /// engine without it: sequential and interleaved workloads by range fraction.
     QueryCompaction(Box<query_compaction::QueryCompactionArgs>),
+    /// HotRAP against everything-on-FD, RocksDB-fat and time-aware tiering on a fast
+    /// and a slow device model: YCSB RO/RW/WH/UH by distribution, and the ablations.
+    Hotrap(Box<hotrap::HotrapArgs>),
 }
 
 /// Runs `strata experiment`.
@@ -53,6 +58,7 @@ pub fn run(args: &ExperimentArgs) -> Result<()> {
         Which::SnapshotFilter(a) => snapshot_filter::run(a),
         Which::Dcompaction(a) => dcompaction::run(a),
         Which::QueryCompaction(a) => query_compaction::run(a),
+        Which::Hotrap(a) => hotrap::run(a),
     }
 }
 

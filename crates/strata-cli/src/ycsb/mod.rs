@@ -250,7 +250,7 @@ impl YcsbArgs {
 }
 
 /// Per-operation-type statistics of one thread.
-type PerOp = [OpStats; 5];
+pub(crate) type PerOp = [OpStats; 5];
 
 /// Runs `strata ycsb`.
 ///
@@ -370,7 +370,8 @@ fn report_phase(
     (overall, found.map(|(f, _)| f), ops)
 }
 
-fn load(engine: &dyn KvEngine, args: &YcsbArgs) -> Result<PerOp> {
+/// The load phase: `args.records` inserts.
+pub(crate) fn load(engine: &dyn KvEngine, args: &YcsbArgs) -> Result<PerOp> {
     let threads = args.threads;
     let n = args.records;
     let label = format!("ycsb-{} load", args.workload.name());
@@ -441,10 +442,18 @@ impl AckedCounter {
 }
 
 fn run_ops(engine: &dyn KvEngine, args: &YcsbArgs) -> Result<PerOp> {
+    run_ops_from(engine, args, args.records)
+}
+
+/// The run phase, `args.operations` operations, on a database holding keys
+/// `0..inserted` (`args.records` after a load; more after an earlier run phase on the
+/// same database): inserts continue at `inserted`, and the distribution's shape (a
+/// zipfian's scrambling) stays that of `args.records`.
+pub(crate) fn run_ops_from(engine: &dyn KvEngine, args: &YcsbArgs, inserted: u64) -> Result<PerOp> {
     let threads = args.threads;
     let mix: Mix = args.workload.mix();
-    let next_insert = AtomicU64::new(args.records);
-    let acked = AckedCounter::new(args.records);
+    let next_insert = AtomicU64::new(inserted);
+    let acked = AckedCounter::new(inserted);
     let chooser = args.chooser();
     let label = format!("ycsb-{} run", args.workload.name());
     let (parts, _) = run_parallel(&label, threads, Some(args.operations), |tid, p| {
