@@ -64,7 +64,11 @@
 //!   `off|selectivity:<f>,start_level:<n>,min_levels:<n>,min_bytes:<n>,profit:<f>,buffer:<n>,background:<bool>,min_obsolete:<f>`
 //!   `max_bytes_for_level_multiplier_additional` = factors joined by `:` (RocksDB's
 //!   spelling, `1:1:4.5`), `tiering` =
-//!   `off|mode:fat|hotrap,fast_path:<n>,slow_path:<n>,fd_size:<n>`
+//!   `off|mode:fat|hotrap|time,fast_path:<n>,slow_path:<n>,fd_size:<n>` then, each
+//!   only when it departs from its default, `window_ms:<n>` (or `window_ns:<n>` for a
+//!   window of no whole milliseconds; `mode:time` only), `hot_set_limit:<n>`,
+//!   `retain:false`, `promote_by_compaction:false`, `promote_by_flush:false`,
+//!   `hotness_check:false`
 //!   (`background` added after `OPTIONS-v1-query-compaction`, `min_obsolete` after
 //!   `OPTIONS-v1-query-compaction-background`)
 //!   (keys left out take their defaults).
@@ -80,7 +84,9 @@
 //! `OPTIONS-v1-memory-budget` the `memory_budget` key,
 //! `OPTIONS-v1-level-multiplier-additional` the
 //! `max_bytes_for_level_multiplier_additional` key, `OPTIONS-v1-tiering` the `tiering`
-//! key (with two `[DbPath]` sections).
+//! key (with two `[DbPath]` sections), `OPTIONS-v1-tiering-hotrap`,
+//! `OPTIONS-v1-tiering-time` and `OPTIONS-v1-tiering-hotrap-ablations` its later
+//! modes and items.
 //! All must keep decoding: keys and sections are only ever appended.
 //!
 //! # Invariants
@@ -360,7 +366,14 @@ fn tiering_text(t: &Tiering) -> String {
         t.fast_path, t.slow_path, t.fd_size
     );
     if let TieringMode::TimeAware { window } = t.mode {
-        text.push_str(&format!(",window_ms:{}", window.as_millis()));
+        // Whole milliseconds as such (what `validate` allows); any other duration in
+        // nanoseconds, so that every value reads back.
+        match u64::try_from(window.as_millis()) {
+            Ok(ms) if window.subsec_nanos() % 1_000_000 == 0 => {
+                text.push_str(&format!(",window_ms:{ms}"))
+            }
+            _ => text.push_str(&format!(",window_ns:{}", window.as_nanos())),
+        }
     }
     if let HotSetLimit::Fixed(n) = t.hot_set_limit {
         text.push_str(&format!(",hot_set_limit:{n}"));
@@ -404,6 +417,14 @@ fn tiering(v: &str) -> Result<Tiering, String> {
             Some(("slow_path", n)) => t.slow_path = path("slow_path", n)?,
             Some(("fd_size", n)) => t.fd_size = num("fd_size", n)?,
             Some(("window_ms", n)) => window = Some(Duration::from_millis(num("window_ms", n)?)),
+            Some(("window_ns", n)) => {
+                let ns: u128 = n.parse().map_err(|e| format!("window_ns: {e}"))?;
+                let secs = u64::try_from(ns / 1_000_000_000)
+                    .map_err(|_| format!("window_ns: {ns} is too large"))?;
+                // The remainder is below 10^9.
+                let nanos = (ns % 1_000_000_000) as u32;
+                window = Some(Duration::new(secs, nanos));
+            }
             Some(("hot_set_limit", n)) => {
                 t.hot_set_limit = HotSetLimit::Fixed(num("hot_set_limit", n)?)
             }

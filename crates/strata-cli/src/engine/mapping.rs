@@ -242,8 +242,8 @@ fn strata(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
         };
         if flags.tiering != mode {
             return exact(format!(
-                "Options::tiering: unused, applies to --tiering={} (a set value is refused by \
-                 Options::validate)",
+                "Options::tiering: unused, applies to --tiering={} (a value off its default \
+                 is refused)",
                 if mode == TieringFlag::Time {
                     "time"
                 } else {
@@ -251,7 +251,7 @@ fn strata(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
                 }
             ));
         }
-        let t = flags.strata_tiering().unwrap_or_default();
+        let t = flags.strata_tiering().ok().flatten().unwrap_or_default();
         return exact(match flag {
             "time_aware_window" => format!("Options::tiering's Tiering::mode = {:?}", t.mode),
             "hot_set_limit" | "auto_tune" => format!(

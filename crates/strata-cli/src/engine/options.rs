@@ -142,6 +142,9 @@ pub enum PartitioningFlag {
     Aligned,
 }
 
+/// `--time_aware_window`'s default, seconds.
+pub(crate) const TIME_AWARE_WINDOW: u64 = 60;
+
 /// `--tiering`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -420,10 +423,11 @@ pub struct EngineFlags {
     #[arg(long = "fd_size", default_value_t = 0)]
     pub fd_size: u64,
     /// `--tiering=time`: seconds a written record stays in the fast tier.
-    #[arg(long = "time_aware_window", default_value_t = 60)]
+    #[arg(long = "time_aware_window", default_value_t = TIME_AWARE_WINDOW)]
     pub time_aware_window: u64,
-    /// `--tiering=hotrap`: RALT's hot-set limit in bytes; 0 auto-tunes it (or, with
-    /// `--auto_tune=false`, fixes it at half the fast budget).
+    /// `--tiering=hotrap`: RALT's hot-set limit in bytes, fixed (auto-tuning off); 0
+    /// auto-tunes it (or, with `--auto_tune=false`, fixes it at half the fast
+    /// budget).
     #[arg(long = "hot_set_limit", default_value_t = 0)]
     pub hot_set_limit: u64,
     /// `--tiering=hotrap`: auto-tune RALT's hot-set limit (HotRAP Algorithm 1).
@@ -642,12 +646,36 @@ pub fn validation_error(message: &str) -> CliError {
 }
 
 impl EngineFlags {
-    /// Strata's `Options::tiering` for these flags. HotRAP's settings are applied only
-    /// when they depart from the defaults, so that a mode that has none of them is
-    /// refused by name (`Options::validate`) rather than silently ignoring them.
-    pub(crate) fn strata_tiering(&self) -> Option<strata::Tiering> {
+    /// Strata's `Options::tiering` for these flags.
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] naming a flag of one mode set under another
+    /// (`--time_aware_window` off its default without `--tiering=time`, a HotRAP flag
+    /// without `--tiering=hotrap`): such a flag would do nothing.
+    pub(crate) fn strata_tiering(&self) -> Result<Option<strata::Tiering>> {
+        let hotrap_flags = [
+            ("hot_set_limit", self.hot_set_limit != 0),
+            ("auto_tune", !self.auto_tune),
+            ("no_retain", self.no_retain),
+            ("no_hotness_check", self.no_hotness_check),
+            ("no_promote_by_compaction", self.no_promote_by_compaction),
+            ("no_promote_by_flush", self.no_promote_by_flush),
+        ];
+        let stray = |flag: &str, mode: &str| {
+            Err(CliError::Usage(format!(
+                "invalid value for '--{flag}': applies to --tiering={mode} only"
+            )))
+        };
+        if self.tiering != TieringFlag::Time && self.time_aware_window != TIME_AWARE_WINDOW {
+            return stray("time_aware_window", "time");
+        }
+        if self.tiering != TieringFlag::Hotrap {
+            if let Some((flag, _)) = hotrap_flags.iter().find(|(_, set)| *set) {
+                return stray(flag, "hotrap");
+            }
+        }
         let mut t = match self.tiering {
-            TieringFlag::Off => return None,
+            TieringFlag::Off => return Ok(None),
             TieringFlag::Fat => strata::Tiering::fat(),
             TieringFlag::Hotrap => strata::Tiering::hotrap(),
             TieringFlag::Time => {
@@ -690,7 +718,7 @@ impl EngineFlags {
                 t = with(t, false);
             }
         }
-        Some(t)
+        Ok(Some(t))
     }
 
     /// RocksDB's level sizing for these flags: its `max_bytes_for_level_base` and
@@ -862,7 +890,7 @@ impl EngineFlags {
                     .map(|p| strata::DbPath::new(p.path.clone(), p.target_size))
                     .collect(),
             )
-            .with_tiering(self.strata_tiering())
+            .with_tiering(self.strata_tiering()?)
             .with_max_manifest_file_size(self.max_manifest_file_size)
             .with_wal_recovery_mode(match self.wal_recovery_mode {
                 WalRecoveryFlag::TolerateCorruptedTailRecords => {
@@ -1156,6 +1184,27 @@ mod tests {
         );
         let e = tiering(&["--tiering=fat", "--no_retain"]).expect_err("refused");
         assert!(e.to_string().contains("'--no_retain'"), "{e}");
+        // A flag of one mode under another does nothing: refused, by name (found by
+        // review: these were accepted).
+        for (args, flag) in [
+            (
+                &["--tiering=hotrap", "--time_aware_window=5"][..],
+                "time_aware_window",
+            ),
+            (
+                &["--tiering=fat", "--time_aware_window=5"],
+                "time_aware_window",
+            ),
+            (&["--tiering=off", "--no_retain"], "no_retain"),
+            (&["--tiering=off", "--hot_set_limit=4096"], "hot_set_limit"),
+            (&["--tiering=fat", "--auto_tune=false"], "auto_tune"),
+        ] {
+            let e = tiering(args).expect_err("refused");
+            assert!(
+                e.to_string().contains(&format!("'--{flag}'")),
+                "{args:?}: {e}"
+            );
+        }
         let e = tiering(&["--tiering=time", "--time_aware_window=0"]).expect_err("refused");
         assert!(e.to_string().contains("'--time_aware_window'"), "{e}");
     }

@@ -25,7 +25,7 @@
 //! tables' columns).
 
 use super::{append_json, chart, counter};
-use crate::engine::options::{DbPathFlag, DeviceFlag, EngineFlags, TieringFlag};
+use crate::engine::options::{DbPathFlag, DeviceFlag, EngineFlags, TieringFlag, TIME_AWARE_WINDOW};
 use crate::engine::{self, EngineStats};
 use crate::error::{CliError, Result};
 use crate::results::{Provenance, ReportFlags};
@@ -343,6 +343,14 @@ fn flags_for(args: &HotrapArgs, shape: Shape, mode: Mode, root: &Path) -> Result
         f.no_retain = mode == Mode::NoRetain;
         f.no_promote_by_compaction = mode == Mode::NoByCompaction;
         f.no_hotness_check = mode == Mode::NoHotnessCheck;
+    }
+    // The flags of one mode are refused under another: the passed-through window
+    // and hot-set settings go only to the mode they tune.
+    if f.tiering != TieringFlag::Time {
+        f.time_aware_window = TIME_AWARE_WINDOW;
+    }
+    if f.tiering != TieringFlag::Hotrap {
+        (f.hot_set_limit, f.auto_tune, f.no_promote_by_flush) = (0, true, false);
     }
     for d in &f.device {
         d.device_model()?;

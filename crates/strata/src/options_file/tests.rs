@@ -760,12 +760,30 @@ fn options() -> impl Strategy<Value = Options> {
     let delayed =
         proptest::option::of((2usize..1000).prop_map(|vct| DelayedCompaction::new().with_vct(vct)));
     let additional = proptest::collection::vec(0.01f64..1e6, 0..4);
-    let tiering = proptest::option::of((0u32..4, 0u32..4, any::<u64>()).prop_map(
-        |(fast, slow, fd)| {
-            crate::Tiering::fat()
-                .with_fast_path(fast)
+    // Every mode and item, valid or not: the round trip holds for every value.
+    let mode = prop_oneof![
+        Just(crate::Tiering::fat()),
+        Just(crate::Tiering::hotrap()),
+        (any::<u64>(), 0u32..1_000_000_000).prop_map(|(secs, nanos)| {
+            crate::Tiering::time_aware(std::time::Duration::new(secs, nanos))
+        }),
+        (any::<u64>(), 0u32..1000).prop_map(|(ms, _)| {
+            crate::Tiering::time_aware(std::time::Duration::from_millis(ms))
+        }),
+    ];
+    let switches = (any::<[bool; 4]>(), proptest::option::of(any::<u64>()));
+    let tiering = proptest::option::of((0u32..4, 0u32..4, any::<u64>(), mode, switches).prop_map(
+        |(fast, slow, fd, mode, ([r, c, f, h], limit))| {
+            mode.with_fast_path(fast)
                 .with_slow_path(slow)
                 .with_fd_size(fd)
+                .with_retain(r)
+                .with_promote_by_compaction(c)
+                .with_promote_by_flush(f)
+                .with_hotness_check(h)
+                .with_hot_set_limit(
+                    limit.map_or(crate::HotSetLimit::Auto, crate::HotSetLimit::Fixed),
+                )
         },
     ));
     (

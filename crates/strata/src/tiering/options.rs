@@ -275,11 +275,14 @@ pub(crate) fn validate(t: &Tiering, opts: &Options) -> Result<()> {
         }
     }
     if let TieringMode::TimeAware { window } = t.mode {
-        if window.as_millis() == 0 || window.as_millis() > u128::from(u64::MAX) {
+        if window.as_millis() == 0
+            || window.as_millis() > u128::from(u64::MAX)
+            || window.subsec_nanos() % 1_000_000 != 0
+        {
             return bad(
                 "window",
                 &format!("{window:?}"),
-                "must be at least 1 ms and fit u64 milliseconds",
+                "must be whole milliseconds, at least 1, within u64",
             );
         }
     }

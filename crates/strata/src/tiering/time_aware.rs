@@ -11,8 +11,11 @@
 //! above the sample at or before `now − window` may be recent, and one at or below it
 //! is not. The rule errs only towards keeping: a record written before that sample
 //! but still in a memtable then counts as recent. As RocksDB does with its
-//! sequence-to-time mapping, but not persisted: the mapping starts at open, and
-//! everything the database held at open counts as older than any window.
+//! sequence-to-time mapping, but not persisted: the mapping starts at open with the
+//! sample (the open, the last sequence number then), so everything the database held
+//! at open counts as written at open (recent for one window after a reopen; an
+//! earlier version called it old, which a review showed sends records written just
+//! before a restart to the slow tier).
 //!
 //! What retention writes back is bounded as HotRAP's is (`router.rs`: the first key of
 //! the range always goes down, and the room is half the fast inputs), where RocksDB
@@ -42,19 +45,17 @@ const SAMPLES_PER_WINDOW: u32 = 64;
 #[derive(Debug)]
 pub(super) struct SeqClock {
     window: Duration,
-    /// Every record at or below it is older than any window (the database held it at
-    /// open).
-    opened: SequenceNumber,
     /// (when, the largest sequence number in the tree then), increasing in both.
     samples: Mutex<VecDeque<(Instant, SequenceNumber)>>,
 }
 
 impl SeqClock {
-    pub fn new(window: Duration, opened: SequenceNumber) -> SeqClock {
+    /// A clock whose first sample is `opened`: (the open, the database's last
+    /// sequence number then).
+    pub fn new(window: Duration, opened: (Instant, SequenceNumber)) -> SeqClock {
         SeqClock {
             window,
-            opened,
-            samples: Mutex::new(VecDeque::new()),
+            samples: Mutex::new(VecDeque::from([opened])),
         }
     }
 
@@ -81,19 +82,18 @@ impl SeqClock {
             }
         }
         let Some(cutoff) = now.checked_sub(self.window) else {
-            return self.opened;
+            return 0;
         };
         // A sample with a later one also at or before the cutoff will never be the
         // answer again (the cutoff only grows).
         while samples.len() >= 2 && samples.get(1).is_some_and(|&(t, _)| t <= cutoff) {
             samples.pop_front();
         }
-        let old = samples
+        samples
             .iter()
             .rev()
             .find(|&&(t, _)| t <= cutoff)
-            .map_or(0, |&(_, s)| s);
-        old.max(self.opened)
+            .map_or(0, |&(_, s)| s)
     }
 
     fn len(&self) -> usize {
@@ -126,7 +126,7 @@ impl TimeAware {
         opts: &Options,
     ) -> TimeAware {
         TimeAware {
-            clock: SeqClock::new(window, opened),
+            clock: SeqClock::new(window, (Instant::now(), opened)),
             tiering,
             last_fast_level,
             opts: opts.clone(),

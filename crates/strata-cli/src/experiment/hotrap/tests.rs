@@ -28,7 +28,13 @@ fn the_shape_keeps_the_papers_ratios() {
 
 #[test]
 fn each_mode_has_its_tiers_and_switches() {
-    let args = parse(&["--records=100000", "--db=/x"]);
+    // A window and a hot-set limit passed through reach only their own modes.
+    let args = parse(&[
+        "--records=100000",
+        "--db=/x",
+        "--time_aware_window=5",
+        "--hot_set_limit=100000",
+    ]);
     let shape = Shape::of(&args);
     let root = Path::new("/x/cell");
     for mode in Mode::ALL {

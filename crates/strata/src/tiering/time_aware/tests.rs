@@ -5,12 +5,13 @@ use super::*;
 #[test]
 fn a_record_is_old_once_a_sample_above_it_is_a_window_old() {
     let w = Duration::from_secs(64);
-    let clock = SeqClock::new(w, 10);
     let t0 = Instant::now() + Duration::from_secs(1000);
     let at = |s: u64| t0 + Duration::from_secs(s);
-    // Nothing is a window old yet: only what the database held at open is old.
-    assert_eq!(clock.sample(at(0), 100), 10);
-    assert_eq!(clock.sample(at(30), 200), 10);
+    // Opened at t0 holding sequence numbers up to 10: those count as written then.
+    let clock = SeqClock::new(w, (t0, 10));
+    // Nothing is a window old yet, not even what the database held at open.
+    assert_eq!(clock.sample(at(0), 100), 0);
+    assert_eq!(clock.sample(at(30), 200), 0);
     // At 64 s the sample of 0 s is a window old: records up to 100 are old.
     assert_eq!(clock.sample(at(64), 300), 100);
     // A sample that shows nothing new changes no sample.
@@ -22,8 +23,8 @@ fn a_record_is_old_once_a_sample_above_it_is_a_window_old() {
 #[test]
 fn samples_closer_than_the_spacing_replace_each_other() {
     // Spacing 1 s.
-    let clock = SeqClock::new(Duration::from_secs(64), 0);
     let t0 = Instant::now() + Duration::from_secs(1000);
+    let clock = SeqClock::new(Duration::from_secs(64), (t0, 0));
     for i in 0..1000u64 {
         clock.sample(t0 + Duration::from_millis(10 * i), i + 1);
     }
@@ -40,9 +41,13 @@ fn samples_closer_than_the_spacing_replace_each_other() {
 }
 
 #[test]
-fn before_the_window_has_passed_since_boot_only_the_open_counts() {
-    // An instant less than a window after the clock's origin cannot look back a
-    // window: only what the database held at open is old.
-    let clock = SeqClock::new(Duration::from_secs(u64::MAX / 4), 7);
-    assert_eq!(clock.sample(Instant::now(), 100), 7);
+fn what_the_database_held_at_open_is_recent_for_one_window() {
+    let t0 = Instant::now() + Duration::from_secs(1000);
+    let clock = SeqClock::new(Duration::from_secs(10), (t0, 7));
+    assert_eq!(clock.sample(t0 + Duration::from_secs(9), 7), 0);
+    assert_eq!(clock.sample(t0 + Duration::from_secs(10), 7), 7);
+    // An instant less than a window after the machine's clock origin cannot look
+    // back a window: nothing is old.
+    let clock = SeqClock::new(Duration::from_secs(u64::MAX / 4), (Instant::now(), 7));
+    assert_eq!(clock.sample(Instant::now(), 100), 0);
 }
