@@ -68,7 +68,7 @@
 //!   only when it departs from its default, `window_ms:<n>` (or `window_ns:<n>` for a
 //!   window of no whole milliseconds; `mode:time` only), `hot_set_limit:<n>`,
 //!   `retain:false`, `promote_by_compaction:false`, `promote_by_flush:false`,
-//!   `hotness_check:false`
+//!   `hotness_check:false`, `hot_aware_pick:false`
 //!   (`background` added after `OPTIONS-v1-query-compaction`, `min_obsolete` after
 //!   `OPTIONS-v1-query-compaction-background`)
 //!   (keys left out take their defaults).
@@ -383,6 +383,7 @@ fn tiering_text(t: &Tiering) -> String {
         ("promote_by_compaction", t.promote_by_compaction),
         ("promote_by_flush", t.promote_by_flush),
         ("hotness_check", t.hotness_check),
+        ("hot_aware_pick", t.hot_aware_pick),
     ] {
         if !on {
             text.push_str(&format!(",{name}:false"));
@@ -434,12 +435,13 @@ fn tiering(v: &str) -> Result<Tiering, String> {
             }
             Some(("promote_by_flush", b)) => t.promote_by_flush = flag("promote_by_flush", b)?,
             Some(("hotness_check", b)) => t.hotness_check = flag("hotness_check", b)?,
+            Some(("hot_aware_pick", b)) => t.hot_aware_pick = flag("hot_aware_pick", b)?,
             _ => {
                 return Err(format!(
                     "expected off or mode:fat|hotrap|time,fast_path:<n>,slow_path:<n>,\
                      fd_size:<n>[,window_ms:<n>][,hot_set_limit:<n>][,retain:false]\
                      [,promote_by_compaction:false][,promote_by_flush:false]\
-                     [,hotness_check:false], found `{item}`"
+                     [,hotness_check:false][,hot_aware_pick:false], found `{item}`"
                 ))
             }
         }

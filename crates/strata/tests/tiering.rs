@@ -174,6 +174,11 @@ fn each_ablation_switch_turns_its_pathway_off() {
         "{no_by_flush:?}"
     );
 
+    assert!(figure(&full, "hot_aware_repicks") > 0, "{full:?}");
+    let no_pick = figures(Tiering::hotrap().with_hot_aware_pick(false));
+    eprintln!("no-hot-aware-pick: {no_pick:?}");
+    assert_eq!(figure(&no_pick, "hot_aware_repicks"), 0);
+
     // Without the hotness check every sealed copy is a candidate.
     let no_check = figures(Tiering::hotrap().with_hotness_check(false));
     eprintln!("no-hotness-check: {no_check:?}");

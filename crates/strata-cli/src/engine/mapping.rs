@@ -136,7 +136,7 @@ pub fn of(flags: &EngineFlags) -> Vec<OptionMapping> {
 
 /// The flags that tune one tiering mode (HotRAP's limit and ablations, time-aware
 /// tiering's window).
-const TIERING_FLAGS: [&str; 7] = [
+const TIERING_FLAGS: [&str; 8] = [
     "time_aware_window",
     "hot_set_limit",
     "auto_tune",
@@ -144,6 +144,7 @@ const TIERING_FLAGS: [&str; 7] = [
     "no_hotness_check",
     "no_promote_by_compaction",
     "no_promote_by_flush",
+    "no_hot_aware_pick",
 ];
 
 fn exact(s: impl Into<String>) -> (Fidelity, String) {
@@ -259,6 +260,10 @@ fn strata(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
                 t.hot_set_limit
             ),
             "no_retain" => format!("Options::tiering's Tiering::retain = {}", t.retain),
+            "no_hot_aware_pick" => format!(
+                "Options::tiering's Tiering::hot_aware_pick = {}",
+                t.hot_aware_pick
+            ),
             "no_hotness_check" => format!(
                 "Options::tiering's Tiering::hotness_check = {}",
                 t.hotness_check

@@ -447,6 +447,10 @@ pub struct EngineFlags {
     /// `--tiering=hotrap` ablation: a full promotion cache's copies are dropped.
     #[arg(long = "no_promote_by_flush")]
     pub no_promote_by_flush: bool,
+    /// `--tiering=hotrap` ablation: compactions out of the last fast level take the
+    /// policy's own file, not the least hot one.
+    #[arg(long = "no_hot_aware_pick")]
+    pub no_hot_aware_pick: bool,
     /// Per-level factors on the fanout, comma-separated (RocksDB's
     /// `max_bytes_for_level_multiplier_additional`): entry k (k >= 1) stretches L(k+1)
     /// and every deeper level; entry 0 is never read. Empty: every factor 1.
@@ -597,6 +601,7 @@ const FIELD_TO_FLAG: &[(&str, &str)] = &[
     ("tiering.promote_by_compaction", "no_promote_by_compaction"),
     ("tiering.promote_by_flush", "no_promote_by_flush"),
     ("tiering.hotness_check", "no_hotness_check"),
+    ("tiering.hot_aware_pick", "no_hot_aware_pick"),
     (
         "max_bytes_for_level_multiplier_additional",
         "max_bytes_for_level_multiplier_additional",
@@ -660,6 +665,7 @@ impl EngineFlags {
             ("no_hotness_check", self.no_hotness_check),
             ("no_promote_by_compaction", self.no_promote_by_compaction),
             ("no_promote_by_flush", self.no_promote_by_flush),
+            ("no_hot_aware_pick", self.no_hot_aware_pick),
         ];
         let stray = |flag: &str, mode: &str| {
             Err(CliError::Usage(format!(
@@ -713,6 +719,7 @@ impl EngineFlags {
                 self.no_promote_by_flush,
                 strata::Tiering::with_promote_by_flush,
             ),
+            (self.no_hot_aware_pick, strata::Tiering::with_hot_aware_pick),
         ] {
             if off {
                 t = with(t, false);
@@ -1157,6 +1164,7 @@ mod tests {
             "--no_hotness_check",
             "--no_promote_by_compaction",
             "--no_promote_by_flush",
+            "--no_hot_aware_pick",
         ])
         .expect("valid");
         assert_eq!(
@@ -1168,6 +1176,7 @@ mod tests {
                     .with_hotness_check(false)
                     .with_promote_by_compaction(false)
                     .with_promote_by_flush(false)
+                    .with_hot_aware_pick(false)
             )
         );
         let t = tiering(&["--tiering=hotrap", "--auto_tune=false"]).expect("valid");

@@ -14,7 +14,8 @@
 //!
 //! Modes: `fd` (everything on the fast device: the upper bound), `fat` (RocksDB-fat),
 //! `time` (time-aware tiering, the higher anchor; `--time_aware_window`), `hotrap`;
-//! and for the ablations `no-retain`, `no-by-compaction`, `no-hotness-check`. All run
+//! and for the ablations `no-retain`, `no-by-compaction`, `no-hotness-check` (and,
+//! through `--modes`, `no-hot-aware-pick`). All run
 //! in Strata, on the same device model, so their times compare.
 //!
 //! Reported per cell (workload × distribution × mode): throughput and get latency
@@ -100,10 +101,11 @@ enum Mode {
     NoRetain,
     NoByCompaction,
     NoHotnessCheck,
+    NoHotAwarePick,
 }
 
 impl Mode {
-    const ALL: [Mode; 7] = [
+    const ALL: [Mode; 8] = [
         Mode::Fd,
         Mode::Fat,
         Mode::Time,
@@ -111,6 +113,7 @@ impl Mode {
         Mode::NoRetain,
         Mode::NoByCompaction,
         Mode::NoHotnessCheck,
+        Mode::NoHotAwarePick,
     ];
 
     fn name(self) -> &'static str {
@@ -122,6 +125,7 @@ impl Mode {
             Mode::NoRetain => "no-retain",
             Mode::NoByCompaction => "no-by-compaction",
             Mode::NoHotnessCheck => "no-hotness-check",
+            Mode::NoHotAwarePick => "no-hot-aware-pick",
         }
     }
 
@@ -343,6 +347,7 @@ fn flags_for(args: &HotrapArgs, shape: Shape, mode: Mode, root: &Path) -> Result
         f.no_retain = mode == Mode::NoRetain;
         f.no_promote_by_compaction = mode == Mode::NoByCompaction;
         f.no_hotness_check = mode == Mode::NoHotnessCheck;
+        f.no_hot_aware_pick = mode == Mode::NoHotAwarePick;
     }
     // The flags of one mode are refused under another: the passed-through window
     // and hot-set settings go only to the mode they tune.
@@ -351,6 +356,7 @@ fn flags_for(args: &HotrapArgs, shape: Shape, mode: Mode, root: &Path) -> Result
     }
     if f.tiering != TieringFlag::Hotrap {
         (f.hot_set_limit, f.auto_tune, f.no_promote_by_flush) = (0, true, false);
+        f.no_hot_aware_pick = false;
     }
     for d in &f.device {
         d.device_model()?;

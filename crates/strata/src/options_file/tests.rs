@@ -771,9 +771,9 @@ fn options() -> impl Strategy<Value = Options> {
             crate::Tiering::time_aware(std::time::Duration::from_millis(ms))
         }),
     ];
-    let switches = (any::<[bool; 4]>(), proptest::option::of(any::<u64>()));
+    let switches = (any::<[bool; 5]>(), proptest::option::of(any::<u64>()));
     let tiering = proptest::option::of((0u32..4, 0u32..4, any::<u64>(), mode, switches).prop_map(
-        |(fast, slow, fd, mode, ([r, c, f, h], limit))| {
+        |(fast, slow, fd, mode, ([r, c, f, h, p], limit))| {
             mode.with_fast_path(fast)
                 .with_slow_path(slow)
                 .with_fd_size(fd)
@@ -781,6 +781,7 @@ fn options() -> impl Strategy<Value = Options> {
                 .with_promote_by_compaction(c)
                 .with_promote_by_flush(f)
                 .with_hotness_check(h)
+                .with_hot_aware_pick(p)
                 .with_hot_set_limit(
                     limit.map_or(crate::HotSetLimit::Auto, crate::HotSetLimit::Fixed),
                 )

@@ -122,6 +122,8 @@ struct Counters {
     cache_put_back: AtomicU64,
     /// Copies of sealed caches dropped unchecked (promotion by flush off).
     cache_discarded: AtomicU64,
+    /// Size-triggered compactions out of the last fast level re-picked by hotness.
+    hot_aware_repicks: AtomicU64,
     /// Bytes (newest record's key and value) retaining plans kept in the fast tier
     /// that were not promoted copies.
     retained_bytes: Arc<AtomicU64>,
@@ -382,8 +384,9 @@ impl TreeHooks for HotRap {
     /// any other shape, and a plan whose fast stream would conflict with a running
     /// job, are left as they are.
     fn adjust_plan(&self, plan: &mut Plan, version: &Version, busy: &Busy) {
-        if plan.reason == Reason::LevelSize {
+        if plan.reason == Reason::LevelSize && self.tiering.hot_aware_pick {
             if let Some(better) = self.hot_aware_pick(plan, version, busy) {
+                bump(&self.counters.hot_aware_repicks, 1);
                 *plan = better;
             }
         }
@@ -497,6 +500,7 @@ impl TreeHooks for HotRap {
             ("promoted_by_flush_bytes", load(&c.promoted_by_flush_bytes)),
             ("cache_put_back", load(&c.cache_put_back)),
             ("cache_discarded", load(&c.cache_discarded)),
+            ("hot_aware_repicks", load(&c.hot_aware_repicks)),
             ("retained_bytes", load(&c.retained_bytes)),
         ]
     }

@@ -101,6 +101,12 @@ pub struct Tiering {
     ///
     /// Default: true.
     pub hotness_check: bool,
+    /// Hot-aware picking (§3.5): a size-triggered compaction out of the last fast
+    /// level takes the file with the least hot share for its overlap. Off, the
+    /// policy's own choice stands.
+    ///
+    /// Default: true.
+    pub hot_aware_pick: bool,
 }
 
 impl Tiering {
@@ -117,6 +123,7 @@ impl Tiering {
             promote_by_compaction: true,
             promote_by_flush: true,
             hotness_check: true,
+            hot_aware_pick: true,
         }
     }
 
@@ -188,6 +195,14 @@ impl Tiering {
         }
     }
 
+    /// These tiers with hot-aware picking on or off.
+    pub fn with_hot_aware_pick(self, hot_aware_pick: bool) -> Tiering {
+        Tiering {
+            hot_aware_pick,
+            ..self
+        }
+    }
+
     /// The fast budget in bytes under `opts`: `fd_size`, or the fast path's
     /// `target_size` when it is 0 (0 if there is no such path).
     pub fn budget(&self, opts: &Options) -> u64 {
@@ -215,6 +230,7 @@ impl Tiering {
                 self.promote_by_flush != d.promote_by_flush,
             ),
             ("hotness_check", self.hotness_check != d.hotness_check),
+            ("hot_aware_pick", self.hot_aware_pick != d.hot_aware_pick),
         ]
         .into_iter()
         .filter_map(|(name, differs)| differs.then_some(name))

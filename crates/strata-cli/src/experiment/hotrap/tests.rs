@@ -53,6 +53,7 @@ fn each_mode_has_its_tiers_and_switches() {
                 assert_eq!(t.retain, mode != Mode::NoRetain, "{mode:?}");
                 assert_eq!(t.promote_by_compaction, mode != Mode::NoByCompaction);
                 assert_eq!(t.hotness_check, mode != Mode::NoHotnessCheck);
+                assert_eq!(t.hot_aware_pick, mode != Mode::NoHotAwarePick);
             }
         }
     }
