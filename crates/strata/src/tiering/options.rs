@@ -50,7 +50,8 @@ pub enum HotSetLimit {
 ///
 /// Build with [`Tiering::fat`], [`Tiering::hotrap`] or [`Tiering::time_aware`] and
 /// the `with_` methods. The switches `retain`, `promote_by_compaction`,
-/// `promote_by_flush` and `hotness_check` exist for the paper's ablations (§4.5); a
+/// `promote_by_flush` and `hotness_check` exist for the paper's ablations (§4.5),
+/// `hot_aware_pick` for the same kind of cut of §3.5; a
 /// mode other than [`TieringMode::HotRap`] must leave them, and `hot_set_limit`, at
 /// their defaults.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -232,3 +232,57 @@ fn gets_read_the_hooks_source_after_its_level_with_their_sequence_and_floor() {
     );
     db.close().expect("close");
 }
+
+/// Records the (family id, last sequence number) each `hooks_for` call was given.
+#[derive(Debug, Default)]
+struct SequenceFactory(Mutex<Vec<(u32, SequenceNumber)>>);
+
+impl TreeHooksFactory for SequenceFactory {
+    fn hooks_for(
+        &self,
+        _opts: &Options,
+        _fs: &Arc<dyn FileSystem>,
+        _dirs: &Dirs,
+        family: (u32, SequenceNumber),
+    ) -> Result<Option<Arc<dyn TreeHooks>>> {
+        self.0.lock().push(family);
+        Ok(None)
+    }
+}
+
+/// `hooks_for` is told the database's last sequence number: at a fresh open, at a
+/// reopen (the WAL's records included: they are in the memtables), and when a family
+/// is created.
+#[test]
+fn hooks_are_told_the_last_sequence_number() {
+    let fs = Arc::new(FaultFs::new());
+    let open = |factory: &Arc<SequenceFactory>| {
+        DbBuilder::new()
+            .file_system(Arc::clone(&fs) as Arc<dyn FileSystem>)
+            .tree_hooks(Arc::clone(factory) as Arc<dyn TreeHooksFactory>)
+            .open("/db", Options::default())
+            .expect("open")
+    };
+    let first = Arc::new(SequenceFactory::default());
+    let db = open(&first);
+    let w = WriteOptions::default();
+    for i in 0..5u8 {
+        db.put(&w, &[b'k', i], b"v").expect("put");
+    }
+    assert_eq!(*first.0.lock(), vec![(0, 0)]);
+    db.close().expect("close");
+
+    let second = Arc::new(SequenceFactory::default());
+    let db = open(&second);
+    assert_eq!(*second.0.lock(), vec![(0, 5)]);
+    for i in 5..8u8 {
+        db.put(&w, &[b'k', i], b"v").expect("put");
+    }
+    db.create_cf("other", crate::CfOptions::default())
+        .expect("create family");
+    let calls = second.0.lock().clone();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls.get(1).map(|c| c.1), Some(8));
+    assert_eq!(db.latest_sequence(), 8);
+    db.close().expect("close");
+}
