@@ -308,3 +308,26 @@ fn a_copy_with_a_newer_version_in_the_fast_tier_is_not_promoted_by_flush() {
     }
     db.close().expect("close");
 }
+
+#[test]
+fn hot_aware_benefit_is_cold_bytes_per_rewritten_byte() {
+    // A cold file over no overlap: every byte it rewrites is cold.
+    assert_eq!(benefit(1000, 10, 0, 0), 1.0);
+    // Half hot, three times its size below: 500 cold bytes of 4000 rewritten.
+    assert_eq!(benefit(1000, 10, 5, 3000), 0.125);
+    // More overlap, less benefit; more hot records, less benefit.
+    assert!(benefit(1000, 10, 0, 9000) < benefit(1000, 10, 0, 1000));
+    assert!(benefit(1000, 10, 8, 0) < benefit(1000, 10, 2, 0));
+}
+
+#[test]
+fn hot_aware_benefit_caps_an_overestimated_hot_share() {
+    // RALT's whole-block estimate may count more hot records than the file holds:
+    // the share is capped at 1, so the benefit is 0, never negative (a negative
+    // benefit made the ranking prefer the files with the most overlap).
+    assert_eq!(benefit(1000, 10, 40, 0), 0.0);
+    assert_eq!(benefit(1000, 10, 40, 90_000), 0.0);
+    assert!(benefit(1000, 10, 9, 90_000) > 0.0);
+    // No entries and no size (an empty file) is 0, not NaN.
+    assert_eq!(benefit(0, 0, 0, 0), 0.0);
+}
