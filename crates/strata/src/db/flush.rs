@@ -123,10 +123,10 @@ pub(crate) fn flush_copies(inner: &DbInner) -> Result<bool> {
 
 /// [`flush_copies`] for one family's hooks.
 fn write_copies(inner: &DbInner, family: &Family, hooks: &dyn TreeHooks) -> Result<()> {
-    let Some(copies) = hooks.take_copies() else {
+    let sv = family.super_version.load();
+    let Some(copies) = hooks.take_copies(&sv.version) else {
         return Ok(());
     };
-    let sv = family.super_version.load();
     let mut lookup = LookupKey::default();
     let mut survivors = Vec::with_capacity(copies.records.len());
     let mut dropped = 0;

@@ -42,7 +42,9 @@
 //! - [`TreeHooks::take_copies`] and [`TreeHooks::copies_checked`] run on the flush
 //!   thread, with no database lock held, when [`TreeHooks::has_copies`] says the hooks
 //!   have copies to write up (and `table_read` returned true to wake the thread).
-//!   The hooks hand over copies of records in levels deeper than `check_through`,
+//!   Once `take_copies` is called, the batch is the hooks' to hand over or drop:
+//!   `has_copies` must not stay true for a batch it declined (the flush thread would
+//!   spin). The hooks hand over copies of records in levels deeper than `check_through`,
 //!   each its key's newest version there (the contract of `get_after`); the flush
 //!   thread drops every copy whose key has any version, or a covering range
 //!   tombstone, in the memtables or levels `0..=check_through` of the family's
@@ -121,8 +123,10 @@ pub(crate) trait TreeHooks: Send + Sync + fmt::Debug {
         false
     }
 
-    /// Copies to write up into L0, if any.
-    fn take_copies(&self) -> Option<Copies> {
+    /// Copies to write up into L0, if any. `version` is the family's current version,
+    /// the one the flush thread will check them against: hooks may decline to hand
+    /// copies over for what it shows (a tier already over its budget).
+    fn take_copies(&self, _version: &Version) -> Option<Copies> {
         None
     }
 

@@ -122,6 +122,9 @@ struct Counters {
     cache_put_back: AtomicU64,
     /// Copies of sealed caches dropped unchecked (promotion by flush off).
     cache_discarded: AtomicU64,
+    /// Copies of sealed caches dropped unchecked because L0 was one table short of
+    /// slowing writes.
+    flush_dropped_l0: AtomicU64,
     /// Size-triggered compactions out of the last fast level re-picked by hotness.
     hot_aware_repicks: AtomicU64,
     /// Bytes (newest record's key and value) retaining plans kept in the fast tier
@@ -198,10 +201,11 @@ impl HotRap {
 /// HotRAP's benefit of compacting a file of `size` bytes and `entries` records out of
 /// the last fast level over `overlap` bytes of the next (§3.5): its cold bytes per
 /// byte the compaction rewrites, `size · (1 − hot share) / (size + overlap)`. The hot
-/// share is RALT's hot records in the file's range over its entries, capped at 1:
-/// RALT counts whole blocks at the range's edges, so a small file's estimate may
-/// exceed its entries, and an uncapped share made every such benefit negative and
-/// the ranking prefer the files with the most overlap: in the RW diagnostic of
+/// share is RALT's hot records in the file's range over its entries, capped at 1 (the
+/// paper's benefit is zero at worst): RALT counts whole blocks at the range's edges,
+/// so a small file's estimate may exceed its entries, and an uncapped share made
+/// every such benefit negative and the ranking prefer the files with the most
+/// overlap: in the RW diagnostic of
 /// docs/experiments/hotrap.md the run's compactions wrote 18–20% more bytes and
 /// inserts stalled (p99.9 2.8 s against 1.2 s capped).
 fn benefit(size: u64, entries: u64, hot_records: u64, overlap: u64) -> f64 {
@@ -317,11 +321,19 @@ impl TreeHooks for HotRap {
     /// Promotion by flush (§3.4), the checker's part: the sealed cache's hot copies
     /// (hit by a get, or hot in RALT; all with the hotness check off), to be checked
     /// against the memtables and fast levels. With promotion by flush off, the batch
-    /// is dropped.
-    fn take_copies(&self) -> Option<Copies> {
+    /// is dropped; so it is while L0 in `version` holds one table fewer than slow
+    /// writes down (`level0_slowdown_writes_trigger`), so that a table of copies is
+    /// never the one that starts slowing the family's writers (not in the paper,
+    /// whose machine compacts faster than its writers fill L0). The copies are only
+    /// copies: a hot key comes back with its next read.
+    fn take_copies(&self, version: &Version) -> Option<Copies> {
         let (epoch, batch) = self.cache.take_sealed()?;
         if !self.tiering.promote_by_flush {
             bump(&self.counters.cache_discarded, batch.len() as u64);
+            return None;
+        }
+        if version.files(0).len() + 1 >= self.opts.level0_slowdown_writes_trigger {
+            bump(&self.counters.flush_dropped_l0, batch.len() as u64);
             return None;
         }
         let records: Vec<Copy> = batch
@@ -507,6 +519,7 @@ impl TreeHooks for HotRap {
             ("promoted_by_flush_bytes", load(&c.promoted_by_flush_bytes)),
             ("cache_put_back", load(&c.cache_put_back)),
             ("cache_discarded", load(&c.cache_discarded)),
+            ("flush_dropped_l0", load(&c.flush_dropped_l0)),
             ("hot_aware_repicks", load(&c.hot_aware_repicks)),
             ("retained_bytes", load(&c.retained_bytes)),
         ]

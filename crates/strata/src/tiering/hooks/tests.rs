@@ -197,17 +197,18 @@ fn filler(i: usize) -> Vec<u8> {
     format!("filler{i:04}").into_bytes()
 }
 
-/// Reads fillers `0..12` twice (the second time from the cache), then more until the
-/// cache seals: the flush thread writes the hot copies up as an L0 table.
-fn promote_twelve_by_flush(db: &Db) {
+/// Reads fillers `0..hot` twice (the second time from the cache), then more until the
+/// cache seals: the flush thread has the hot copies to write up as an L0 table.
+fn read_until_sealed(db: &Db, hot: usize) {
     let r = ReadOptions::default();
+    let seals = figure(db, "cache_seals");
     for _ in 0..2 {
-        for i in 0..12 {
+        for i in 0..hot {
             db.get(&r, &filler(i)).expect("get");
         }
     }
-    let mut i = 12;
-    while figure(db, "cache_seals") == 0 {
+    let mut i = hot;
+    while figure(db, "cache_seals") == seals {
         assert_eq!(db.get(&r, &filler(i)).expect("get"), Some(vec![7; 100]));
         i += 1;
         assert!(
@@ -216,6 +217,10 @@ fn promote_twelve_by_flush(db: &Db) {
             db.stats().tree_hooks
         );
     }
+}
+
+fn promote_twelve_by_flush(db: &Db) {
+    read_until_sealed(db, 12);
 }
 
 #[test]
@@ -330,4 +335,45 @@ fn hot_aware_benefit_caps_an_overestimated_hot_share() {
     assert!(benefit(1000, 10, 9, 90_000) > 0.0);
     // No entries and no size (an empty file) is 0, not NaN.
     assert_eq!(benefit(0, 0, 0, 0), 0.0);
+}
+
+#[test]
+fn promotion_by_flush_waits_while_l0_is_a_table_short_of_slowing_writes() {
+    let fs = Arc::new(FaultFs::new());
+    // L0 keeps what is flushed into it until it holds 10 tables, and writes slow at
+    // 10: promotion must wait from 9 on.
+    let opts = Options {
+        level0_file_num_compaction_trigger: 10,
+        level0_slowdown_writes_trigger: 10,
+        level0_stop_writes_trigger: 40,
+        ..options()
+    };
+    let db = open_with(&fs, opts);
+    with_k_in_the_slow_tier(&db);
+    let w = WriteOptions::default();
+    for i in 0..9 {
+        db.put(&w, format!("b{i:04}").as_bytes(), &[8; 100])
+            .expect("put");
+        db.flush().expect("flush");
+    }
+    assert_eq!(db.stats().levels[0].files, 9);
+    promote_twelve_by_flush(&db);
+    wait_for(&db, "flush_dropped_l0", 1);
+    assert_eq!(figure(&db, "promotion_flushes"), 0);
+    assert_eq!(figure(&db, "flush_candidates"), 0, "dropped unchecked");
+    assert_eq!(db.stats().levels[0].files, 9);
+    // Once L0 has been compacted, promotion resumes (ten hot keys: a copy left in the
+    // cache from the first batch takes the place of one).
+    db.compact_range(None, None).expect("compact");
+    read_until_sealed(&db, 10);
+    wait_for(&db, "promotion_flushes", 1);
+    let r = ReadOptions::default();
+    for i in 0..9 {
+        let key = format!("b{i:04}");
+        assert_eq!(db.get(&r, key.as_bytes()).expect("get"), Some(vec![8; 100]));
+    }
+    for i in 0..10 {
+        assert_eq!(db.get(&r, &filler(i)).expect("get"), Some(vec![7; 100]));
+    }
+    db.close().expect("close");
 }
