@@ -40,10 +40,9 @@ use std::time::Instant;
 /// `strata experiment hotrap`.
 #[derive(Args, Debug, Clone)]
 pub struct HotrapArgs {
-    /// Engine flags (sizes, paths, devices and tiering are set by the experiment;
-    /// `--time_aware_window` and `--max_background_jobs` pass through, the latter
-    /// becoming the paper's 8 when left at the engine's default). `--db` is the
-    /// scratch directory.
+    /// Engine flags (sizes, paths, devices, tiering and background jobs are set by the
+    /// experiment; `--time_aware_window` passes through). `--db` is the scratch
+    /// directory.
     #[command(flatten)]
     pub engine: EngineFlags,
     /// Records loaded.
@@ -58,6 +57,11 @@ pub struct HotrapArgs {
     /// Client threads.
     #[arg(long = "threads", default_value_t = 16)]
     pub threads: usize,
+    /// Background jobs (`max_background_jobs`; the paper's §4.1: 8). Compactions
+    /// between device models mostly wait on the models, so more jobs than cores
+    /// still overlap them.
+    #[arg(long = "background_jobs", default_value_t = 8)]
+    pub background_jobs: usize,
     /// Workloads (the paper's Table 2: ro, rw, wh, uh).
     #[arg(long = "workloads", default_value = "ro,rw,wh,uh")]
     pub workloads: String,
@@ -164,10 +168,6 @@ impl Shape {
     }
 }
 
-/// The paper's background jobs (§4.1). Compactions between device models mostly
-/// wait on the models, so more jobs than cores still overlap them.
-const PAPER_BACKGROUND_JOBS: usize = 8;
-
 /// The paper's key size.
 const KEY_SIZE: usize = 24;
 
@@ -182,6 +182,7 @@ struct Row {
     records: u64,
     value_size: usize,
     threads: usize,
+    background_jobs: usize,
     operations: u64,
     shape: Shape,
     fd_device: String,
@@ -318,9 +319,7 @@ fn flags_for(args: &HotrapArgs, shape: Shape, mode: Mode, root: &Path) -> Result
     f.write_buffer_size = shape.file as usize;
     f.target_file_size_base = shape.file;
     f.max_bytes_for_level_base = shape.l1;
-    if f.max_background_jobs == strata::Options::default().max_background_jobs {
-        f.max_background_jobs = PAPER_BACKGROUND_JOBS;
-    }
+    f.max_background_jobs = args.background_jobs;
     f.cache_size = shape.cache as usize;
     f.block_size = 16 << 10;
     f.bloom_bits = 10;
@@ -406,6 +405,7 @@ fn run_cell(
         zipf_const: crate::ycsb::generator::ZIPFIAN_CONSTANT,
         hotspot_fraction: 0.05,
         hotspot_op_fraction: 0.95,
+        hotspot_offset: 0.0,
         max_scan_length: 100,
         threads: args.threads,
         seed: args.seed,
@@ -498,6 +498,7 @@ fn row(
         records: args.records,
         value_size: args.value_size,
         threads: args.threads,
+        background_jobs: args.background_jobs,
         operations: (args.records as f64 * args.run_factor) as u64,
         shape,
         fd_device: args.fd_device.clone(),

@@ -43,7 +43,7 @@
 //!   thread, with no database lock held, when [`TreeHooks::has_copies`] says the hooks
 //!   have copies to write up (and `table_read` returned true to wake the thread).
 //!   Once `take_copies` is called, the batch is the hooks' to hand over or drop:
-//!   `has_copies` must not stay true for a batch it declined (the flush thread would
+//!   `has_copies` must not stay true for a batch it dropped (the flush thread would
 //!   spin). The hooks hand over copies of records in levels deeper than `check_through`,
 //!   each its key's newest version there (the contract of `get_after`); the flush
 //!   thread drops every copy whose key has any version, or a covering range
@@ -124,8 +124,8 @@ pub(crate) trait TreeHooks: Send + Sync + fmt::Debug {
     }
 
     /// Copies to write up into L0, if any. `version` is the family's current version,
-    /// the one the flush thread will check them against: hooks may decline to hand
-    /// copies over for what it shows (a tier already over its budget).
+    /// the one the flush thread will check them against: hooks may drop the batch for
+    /// what it shows (L0 close to slowing writes).
     fn take_copies(&self, _version: &Version) -> Option<Copies> {
         None
     }

@@ -198,6 +198,18 @@ impl HotRap {
     }
 }
 
+/// True iff a table of copies added to `l0_files` tables would bring L0 to the count
+/// that slows writers (`level0_slowdown_writes_trigger`) while L0 already waits for a
+/// compaction (`level0_file_num_compaction_trigger`): promotion by flush then waits,
+/// so that it never starts slowing the family's writers by L0 count (not in the
+/// paper, whose machine compacts faster than its writers fill L0). The second half
+/// keeps it from waiting for good: with the two triggers equal, L0 may rest one table
+/// short of both, and nothing would ever compact it (found by review).
+fn l0_backed_up(l0_files: usize, opts: &Options) -> bool {
+    l0_files + 1 >= opts.level0_slowdown_writes_trigger
+        && l0_files >= opts.level0_file_num_compaction_trigger
+}
+
 /// HotRAP's benefit of compacting a file of `size` bytes and `entries` records out of
 /// the last fast level over `overlap` bytes of the next (§3.5): its cold bytes per
 /// byte the compaction rewrites, `size · (1 − hot share) / (size + overlap)`. The hot
@@ -321,18 +333,15 @@ impl TreeHooks for HotRap {
     /// Promotion by flush (§3.4), the checker's part: the sealed cache's hot copies
     /// (hit by a get, or hot in RALT; all with the hotness check off), to be checked
     /// against the memtables and fast levels. With promotion by flush off, the batch
-    /// is dropped; so it is while L0 in `version` holds one table fewer than slow
-    /// writes down (`level0_slowdown_writes_trigger`), so that a table of copies is
-    /// never the one that starts slowing the family's writers (not in the paper,
-    /// whose machine compacts faster than its writers fill L0). The copies are only
-    /// copies: a hot key comes back with its next read.
+    /// is dropped; so it is while L0 in `version` is [`l0_backed_up`]. The copies are
+    /// only copies: a hot key comes back with its next read.
     fn take_copies(&self, version: &Version) -> Option<Copies> {
         let (epoch, batch) = self.cache.take_sealed()?;
         if !self.tiering.promote_by_flush {
             bump(&self.counters.cache_discarded, batch.len() as u64);
             return None;
         }
-        if version.files(0).len() + 1 >= self.opts.level0_slowdown_writes_trigger {
+        if l0_backed_up(version.files(0).len(), &self.opts) {
             bump(&self.counters.flush_dropped_l0, batch.len() as u64);
             return None;
         }
