@@ -105,12 +105,18 @@ pub enum KeyChooser {
     Uniform,
     /// Zipfian ranks scattered by FNV hash over `[0, n)`.
     ScrambledZipfian(Zipfian),
-    /// `op_fraction` of requests to the first `set_fraction` of items.
+    /// `op_fraction` of requests to the `set_fraction` of items starting at item
+    /// `start`.
     Hotspot {
         /// Fraction of items that are hot.
         set_fraction: f64,
         /// Fraction of requests that go to hot items.
         op_fraction: f64,
+        /// The first hot item (0: the first ones). Fixed, not a fraction of the
+        /// items now, so that inserts do not slide the hot set: two hot sets whose
+        /// starts are a set's width apart share no item (the HotRAP paper's shifted
+        /// hotspot).
+        start: u64,
     },
     /// Zipfian over recency: `n - 1 - zipf`.
     Latest(Zipfian),
@@ -140,12 +146,21 @@ impl KeyChooser {
             KeyChooser::Hotspot {
                 set_fraction,
                 op_fraction,
+                start,
             } => {
                 let hot = ((n as f64 * *set_fraction) as u64).clamp(1, n);
+                // A set that would pass the last item (rounding, or fewer items than
+                // `start` was chosen for) ends at the last item.
+                let start = (*start).min(n - hot);
                 if rng.random::<f64>() < *op_fraction || hot == n {
-                    rng.random_range(0..hot)
+                    start + rng.random_range(0..hot)
                 } else {
-                    rng.random_range(hot..n)
+                    let cold = rng.random_range(0..n - hot);
+                    if cold < start {
+                        cold
+                    } else {
+                        cold + hot
+                    }
                 }
             }
             KeyChooser::Latest(z) => {
@@ -225,11 +240,59 @@ mod tests {
         let mut ch = KeyChooser::Hotspot {
             set_fraction: 0.05,
             op_fraction: 0.95,
+            start: 0,
         };
         let c = counts(&mut ch, n, 100_000);
         let hot: u64 = c[..500].iter().sum();
         let frac = hot as f64 / 100_000.0;
         assert!((frac - 0.95).abs() < 0.01, "{frac}");
+    }
+
+    #[test]
+    fn hotspot_offset_moves_the_hot_set_and_keeps_the_cold_uniform() {
+        let n = 10_000;
+        let mut ch = KeyChooser::Hotspot {
+            set_fraction: 0.05,
+            op_fraction: 0.95,
+            start: 5000,
+        };
+        let c = counts(&mut ch, n, 100_000);
+        let hot: u64 = c[5000..5500].iter().sum();
+        let frac = hot as f64 / 100_000.0;
+        assert!((frac - 0.95).abs() < 0.01, "{frac}");
+        // The cold draws cover both sides of the hot set, evenly per item.
+        let (below, above): (u64, u64) = (c[..5000].iter().sum(), c[5500..].iter().sum());
+        let (per_below, per_above) = (below as f64 / 5000.0, above as f64 / 4500.0);
+        assert!((per_below / per_above - 1.0).abs() < 0.1, "{below} {above}");
+        // No cold draw lands in the hot set.
+        let mut cold_only = KeyChooser::Hotspot {
+            set_fraction: 0.05,
+            op_fraction: 0.0,
+            start: 5000,
+        };
+        let c = counts(&mut cold_only, n, 20_000);
+        assert_eq!(c[5000..5500].iter().sum::<u64>(), 0);
+        // A start too late for the items keeps the whole set inside them.
+        let mut late = KeyChooser::Hotspot {
+            set_fraction: 0.05,
+            op_fraction: 1.0,
+            start: 9900,
+        };
+        let c = counts(&mut late, n, 10_000);
+        assert_eq!(c[9500..].iter().sum::<u64>(), 10_000);
+        assert!(
+            c[9500..9900].iter().sum::<u64>() > 0,
+            "{:?}",
+            &c[9500..9510]
+        );
+        // Inserts do not slide the set: with twice the items, the same first item.
+        let mut grown = KeyChooser::Hotspot {
+            set_fraction: 0.05,
+            op_fraction: 1.0,
+            start: 5000,
+        };
+        let c = counts(&mut grown, 2 * n, 10_000);
+        assert_eq!(c[5000..6000].iter().sum::<u64>(), 10_000);
     }
 
     #[test]

@@ -152,6 +152,11 @@ pub struct YcsbArgs {
     /// Fraction of requests to the hot keys (hotspot).
     #[arg(long = "hotspot_op_fraction", default_value_t = 0.95)]
     pub hotspot_op_fraction: f64,
+    /// Where the hot keys start, as a fraction of the loaded records (hotspot; 0 = the
+    /// first `--hotspot_fraction` of them). The start stays put as inserts add keys;
+    /// two runs whose hot ranges do not overlap share no hot key.
+    #[arg(long = "hotspot_offset", default_value_t = 0.0)]
+    pub hotspot_offset: f64,
     /// Longest scan of workload E (lengths are uniform in 1..=this).
     #[arg(long = "max_scan_length", default_value_t = 100)]
     pub max_scan_length: usize,
@@ -214,6 +219,12 @@ impl YcsbArgs {
         if !(0.0..=1.0).contains(&self.hotspot_op_fraction) {
             return bad("hotspot_op_fraction", "must be in [0, 1]");
         }
+        // With slack: 1 - 0.8 rounds below 0.2.
+        if !(self.hotspot_offset >= 0.0
+            && self.hotspot_offset + self.hotspot_fraction <= 1.0 + 1e-9)
+        {
+            return bad("hotspot_offset", "must be in [0, 1 - hotspot_fraction]");
+        }
         if self.threads == 0 || self.threads > 1024 {
             return bad("threads", "must be in 1..=1024");
         }
@@ -243,6 +254,7 @@ impl YcsbArgs {
             Distribution::Hotspot => KeyChooser::Hotspot {
                 set_fraction: self.hotspot_fraction,
                 op_fraction: self.hotspot_op_fraction,
+                start: (self.records as f64 * self.hotspot_offset) as u64,
             },
             Distribution::Latest => KeyChooser::latest(self.records, self.zipf_const),
         }

@@ -38,7 +38,8 @@ pub enum Distribution {
     Uniform,
     /// Scrambled zipfian (`--zipf_const`).
     Zipfian,
-    /// `--hotspot_op_fraction` of requests to the first `--hotspot_fraction` of keys.
+    /// `--hotspot_op_fraction` of requests to `--hotspot_fraction` of the keys, the
+    /// first ones or from `--hotspot_offset`.
     Hotspot,
     /// Recently inserted keys most likely.
     Latest,
