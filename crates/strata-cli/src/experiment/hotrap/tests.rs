@@ -41,6 +41,7 @@ fn each_mode_has_its_tiers_and_switches() {
         let f = flags_for(&args, shape, mode, root).expect("flags");
         let o = f.strata_options().expect("valid options");
         assert_eq!(f.db, root.join("fast/db"));
+        assert_eq!(o.max_background_jobs, 8, "the paper's");
         match mode {
             Mode::Fd => {
                 assert!(o.tiering.is_none() && f.db_paths.is_empty());
@@ -95,6 +96,11 @@ fn a_tiny_run_writes_a_row_per_cell() {
         let hooks = !matches!(mode, "fd" | "fat");
         assert_eq!(r["hit_rate"].is_f64(), hooks, "{r}");
         assert_eq!(r["slow_reads_per_op"].is_f64(), mode != "fd", "{r}");
+        assert_eq!(r["background_jobs"], 8, "{r}");
+        // RALT's gauges exist only where there is a RALT.
+        let ralt = !matches!(mode, "fd" | "fat" | "time");
+        assert_eq!(r["hot_set_limit"].as_u64().expect("limit") > 0, ralt, "{r}");
+        assert!(r["flush_dropped_l0"].is_u64() && r["cache_refused_full"].is_u64());
     }
     assert!(chart.exists());
 }
