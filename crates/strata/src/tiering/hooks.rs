@@ -305,8 +305,9 @@ impl TreeHooks for HotRap {
         };
         let mut result = insert();
         if result == Err(Refused::Full) {
-            // Full while a sealed batch waits: shed the copies promotion would not take
-            // (neither hit since their insert nor hot in RALT), then try once more.
+            // Full with the queue of sealed batches full: shed the copies promotion
+            // would not take (neither hit since their insert nor hot in RALT), then try
+            // once more.
             let shed = self.cache.shed(|key, hits| self.promotes(key, hits));
             bump(&c.cache_shed, shed);
             if shed > 0 {
