@@ -122,8 +122,8 @@ struct Counters {
     cache_put_back: AtomicU64,
     /// Copies of sealed caches dropped unchecked (promotion by flush off).
     cache_discarded: AtomicU64,
-    /// Copies of sealed caches dropped unchecked because L0 was one table short of
-    /// slowing writes.
+    /// Copies of sealed caches dropped unchecked because L0 was backed up
+    /// ([`l0_backed_up`]).
     flush_dropped_l0: AtomicU64,
     /// Size-triggered compactions out of the last fast level re-picked by hotness.
     hot_aware_repicks: AtomicU64,
@@ -217,9 +217,9 @@ fn l0_backed_up(l0_files: usize, opts: &Options) -> bool {
 /// paper's benefit is zero at worst): RALT counts whole blocks at the range's edges,
 /// so a small file's estimate may exceed its entries, and an uncapped share made
 /// every such benefit negative and the ranking prefer the files with the most
-/// overlap: in the RW diagnostic of
-/// docs/experiments/hotrap.md the run's compactions wrote 18–20% more bytes and
-/// inserts stalled (p99.9 2.8 s against 1.2 s capped).
+/// overlap: in the RW diagnostic of docs/experiments/hotrap.md the run's compactions
+/// wrote 14–23% more bytes and inserts stalled (p99.9 2.8–2.9 s against 1.2–1.3 s
+/// capped).
 fn benefit(size: u64, entries: u64, hot_records: u64, overlap: u64) -> f64 {
     let share = (hot_records as f64 / entries.max(1) as f64).min(1.0);
     size as f64 * (1.0 - share) / size.saturating_add(overlap).max(1) as f64
