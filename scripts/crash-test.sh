@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # kill -9 crash test (RocksDB's db_crashtest.py, blackbox mode): run `strata stress` on
 # one database with a random option set, kill it with SIGKILL after a random 1-8 s,
-# verify every key against the expected state, repeat.
+# verify every key against the expected state, repeat. The database has two data
+# paths (the database directory and `<db>-slow`) for the whole run; each cycle picks
+# a tiering mode over them (off, fat, time-aware or HotRAP with random ablations).
 #
 #   scripts/crash-test.sh            # 20 cycles
 #   scripts/crash-test.sh 100        # 100 cycles (or CRASH_CYCLES=100)
@@ -81,6 +83,11 @@ resize_disk() { # resize_disk KIB
     mount -o remount,size="$1"k "$mnt"
 }
 now_ms() { date +%s%3N; }
+# Two data paths for the whole run (a table stays on the path it was written to, so
+# every open, the verifying ones too, must name both): the database directory and a
+# sibling, which tiering uses as its fast and slow tiers.
+rm -rf "$db-slow"
+paths="--db_paths=$db:$(( (RANDOM % 2 == 0 ? 256 : 4096) * 1024 )),$db-slow:0"
 # Waits up to $2 seconds for a line matching $1 in file $3 at or after line $4;
 # prints the line.
 wait_line() {
@@ -99,7 +106,26 @@ pick() { # pick one of the arguments at random
     echo "${a[RANDOM % ${#a[@]}]}"
 }
 
+# Two tiers on the run's two data paths, each cycle in another mode (turning tiering on
+# or off across opens is allowed): a fast budget of L0 and L1, or twice that, so a
+# cycle's data reaches the slow path once L1 fills. HotRAP with random ablations:
+# without the hotness check every copy a read caches is promoted, so the promotion
+# pathways run under the stress's uniform reads too.
+tiering_options() { # tiering_options MAX_BYTES_FOR_LEVEL_BASE
+    local fd=$(( $1 * $(pick 2 4) ))
+    case $(pick off fat time hotrap hotrap) in
+    off) echo "--tiering=off" ;;
+    fat) echo "--tiering=fat --fd_size=$fd" ;;
+    time) echo "--tiering=time --fd_size=$fd --time_aware_window=$(pick 1 3)" ;;
+    *) echo "--tiering=hotrap --fd_size=$fd $(pick "" --no_hotness_check)" \
+        "$(pick "" "" --no_retain) $(pick "" "" --no_promote_by_compaction)" \
+        "$(pick "" --hot_set_limit=65536)" ;;
+    esac
+}
+
 random_options() {
+    local base
+    base=$(pick 65536 1048576 16777216)
     # Delayed compaction on half the time; --vct, --vsmt and --virtual_garbage_ratio
     # are ignored when it is off.
     echo "--delayed_compaction=$(pick true false)" \
@@ -109,7 +135,7 @@ random_options() {
         "--compression_type=$(pick none lz4 zstd)" \
         "--write_buffer_size=$(pick 16384 65536 262144 4194304)" \
         "--target_file_size_base=$(pick 8192 65536 2097152)" \
-        "--max_bytes_for_level_base=$(pick 65536 1048576 16777216)" \
+        "--max_bytes_for_level_base=$base" \
         "--level0_file_num_compaction_trigger=$(pick 2 4)" \
         "--compaction_output_partitioning=$(pick fixed aligned)" \
         "--compaction_pri=$(pick min_overlapping_ratio oldest_smallest_seq_first)" \
@@ -121,7 +147,8 @@ random_options() {
         "--paranoid_checks=$(pick false true)" \
         "--sync=$(pick false false false true)" \
         "--flush_one_in=$(pick 0 1000 5000)" \
-        "--compact_range_one_in=$(pick 0 5000 20000)"
+        "--compact_range_one_in=$(pick 0 5000 20000)" \
+        "$(tiering_options "$base")"
 }
 
 field() { # field NAME LINE
@@ -153,7 +180,7 @@ for i in $(seq 1 "$cycles"); do
     # shellcheck disable=SC2086
     "$bin" stress --db="$db" $existing --seed=$stress_seed --max_key="$max_key" \
         --threads="$threads" --column_families="$families" --duration=3600 \
-        --ops_per_thread=0 --expected_state="$expected" $space_flags $opts \
+        --ops_per_thread=0 --expected_state="$expected" $space_flags $paths $opts \
         >"$dir/stress.$i.log" 2>&1 &
     pid=$!
     resumed=""
@@ -210,7 +237,8 @@ for i in $(seq 1 "$cycles"); do
         # Room for the open's new MANIFEST, WAL and OPTIONS.
         resize_disk $(( $(disk_used_kib) + 16 * 1024 ))
     fi
-    if ! "$bin" stress --db="$db" --verify_only --expected_state="$expected" \
+    # shellcheck disable=SC2086
+    if ! "$bin" stress --db="$db" $paths --verify_only --expected_state="$expected" \
         >"$dir/verify.$i.log" 2>&1; then
         echo "FAIL cycle $i after ${sleep_s}s (stress seed $stress_seed); options: $opts"
         cat "$dir/verify.$i.log"
@@ -222,8 +250,8 @@ for i in $(seq 1 "$cycles"); do
     new=$(field in_flight_new "$line")
     old=$(field in_flight_old "$line")
     keys=$(field keys "$line")
-    printf 'cycle %3d: %ds, acked writes %7d, keys verified %d (present %s), in flight new/old %s/%s, blocks %s%s\n' \
-        "$i" "$sleep_s" $(( total - acked )) "$keys" "$(field present "$line")" "$new" "$old" \
+    printf 'cycle %3d: %ds, tiering %-6s acked writes %7d, keys verified %d (present %s), in flight new/old %s/%s, blocks %s%s\n' \
+        "$i" "$sleep_s" "$(field --tiering "$opts")," $(( total - acked )) "$keys" "$(field present "$line")" "$new" "$old" \
         "$(field blocks_checked "$line")" "${resumed:+, writes taken ${resumed} ms after the disk grew}"
     acked=$total
     verified=$(( verified + keys ))

@@ -9,7 +9,9 @@
 //!   failed rename of `CURRENT`. After a power loss the database reopens with every
 //!   write acknowledged with `sync` (or made durable by a successful `flush`/`close`).
 //! - The crash loop: each scenario (sync writes + flushes; compactions; MANIFEST
-//!   roll-over; recovery itself; delayed compaction's virtual tables) is run once to count its file-system operations, then
+//!   roll-over; recovery itself; delayed compaction's virtual tables; query-driven
+//!   compaction; two tiers with HotRAP) is run once to count its file-system
+//!   operations, then
 //!   replayed with the disk dying at operation `k` (a sticky fault) or the power cut
 //!   when the operation count reaches `k`, for a sample of `k`. After the crash
 //!   (dropping unsynced bytes, keeping a random prefix of them, or garbling them) the
@@ -26,7 +28,8 @@
 //! Runs are deterministic apart from background-thread interleaving; every failure
 //! message names the scenario, `k`, the kill and the crash mode. Replay one case with
 //! `STRATA_CRASH_SCENARIO=<name> STRATA_CRASH_K=<k>`. Budgets: `STRATA_CRASH_ITERS=<n>`
-//! cycles per scenario (default 500; 250 for `virtual`), `STRATA_LONG=1` for every operation index.
+//! cycles per scenario (default 500; 250 for `virtual`, `query_compaction` and
+//! `tiering`), `STRATA_LONG=1` for every operation index.
 
 mod common;
 
@@ -891,6 +894,58 @@ fn run_query_compaction(db: &Db, r: &mut Recorder) -> Result<(), Stop> {
     r.settle(db)
 }
 
+/// (j) Two tiers with HotRAP (`tiering`): 480 keys of ~100 bytes over a 24 KiB fast
+/// tier, so most of them sink to the slow one. Every eighth key is hot (`i % 8 == 0`,
+/// from write 700 on `i % 8 == 4`, a shift into the slow tier): read after every third
+/// write, and written in the first pass, then only now and then (an overwrite, a
+/// merge, a delete, a range deletion over its neighbours). Reads answered by the slow
+/// tier fill the promotion cache (2 KiB, one target file); the checker and the flush
+/// thread promote sealed batches into L0, compactions out of L1 take the cache's
+/// records and retain RALT's hot keys, and RALT flushes and evicts (its merge of
+/// everything into one run). A stale promoted
+/// copy shadowing a newer write, or a deleted key brought back, fails the recovery
+/// check; the gets' own answers are not checked here (a fault may fail them).
+fn run_tiering(db: &Db, r: &mut Recorder) -> Result<(), Stop> {
+    for n in 0..1400usize {
+        let i = (n * 13 % 480) as u32;
+        if n % 3 == 2 {
+            let group = if n < 700 { 0 } else { 4 };
+            for j in 0..5 {
+                let hot = ((n / 3 + j * 7) % 60 * 8 + group) as u32;
+                let _ = db.get(&ReadOptions::default(), &key(hot));
+            }
+        }
+        let item = if !i.is_multiple_of(4) || n < 480 {
+            match n % 31 {
+                7 if n >= 200 => Item::delete(key(i)),
+                13 if n > 400 => Item::DeleteRange(key(i + 1), key(i + 3)),
+                _ => Item::put(key(i), value("t", n, i, 90)),
+            }
+        } else {
+            // The hot keys rest (a neighbour takes the write) but for a few
+            // overwrites, merges and deletes while they sit in the slow tier, the
+            // promotion cache or a promoted table.
+            match n % 40 {
+                0 => Item::put(key(i), value("h", n, i, 90)),
+                10 => Item::Merge(key(i), format!("m{n}").into_bytes()),
+                20 => Item::delete(key(i)),
+                _ => Item::put(key(i + 1), value("t", n, i + 1, 90)),
+            }
+        };
+        r.write(db, vec![item], n % 4 == 0)?;
+    }
+    r.settle(db)
+}
+
+fn tiering_options() -> Options {
+    tiny_options()
+        .with_db_paths(vec![
+            strata::DbPath::new("/db-fast", 24 << 10),
+            strata::DbPath::new("/db-slow", 0),
+        ])
+        .with_tiering(Some(strata::Tiering::hotrap()))
+}
+
 fn query_options() -> Options {
     tiny_options()
         .with_query_compaction(Some(
@@ -1020,6 +1075,14 @@ fn scenarios() -> Vec<Scenario> {
             iters: 250,
             virtual_tables: true,
         },
+        Scenario {
+            name: "tiering",
+            opts: tiering_options,
+            setup: None,
+            run: run_tiering,
+            iters: 250,
+            virtual_tables: false,
+        },
     ]
 }
 
@@ -1063,6 +1126,11 @@ struct Tally {
     /// Merges of virtual tables that gets asked for, run before the crashes.
     virtual_merges: AtomicU64,
     virtual_cycles: AtomicU64,
+    /// Tiering's pathways run before the crashes: promotion flushes, records promoted
+    /// by compaction, bytes retained in the fast tier.
+    promotion_flushes: AtomicU64,
+    promoted_by_compaction: AtomicU64,
+    retained_bytes: AtomicU64,
     /// [`Kill::NoSpace`] cycles, the refusals they met, and the time from space freed
     /// to writes taken again, summed (microseconds).
     no_space_cycles: AtomicU64,
@@ -1157,15 +1225,8 @@ fn check_recovered(ctx: &str, db: &Db, base: &BTreeMap<Vec<u8>, Vec<u8>>, r: &Re
 }
 
 /// Runs one cycle: fresh file system, scenario with the kill at `k`, crash, reopen,
-/// check. Returns the operation count of the faulted phase, the virtual compactions
-/// it made and the scans it wrote back.
-fn cycle(
-    sc: &Scenario,
-    k: Option<u64>,
-    kill: Kill,
-    mode: CrashMode,
-    tally: &Tally,
-) -> (u64, u64, u64) {
+/// check. Returns what the faulted phase did.
+fn cycle(sc: &Scenario, k: Option<u64>, kill: Kill, mode: CrashMode, tally: &Tally) -> Counted {
     let replay = if kill == Kill::ManifestSync {
         "STRATA_CRASH_SYNC"
     } else {
@@ -1217,6 +1278,7 @@ fn cycle(
     }
     let mut virtual_compactions = 0;
     let mut query_compactions = 0;
+    let mut hooks = Vec::new();
     match on(&fs).open(DIR, opts.clone()) {
         Ok(db) => {
             let finished = (sc.run)(&db, &mut r).is_ok() && r.maybe_cut().is_ok();
@@ -1236,6 +1298,15 @@ fn cycle(
             tally
                 .virtual_merges
                 .fetch_add(counters.virtual_merges, Ordering::Relaxed);
+            hooks = db.stats().tree_hooks;
+            let hook = |name| hook_figure(&hooks, name);
+            for (sum, name) in [
+                (&tally.promotion_flushes, "promotion_flushes"),
+                (&tally.promoted_by_compaction, "promoted_by_compaction"),
+                (&tally.retained_bytes, "retained_bytes"),
+            ] {
+                sum.fetch_add(hook(name), Ordering::Relaxed);
+            }
             if finished {
                 match db.close() {
                     Ok(()) => r.durable = r.acked,
@@ -1340,7 +1411,31 @@ fn cycle(
     if sc.virtual_tables {
         check_without_delayed(&ctx, &fs, db, &opts);
     }
-    (ops, virtual_compactions, query_compactions)
+    Counted {
+        ops,
+        virtual_compactions,
+        query_compactions,
+        hooks,
+    }
+}
+
+/// What one cycle's faulted phase did.
+struct Counted {
+    /// File-system operations.
+    ops: u64,
+    virtual_compactions: u64,
+    /// Scans written back.
+    query_compactions: u64,
+    /// The tree hooks' figures (`DbStats::tree_hooks`; empty without tiering).
+    hooks: Vec<(&'static str, u64)>,
+}
+
+/// The figure `name` among `hooks`, 0 if absent.
+fn hook_figure(hooks: &[(&'static str, u64)], name: &str) -> u64 {
+    hooks
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or(0, |&(_, v)| v)
 }
 
 /// Operations kept in the disk trace of a cycle (reads are not recorded).
@@ -1447,8 +1542,12 @@ fn crash_loop(name: &str) {
     }
     let tally = Tally::default();
     let started = std::time::Instant::now();
-    let (count, virtual_compactions, query_compactions) =
-        cycle(&sc, None, Kill::Fault, CrashMode::DropUnsynced, &tally);
+    let Counted {
+        ops: count,
+        virtual_compactions,
+        query_compactions,
+        hooks,
+    } = cycle(&sc, None, Kill::Fault, CrashMode::DropUnsynced, &tally);
     // A scenario of virtual tables that stopped making them would test nothing new.
     assert!(
         !sc.virtual_tables || virtual_compactions > 0,
@@ -1462,6 +1561,21 @@ fn crash_loop(name: &str) {
         name != "query_compaction" || query_compactions > 0,
         "crash loop {name}: the counting run wrote no scan back"
     );
+    // A tiering scenario must run every pathway a crash can interrupt.
+    if name == "tiering" {
+        for figure in [
+            "promotion_flushes",
+            "promoted_by_compaction",
+            "retained_bytes",
+            "ralt_flushes",
+            "ralt_evictions",
+        ] {
+            assert!(
+                hook_figure(&hooks, figure) > 0,
+                "crash loop {name}: the counting run has no {figure}: {hooks:?}"
+            );
+        }
+    }
     let budget = env_u64("STRATA_CRASH_ITERS").unwrap_or(sc.iters);
     let ks = sample(count, budget);
     for &k in &ks {
@@ -1515,6 +1629,27 @@ fn crash_loop(name: &str) {
     } else {
         String::new()
     };
+    let tiering_figures = if name == "tiering" {
+        format!(
+            ", before the crashes: promotion flushes {}, records promoted by compaction \
+             {}, bytes retained {} (counting run: {})",
+            tally.promotion_flushes.load(Ordering::Relaxed),
+            tally.promoted_by_compaction.load(Ordering::Relaxed),
+            tally.retained_bytes.load(Ordering::Relaxed),
+            [
+                "promotion_flushes",
+                "promoted_by_compaction",
+                "retained_bytes",
+                "ralt_flushes",
+                "ralt_compactions",
+                "ralt_evictions"
+            ]
+            .map(|f| format!("{f} {}", hook_figure(&hooks, f)))
+            .join(", ")
+        )
+    } else {
+        String::new()
+    };
     let refusals = tally.space_refusals.load(Ordering::Relaxed);
     let no_space_figures = format!(
         ", full-disk cycles {} ({refusals} refusals, mean {:.1} ms from space freed to \
@@ -1525,7 +1660,8 @@ fn crash_loop(name: &str) {
     println!(
         "crash loop {name}: ops {count}, cycles {}, faults fired {} ({} failed ops), \
          power cuts {}, tolerant-mode refusals of garbled WAL tails {}, \
-         garbled MANIFEST tails recovered {}{no_space_figures}{virtual_figures}{query_figures}, \
+         garbled MANIFEST tails recovered {}{no_space_figures}{virtual_figures}{query_figures}\
+         {tiering_figures}, \
          {:.1}s",
         tally.cycles.load(Ordering::Relaxed),
         tally.faults_fired.load(Ordering::Relaxed),
@@ -1595,10 +1731,6 @@ fn crash_loop_column_families() {
     crash_loop("column_families");
 }
 
-/// Delayed compaction: a crash at file operations of virtual compactions, of real
-/// compactions reading virtual tables' parents and of MANIFEST roll-overs writing
-/// parents into the new MANIFEST's snapshot; each recovery also verifies every
-/// physical table and reopens with delayed compaction off.
 /// Query-driven compaction: a crash at file operations of scans' write-backs (the
 /// range's tables, the boundary remainders, their edits) and of everything else.
 #[test]
@@ -1606,7 +1738,21 @@ fn crash_loop_query_compaction() {
     crash_loop("query_compaction");
 }
 
+/// Delayed compaction: a crash at file operations of virtual compactions, of real
+/// compactions reading virtual tables' parents and of MANIFEST roll-overs writing
+/// parents into the new MANIFEST's snapshot; each recovery also verifies every
+/// physical table and reopens with delayed compaction off.
 #[test]
 fn crash_loop_virtual_tables() {
     crash_loop("virtual");
+}
+
+/// Two tiers with HotRAP: a crash at file operations of retention, promotion by
+/// compaction, promotion flushes and RALT's flushes, compactions and evictions (RALT's
+/// files are on the same faulted file system, under `/db-fast/ralt-0/`). Nothing
+/// acknowledged is lost, no promoted copy shadows a newer write, and the database
+/// reopens with RALT as its files left it.
+#[test]
+fn crash_loop_tiering() {
+    crash_loop("tiering");
 }

@@ -389,8 +389,15 @@ pub fn run(args: &StressArgs) -> Result<()> {
         total.add(&r?);
     }
     let after = verify::verify(&db, &st, false)?.into_result()?;
+    // What the tree hooks did in the default family (for `--tiering=hotrap`: the
+    // promotion pathways a kill may have cut through); nothing without hooks.
+    let hooks = db.stats().tree_hooks;
     db.close()?;
     print(&verified_line("verify after run", &after))?;
+    if !hooks.is_empty() {
+        let figures: Vec<String> = hooks.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        print(&format!("hooks: {}", figures.join(" ")))?;
+    }
     print(&format!(
         "stress: ok seed={seed} secs={secs:.1} ops={} ops_per_sec={:.0} writes_acked={} \
          puts={} merges={} deletes={} range_deletes={} batches={} cross_family_batches={} \
