@@ -202,13 +202,17 @@ struct Row {
     promoted_by_compaction_bytes: u64,
     retained_bytes: u64,
     compaction_bytes: u64,
-    /// Copies of sealed promotion caches dropped at the L0 gate, and inserts the
-    /// cache refused for being full (whole run phase): where promotion lost records.
-    flush_dropped_l0: u64,
+    /// Inserts the promotion cache refused for being full (its sealed batches
+    /// queued, waiting for L0 to drain; whole run phase): where promotion lost
+    /// records.
     cache_refused_full: u64,
     /// RALT's hot-set size and limit at the end of the run.
     hot_set_bytes: u64,
     hot_set_limit: u64,
+    /// Every figure of the tree hooks (`DbStats::tree_hooks`) at the end of the run
+    /// phase: counters since the loaded database opened (the load makes no gets),
+    /// gauges as they stand. Empty for modes without hooks.
+    hooks: std::collections::BTreeMap<String, u64>,
     run_seconds: f64,
 }
 
@@ -523,10 +527,14 @@ fn row(
         promoted_by_compaction_bytes: by_compaction,
         retained_bytes: whole("retained_bytes"),
         compaction_bytes: compaction(after).saturating_sub(compaction(loaded)),
-        flush_dropped_l0: whole("flush_dropped_l0"),
         cache_refused_full: whole("cache_refused_full"),
         hot_set_bytes: counter(after, "hooks.ralt_hot_bytes").unwrap_or(0),
         hot_set_limit: counter(after, "hooks.ralt_hot_limit").unwrap_or(0),
+        hooks: after
+            .counters
+            .iter()
+            .filter_map(|(k, v)| Some((k.strip_prefix("hooks.")?.to_string(), *v)))
+            .collect(),
         run_seconds,
     }
 }

@@ -91,11 +91,12 @@ fn flush_loop(inner: &DbInner) {
                     if st.has_imm() {
                         break FlushWork::Flush;
                     }
-                    if st
-                        .families
-                        .values()
-                        .any(|f| f.family.hooks.as_ref().is_some_and(|h| h.has_copies()))
-                    {
+                    if st.families.values().any(|f| {
+                        f.family
+                            .hooks
+                            .as_ref()
+                            .is_some_and(|h| h.has_copies(&f.family.super_version.load().version))
+                    }) {
                         break FlushWork::Copies;
                     }
                 }

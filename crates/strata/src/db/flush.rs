@@ -105,7 +105,8 @@ pub(crate) fn flush_copies(inner: &DbInner) -> Result<bool> {
     let found = {
         let mut st = inner.state.lock();
         let found = st.families.values().find_map(|f| {
-            let hooks = f.family.hooks.as_ref().filter(|h| h.has_copies())?;
+            let version = &f.family.super_version.load().version;
+            let hooks = f.family.hooks.as_ref().filter(|h| h.has_copies(version))?;
             Some((Arc::clone(&f.family), Arc::clone(hooks)))
         });
         // From the take to the install, as for a memtable's flush: `Db::flush` waits.

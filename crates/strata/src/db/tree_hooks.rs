@@ -41,10 +41,13 @@
 //!   conflict with `busy` (`Busy::conflicts`).
 //! - [`TreeHooks::take_copies`] and [`TreeHooks::copies_checked`] run on the flush
 //!   thread, with no database lock held, when [`TreeHooks::has_copies`] says the hooks
-//!   have copies to write up (and `table_read` returned true to wake the thread).
-//!   Once `take_copies` is called, the batch is the hooks' to hand over or drop:
-//!   `has_copies` must not stay true for a batch it dropped (the flush thread would
-//!   spin). The hooks hand over copies of records in levels deeper than `check_through`,
+//!   have copies to write up over the family's current version (and `table_read`
+//!   returned true to wake the thread; so does every install). `has_copies` runs
+//!   under the `state` lock, so it must be cheap and take no lock of the database.
+//!   Hooks may keep a batch waiting for a version that can take it (`has_copies`
+//!   false until an install changes what it shows); once `take_copies` is called,
+//!   the batch is the hooks' to hand over or drop: `has_copies` must not stay true
+//!   for a batch it dropped or kept (the flush thread would spin). The hooks hand over copies of records in levels deeper than `check_through`,
 //!   each its key's newest version there (the contract of `get_after`); the flush
 //!   thread drops every copy whose key has any version, or a covering range
 //!   tombstone, in the memtables or levels `0..=check_through` of the family's
@@ -118,14 +121,15 @@ pub(crate) trait TreeHooks: Send + Sync + fmt::Debug {
     /// thread: the hooks now have copies for it ([`TreeHooks::has_copies`]).
     fn table_read(&self, read: &TableRead<'_>) -> bool;
 
-    /// True iff [`TreeHooks::take_copies`] has something to hand over.
-    fn has_copies(&self) -> bool {
+    /// True iff [`TreeHooks::take_copies`] would hand something over (or drop it)
+    /// given `version`, the family's current version. Requires: the `state` lock held.
+    fn has_copies(&self, _version: &Version) -> bool {
         false
     }
 
     /// Copies to write up into L0, if any. `version` is the family's current version,
-    /// the one the flush thread will check them against: hooks may drop the batch for
-    /// what it shows (L0 close to slowing writes).
+    /// the one the flush thread will check them against, and the one
+    /// [`TreeHooks::has_copies`] was just asked about.
     fn take_copies(&self, _version: &Version) -> Option<Copies> {
         None
     }

@@ -122,9 +122,6 @@ struct Counters {
     cache_put_back: AtomicU64,
     /// Copies of sealed caches dropped unchecked (promotion by flush off).
     cache_discarded: AtomicU64,
-    /// Copies of sealed caches dropped unchecked because L0 was backed up
-    /// ([`l0_backed_up`]).
-    flush_dropped_l0: AtomicU64,
     /// Size-triggered compactions out of the last fast level re-picked by hotness.
     hot_aware_repicks: AtomicU64,
     /// Bytes (newest record's key and value) retaining plans kept in the fast tier
@@ -200,11 +197,12 @@ impl HotRap {
 
 /// True iff a table of copies added to `l0_files` tables would bring L0 to the count
 /// that slows writers (`level0_slowdown_writes_trigger`) while L0 already waits for a
-/// compaction (`level0_file_num_compaction_trigger`): promotion by flush then waits,
-/// so that it never starts slowing the family's writers by L0 count (not in the
-/// paper, whose machine compacts faster than its writers fill L0). The second half
-/// keeps it from waiting for good: with the two triggers equal, L0 may rest one table
-/// short of both, and nothing would ever compact it (found by review).
+/// compaction (`level0_file_num_compaction_trigger`): promotion by flush then waits
+/// (the sealed batches stay queued until an install shows L0 drained), so that it
+/// never starts slowing the family's writers by L0 count (not in the paper, whose
+/// machine compacts faster than its writers fill L0). The second half keeps it from
+/// waiting for good: with the two triggers equal, L0 may rest one table short of
+/// both, and nothing would ever compact it (found by review).
 fn l0_backed_up(l0_files: usize, opts: &Options) -> bool {
     l0_files + 1 >= opts.level0_slowdown_writes_trigger
         && l0_files >= opts.level0_file_num_compaction_trigger
@@ -226,6 +224,11 @@ fn benefit(size: u64, entries: u64, hot_records: u64, overlap: u64) -> f64 {
 }
 
 impl HotRap {
+    /// True iff promotion by flush is on and must wait for L0 in `version` to drain.
+    fn waits_for_l0(&self, version: &Version) -> bool {
+        self.tiering.promote_by_flush && l0_backed_up(version.files(0).len(), &self.opts)
+    }
+
     /// The retention router of a plan, `promoted` wanted as well as RALT's hot keys
     /// (those only with retention on).
     fn router(
@@ -327,23 +330,23 @@ impl TreeHooks for HotRap {
         false
     }
 
-    fn has_copies(&self) -> bool {
-        self.cache.has_sealed()
+    /// A sealed batch, unless promotion by flush waits for L0 in `version` to drain.
+    fn has_copies(&self, version: &Version) -> bool {
+        self.cache.has_sealed() && !self.waits_for_l0(version)
     }
 
-    /// Promotion by flush (§3.4), the checker's part: the sealed cache's hot copies
-    /// (hit by a get, or hot in RALT; all with the hotness check off), to be checked
-    /// against the memtables and fast levels. With promotion by flush off, the batch
-    /// is dropped; so it is while L0 in `version` is [`l0_backed_up`]. The copies are
-    /// only copies: a hot key comes back with its next read.
+    /// Promotion by flush (§3.4), the checker's part: the oldest sealed cache's hot
+    /// copies (hit by a get, or hot in RALT; all with the hotness check off), to be
+    /// checked against the memtables and fast levels. With promotion by flush off, the
+    /// batch is dropped (the copies are only copies: a hot key comes back with its next
+    /// read); while L0 in `version` is [`l0_backed_up`], it stays queued.
     fn take_copies(&self, version: &Version) -> Option<Copies> {
+        if self.waits_for_l0(version) {
+            return None;
+        }
         let (epoch, batch) = self.cache.take_sealed()?;
         if !self.tiering.promote_by_flush {
             bump(&self.counters.cache_discarded, batch.len() as u64);
-            return None;
-        }
-        if l0_backed_up(version.files(0).len(), &self.opts) {
-            bump(&self.counters.flush_dropped_l0, batch.len() as u64);
             return None;
         }
         let records: Vec<Copy> = batch
@@ -529,7 +532,6 @@ impl TreeHooks for HotRap {
             ("promoted_by_flush_bytes", load(&c.promoted_by_flush_bytes)),
             ("cache_put_back", load(&c.cache_put_back)),
             ("cache_discarded", load(&c.cache_discarded)),
-            ("flush_dropped_l0", load(&c.flush_dropped_l0)),
             ("hot_aware_repicks", load(&c.hot_aware_repicks)),
             ("retained_bytes", load(&c.retained_bytes)),
         ]

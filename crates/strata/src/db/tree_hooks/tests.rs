@@ -1,6 +1,7 @@
 //! The seam on a real database: which reads the hooks see, that a plan they
 //! adjust is the plan that runs, that every plan is shown to them before it
-//! registers, and how gets read their source between two levels.
+//! registers, how gets read their source between two levels, and when the flush
+//! thread takes copies.
 
 use super::*;
 use crate::compaction::plan::Partitioning;
@@ -284,5 +285,107 @@ fn hooks_are_told_the_last_sequence_number() {
     assert_eq!(calls.len(), 2);
     assert_eq!(calls.get(1).map(|c| c.1), Some(8));
     assert_eq!(db.latest_sequence(), 8);
+    db.close().expect("close");
+}
+
+/// Holds one batch of copies that waits until the family's version has a table in
+/// L1; records the L1 table count of every version `take_copies` was shown.
+#[derive(Debug, Default)]
+struct Waiter {
+    pending: std::sync::atomic::AtomicBool,
+    taken_at_l1: Mutex<Vec<usize>>,
+    checked: AtomicU64,
+}
+
+impl TreeHooks for Waiter {
+    fn table_read(&self, _read: &TableRead<'_>) -> bool {
+        self.pending.load(Ordering::SeqCst)
+    }
+
+    fn has_copies(&self, version: &Version) -> bool {
+        self.pending.load(Ordering::SeqCst) && !version.files(1).is_empty()
+    }
+
+    fn take_copies(&self, version: &Version) -> Option<Copies> {
+        self.taken_at_l1.lock().push(version.files(1).len());
+        self.pending.store(false, Ordering::SeqCst);
+        Some(Copies {
+            records: vec![Copy {
+                key: b"a".to_vec(),
+                seq: 1,
+                value: b"1".to_vec(),
+            }],
+            check_through: 1,
+            path_id: 0,
+            batch: 7,
+        })
+    }
+
+    fn copies_checked(&self, batch: u64, survivors: Vec<Copy>, dropped: usize) -> Vec<Copy> {
+        assert_eq!((batch, survivors.len(), dropped), (7, 0, 1));
+        self.checked.fetch_add(1, Ordering::SeqCst);
+        Vec::new()
+    }
+
+    fn adjust_plan(&self, _plan: &mut Plan, _version: &Version, _busy: &Busy) {}
+
+    fn figures(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+
+    fn close(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+#[derive(Debug)]
+struct WaiterFactory(Arc<Waiter>);
+
+impl TreeHooksFactory for WaiterFactory {
+    fn hooks_for(
+        &self,
+        _opts: &Options,
+        _fs: &Arc<dyn FileSystem>,
+        _dirs: &Dirs,
+        _family: (u32, SequenceNumber),
+    ) -> Result<Option<Arc<dyn TreeHooks>>> {
+        Ok(Some(Arc::clone(&self.0) as Arc<dyn TreeHooks>))
+    }
+}
+
+/// Copies wait for a version the hooks can take them in: the flush thread, woken by
+/// a read, leaves them while `has_copies` says no over the current version, and asks
+/// again after the next install, handing `take_copies` the version that changed its
+/// answer. (The copy is of a key with a version in L1, so the check drops it.)
+#[test]
+fn copies_wait_for_the_version_the_hooks_ask_for() {
+    let fs = Arc::new(FaultFs::new());
+    let hooks = Arc::new(Waiter::default());
+    let db = DbBuilder::new()
+        .file_system(Arc::clone(&fs) as Arc<dyn FileSystem>)
+        .tree_hooks(Arc::new(WaiterFactory(Arc::clone(&hooks))))
+        .open("/db", Options::default())
+        .expect("open");
+    db.put(&WriteOptions::default(), b"a", b"1").expect("put");
+    db.flush().expect("flush");
+    hooks.pending.store(true, Ordering::SeqCst);
+    // The read wakes the flush thread, which finds no L1 table: nothing is taken.
+    let ro = ReadOptions::default();
+    assert_eq!(db.get(&ro, b"a").expect("get"), Some(b"1".to_vec()));
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    db.wait_for_compactions().expect("idle");
+    assert!(hooks.taken_at_l1.lock().is_empty());
+    // A compaction installs a version with an L1 table, and wakes the thread.
+    db.compact_range(None, None).expect("compact");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while hooks.checked.load(Ordering::SeqCst) == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the copies were never taken"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    assert_eq!(*hooks.taken_at_l1.lock(), vec![1]);
+    assert_eq!(db.get(&ro, b"a").expect("get"), Some(b"1".to_vec()));
     db.close().expect("close");
 }
