@@ -13,6 +13,9 @@
 //!   truncation effects for small `n`).
 //! - Hotspot sends `hot_op_fraction` of requests uniformly to the first
 //!   `hot_set_fraction` of items and the rest uniformly to the others.
+//! - Uniform and hotspot draw over the items loaded before the run, as YCSB's
+//!   `CoreWorkload` does (its generators' bounds are fixed at the insert count): a
+//!   run's inserts neither grow the hot set nor receive reads.
 //! - Latest is zipfian over recency: the newest inserted item is the most popular.
 //!
 //! Generators are per-thread (`&mut self`, own RNG); clone one to share its zeta.
@@ -101,13 +104,19 @@ impl Zipfian {
 /// A request-key chooser over the items inserted so far.
 #[derive(Clone, Debug)]
 pub enum KeyChooser {
-    /// Uniform over `[0, n)`.
-    Uniform,
+    /// Uniform over the loaded items (`[0, min(items, n))`; `items` 0: `[0, n)`).
+    Uniform {
+        /// The items loaded before the run.
+        items: u64,
+    },
     /// Zipfian ranks scattered by FNV hash over `[0, n)`.
     ScrambledZipfian(Zipfian),
     /// `op_fraction` of requests to the `set_fraction` of items starting at item
     /// `start`.
+    /// Over the loaded items, as [`KeyChooser::Uniform`].
     Hotspot {
+        /// The items loaded before the run.
+        items: u64,
         /// Fraction of items that are hot.
         set_fraction: f64,
         /// Fraction of requests that go to hot items.
@@ -137,17 +146,19 @@ impl KeyChooser {
     pub fn next(&mut self, rng: &mut impl Rng, n: u64) -> u64 {
         let n = n.max(1);
         match self {
-            KeyChooser::Uniform => rng.random_range(0..n),
+            KeyChooser::Uniform { items } => rng.random_range(0..loaded(*items, n)),
             KeyChooser::ScrambledZipfian(z) => {
                 // Ranks are drawn over the load-time item count (YCSB keeps it fixed).
                 let r = z.next(rng);
                 fnv1a64(r) % n
             }
             KeyChooser::Hotspot {
+                items,
                 set_fraction,
                 op_fraction,
                 start,
             } => {
+                let n = loaded(*items, n);
                 let hot = ((n as f64 * *set_fraction) as u64).clamp(1, n);
                 // A set that would pass the last item (rounding, or fewer items than
                 // `start` was chosen for) ends at the last item.
@@ -168,6 +179,15 @@ impl KeyChooser {
                 n - 1 - z.next(rng).min(n - 1)
             }
         }
+    }
+}
+
+/// The items a chooser over `items` loaded items draws from when `n` (>= 1) exist.
+fn loaded(items: u64, n: u64) -> u64 {
+    if items == 0 {
+        n
+    } else {
+        items.min(n)
     }
 }
 
@@ -238,6 +258,7 @@ mod tests {
     fn hotspot_sends_op_fraction_to_hot_set() {
         let n = 10_000;
         let mut ch = KeyChooser::Hotspot {
+            items: n,
             set_fraction: 0.05,
             op_fraction: 0.95,
             start: 0,
@@ -252,6 +273,7 @@ mod tests {
     fn hotspot_offset_moves_the_hot_set_and_keeps_the_cold_uniform() {
         let n = 10_000;
         let mut ch = KeyChooser::Hotspot {
+            items: n,
             set_fraction: 0.05,
             op_fraction: 0.95,
             start: 5000,
@@ -266,6 +288,7 @@ mod tests {
         assert!((per_below / per_above - 1.0).abs() < 0.1, "{below} {above}");
         // No cold draw lands in the hot set.
         let mut cold_only = KeyChooser::Hotspot {
+            items: n,
             set_fraction: 0.05,
             op_fraction: 0.0,
             start: 5000,
@@ -274,6 +297,7 @@ mod tests {
         assert_eq!(c[5000..5500].iter().sum::<u64>(), 0);
         // A start too late for the items keeps the whole set inside them.
         let mut late = KeyChooser::Hotspot {
+            items: n,
             set_fraction: 0.05,
             op_fraction: 1.0,
             start: 9900,
@@ -285,14 +309,33 @@ mod tests {
             "{:?}",
             &c[9500..9510]
         );
-        // Inserts do not slide the set: with twice the items, the same first item.
+    }
+
+    #[test]
+    fn uniform_and_hotspot_draw_over_the_loaded_items_only() {
+        // Inserts neither grow nor slide the hot set, nor receive reads (YCSB's
+        // bounds, fixed at the load's count): with twice the items, the same set.
+        let n = 10_000;
         let mut grown = KeyChooser::Hotspot {
+            items: n,
             set_fraction: 0.05,
-            op_fraction: 1.0,
+            op_fraction: 0.95,
             start: 5000,
         };
-        let c = counts(&mut grown, 2 * n, 10_000);
-        assert_eq!(c[5000..6000].iter().sum::<u64>(), 10_000);
+        let c = counts(&mut grown, 2 * n, 20_000);
+        assert_eq!(c[n as usize..].iter().sum::<u64>(), 0);
+        let hot: u64 = c[5000..5500].iter().sum();
+        assert!((hot as f64 / 20_000.0 - 0.95).abs() < 0.01, "{hot}");
+        let mut uniform = KeyChooser::Uniform { items: n };
+        let c = counts(&mut uniform, 2 * n, 20_000);
+        assert_eq!(c[n as usize..].iter().sum::<u64>(), 0);
+        // Fewer items than loaded (a run before its load finished): the items now.
+        let c = counts(&mut uniform, 10, 1_000);
+        assert_eq!(c.iter().sum::<u64>(), 1_000);
+        // No load count: the items now.
+        let mut now = KeyChooser::Uniform { items: 0 };
+        let c = counts(&mut now, 2 * n, 20_000);
+        assert!(c[n as usize..].iter().sum::<u64>() > 9_000);
     }
 
     #[test]
@@ -322,7 +365,7 @@ mod tests {
 
     #[test]
     fn uniform_is_flat() {
-        let mut ch = KeyChooser::Uniform;
+        let mut ch = KeyChooser::Uniform { items: 10 };
         let c = counts(&mut ch, 10, 100_000);
         assert!(c.iter().all(|v| (*v as i64 - 10_000).abs() < 500), "{c:?}");
     }

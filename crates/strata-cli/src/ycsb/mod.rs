@@ -153,7 +153,8 @@ pub struct YcsbArgs {
     #[arg(long = "hotspot_op_fraction", default_value_t = 0.95)]
     pub hotspot_op_fraction: f64,
     /// Where the hot keys start, as a fraction of the loaded records (hotspot; 0 = the
-    /// first `--hotspot_fraction` of them). The start stays put as inserts add keys;
+    /// first `--hotspot_fraction` of them). Hotspot and uniform draw over the loaded
+    /// records only, as YCSB does: a run's inserts neither grow nor slide the hot set;
     /// two runs whose hot ranges do not overlap share no hot key.
     #[arg(long = "hotspot_offset", default_value_t = 0.0)]
     pub hotspot_offset: f64,
@@ -249,9 +250,12 @@ impl YcsbArgs {
 
     fn chooser(&self) -> KeyChooser {
         match self.distribution() {
-            Distribution::Uniform => KeyChooser::Uniform,
+            Distribution::Uniform => KeyChooser::Uniform {
+                items: self.records,
+            },
             Distribution::Zipfian => KeyChooser::scrambled_zipfian(self.records, self.zipf_const),
             Distribution::Hotspot => KeyChooser::Hotspot {
+                items: self.records,
                 set_fraction: self.hotspot_fraction,
                 op_fraction: self.hotspot_op_fraction,
                 start: (self.records as f64 * self.hotspot_offset) as u64,
