@@ -87,7 +87,7 @@ now_ms() { date +%s%3N; }
 # every open, the verifying ones too, must name both): the database directory and a
 # sibling, which tiering uses as its fast and slow tiers.
 rm -rf "$db-slow"
-paths="--db_paths=$db:$(( (RANDOM % 2 == 0 ? 256 : 4096) * 1024 )),$db-slow:0"
+paths=("--db_paths=$db:$(( (RANDOM % 2 == 0 ? 256 : 4096) * 1024 )),$db-slow:0")
 # Waits up to $2 seconds for a line matching $1 in file $3 at or after line $4;
 # prints the line.
 wait_line() {
@@ -101,9 +101,21 @@ wait_line() {
     return 1
 }
 
-pick() { # pick one of the arguments at random
+# The choices run in this shell, never in a command substitution: bash reseeds
+# RANDOM in a subshell, so `$(pick ...)` would not follow CRASH_SEED.
+pick() { # pick CHOICE...: sets $picked to one of the choices at random
     local a=("$@")
-    echo "${a[RANDOM % ${#a[@]}]}"
+    picked=${a[RANDOM % ${#a[@]}]}
+}
+opt() { # opt NAME CHOICE...: appends --NAME=<one of the choices> to opts
+    local name=$1
+    shift
+    pick "$@"
+    opts+=("--$name=$picked")
+}
+flag() { # flag FLAG N: appends FLAG to opts with probability 1/N
+    pick "$1" $(seq 2 "$2")
+    if [ "$picked" = "$1" ]; then opts+=("$1"); fi
 }
 
 # Two tiers on the run's two data paths, each cycle in another mode (turning tiering on
@@ -112,43 +124,51 @@ pick() { # pick one of the arguments at random
 # without the hotness check every copy a read caches is promoted, so the promotion
 # pathways run under the stress's uniform reads too.
 tiering_options() { # tiering_options MAX_BYTES_FOR_LEVEL_BASE
-    local fd=$(( $1 * $(pick 2 4) ))
-    case $(pick off fat time hotrap hotrap) in
-    off) echo "--tiering=off" ;;
-    fat) echo "--tiering=fat --fd_size=$fd" ;;
-    time) echo "--tiering=time --fd_size=$fd --time_aware_window=$(pick 1 3)" ;;
-    *) echo "--tiering=hotrap --fd_size=$fd $(pick "" --no_hotness_check)" \
-        "$(pick "" "" --no_retain) $(pick "" "" --no_promote_by_compaction)" \
-        "$(pick "" --hot_set_limit=65536)" ;;
+    pick 2 4
+    local fd=$(( $1 * picked ))
+    pick off fat time hotrap hotrap
+    opts+=("--tiering=$picked")
+    case $picked in
+    off) ;;
+    fat) opts+=("--fd_size=$fd") ;;
+    time) opts+=("--fd_size=$fd"); opt time_aware_window 1 3 ;;
+    *)
+        opts+=("--fd_size=$fd")
+        flag --no_hotness_check 2
+        flag --no_retain 3
+        flag --no_promote_by_compaction 3
+        flag --hot_set_limit=65536 2
+        ;;
     esac
 }
 
-random_options() {
-    local base
-    base=$(pick 65536 1048576 16777216)
+random_options() { # sets the array opts
+    opts=()
+    pick 65536 1048576 16777216
+    local base=$picked
     # Delayed compaction on half the time; --vct, --vsmt and --virtual_garbage_ratio
     # are ignored when it is off.
-    echo "--delayed_compaction=$(pick true false)" \
-        "--vct=$(pick 3 8 12)" \
-        "--vsmt=$(pick 2 3 5)" \
-        "--virtual_garbage_ratio=$(pick 0.05 0.1 0.5)" \
-        "--compression_type=$(pick none lz4 zstd)" \
-        "--write_buffer_size=$(pick 16384 65536 262144 4194304)" \
-        "--target_file_size_base=$(pick 8192 65536 2097152)" \
-        "--max_bytes_for_level_base=$base" \
-        "--level0_file_num_compaction_trigger=$(pick 2 4)" \
-        "--compaction_output_partitioning=$(pick fixed aligned)" \
-        "--compaction_pri=$(pick min_overlapping_ratio oldest_smallest_seq_first)" \
-        "--snapshot_filter=$(pick true false)" \
-        "--bloom_bits=$(pick 0 10)" \
-        "--block_size=$(pick 256 4096)" \
-        "--cache_size=$(pick 0 1048576 33554432)" \
-        "--max_background_jobs=$(pick 2 3 4)" \
-        "--paranoid_checks=$(pick false true)" \
-        "--sync=$(pick false false false true)" \
-        "--flush_one_in=$(pick 0 1000 5000)" \
-        "--compact_range_one_in=$(pick 0 5000 20000)" \
-        "$(tiering_options "$base")"
+    opt delayed_compaction true false
+    opt vct 3 8 12
+    opt vsmt 2 3 5
+    opt virtual_garbage_ratio 0.05 0.1 0.5
+    opt compression_type none lz4 zstd
+    opt write_buffer_size 16384 65536 262144 4194304
+    opt target_file_size_base 8192 65536 2097152
+    opts+=("--max_bytes_for_level_base=$base")
+    opt level0_file_num_compaction_trigger 2 4
+    opt compaction_output_partitioning fixed aligned
+    opt compaction_pri min_overlapping_ratio oldest_smallest_seq_first
+    opt snapshot_filter true false
+    opt bloom_bits 0 10
+    opt block_size 256 4096
+    opt cache_size 0 1048576 33554432
+    opt max_background_jobs 2 3 4
+    opt paranoid_checks false true
+    opt sync false false false true
+    opt flush_one_in 0 1000 5000
+    opt compact_range_one_in 0 5000 20000
+    tiering_options "$base"
 }
 
 field() { # field NAME LINE
@@ -165,7 +185,7 @@ verified=0
 in_flight_new=0
 in_flight_old=0
 for i in $(seq 1 "$cycles"); do
-    opts=$(random_options)
+    random_options
     existing=""
     [ "$i" -gt 1 ] && existing="--use_existing_db"
     sleep_s=$(( min_sleep + RANDOM % (max_sleep - min_sleep + 1) ))
@@ -180,7 +200,7 @@ for i in $(seq 1 "$cycles"); do
     # shellcheck disable=SC2086
     "$bin" stress --db="$db" $existing --seed=$stress_seed --max_key="$max_key" \
         --threads="$threads" --column_families="$families" --duration=3600 \
-        --ops_per_thread=0 --expected_state="$expected" $space_flags $paths $opts \
+        --ops_per_thread=0 --expected_state="$expected" $space_flags "${paths[@]}" "${opts[@]}" \
         >"$dir/stress.$i.log" 2>&1 &
     pid=$!
     resumed=""
@@ -217,7 +237,7 @@ for i in $(seq 1 "$cycles"); do
                 fi
             done
             if [ "$grows" -ge 4 ] && [ -z "$resumed" ]; then
-                echo "FAIL cycle $i: no write accepted after the disk grew by $(( 4 * grow )) MiB; options: $opts"
+                echo "FAIL cycle $i: no write accepted after the disk grew by $(( 4 * grow )) MiB; options: ${opts[*]}"
                 kill -9 "$pid" 2>/dev/null
                 cat "$dir/stress.$i.log"
                 exit 1
@@ -227,7 +247,7 @@ for i in $(seq 1 "$cycles"); do
     sleep "$sleep_s"
     if ! kill -0 "$pid" 2>/dev/null; then
         wait "$pid"
-        echo "FAIL cycle $i: stress exited before the kill (status $?); options: $opts"
+        echo "FAIL cycle $i: stress exited before the kill (status $?); options: ${opts[*]}"
         cat "$dir/stress.$i.log"
         exit 1
     fi
@@ -237,10 +257,9 @@ for i in $(seq 1 "$cycles"); do
         # Room for the open's new MANIFEST, WAL and OPTIONS.
         resize_disk $(( $(disk_used_kib) + 16 * 1024 ))
     fi
-    # shellcheck disable=SC2086
-    if ! "$bin" stress --db="$db" $paths --verify_only --expected_state="$expected" \
+    if ! "$bin" stress --db="$db" "${paths[@]}" --verify_only --expected_state="$expected" \
         >"$dir/verify.$i.log" 2>&1; then
-        echo "FAIL cycle $i after ${sleep_s}s (stress seed $stress_seed); options: $opts"
+        echo "FAIL cycle $i after ${sleep_s}s (stress seed $stress_seed); options: ${opts[*]}"
         cat "$dir/verify.$i.log"
         echo "logs and database kept in $dir"
         exit 1
@@ -251,7 +270,7 @@ for i in $(seq 1 "$cycles"); do
     old=$(field in_flight_old "$line")
     keys=$(field keys "$line")
     printf 'cycle %3d: %ds, tiering %-6s acked writes %7d, keys verified %d (present %s), in flight new/old %s/%s, blocks %s%s\n' \
-        "$i" "$sleep_s" "$(field --tiering "$opts")," $(( total - acked )) "$keys" "$(field present "$line")" "$new" "$old" \
+        "$i" "$sleep_s" "$(field --tiering "${opts[*]}")," $(( total - acked )) "$keys" "$(field present "$line")" "$new" "$old" \
         "$(field blocks_checked "$line")" "${resumed:+, writes taken ${resumed} ms after the disk grew}"
     acked=$total
     verified=$(( verified + keys ))

@@ -210,8 +210,9 @@ struct Row {
     hot_set_bytes: u64,
     hot_set_limit: u64,
     /// Every figure of the tree hooks (`DbStats::tree_hooks`) at the end of the run
-    /// phase: counters since the loaded database opened (the load makes no gets),
-    /// gauges as they stand. Empty for modes without hooks.
+    /// phase, as they stand: counters since the database opened for the load (the
+    /// load's compactions count; it makes no gets), gauges now. Empty for modes
+    /// without hooks.
     hooks: std::collections::BTreeMap<String, u64>,
     run_seconds: f64,
 }

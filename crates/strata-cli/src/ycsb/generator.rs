@@ -101,7 +101,8 @@ impl Zipfian {
     }
 }
 
-/// A request-key chooser over the items inserted so far.
+/// A request-key chooser: over the items inserted so far (zipfian, latest) or over
+/// those loaded before the run (uniform, hotspot).
 #[derive(Clone, Debug)]
 pub enum KeyChooser {
     /// Uniform over the loaded items (`[0, min(items, n))`; `items` 0: `[0, n)`).
@@ -329,9 +330,9 @@ mod tests {
         let mut uniform = KeyChooser::Uniform { items: n };
         let c = counts(&mut uniform, 2 * n, 20_000);
         assert_eq!(c[n as usize..].iter().sum::<u64>(), 0);
-        // Fewer items than loaded (a run before its load finished): the items now.
-        let c = counts(&mut uniform, 10, 1_000);
-        assert_eq!(c.iter().sum::<u64>(), 1_000);
+        // Fewer items than loaded (a run before its load finished): the items now
+        // (`counts` asserts each draw is below them).
+        counts(&mut uniform, 10, 1_000);
         // No load count: the items now.
         let mut now = KeyChooser::Uniform { items: 0 };
         let c = counts(&mut now, 2 * n, 20_000);

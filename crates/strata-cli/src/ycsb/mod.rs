@@ -10,7 +10,8 @@
 //!
 //! Inserts in the run phase take fresh key numbers from a shared counter starting at
 //! `--records`; reads choose among keys whose insert has completed (YCSB's acknowledged
-//! counter, simplified to a running maximum).
+//! counter, simplified to a running maximum): every such key under zipfian and latest,
+//! the loaded ones only under uniform and hotspot (YCSB's bounds).
 
 pub mod generator;
 pub mod workload;

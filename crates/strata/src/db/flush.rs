@@ -22,6 +22,7 @@
 //! flight before it moves to a new WAL (`write::make_room`).
 
 use super::family::Family;
+use super::super_version::SuperVersion;
 use super::tree_hooks::TreeHooks;
 use super::{fail, jobs, read, write, DbInner};
 use crate::compaction::{Plan, Reason};
@@ -104,27 +105,37 @@ pub(crate) fn flush_oldest(inner: &DbInner) -> Result<bool> {
 pub(crate) fn flush_copies(inner: &DbInner) -> Result<bool> {
     let found = {
         let mut st = inner.state.lock();
+        // The super-version `has_copies` is asked about is the one the check reads
+        // and `take_copies` is shown (an install may land before the check).
         let found = st.families.values().find_map(|f| {
-            let version = &f.family.super_version.load().version;
-            let hooks = f.family.hooks.as_ref().filter(|h| h.has_copies(version))?;
-            Some((Arc::clone(&f.family), Arc::clone(hooks)))
+            let sv = f.family.super_version.load_full();
+            let hooks = f
+                .family
+                .hooks
+                .as_ref()
+                .filter(|h| h.has_copies(&sv.version))?;
+            Some((Arc::clone(&f.family), Arc::clone(hooks), sv))
         });
         // From the take to the install, as for a memtable's flush: `Db::flush` waits.
         st.flush_running = found.is_some();
         found
     };
-    let Some((family, hooks)) = found else {
+    let Some((family, hooks, sv)) = found else {
         return Ok(false);
     };
-    let result = write_copies(inner, &family, hooks.as_ref());
+    let result = write_copies(inner, &family, hooks.as_ref(), sv);
     inner.state.lock().flush_running = false;
     inner.done_cv.notify_all();
     result.map(|()| true)
 }
 
-/// [`flush_copies`] for one family's hooks.
-fn write_copies(inner: &DbInner, family: &Family, hooks: &dyn TreeHooks) -> Result<()> {
-    let sv = family.super_version.load();
+/// [`flush_copies`] for one family's hooks, over its super-version `sv`.
+fn write_copies(
+    inner: &DbInner,
+    family: &Family,
+    hooks: &dyn TreeHooks,
+    sv: Arc<SuperVersion>,
+) -> Result<()> {
     let Some(copies) = hooks.take_copies(&sv.version) else {
         return Ok(());
     };

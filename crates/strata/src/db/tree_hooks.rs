@@ -43,7 +43,8 @@
 //!   thread, with no database lock held, when [`TreeHooks::has_copies`] says the hooks
 //!   have copies to write up over the family's current version (and `table_read`
 //!   returned true to wake the thread; so does every install). `has_copies` runs
-//!   under the `state` lock, so it must be cheap and take no lock of the database.
+//!   under the `state` lock, so it must be cheap and take
+//!   no lock of the database.
 //!   Hooks may keep a batch waiting for a version that can take it (`has_copies`
 //!   false until an install changes what it shows); once `take_copies` is called,
 //!   the batch is the hooks' to hand over or drop: `has_copies` must not stay true

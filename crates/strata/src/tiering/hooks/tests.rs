@@ -374,6 +374,7 @@ fn a_sealed_batch_waits_while_l0_is_backed_up_and_goes_up_once_it_drains() {
     let opts = options().with_tiering(Some(Tiering::hotrap().with_hotness_check(false)));
     let db = open_with(&fs, opts);
     let (hooks, seq) = with_k_in_the_slow_tier(&db);
+    db.wait_for_compactions().expect("idle");
     // Seal a batch by hand: the flush thread is not woken (an idle database has
     // nothing else to wake it), so only this test asks for the batch.
     let level = hooks.source_after().expect("a level") + 1;
