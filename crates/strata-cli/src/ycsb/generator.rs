@@ -10,7 +10,9 @@
 //! - Scrambled zipfian hashes the zipfian rank with FNV-1a 64 so popular items are
 //!   scattered over the key space instead of clustered at its start. YCSB draws ranks
 //!   over 10^10 items with a precomputed zeta; we draw over exactly `n` (same shape, no
-//!   truncation effects for small `n`).
+//!   truncation effects for small `n`). The hash maps into a fixed space (YCSB's: the
+//!   loaded items and twice the inserts a run expects), and a draw of an item not yet
+//!   inserted is drawn again, so a popular rank keeps its item while inserts go on.
 //! - Hotspot sends `hot_op_fraction` of requests uniformly to the first
 //!   `hot_set_fraction` of items and the rest uniformly to the others.
 //! - Uniform and hotspot draw over the items loaded before the run, as YCSB's
@@ -110,8 +112,13 @@ pub enum KeyChooser {
         /// The items loaded before the run.
         items: u64,
     },
-    /// Zipfian ranks scattered by FNV hash over `[0, n)`.
-    ScrambledZipfian(Zipfian),
+    /// Zipfian ranks scattered by FNV hash over `[0, space)`, drawn again until the
+    /// item exists.
+    ScrambledZipfian {
+        zipfian: Zipfian,
+        /// The items a rank hashes into, fixed (at least the loaded items).
+        space: u64,
+    },
     /// `op_fraction` of requests to the `set_fraction` of items starting at item
     /// `start`.
     /// Over the loaded items, as [`KeyChooser::Uniform`].
@@ -133,9 +140,18 @@ pub enum KeyChooser {
 }
 
 impl KeyChooser {
-    /// A scrambled zipfian chooser for `items` items.
+    /// A scrambled zipfian chooser for `items` items that never grow.
     pub fn scrambled_zipfian(items: u64, theta: f64) -> KeyChooser {
-        KeyChooser::ScrambledZipfian(Zipfian::new(items, theta))
+        KeyChooser::scrambled_zipfian_in(items, items, theta)
+    }
+
+    /// A scrambled zipfian chooser with ranks over `items` loaded items, hashed into
+    /// `space` items (YCSB: the loaded items and twice the inserts a run expects).
+    pub fn scrambled_zipfian_in(items: u64, space: u64, theta: f64) -> KeyChooser {
+        KeyChooser::ScrambledZipfian {
+            zipfian: Zipfian::new(items, theta),
+            space: space.max(items).max(1),
+        }
     }
 
     /// A latest chooser starting with `items` items.
@@ -148,10 +164,17 @@ impl KeyChooser {
         let n = n.max(1);
         match self {
             KeyChooser::Uniform { items } => rng.random_range(0..loaded(*items, n)),
-            KeyChooser::ScrambledZipfian(z) => {
-                // Ranks are drawn over the load-time item count (YCSB keeps it fixed).
-                let r = z.next(rng);
-                fnv1a64(r) % n
+            KeyChooser::ScrambledZipfian { zipfian, space } => {
+                // Ranks are drawn over the load-time item count (YCSB keeps it fixed),
+                // hashed into the fixed space; an item not inserted yet is drawn
+                // again (YCSB's loop), a bounded number of times.
+                for _ in 0..64 {
+                    let k = fnv1a64(zipfian.next(rng)) % *space;
+                    if k < n {
+                        return k;
+                    }
+                }
+                fnv1a64(zipfian.next(rng)) % n
             }
             KeyChooser::Hotspot {
                 items,
@@ -253,6 +276,25 @@ mod tests {
         // nowhere near the zipfian head's share.
         let first_tenth: u64 = c[..100].iter().sum();
         assert!((first_tenth as f64 / 200_000.0) < 0.3, "{first_tenth}");
+    }
+
+    #[test]
+    fn scrambled_zipfian_keeps_its_hot_items_while_inserts_go_on() {
+        // 1,000 loaded items hashed into 3,000: rank 0 hashes to item 1405, not yet
+        // inserted, so it is drawn again and rank 1's item (996) is the hottest; once
+        // item 1405 exists it is the hottest, and stays so as inserts go on (it used
+        // to be `hash % n`, another item after every insert).
+        let n = 1000;
+        let (rank0, rank1) = (fnv1a64(0) % (3 * n), fnv1a64(1) % (3 * n));
+        assert_eq!((rank0, rank1), (1405, 996));
+        let hottest = |items: u64| {
+            let mut ch = KeyChooser::scrambled_zipfian_in(n, 3 * n, ZIPFIAN_CONSTANT);
+            let c = counts(&mut ch, items, 100_000);
+            (0..items).max_by_key(|&i| c[i as usize]).unwrap_or(0)
+        };
+        assert_eq!(hottest(n), rank1);
+        assert_eq!(hottest(n + 700), rank0);
+        assert_eq!(hottest(3 * n), rank0);
     }
 
     #[test]

@@ -254,7 +254,19 @@ impl YcsbArgs {
             Distribution::Uniform => KeyChooser::Uniform {
                 items: self.records,
             },
-            Distribution::Zipfian => KeyChooser::scrambled_zipfian(self.records, self.zipf_const),
+            Distribution::Zipfian => {
+                // YCSB's `expectednewkeys`: twice the inserts the run expects.
+                let inserts: f64 = (self.workload.mix().ops.iter())
+                    .filter(|(kind, _)| *kind == OpKind::Insert)
+                    .map(|(_, p)| p)
+                    .sum();
+                let expected = (self.operations as f64 * inserts * 2.0) as u64;
+                KeyChooser::scrambled_zipfian_in(
+                    self.records,
+                    self.records.saturating_add(expected),
+                    self.zipf_const,
+                )
+            }
             Distribution::Hotspot => KeyChooser::Hotspot {
                 items: self.records,
                 set_fraction: self.hotspot_fraction,
