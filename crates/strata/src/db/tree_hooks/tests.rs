@@ -62,10 +62,11 @@ impl TreeHooks for Recorder {
     }
 }
 
+/// Gives every family the same hooks `H`, which the test keeps to look at.
 #[derive(Debug)]
-struct Factory(Arc<Recorder>);
+struct Factory<H>(Arc<H>);
 
-impl TreeHooksFactory for Factory {
+impl<H: TreeHooks + 'static> TreeHooksFactory for Factory<H> {
     fn hooks_for(
         &self,
         _opts: &Options,
@@ -339,21 +340,6 @@ impl TreeHooks for Waiter {
     }
 }
 
-#[derive(Debug)]
-struct WaiterFactory(Arc<Waiter>);
-
-impl TreeHooksFactory for WaiterFactory {
-    fn hooks_for(
-        &self,
-        _opts: &Options,
-        _fs: &Arc<dyn FileSystem>,
-        _dirs: &Dirs,
-        _family: (u32, SequenceNumber),
-    ) -> Result<Option<Arc<dyn TreeHooks>>> {
-        Ok(Some(Arc::clone(&self.0) as Arc<dyn TreeHooks>))
-    }
-}
-
 /// Copies wait for a version the hooks can take them in: the flush thread, woken by
 /// a read, leaves them while `has_copies` says no over the current version, and asks
 /// again after the next install, handing `take_copies` the version that changed its
@@ -364,7 +350,7 @@ fn copies_wait_for_the_version_the_hooks_ask_for() {
     let hooks = Arc::new(Waiter::default());
     let db = DbBuilder::new()
         .file_system(Arc::clone(&fs) as Arc<dyn FileSystem>)
-        .tree_hooks(Arc::new(WaiterFactory(Arc::clone(&hooks))))
+        .tree_hooks(Arc::new(Factory(Arc::clone(&hooks))))
         .open("/db", Options::default())
         .expect("open");
     db.put(&WriteOptions::default(), b"a", b"1").expect("put");
