@@ -146,6 +146,39 @@ fn range(lo: &[u8], hi: &[u8], hex: bool) -> String {
     format!("[{} .. {}]", show(lo, hex), show(hi, hex))
 }
 
+/// One table's line (and a virtual table's slices); the number of slices.
+fn write_table(out: &mut dyn Write, t: &FileMetaData, hex: bool) -> std::io::Result<usize> {
+    let kind = match t.kind {
+        FileKind::Real => "real   ",
+        FileKind::Virtual { .. } => "virtual",
+    };
+    write!(
+        out,
+        "    {kind} {:06} {} seq={}..{} size={}",
+        t.number,
+        range(t.smallest_user_key(), t.largest_user_key(), hex),
+        t.smallest_seqno,
+        t.largest_seqno,
+        t.size
+    )?;
+    let FileKind::Virtual { slices } = &t.kind else {
+        writeln!(out, " path={}", t.path_id)?;
+        return Ok(0);
+    };
+    writeln!(out, " slices={}", slices.len())?;
+    for (i, s) in slices.iter().enumerate() {
+        writeln!(
+            out,
+            "      slice {} parent={:06} {} bytes={}",
+            i + 1,
+            s.parent,
+            range(&s.smallest, &s.largest, hex),
+            s.bytes
+        )?;
+    }
+    Ok(slices.len())
+}
+
 fn write_family(out: &mut dyn Write, f: &RecoveredFamily, hex: bool) -> std::io::Result<()> {
     let v = &f.version;
     writeln!(
@@ -155,7 +188,7 @@ fn write_family(out: &mut dyn Write, f: &RecoveredFamily, hex: bool) -> std::io:
     )?;
     let (mut files, mut virtual_files, mut n_slices) = (0usize, 0usize, 0usize);
     for level in 0..v.num_levels() {
-        let level_files = v.files(level);
+        let level_files: Vec<_> = v.runs(level).flat_map(|r| r.files()).collect();
         let virt = level_files
             .iter()
             .filter(|t| t.kind != FileKind::Real)
@@ -166,36 +199,19 @@ fn write_family(out: &mut dyn Write, f: &RecoveredFamily, hex: bool) -> std::io:
             level_files.len(),
             v.level_bytes(level)
         )?;
-        for t in level_files {
-            let kind = match t.kind {
-                FileKind::Real => "real   ",
-                FileKind::Virtual { .. } => "virtual",
-            };
-            write!(
-                out,
-                "    {kind} {:06} {} seq={}..{} size={}",
-                t.number,
-                range(t.smallest_user_key(), t.largest_user_key(), hex),
-                t.smallest_seqno,
-                t.largest_seqno,
-                t.size
-            )?;
-            let FileKind::Virtual { slices } = &t.kind else {
-                writeln!(out, " path={}", t.path_id)?;
-                continue;
-            };
-            writeln!(out, " slices={}", slices.len())?;
-            for (i, s) in slices.iter().enumerate() {
+        for run in v.runs(level).filter(|r| !r.is_empty()) {
+            if !run.is_row_run() {
                 writeln!(
                     out,
-                    "      slice {} parent={:06} {} bytes={}",
-                    i + 1,
-                    s.parent,
-                    range(&s.smallest, &s.largest, hex),
-                    s.bytes
+                    "    run of column group {}: files={} bytes={}",
+                    run.group(),
+                    run.files().len(),
+                    run.bytes()
                 )?;
             }
-            n_slices += slices.len();
+            for t in run.files() {
+                n_slices += write_table(out, t, hex)?;
+            }
         }
         files += level_files.len();
         virtual_files += virt;

@@ -81,16 +81,12 @@ impl Tombstones {
         table_cache: &TableCache,
     ) -> Tombstones {
         let mut by_file = HashMap::new();
-        for version in versions {
-            for level in 0..version.num_levels() {
-                for f in version.files(level) {
-                    if f.num_range_deletions == 0 || f.kind != FileKind::Real {
-                        continue;
-                    }
-                    if let Some(rd) = table_cache.get(f).ok().and_then(|t| t.shared_range_dels()) {
-                        by_file.insert(f.number, rd);
-                    }
-                }
+        for f in versions.into_iter().flat_map(Version::live_files) {
+            if f.num_range_deletions == 0 || f.kind != FileKind::Real {
+                continue;
+            }
+            if let Some(rd) = table_cache.get(f).ok().and_then(|t| t.shared_range_dels()) {
+                by_file.insert(f.number, rd);
             }
         }
         Tombstones { by_file }
@@ -153,11 +149,9 @@ pub fn pick(
     }
     let free = |f: &Arc<FileMetaData>| !busy.files.contains(&f.number) && f.kind == FileKind::Real;
     let mut cover: Vec<RangeTombstone> = Vec::new();
-    for level in 0..version.num_levels() {
-        for f in version.files(level).iter().filter(|f| free(f)) {
-            if let Some(rd) = coverage.tombstones.get(f.number) {
-                cover.extend(rd.tombstones());
-            }
+    for f in version.live_files().filter(|f| free(f)) {
+        if let Some(rd) = coverage.tombstones.get(f.number) {
+            cover.extend(rd.tombstones());
         }
     }
     let cover = Fragments::new(&cover);
@@ -213,8 +207,7 @@ fn hides_nothing(
             .snapshots
             .first()
             .is_none_or(|&s| s >= f.largest_seqno)
-        && (level + 1..version.num_levels())
-            .all(|l| version.overlapping_files(l, Some(lo), Some(hi)).is_empty())
+        && (level + 1..version.num_levels()).all(|l| !version.overlaps(l, Some(lo), Some(hi)))
 }
 
 /// The file's last user key and whether the file may hold it: a largest key

@@ -437,7 +437,13 @@ pub(crate) fn build(
     reason: Reason,
 ) -> Option<Plan> {
     let output_level = level + 1;
-    if output_level >= version.num_levels() || busy.any_busy(inputs.iter()) {
+    // Row runs only: a level holding column-group runs belongs to the policy that
+    // wrote them (`version::run`).
+    if output_level >= version.num_levels()
+        || busy.any_busy(inputs.iter())
+        || version.has_group_runs(level)
+        || version.has_group_runs(output_level)
+    {
         return None;
     }
     let (lo, hi) = user_range(inputs.iter())?;
@@ -448,9 +454,8 @@ pub(crate) fn build(
     let (lo, hi) = user_range(inputs.iter().chain(&output_level_inputs))?;
     let grandparents = version.overlapping_files(output_level + 1, Some(lo), Some(hi));
     let grandparent_bytes: u64 = grandparents.iter().map(|f| f.size).sum();
-    let bottommost = grandparents.is_empty()
-        && (output_level + 2..version.num_levels())
-            .all(|l| version.overlapping_files(l, Some(lo), Some(hi)).is_empty());
+    let bottommost =
+        (output_level + 1..version.num_levels()).all(|l| !version.overlaps(l, Some(lo), Some(hi)));
     let stream = OutputStream::for_level(
         opts,
         output_level,

@@ -107,7 +107,8 @@ impl Reason {
 /// One input of a plan.
 #[derive(Clone)]
 pub enum Input {
-    /// Files of one level (for L0: newest first; for L1+: in key order).
+    /// Files of one level (for L0: newest first; for L1+: in key order within each
+    /// run; files of different runs of the level may overlap, `version::run`).
     Files {
         /// The level the files are in.
         level: usize,

@@ -52,6 +52,9 @@ pub(crate) enum Decline {
     Profit,
     /// Fewer than `min_obsolete` of the merged entries are older versions.
     Obsolete,
+    /// A teed level holds column-group runs, which only the policy that wrote them
+    /// plans over (`version::run`).
+    Runs,
 }
 
 /// The files of `level` whose user-key range meets the half-open `range`.
@@ -88,7 +91,11 @@ pub(crate) fn plan(
     range: &KeyRange,
     merged: &Merged,
 ) -> Result<WriteBack, Decline> {
-    let levels: Vec<(usize, Vec<Arc<FileMetaData>>)> = (q.start_level.max(1)..version.num_levels())
+    let teed = q.start_level.max(1)..version.num_levels();
+    if teed.clone().any(|l| version.has_group_runs(l)) {
+        return Err(Decline::Runs);
+    }
+    let levels: Vec<(usize, Vec<Arc<FileMetaData>>)> = teed
         .map(|l| (l, overlapping(version, l, range)))
         .filter(|(_, files)| !files.is_empty())
         .collect();

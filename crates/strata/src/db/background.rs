@@ -362,11 +362,7 @@ pub(crate) fn compact_range(
 ) -> Result<()> {
     let deepest = {
         let version = family.versions.current();
-        (0..version.num_levels())
-            .rev()
-            .find(|&l| !version.files(l).is_empty())
-            .unwrap_or(0)
-            .max(1)
+        version.deepest_nonempty_level().unwrap_or(0).max(1)
     };
     inner.state.lock().manual_waiting += 1;
     let result = (|| {

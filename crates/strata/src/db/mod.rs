@@ -868,7 +868,7 @@ fn stats_of(inner: &DbInner, family: &Family) -> DbStats {
             let mut s = level_stats
                 .and_then(|ls| ls.get(l).cloned())
                 .unwrap_or_default();
-            s.files = version.files(l).len();
+            s.files = version.runs(l).map(|r| r.files().len()).sum();
             s.virtual_files = version
                 .files(l)
                 .iter()

@@ -37,11 +37,9 @@ pub(super) fn property(inner: &DbInner, family: &Family, name: &str) -> Result<S
             // RocksDB's estimate: entries minus deletions, each deletion taken to
             // hide one older entry too.
             let (mut entries, mut deletions) = (0u64, 0u64);
-            for level in 0..version.num_levels() {
-                for f in version.files(level) {
-                    entries += f.num_entries;
-                    deletions += f.num_deletions;
-                }
+            for f in version.live_files() {
+                entries += f.num_entries;
+                deletions += f.num_deletions;
             }
             let in_memory: u64 = memtables().map(|m| m.len() as u64).sum();
             (entries + in_memory).saturating_sub(2 * deletions)
@@ -65,7 +63,7 @@ pub(super) fn property(inner: &DbInner, family: &Family, name: &str) -> Result<S
                 .and_then(|n| n.parse::<usize>().ok())
                 .filter(|&l| l < version.num_levels())
                 .ok_or_else(|| unknown(name))?;
-            version.files(level).len() as u64
+            version.runs(level).map(|r| r.files().len() as u64).sum()
         }
     };
     Ok(value.to_string())

@@ -201,8 +201,75 @@ enum Hit {
     Merge(SequenceNumber),
 }
 
-/// `parent`: `f` is probed as a virtual table's parent (counted apart).
+/// What a point lookup reads at one step of [`probe_tables`].
+#[derive(Clone, Copy)]
+pub(super) enum Source<'a> {
+    /// One table: a level file, or (the flag) a virtual table's parent.
+    Table(&'a FileMetaData, Option<&'a FileRef>, bool),
+    /// The tables of a level's runs that may hold the key (`version::run`), read as one
+    /// source: their entries merged by internal key.
+    Merged(&'a [(&'a FileMetaData, Option<&'a FileRef>)]),
+}
+
+/// What `source` says about `lookup`'s key, updating `p`.
+#[inline]
 fn probe(
+    inner: &DbInner,
+    source: Source<'_>,
+    lookup: &LookupKey,
+    filter: SnapshotFilter,
+    p: &mut Pending,
+) -> Result<Probe> {
+    match source {
+        Source::Table(f, file, parent) => probe_table(inner, (f, file, parent), lookup, filter, p),
+        Source::Merged(tables) => probe_merged(inner, tables, lookup, filter, p),
+    }
+}
+
+/// [`probe`] of the tables of a level's runs: every table's covering tombstones
+/// first, then the newest visible entry of the key among them decides, as one
+/// table's would. Reads each table through its iterator (no bloom filter): levels of
+/// several runs are a column-group layout's, read this way only by the generic path.
+fn probe_merged(
+    inner: &DbInner,
+    tables: &[(&FileMetaData, Option<&FileRef>)],
+    lookup: &LookupKey,
+    filter: SnapshotFilter,
+    p: &mut Pending,
+) -> Result<Probe> {
+    let (ukey, seq) = (lookup.user_key(), lookup.sequence());
+    let mut children: Vec<Box<dyn InternalIterator>> = Vec::with_capacity(tables.len());
+    for &(f, file) in tables {
+        if filter.skips(f, &inner.stats) {
+            continue;
+        }
+        let table = inner.table_cache.get_pinned(f, file)?;
+        if let Some(rd) = table.range_dels() {
+            p.floor = p.floor.max(rd.max_covering(ukey, seq));
+        }
+        children.push(Box::new(table.iter()));
+    }
+    let mut it = MergingIterator::new(children);
+    it.seek(lookup.internal_key());
+    if it.valid() {
+        if let Some(k) = key::parse_internal_key(it.key()) {
+            if k.user_key == ukey && k.kind == ValueKind::Put && k.seq > p.floor {
+                p.base_seq = k.seq;
+                return Ok(Probe::Found(Some(it.value().to_vec())));
+            }
+        }
+    }
+    Ok(
+        match chain::collect(&mut it, ukey, p.floor, &mut p.operands)? {
+            Chain::Base(base) => Probe::Found(base),
+            Chain::Open => Probe::Absent,
+        },
+    )
+}
+
+/// `parent`: `f` is probed as a virtual table's parent (counted apart).
+#[inline]
+fn probe_table(
     inner: &DbInner,
     (f, file, parent): (&FileMetaData, Option<&FileRef>, bool),
     lookup: &LookupKey,
@@ -280,8 +347,8 @@ fn get_from_version(
     };
     let source_after = family.hooks.as_ref().and_then(|h| h.source_after());
     for level in 0..version.num_levels() {
-        let mut probe_one = |f: &FileMetaData, file: Option<&FileRef>, parent: bool| {
-            Ok(match probe(inner, (f, file, parent), lookup, filter, p)? {
+        let mut probe_one = |source: Source<'_>| {
+            Ok(match probe(inner, source, lookup, filter, p)? {
                 Probe::Found(v) => {
                     if v.is_some() {
                         *answered = Some((level, p.base_seq));
@@ -339,23 +406,23 @@ pub(crate) fn ask_compaction(
     true
 }
 
-/// Calls `probe(table, its reference)` on every physical table of levels
-/// `0..=deepest` that may hold `lookup`'s user key, newest first, until one returns
-/// `Some` (the answer): each L0
-/// file whose key range holds the key (L0 is ordered newest first), then on each
-/// deeper level the one file whose fence pointers can hold it. A virtual table there
-/// (§7.1.1) stands for its parents: each whose slice holds the key is probed in the
-/// slices' order (read order), as L0 files are: `meet(level, index)` is called first,
-/// and `probe`'s last argument is true for a parent. The read path's one definition
-/// of where a key can be; the conflict check of transactions ([`newer_sequence`])
-/// walks it too.
+/// Calls `probe` on every source of levels `0..=deepest` that may hold `lookup`'s
+/// user key, newest first, until one returns `Some` (the answer): each L0 file whose
+/// key range holds the key (L0 is ordered newest first), then on each deeper level
+/// the one file whose fence pointers can hold it. A virtual table there (§7.1.1)
+/// stands for its parents: each whose slice holds the key is probed in the slices'
+/// order (read order), as L0 files are: `meet(level, index)` is called first, and
+/// the [`Source::Table`] flag is true for a parent. A level of several runs
+/// (`version::run`) is one [`Source::Merged`] of the file each run may hold the key
+/// in (a virtual table's parents among them). The read path's one definition of where
+/// a key can be; the conflict check of transactions ([`newer_sequence`]) walks it too.
 #[inline]
 fn probe_tables<R>(
     version: &Version,
     lookup: &LookupKey,
     deepest: usize,
     mut meet: impl FnMut(usize, usize),
-    mut probe: impl FnMut(&FileMetaData, Option<&FileRef>, bool) -> Result<Option<R>>,
+    mut probe: impl FnMut(Source<'_>) -> Result<Option<R>>,
 ) -> Result<Option<R>> {
     for level in 0..version.num_levels().min(deepest.saturating_add(1)) {
         if let Some(r) = probe_level(version, level, lookup, &mut meet, &mut probe)? {
@@ -375,7 +442,7 @@ fn probe_level<R>(
     level: usize,
     lookup: &LookupKey,
     meet: &mut impl FnMut(usize, usize),
-    probe: &mut impl FnMut(&FileMetaData, Option<&FileRef>, bool) -> Result<Option<R>>,
+    probe: &mut impl FnMut(Source<'_>) -> Result<Option<R>>,
 ) -> Result<Option<R>> {
     let ukey = lookup.user_key();
     if level == 0 {
@@ -383,11 +450,14 @@ fn probe_level<R>(
             if ukey < f.smallest_user_key() || ukey > f.largest_user_key() {
                 continue;
             }
-            if let Some(r) = probe(f, version.file_ref(0, i), false)? {
+            if let Some(r) = probe(Source::Table(f, version.file_ref(0, i), false))? {
                 return Ok(Some(r));
             }
         }
         return Ok(None);
+    }
+    if version.has_group_runs(level) {
+        return probe_runs(version, level, lookup, meet, probe);
     }
     let files = version.files(level);
     let i = version.find_file(level, lookup.internal_key());
@@ -398,18 +468,55 @@ fn probe_level<R>(
         return Ok(None);
     }
     if let FileKind::Real = f.kind {
-        return probe(f, version.file_ref(level, i), false);
+        return probe(Source::Table(f, version.file_ref(level, i), false));
     }
     meet(level, i);
     for s in version.slices(level, i) {
         let s = s?;
         if s.slice.contains(ukey) {
-            if let Some(r) = probe(s.parent, s.file, true)? {
+            if let Some(r) = probe(Source::Table(s.parent, s.file, true))? {
                 return Ok(Some(r));
             }
         }
     }
     Ok(None)
+}
+
+/// [`probe_level`] on a level of several runs: one [`Source::Merged`] of the file of
+/// each run whose fence pointers can hold the key (for a virtual table of the row
+/// run, its parents whose slices hold it, after `meet`). Not probed if no run can.
+#[cold]
+fn probe_runs<R>(
+    version: &Version,
+    level: usize,
+    lookup: &LookupKey,
+    meet: &mut impl FnMut(usize, usize),
+    probe: &mut impl FnMut(Source<'_>) -> Result<Option<R>>,
+) -> Result<Option<R>> {
+    let ukey = lookup.user_key();
+    let mut tables = Vec::new();
+    for run in version.runs(level) {
+        let i = run.find_file(lookup.internal_key());
+        let Some(f) = run.files().get(i).filter(|f| ukey >= f.smallest_user_key()) else {
+            continue;
+        };
+        if let FileKind::Real = f.kind {
+            tables.push((&**f, run.file_ref(i)));
+            continue;
+        }
+        // Virtual tables live only in the row run, whose index `slices` takes.
+        meet(level, i);
+        for s in version.slices(level, i) {
+            let s = s?;
+            if s.slice.contains(ukey) {
+                tables.push((s.parent, s.file));
+            }
+        }
+    }
+    if tables.is_empty() {
+        return Ok(None);
+    }
+    probe(Source::Merged(&tables))
 }
 
 /// The sequence number of the newest version (put, delete, merge, or a range tombstone
@@ -464,16 +571,27 @@ pub(crate) fn newer_sequence_through(
             lookup,
             deepest,
             |_, _| {},
-            |f, file, parent| {
-                if f.largest_seqno <= floor {
-                    return Ok(None);
+            |source| {
+                let newest_in = |f: &FileMetaData, file: Option<&FileRef>| {
+                    if f.largest_seqno <= floor {
+                        return Ok(None);
+                    }
+                    let table = inner.table_cache.get_pinned(f, file)?;
+                    let point = table.get(lookup.internal_key(), |ikey, _| key::sequence(ikey))?;
+                    Ok(newest_of(point, table.range_dels()))
+                };
+                match source {
+                    Source::Table(f, file, parent) => {
+                        if parent && f.largest_seqno > floor {
+                            Statistics::add(&inner.stats.local().virtual_parents_probed, 1);
+                        }
+                        newest_in(f, file)
+                    }
+                    // Of one level's runs, the newest version is the newest of any run.
+                    Source::Merged(tables) => tables
+                        .iter()
+                        .try_fold(None, |acc, &(f, file)| Ok(acc.max(newest_in(f, file)?))),
                 }
-                if parent {
-                    Statistics::add(&inner.stats.local().virtual_parents_probed, 1);
-                }
-                let table = inner.table_cache.get_pinned(f, file)?;
-                let point = table.get(lookup.internal_key(), |ikey, _| key::sequence(ikey))?;
-                Ok(newest_of(point, table.range_dels()))
             },
         )?,
     };
@@ -537,14 +655,13 @@ pub(crate) fn iter(
         children.push(Box::new(table.iter()));
     }
     for level in 1..sv.version.num_levels() {
-        for (i, f) in sv.version.files(level).iter().enumerate() {
+        let runs = sv.version.runs(level);
+        for (run, (i, f)) in runs.flat_map(|r| r.files().iter().enumerate().map(move |f| (r, f))) {
             if f.num_range_deletions == 0 || out_of_bounds(f) || filter.skips(f, &inner.stats) {
                 continue;
             }
             if let FileKind::Real = f.kind {
-                let table = inner
-                    .table_cache
-                    .get_pinned(f, sv.version.file_ref(level, i))?;
+                let table = inner.table_cache.get_pinned(f, run.file_ref(i))?;
                 if let Some(rd) = table.range_dels() {
                     gather(rd);
                 }
@@ -576,22 +693,31 @@ pub(crate) fn iter(
         })
         .filter(|(level, _)| (1..num_levels).contains(level));
     let teed_from = tee.as_ref().map_or(num_levels, |(level, _)| *level);
-    let level_iter = |level: usize, filter: SnapshotFilter| -> Box<dyn InternalIterator> {
-        let (version, tables) = (Arc::clone(&sv.version), Arc::clone(&inner.table_cache));
-        let stats = Arc::clone(&inner.stats);
-        // A level of real files only reads them with no dispatch on the file's kind.
-        match sv.version.has_virtual_tables(level) {
-            false => Box::new(LevelIterator::<TableIterator>::new(
-                version, level, tables, filter, stats,
-            )),
-            true => Box::new(
-                LevelIterator::<AnyTable>::new(version, level, tables, filter, stats)
-                    .on_open_virtual(ask_on_open(inner, family)),
-            ),
-        }
+    // One iterator per run of the level that holds files (`version::run`).
+    let level_iter = |level: usize, filter: SnapshotFilter| {
+        let (version, tables) = (&sv.version, &inner.table_cache);
+        let stats = &inner.stats;
+        let runs = version
+            .runs(level)
+            .enumerate()
+            .filter(|(_, r)| !r.is_empty());
+        runs.map(move |(run, _)| -> Box<dyn InternalIterator> {
+            let (version, tables) = (Arc::clone(version), Arc::clone(tables));
+            let (at, stats) = ((level, run), Arc::clone(stats));
+            // A run of real files only reads them with no dispatch on the file's kind.
+            match run == 0 && version.has_virtual_tables(level) {
+                false => Box::new(LevelIterator::<TableIterator>::new(
+                    version, at, tables, filter, stats,
+                )),
+                true => Box::new(
+                    LevelIterator::<AnyTable>::new(version, at, tables, filter, stats)
+                        .on_open_virtual(ask_on_open(inner, family)),
+                ),
+            }
+        })
     };
-    for level in (1..teed_from).filter(|&l| !sv.version.files(l).is_empty()) {
-        children.push(level_iter(level, filter));
+    for level in 1..teed_from {
+        children.extend(level_iter(level, filter));
     }
     if let Some((_, tee)) = tee {
         let unfiltered = SnapshotFilter {
@@ -599,8 +725,7 @@ pub(crate) fn iter(
             seq,
         };
         let deeper: Vec<Box<dyn InternalIterator>> = (teed_from..num_levels)
-            .filter(|&l| !sv.version.files(l).is_empty())
-            .map(|l| level_iter(l, unfiltered))
+            .flat_map(|l| level_iter(l, unfiltered))
             .collect();
         children.push(Box::new(TeeIterator::new(
             MergingIterator::new(deeper),
@@ -624,5 +749,7 @@ pub(crate) fn iter(
 mod multi_get;
 pub(crate) use multi_get::multi_get;
 
+#[cfg(test)]
+mod runs_tests;
 #[cfg(test)]
 pub(crate) mod tests;

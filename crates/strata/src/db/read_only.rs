@@ -141,9 +141,9 @@ pub(super) fn pin_tables(inner: &DbInner) -> Result<()> {
     let st = inner.state.lock();
     for f in st.families.values() {
         let version = f.family.versions.current();
-        for level in 0..version.num_levels() {
-            for (i, meta) in version.files(level).iter().enumerate() {
-                if let Some(file) = version.file_ref(level, i) {
+        for run in (0..version.num_levels()).flat_map(|l| version.runs(l)) {
+            for (i, meta) in run.files().iter().enumerate() {
+                if let Some(file) = run.file_ref(i) {
                     inner.table_cache.get_pinned(meta, Some(file))?;
                 }
             }

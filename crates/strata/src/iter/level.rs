@@ -1,6 +1,7 @@
-//! An iterator over one sorted level (L1 and below): the files in key order, each
-//! opened only when the iterator reaches it (its pinned table, or through the table
-//! cache on the file's first open; ARCHITECTURE §5.5).
+//! An iterator over one sorted run of a level (L1 and below; `version::run`): the
+//! files in key order, each opened only when the iterator reaches it (its pinned
+//! table, or through the table cache on the file's first open; ARCHITECTURE §5.5). A
+//! level of several runs is read through one level iterator per run, merged.
 //!
 //! Adds to the [`InternalIterator`] contract: files the [`SnapshotFilter`] rejects are
 //! skipped when seeking and when stepping onto the next or previous file, so a read at
@@ -23,21 +24,22 @@ use crate::key;
 use crate::snapshot_filter::SnapshotFilter;
 use crate::sst::TableIterator;
 use crate::stats::Statistics;
-use crate::version::{FileKind, Version};
+use crate::version::{FileKind, FileMetaData, Run, Version};
 use std::cmp::Ordering;
 use std::sync::Arc;
 
 /// How a [`LevelIterator`] reads one file of its level.
 pub trait LevelFile: InternalIterator + Sized {
-    /// An iterator over `files(level)[index]` of `version`, unpositioned. `filter`
-    /// leaves out what cannot be visible (used for a virtual table's parents).
+    /// An iterator over file `index` of run `at.1` of level `at.0` in `version`,
+    /// unpositioned. `filter` leaves out what cannot be visible (used for a virtual
+    /// table's parents).
     ///
     /// # Errors
     /// The table could not be opened (`Io`, `Corruption`), or the file is of a kind
     /// this reader does not read.
     fn open(
         version: &Version,
-        level: usize,
+        at: (usize, usize),
         index: usize,
         tables: &TableCache,
         filter: SnapshotFilter,
@@ -51,26 +53,28 @@ impl LevelFile for TableIterator {
     #[inline]
     fn open(
         version: &Version,
-        level: usize,
+        (level, run): (usize, usize),
         index: usize,
         tables: &TableCache,
         _filter: SnapshotFilter,
         _stats: &Statistics,
     ) -> Result<Self> {
-        let meta = version
-            .files(level)
-            .get(index)
-            .ok_or_else(|| crate::Error::Internal(format!("L{level} has no file {index}")))?;
-        let file = version.file_ref(level, index);
+        let r = version.run(level, run);
+        let meta = r.and_then(|r| r.files().get(index)).ok_or_else(|| {
+            crate::Error::Internal(format!("L{level} run {run} has no file {index}"))
+        })?;
+        let file = r.and_then(|r| r.file_ref(index));
         Ok(tables.get_pinned(meta, file)?.iter())
     }
 }
 
-/// Concatenating iterator over the files of one non-overlapping level, each read as a
+/// Concatenating iterator over the files of one sorted run of a level, each read as a
 /// `C`.
 pub struct LevelIterator<C: LevelFile = TableIterator> {
     version: Arc<Version>,
     level: usize,
+    /// The run of `level` read (`Version::run`).
+    run: usize,
     tables: Arc<TableCache>,
     filter: SnapshotFilter,
     stats: Arc<Statistics>,
@@ -141,18 +145,20 @@ impl InternalIterator for AnyTable {
 impl LevelFile for AnyTable {
     fn open(
         version: &Version,
-        level: usize,
+        (level, run): (usize, usize),
         index: usize,
         tables: &TableCache,
         filter: SnapshotFilter,
         stats: &Statistics,
     ) -> Result<Self> {
-        let real = version
-            .files(level)
-            .get(index)
-            .is_some_and(|f| f.kind == FileKind::Real);
+        // Virtual tables live only in row runs (run 0), where `slices` looks.
+        let real = run != 0
+            || version
+                .files(level)
+                .get(index)
+                .is_some_and(|f| f.kind == FileKind::Real);
         if real {
-            return TableIterator::open(version, level, index, tables, filter, stats)
+            return TableIterator::open(version, (level, run), index, tables, filter, stats)
                 .map(AnyTable::Table);
         }
         // The merge of the slices, each its parent clipped to it.
@@ -171,10 +177,11 @@ impl LevelFile for AnyTable {
 }
 
 impl<C: LevelFile> LevelIterator<C> {
-    /// Iterates `level` of `version` (which it pins).
+    /// Iterates run `run` of `level` of `version` (which it pins; run 0 is the row
+    /// run, `Version::run`).
     pub fn new(
         version: Arc<Version>,
-        level: usize,
+        (level, run): (usize, usize),
         tables: Arc<TableCache>,
         filter: SnapshotFilter,
         stats: Arc<Statistics>,
@@ -182,6 +189,7 @@ impl<C: LevelFile> LevelIterator<C> {
         LevelIterator {
             version,
             level,
+            run,
             tables,
             filter,
             stats,
@@ -199,8 +207,15 @@ impl<C: LevelFile> LevelIterator<C> {
         self
     }
 
+    /// The files of the run read; empty if the version has no such run.
+    fn files(&self) -> &[Arc<FileMetaData>] {
+        self.version
+            .run(self.level, self.run)
+            .map_or(&[], Run::files)
+    }
+
     fn num_files(&self) -> usize {
-        self.version.files(self.level).len()
+        self.files().len()
     }
 
     /// Opens file `index`, or clears `current` if it is out of range or fails.
@@ -213,7 +228,7 @@ impl<C: LevelFile> LevelIterator<C> {
         let (version, level) = (&self.version, self.level);
         match C::open(
             version,
-            level,
+            (level, self.run),
             index,
             &self.tables,
             self.filter,
@@ -223,7 +238,7 @@ impl<C: LevelFile> LevelIterator<C> {
                 self.current = Some(c);
                 if let Some(hook) = &self.on_open_virtual {
                     let f = version.files(level).get(index);
-                    if f.is_some_and(|f| f.kind != FileKind::Real) {
+                    if self.run == 0 && f.is_some_and(|f| f.kind != FileKind::Real) {
                         hook(version, level, index);
                     }
                 }
@@ -237,8 +252,7 @@ impl<C: LevelFile> LevelIterator<C> {
     }
 
     fn skipped(&self, index: usize) -> bool {
-        self.version
-            .files(self.level)
+        self.files()
             .get(index)
             .is_some_and(|f| self.filter.skips(f, &self.stats))
     }
@@ -321,7 +335,10 @@ impl<C: LevelFile> InternalIterator for LevelIterator<C> {
         self.step_to_file(self.num_files().checked_sub(1), Dir::Backward);
     }
     fn seek(&mut self, target: &[u8]) {
-        let i = self.version.find_file(self.level, target);
+        let i = self
+            .version
+            .run(self.level, self.run)
+            .map_or(0, |r| r.find_file(target));
         if i >= self.num_files() {
             self.current = None;
             return;
@@ -340,8 +357,8 @@ impl<C: LevelFile> InternalIterator for LevelIterator<C> {
     fn seek_for_prev(&mut self, target: &[u8]) {
         // The last file whose smallest key is <= target holds the answer, if any file
         // does.
-        let files = self.version.files(self.level);
-        let i = files
+        let i = self
+            .files()
             .partition_point(|f| key::compare_internal(&f.smallest, target) != Ordering::Greater);
         let Some(i) = i.checked_sub(1) else {
             self.current = None;

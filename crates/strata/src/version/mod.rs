@@ -4,6 +4,7 @@
 //! - [`edit`]: the delta between two versions and its MANIFEST encoding.
 //! - [`manifest`]: the durable log of edits, `CURRENT`, and recovery.
 //! - [`version`](mod@version): one immutable snapshot of the live files, level by level.
+//! - [`run`]: the files of one column group in one level.
 //! - [`virtual_table`]: tables whose entries are slices of other tables, and what keeps
 //!   those alive.
 //! - `set`: the version set, owner of the MANIFEST, the current version, file numbers
@@ -14,6 +15,7 @@ pub(crate) mod family;
 pub mod file_meta;
 pub(crate) mod file_ref;
 pub mod manifest;
+pub mod run;
 pub(crate) mod set;
 #[expect(
     clippy::module_inception,
@@ -26,5 +28,6 @@ pub use edit::VersionEdit;
 pub use family::DEFAULT_FAMILY_NAME;
 pub(crate) use family::{FamilyVersion, DEFAULT_FAMILY_ID};
 pub use file_meta::{FileKind, FileMetaData};
+pub use run::Run;
 pub(crate) use set::VersionSet;
 pub use version::Version;

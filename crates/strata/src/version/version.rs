@@ -22,9 +22,21 @@
 //!    bound below every entry of `k`, and the next file may start at `k`.
 //! 3. Every file has `smallest <= largest` (internal-key order).
 //! 4. A file number appears at most once in the whole version.
+//! 5. Each level is made of *runs* (`version::run`): its row run and any number of
+//!    column-group runs, one per group id, each holding the files of its group
+//!    (`FileMetaData::column_group`). Invariant 2 holds per run; runs of one level
+//!    overlap each other. L0 holds only its row run, and virtual tables live only in
+//!    row runs. Reads merge a level's runs into one source (`version::run`).
 //!
-//! [`Version::apply`] enforces 4 and the ordering of 1 and 2; [`Version::check_invariants`]
-//! checks 2 and 3 (tests call it after every install; recovery calls it after replay).
+//! [`Version::apply`] enforces 4, 5 and the ordering of 1 and 2;
+//! [`Version::check_invariants`] checks 2, 3 and 5 (tests call it after every install;
+//! recovery calls it after replay).
+//!
+//! The methods that name a level without a run ([`Version::files`],
+//! [`Version::find_file`], [`Version::overlapping_files`], `file_ref`, `slices`) read
+//! the level's row run; [`Version::runs`] gives every run, and the level-wide queries
+//! ([`Version::level_bytes`], [`Version::overlaps`], [`Version::live_files`],
+//! [`Version::num_files`]) count every run.
 //!
 //! # Virtual tables and their parents
 //! A level file may be virtual (`version::virtual_table`): its entries are slices of
@@ -40,15 +52,16 @@
 //! or for a virtual table the shared `VirtualRef` holding its parents' `FileRef`s. So
 //! the files stay on disk for as long as anyone holds the version (see
 //! `version::file_ref`). Versions built by MANIFEST replay or in tests hold none until
-//! the version set adopts them. The references are laid out like the files
-//! (`refs[l][i]` is the reference of `files(l)[i]`), so a read that picked a file by
-//! position reaches its pinned table (`Version::file_ref`) without a search.
+//! the version set adopts them. Each run lays its references out like its files, so a
+//! read that picked a file by position reaches its pinned table (`Run::file_ref`)
+//! without a search.
 //!
 //! Concurrency: immutable, `Send + Sync`; share as `Arc<Version>`.
 
 use super::edit::VersionEdit;
-use super::file_meta::{FileKind, FileMetaData};
+use super::file_meta::{FileKind, FileMetaData, ALL_COLUMNS};
 use super::file_ref::FileRef;
+use super::run::Run;
 use super::virtual_table::{SliceRef, SliceView, VirtualRef};
 use crate::key::compare_internal;
 use std::cmp::Ordering;
@@ -58,14 +71,32 @@ use std::sync::Arc;
 /// The live files of the database at one point in time. See the module docs.
 #[derive(Clone, Debug, Default)]
 pub struct Version {
-    /// `levels[l]` = files of level `l`, ordered as the module invariants say.
-    levels: Vec<Vec<Arc<FileMetaData>>>,
+    /// `levels[l]` = the runs of level `l`.
+    levels: Vec<Level>,
     /// The parents of the virtual tables of `levels`, by file number: ordinary tables
     /// in no level, each named by at least one slice.
     parents: BTreeMap<u64, Arc<FileMetaData>>,
-    /// One reference per file named by `levels`, in the same shape (`refs[l][i]` for
-    /// `levels[l][i]`); empty for versions not (yet) installed by the version set.
-    refs: Vec<Vec<TableRef>>,
+}
+
+/// The runs of one level (invariant 5).
+#[derive(Clone, Debug, Default)]
+struct Level {
+    /// The row run (`ALL_COLUMNS`), possibly empty.
+    row: Run,
+    /// The column-group runs, by ascending group id, none empty.
+    groups: Vec<Run>,
+}
+
+impl Level {
+    /// The row run, then the column-group runs by group id.
+    fn runs(&self) -> impl Iterator<Item = &Run> {
+        std::iter::once(&self.row).chain(&self.groups)
+    }
+
+    /// Every file of the level, run by run.
+    fn files(&self) -> impl Iterator<Item = &Arc<FileMetaData>> {
+        self.runs().flat_map(|r| r.files.iter())
+    }
 }
 
 /// The counted reference a version holds for one of its level files.
@@ -94,9 +125,8 @@ impl Version {
     /// An empty version with `num_levels` levels.
     pub fn new(num_levels: usize) -> Version {
         Version {
-            levels: vec![Vec::new(); num_levels],
+            levels: vec![Level::default(); num_levels],
             parents: BTreeMap::new(),
-            refs: Vec::new(),
         }
     }
 
@@ -107,7 +137,9 @@ impl Version {
 
     /// The deepest level holding at least one file; `None` iff the version is empty.
     pub fn deepest_nonempty_level(&self) -> Option<usize> {
-        self.levels.iter().rposition(|files| !files.is_empty())
+        self.levels
+            .iter()
+            .rposition(|l| l.runs().any(|r| !r.is_empty()))
     }
 
     /// This version with exactly `num_levels` levels: empty levels are appended, or
@@ -121,17 +153,39 @@ impl Version {
                 "level {deepest} holds files but the version is cut to num_levels={num_levels}"
             ));
         }
-        self.levels.resize(num_levels, Vec::new());
-        if !self.refs.is_empty() {
-            self.refs.resize(num_levels, Vec::new());
-        }
+        self.levels.resize(num_levels, Level::default());
         Ok(self)
     }
 
-    /// Files of `level` in read order (see the module invariants); empty if `level` is
-    /// out of range. The slice borrows `self`.
+    /// Files of `level`'s row run in read order (see the module invariants); empty if
+    /// `level` is out of range. The slice borrows `self`.
+    #[inline]
     pub fn files(&self, level: usize) -> &[Arc<FileMetaData>] {
-        self.levels.get(level).map_or(&[], Vec::as_slice)
+        self.levels.get(level).map_or(&[], |l| l.row.files())
+    }
+
+    /// The runs of `level`: its row run (possibly empty), then its column-group runs
+    /// by ascending group id; nothing if `level` is out of range. Run `k` of this
+    /// sequence is [`Version::run`]`(level, k)`.
+    pub fn runs(&self, level: usize) -> impl Iterator<Item = &Run> {
+        self.levels.get(level).into_iter().flat_map(Level::runs)
+    }
+
+    /// Run `k` of [`Version::runs`]`(level)`: 0 is the row run.
+    #[inline]
+    pub fn run(&self, level: usize, k: usize) -> Option<&Run> {
+        let l = self.levels.get(level)?;
+        match k.checked_sub(1) {
+            None => Some(&l.row),
+            Some(g) => l.groups.get(g),
+        }
+    }
+
+    /// True iff `level` holds a column-group run. A reader or policy asks this once
+    /// per level: false, the level is its row run alone.
+    #[inline]
+    pub fn has_group_runs(&self, level: usize) -> bool {
+        self.levels.get(level).is_some_and(|l| !l.groups.is_empty())
     }
 
     /// The counted reference of `files(level)[index]`, which carries its pinned table;
@@ -139,10 +193,7 @@ impl Version {
     /// The borrow lasts as long as `self`.
     #[inline]
     pub(crate) fn file_ref(&self, level: usize, index: usize) -> Option<&FileRef> {
-        match self.refs.get(level)?.get(index)? {
-            TableRef::Real(r) => Some(r),
-            TableRef::Virtual(_) => None,
-        }
+        self.levels.get(level)?.row.file_ref(index)
     }
 
     /// The slices of the virtual table `files(level)[index]`, in read order, each with
@@ -157,12 +208,13 @@ impl Version {
         level: usize,
         index: usize,
     ) -> impl Iterator<Item = crate::Result<SliceView<'_>>> {
-        let f = self.files(level).get(index);
+        let row = self.levels.get(level).map(|l| &l.row);
+        let f = row.and_then(|r| r.files.get(index));
         let slices = match f.map(|f| &f.kind) {
             Some(FileKind::Virtual { slices }) => slices.as_slice(),
             _ => &[],
         };
-        let refs = match self.refs.get(level).and_then(|r| r.get(index)) {
+        let refs = match row.and_then(|r| r.table_ref(index)) {
             Some(TableRef::Virtual(v)) => v.slices(),
             _ => &[],
         };
@@ -193,7 +245,7 @@ impl Version {
     /// installed (the flag lives in the table's shared reference, so every version
     /// holding the table sees it).
     pub(crate) fn request_compaction(&self, level: usize, index: usize) -> bool {
-        match self.refs.get(level).and_then(|r| r.get(index)) {
+        match self.levels.get(level).and_then(|l| l.row.table_ref(index)) {
             Some(TableRef::Virtual(v)) => v.request(),
             _ => false,
         }
@@ -205,33 +257,39 @@ impl Version {
         let any = !self.parents.is_empty();
         self.levels
             .iter()
-            .zip(&self.refs)
             .enumerate()
             .filter(move |_| any)
-            .flat_map(|(level, (files, refs))| {
-                files.iter().zip(refs).filter_map(move |(f, r)| match r {
-                    TableRef::Virtual(v) if v.is_requested() => Some((level, f)),
-                    _ => None,
-                })
+            .flat_map(|(level, l)| {
+                l.row
+                    .files
+                    .iter()
+                    .zip(&l.row.refs)
+                    .filter_map(move |(f, r)| match r {
+                        TableRef::Virtual(v) if v.is_requested() => Some((level, f)),
+                        _ => None,
+                    })
             })
     }
 
-    /// Total size in bytes of the files of `level` (0 if out of range).
+    /// Total size in bytes of the files of `level`, every run (0 if out of range).
     pub fn level_bytes(&self, level: usize) -> u64 {
-        self.files(level)
-            .iter()
-            .fold(0u64, |acc, f| acc.saturating_add(f.size))
+        self.runs(level)
+            .fold(0u64, |acc, r| acc.saturating_add(r.bytes()))
     }
 
-    /// Number of files in all levels.
+    /// Number of files in all levels and runs.
     pub fn num_files(&self) -> usize {
-        self.levels.iter().map(Vec::len).sum()
+        self.levels
+            .iter()
+            .flat_map(Level::runs)
+            .map(|r| r.files.len())
+            .sum()
     }
 
-    /// Every live file, level by level, in read order within each level (virtual
-    /// tables included, parents not).
+    /// Every live file, level by level and run by run, in read order within each run
+    /// (virtual tables included, parents not).
     pub fn live_files(&self) -> impl Iterator<Item = &Arc<FileMetaData>> {
-        self.levels.iter().flatten()
+        self.levels.iter().flat_map(Level::files)
     }
 
     /// True iff `level` holds a virtual table. O(1) when the version has none (every
@@ -261,15 +319,18 @@ impl Version {
     /// Builds the version that results from applying `edit` to this one: first every
     /// deletion, then every addition (so a delete + add of the same number is a move),
     /// then the edit's new parents; parents no virtual table names any more are
-    /// dropped. `edit`'s counters (`log_number`, ...) are not part of a version and are
-    /// ignored.
+    /// dropped. An added file joins the run of its column group in its level (a new
+    /// run if the level has none for the group); a run left empty is dropped, except
+    /// the row run. `edit`'s counters (`log_number`, ...) are not part of a version
+    /// and are ignored.
     ///
     /// # Errors
     /// A description naming the level and file if a level is out of range, a deleted
     /// file is not present in its level (or is deleted twice), an added file number
-    /// is already live (or added twice), a new parent is a level file or already known,
-    /// or a virtual table names a parent the version does not know. Overlap in L1+ is
-    /// *not* checked here; call [`Version::check_invariants`].
+    /// is already live (or added twice), a column-group file is added to L0 or is
+    /// virtual, a new parent is a level file or already known, or a virtual table
+    /// names a parent the version does not know. Overlap in L1+ is *not* checked here;
+    /// call [`Version::check_invariants`].
     pub fn apply(&self, edit: &VersionEdit) -> Result<Version, String> {
         let n = self.levels.len();
         let mut deleted: Vec<HashSet<u64>> = vec![HashSet::new(); n];
@@ -283,56 +344,82 @@ impl Version {
         }
         let mut levels = Vec::with_capacity(n);
         let mut live: HashSet<u64> = HashSet::with_capacity(self.num_files());
-        for (level, (files, del)) in self.levels.iter().zip(&deleted).enumerate() {
-            let kept: Vec<Arc<FileMetaData>> = if del.is_empty() {
-                files.clone()
-            } else {
-                files
-                    .iter()
-                    .filter(|f| !del.contains(&f.number))
-                    .cloned()
-                    .collect()
+        for (level, (l, del)) in self.levels.iter().zip(&deleted).enumerate() {
+            // The successor's references are attached later (`attach_refs`).
+            let keep = |r: &Run| {
+                let mut kept = Run::new(r.group());
+                kept.files = match del.is_empty() {
+                    true => r.files.clone(),
+                    false => r
+                        .files
+                        .iter()
+                        .filter(|f| !del.contains(&f.number))
+                        .cloned()
+                        .collect(),
+                };
+                kept
             };
-            if files.len() - kept.len() != del.len() {
-                let present: HashSet<u64> = files.iter().map(|f| f.number).collect();
+            let kept = Level {
+                row: keep(&l.row),
+                groups: l.groups.iter().map(keep).collect(),
+            };
+            let before = l.files().count();
+            let after = kept.files().count();
+            if before - after != del.len() {
+                let present: HashSet<u64> = l.files().map(|f| f.number).collect();
                 let missing = del.iter().find(|d| !present.contains(d)).copied();
                 return Err(format!(
                     "deleted file {} is not in L{level}",
                     missing.unwrap_or_default()
                 ));
             }
-            live.extend(kept.iter().map(|f| f.number));
+            live.extend(kept.files().map(|f| f.number));
             levels.push(kept);
         }
-        let mut touched = vec![false; n];
+        // (level, group) of each run that gained a file, to re-sort.
+        let mut touched: HashSet<(usize, u32)> = HashSet::new();
         for (level, f) in &edit.new_files {
-            let files = levels
+            let l = levels
                 .get_mut(*level)
                 .ok_or_else(|| format!("new file {} has level {level} >= {n}", f.number))?;
             if !live.insert(f.number) {
                 return Err(format!("new file {} in L{level} is already live", f.number));
             }
-            files.push(Arc::new(f.clone()));
-            if let Some(t) = touched.get_mut(*level) {
-                *t = true;
-            }
-        }
-        for (level, (files, t)) in levels.iter_mut().zip(touched).enumerate() {
-            if !t {
-                continue;
-            }
-            if level == 0 {
-                files.sort_by(l0_order);
+            let group = f.column_group;
+            let run = if group == ALL_COLUMNS {
+                &mut l.row
+            } else if *level == 0 || f.kind != FileKind::Real {
+                return Err(format!(
+                    "new file {} of column group {group} in L{level}: L0 and virtual tables \
+                     are rows only",
+                    f.number
+                ));
             } else {
-                files.sort_by(sorted_order);
+                let at = match l.groups.binary_search_by_key(&group, Run::group) {
+                    Ok(at) => at,
+                    Err(at) => {
+                        l.groups.insert(at, Run::new(group));
+                        at
+                    }
+                };
+                l.groups
+                    .get_mut(at)
+                    .ok_or_else(|| format!("no run for column group {group} in L{level}"))?
+            };
+            run.files.push(Arc::new(f.clone()));
+            touched.insert((*level, group));
+        }
+        for (level, l) in levels.iter_mut().enumerate() {
+            l.groups.retain(|r| !r.is_empty());
+            let order = if level == 0 { l0_order } else { sorted_order };
+            for r in std::iter::once(&mut l.row).chain(l.groups.iter_mut()) {
+                if touched.contains(&(level, r.group())) {
+                    r.files.sort_by(order);
+                }
             }
         }
         let parents = self.apply_parents(edit, &levels, &live)?;
-        Ok(Version {
-            levels,
-            parents,
-            refs: Vec::new(),
-        })
+        Ok(Version { levels, parents })
     }
 
     /// The parents after `edit`: this version's and the edit's new ones, less those
@@ -340,7 +427,7 @@ impl Version {
     fn apply_parents(
         &self,
         edit: &VersionEdit,
-        levels: &[Vec<Arc<FileMetaData>>],
+        levels: &[Level],
         live: &HashSet<u64>,
     ) -> Result<BTreeMap<u64, Arc<FileMetaData>>, String> {
         let mut parents = self.parents.clone();
@@ -353,7 +440,7 @@ impl Version {
             }
         }
         let mut named = HashSet::new();
-        for f in levels.iter().flatten() {
+        for f in levels.iter().flat_map(Level::files) {
             if let FileKind::Virtual { slices } = &f.kind {
                 for s in slices {
                     if !parents.contains_key(&s.parent) {
@@ -387,15 +474,17 @@ impl Version {
     ) -> Result<(), String> {
         let mut real: HashMap<u64, &Arc<FileRef>> = HashMap::new();
         let mut virtual_refs: HashMap<u64, &Arc<VirtualRef>> = HashMap::new();
-        for (f, r) in base.levels.iter().flatten().zip(base.refs.iter().flatten()) {
-            match r {
-                TableRef::Real(r) => {
-                    real.insert(r.number(), r);
-                }
-                TableRef::Virtual(v) => {
-                    virtual_refs.insert(f.number, v);
-                    for s in v.slices() {
-                        real.insert(s.file.number(), &s.file);
+        for run in base.levels.iter().flat_map(Level::runs) {
+            for (f, r) in run.files.iter().zip(&run.refs) {
+                match r {
+                    TableRef::Real(r) => {
+                        real.insert(r.number(), r);
+                    }
+                    TableRef::Virtual(v) => {
+                        virtual_refs.insert(f.number, v);
+                        for s in v.slices() {
+                            real.insert(s.file.number(), &s.file);
+                        }
                     }
                 }
             }
@@ -427,11 +516,11 @@ impl Version {
                 .collect::<Result<_, String>>()?;
             Ok(TableRef::Virtual(VirtualRef::new(slices)))
         };
-        self.refs = self
-            .levels
-            .iter()
-            .map(|files| files.iter().map(&table_ref).collect())
-            .collect::<Result<_, _>>()?;
+        for l in &mut self.levels {
+            for r in std::iter::once(&mut l.row).chain(l.groups.iter_mut()) {
+                r.refs = r.files.iter().map(&table_ref).collect::<Result<_, _>>()?;
+            }
+        }
         Ok(())
     }
 
@@ -439,20 +528,25 @@ impl Version {
     /// Number of file references this version holds (equals [`Version::num_files`]
     /// for an installed version).
     pub(crate) fn num_refs(&self) -> usize {
-        self.refs.iter().map(Vec::len).sum()
+        self.levels
+            .iter()
+            .flat_map(Level::runs)
+            .map(|r| r.refs.len())
+            .sum()
     }
 
     #[cfg(test)]
     /// The parents' references held through the virtual table `files(level)[index]`,
     /// by file number.
     pub(crate) fn parent_refs(&self, level: usize, index: usize) -> Vec<u64> {
-        match self.refs.get(level).and_then(|r| r.get(index)) {
+        match self.levels.get(level).and_then(|l| l.row.table_ref(index)) {
             Some(TableRef::Virtual(v)) => v.slices().iter().map(|s| s.file.number()).collect(),
             _ => Vec::new(),
         }
     }
 
-    /// Checks invariants 1–3 of the module docs, and those of `version::virtual_table`.
+    /// Checks invariants 1–3 and 5 of the module docs, and those of
+    /// `version::virtual_table`.
     ///
     /// # Errors
     /// A description naming the level and files of the first violation.
@@ -461,10 +555,10 @@ impl Version {
         self.check_virtual_tables()
     }
 
-    /// Invariants 1–3 of the module docs.
+    /// Invariants 1–3 and 5 of the module docs.
     fn check_levels(&self) -> Result<(), String> {
-        for (level, files) in self.levels.iter().enumerate() {
-            for f in files {
+        for (level, l) in self.levels.iter().enumerate() {
+            for f in l.files() {
                 if compare_internal(&f.smallest, &f.largest) == Ordering::Greater {
                     return Err(format!(
                         "L{level} file {}: smallest > largest ({:x?} > {:x?}, {} slices)",
@@ -475,21 +569,32 @@ impl Version {
                     ));
                 }
             }
-            for w in files.windows(2) {
-                let [a, b] = w else { continue };
-                if level == 0 {
-                    if l0_order(a, b) != Ordering::Less {
-                        return Err(format!(
-                            "L0 files {} and {} not newest first",
-                            a.number, b.number
-                        ));
-                    }
-                } else if compare_internal(&a.largest, &b.smallest) != Ordering::Less {
-                    // Internal keys, not user keys: a file whose range tombstones end
-                    // at `k` has the largest key `(k, MAX_SEQUENCE, RangeDelete)`,
-                    // below every entry of `k` that the next file may start with.
+            for r in l.runs() {
+                if let Some(f) = r.files.iter().find(|f| {
+                    f.column_group != r.group() || (!r.is_row_run() && f.kind != FileKind::Real)
+                }) {
                     return Err(format!(
-                        "L{level} files {} and {} overlap or are out of order",
+                        "L{level} file {} of column group {} is in the run of group {}",
+                        f.number,
+                        f.column_group,
+                        r.group()
+                    ));
+                }
+            }
+            if level > 0 {
+                for r in l.runs() {
+                    r.check_sorted(level)?;
+                }
+                continue;
+            }
+            if !l.groups.is_empty() {
+                return Err("L0 holds a column-group run".to_string());
+            }
+            for w in l.row.files.windows(2) {
+                let [a, b] = w else { continue };
+                if l0_order(a, b) != Ordering::Less {
+                    return Err(format!(
+                        "L0 files {} and {} not newest first",
                         a.number, b.number
                     ));
                 }
@@ -510,7 +615,7 @@ impl Version {
             .levels
             .iter()
             .enumerate()
-            .flat_map(|(l, files)| files.iter().map(move |f| (l, f)))
+            .flat_map(|(l, level)| level.files().map(move |f| (l, f)))
         {
             let FileKind::Virtual { slices } = &f.kind else {
                 continue;
@@ -570,43 +675,55 @@ impl Version {
         Ok(())
     }
 
-    /// Files of `level` whose user-key range intersects `[begin, end]` (inclusive;
-    /// `None` = unbounded), in read order. For L0 this is every intersecting file
-    /// (no transitive widening; see `compaction::picker` for that); for L1+ a binary
-    /// search finds the contiguous run.
+    /// Files of `level`'s row run whose user-key range intersects `[begin, end]`
+    /// (inclusive; `None` = unbounded), in read order. For L0 this is every
+    /// intersecting file (no transitive widening; see `compaction::picker` for that);
+    /// for L1+ a binary search finds the contiguous run.
     pub fn overlapping_files(
         &self,
         level: usize,
         begin: Option<&[u8]>,
         end: Option<&[u8]>,
     ) -> Vec<Arc<FileMetaData>> {
-        let files = self.files(level);
+        let Some(l) = self.levels.get(level) else {
+            return Vec::new();
+        };
         if level == 0 {
-            return files
+            return l
+                .row
+                .files
                 .iter()
                 .filter(|f| f.overlaps_user_range(begin, end))
                 .cloned()
                 .collect();
         }
-        let start = match begin {
-            Some(b) => files.partition_point(|f| f.largest_user_key() < b),
-            None => 0,
-        };
-        files
-            .get(start..)
-            .unwrap_or_default()
-            .iter()
-            .take_while(|f| end.is_none_or(|e| f.smallest_user_key() <= e))
-            .cloned()
-            .collect()
+        l.row.sorted_overlapping(begin, end).to_vec()
     }
 
-    /// For L1+: the index of the first file of `level` whose largest key is
+    /// True iff a file of any run of `level` has a user-key range intersecting
+    /// `[begin, end]` (inclusive; `None` = unbounded): whether data for the range lies
+    /// in the level, which a plan's `bottommost` must know of every run.
+    pub fn overlaps(&self, level: usize, begin: Option<&[u8]>, end: Option<&[u8]>) -> bool {
+        let Some(l) = self.levels.get(level) else {
+            return false;
+        };
+        if level == 0 {
+            return l
+                .row
+                .files
+                .iter()
+                .any(|f| f.overlaps_user_range(begin, end));
+        }
+        l.runs()
+            .any(|r| !r.sorted_overlapping(begin, end).is_empty())
+    }
+
+    /// For L1+: the index of the first file of `level`'s row run whose largest key is
     /// `>= ikey` (by [`compare_internal`]); `files(level).len()` if there is none.
     /// Meaningless for L0 (whose files are not sorted by key).
+    #[inline]
     pub fn find_file(&self, level: usize, ikey: &[u8]) -> usize {
-        self.files(level)
-            .partition_point(|f| compare_internal(&f.largest, ikey) == Ordering::Less)
+        self.levels.get(level).map_or(0, |l| l.row.find_file(ikey))
     }
 
     /// An edit that rebuilds this version from an empty one: every live file as a new
@@ -621,9 +738,9 @@ impl Version {
                 .collect(),
             ..VersionEdit::default()
         };
-        for (level, files) in self.levels.iter().enumerate() {
+        for (level, l) in self.levels.iter().enumerate() {
             edit.new_files
-                .extend(files.iter().map(|f| (level, FileMetaData::clone(f))));
+                .extend(l.files().map(|f| (level, FileMetaData::clone(f))));
         }
         edit
     }

@@ -203,8 +203,8 @@ fn rewrite_in_place(
         return None;
     }
     let below = version.overlapping_files(level + 1, Some(lo), Some(hi));
-    let bottommost = (level + 1..version.num_levels())
-        .all(|l| version.overlapping_files(l, Some(lo), Some(hi)).is_empty());
+    let bottommost =
+        (level + 1..version.num_levels()).all(|l| !version.overlaps(l, Some(lo), Some(hi)));
     let stream = OutputStream::for_level(
         opts,
         level,

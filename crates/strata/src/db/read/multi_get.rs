@@ -14,6 +14,7 @@
 
 use super::{
     ask_compaction, get_from_memtables, probe, probe_level, read_sequence, resolve, Pending, Probe,
+    Source,
 };
 use crate::db::family::Family;
 use crate::db::DbInner;
@@ -23,8 +24,6 @@ use crate::options::ReadOptions;
 use crate::snapshot_filter::SnapshotFilter;
 use crate::stats::purpose::IoPurpose;
 use crate::stats::Statistics;
-use crate::version::file_ref::FileRef;
-use crate::version::FileMetaData;
 use std::cell::RefCell;
 
 thread_local! {
@@ -118,8 +117,8 @@ pub(crate) fn multi_get(
                     *asked = ask_compaction(inner, family, version, lv, i);
                 }
             };
-            let mut probe_one = |f: &FileMetaData, file: Option<&FileRef>, parent: bool| {
-                Ok(match probe(inner, (f, file, parent), key, filter, p)? {
+            let mut probe_one = |source: Source<'_>| {
+                Ok(match probe(inner, source, key, filter, p)? {
                     Probe::Found(v) => Some(v),
                     Probe::Absent => None,
                 })

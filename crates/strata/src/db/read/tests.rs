@@ -16,7 +16,7 @@ use crate::version::virtual_table::Slice;
 use crate::version::VersionEdit;
 use std::collections::BTreeMap;
 
-fn opts() -> Options {
+pub(super) fn opts() -> Options {
     Options::default()
         .with_merge_operator(Some(Arc::new(Append::new(b","))))
         .with_write_buffer_size(16 << 10)
@@ -27,11 +27,11 @@ fn opts() -> Options {
         .with_every_level(|l| l.with_block_size(512))
 }
 
-fn key(i: u32) -> Vec<u8> {
+pub(super) fn key(i: u32) -> Vec<u8> {
     format!("key{i:05}").into_bytes()
 }
 
-fn merged(model: &BTreeMap<Vec<u8>, Vec<u8>>, k: &[u8], operand: &[u8]) -> Vec<u8> {
+pub(super) fn merged(model: &BTreeMap<Vec<u8>, Vec<u8>>, k: &[u8], operand: &[u8]) -> Vec<u8> {
     match model.get(k) {
         Some(old) => [old.as_slice(), b",", operand].concat(),
         None => operand.to_vec(),
@@ -44,7 +44,7 @@ fn merged(model: &BTreeMap<Vec<u8>, Vec<u8>>, k: &[u8], operand: &[u8]) -> Vec<u
 /// L2; then deletes, merges and range deletions, compacted from L0 into L1 (not the
 /// bottom, so the tombstones stay). `at_bottom` runs on the database and the model
 /// once the older data is in L2. Returns the open database and the model.
-fn fill(
+pub(super) fn fill(
     dir: &std::path::Path,
     at_bottom: impl FnOnce(&Db, &mut BTreeMap<Vec<u8>, Vec<u8>>),
 ) -> (Db, BTreeMap<Vec<u8>, Vec<u8>>) {
@@ -97,7 +97,7 @@ pub(crate) fn move_down(db: &Db, level: usize) {
 }
 
 /// Logs and installs `edit` on the default family, as a job does.
-fn install(db: &Db, edit: VersionEdit) {
+pub(super) fn install(db: &Db, edit: VersionEdit) {
     let (inner, family) = (&db.inner, &db.inner.default);
     inner
         .versions
@@ -149,7 +149,11 @@ fn half(db: &Db, number: u64, parent: &FileMetaData, lo: &[u8], hi: &[u8]) -> Fi
 /// Splits every file of `level` into two virtual tables over its halves (keeping
 /// only the lower half of file `drop_upper_of`, if given); installs the edit as a job
 /// would. Returns the user-key ranges whose entries are no longer in the version.
-fn split(db: &Db, level: usize, drop_upper_of: Option<usize>) -> Vec<(Vec<u8>, Vec<u8>)> {
+pub(super) fn split(
+    db: &Db,
+    level: usize,
+    drop_upper_of: Option<usize>,
+) -> Vec<(Vec<u8>, Vec<u8>)> {
     let inner = &db.inner;
     let version = inner.default.versions.current();
     let mut edit = VersionEdit::default();
@@ -176,14 +180,19 @@ fn split(db: &Db, level: usize, drop_upper_of: Option<usize>) -> Vec<(Vec<u8>, V
     hidden
 }
 
-/// Every get (now and at `snap`), both full scans, and a bounded scan agree with the
-/// models.
 /// What a read should see: user key to value.
-type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+pub(super) type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
+/// [`check_reads`] on a database that holds virtual tables.
 fn check(db: &Db, now: &Model, at: &[(crate::Snapshot, Model)]) {
-    let views = std::iter::once((None, now)).chain(at.iter().map(|(s, m)| (Some(s.clone()), m)));
     assert!(virtual_tables(db) > 0);
+    check_reads(db, now, at);
+}
+
+/// Every get and the batch of every key (now and at each snapshot), both full scans,
+/// and seeks agree with the models.
+pub(super) fn check_reads(db: &Db, now: &Model, at: &[(crate::Snapshot, Model)]) {
+    let views = std::iter::once((None, now)).chain(at.iter().map(|(s, m)| (Some(s.clone()), m)));
     for (snap, model) in views {
         let ro = ReadOptions::default().with_snapshot(snap.clone());
         for i in 0..3100 {
@@ -192,6 +201,11 @@ fn check(db: &Db, now: &Model, at: &[(crate::Snapshot, Model)]) {
                 model.get(&key(i)),
                 "get {i} at {snap:?}"
             );
+        }
+        let keys: Vec<Vec<u8>> = (0..3100).rev().map(key).collect();
+        let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        for (k, got) in keys.iter().zip(db.multi_get(&ro, &refs)) {
+            assert_eq!(got.unwrap().as_ref(), model.get(k), "multi_get at {snap:?}");
         }
         let mut it = db.iter(&ro).unwrap();
         it.seek_to_first();
