@@ -471,15 +471,27 @@ fn probe_level<R>(
         return probe(Source::Table(f, version.file_ref(level, i), false));
     }
     meet(level, i);
-    for s in version.slices(level, i) {
-        let s = s?;
-        if s.slice.contains(ukey) {
-            if let Some(r) = probe(Source::Table(s.parent, s.file, true))? {
-                return Ok(Some(r));
-            }
+    for parent in parents_holding(version, level, i, ukey) {
+        let (parent, file) = parent?;
+        if let Some(r) = probe(Source::Table(parent, file, true))? {
+            return Ok(Some(r));
         }
     }
     Ok(None)
+}
+
+/// The parents (with their references) of the virtual table `files(level)[index]`
+/// whose slices hold `ukey`, in slice order.
+fn parents_holding<'v>(
+    version: &'v Version,
+    level: usize,
+    index: usize,
+    ukey: &'v [u8],
+) -> impl Iterator<Item = Result<(&'v FileMetaData, Option<&'v FileRef>)>> {
+    version.slices(level, index).filter_map(move |s| match s {
+        Ok(s) => s.slice.contains(ukey).then_some(Ok((s.parent, s.file))),
+        Err(e) => Some(Err(e)),
+    })
 }
 
 /// [`probe_level`] on a level of several runs: one [`Source::Merged`] of the file of
@@ -506,11 +518,8 @@ fn probe_runs<R>(
         }
         // Virtual tables live only in the row run, whose index `slices` takes.
         meet(level, i);
-        for s in version.slices(level, i) {
-            let s = s?;
-            if s.slice.contains(ukey) {
-                tables.push((s.parent, s.file));
-            }
+        for parent in parents_holding(version, level, i, ukey) {
+            tables.push(parent?);
         }
     }
     if tables.is_empty() {

@@ -7,7 +7,7 @@
 //! newer than every entry of L2, so the level's merge holds the same versions of every
 //! key, in the same order, as the two levels did.
 
-use super::tests::{check_reads, fill, install, key, merged, opts, split, Model};
+use super::tests::{check_reads, fill, install, key, merged, opts, split, write_newer, Model};
 use super::*;
 use crate::db::Db;
 use crate::options::WriteOptions;
@@ -62,15 +62,7 @@ fn a_level_of_several_runs_reads_as_the_merge_of_its_runs() {
     assert_eq!((newest(&db, 0), newest(&db, floor)), before);
 
     // Newer data in L0 over the runs.
-    let wo = WriteOptions::default();
-    let mut newer: Model = model.clone();
-    for i in (0..3000).step_by(3) {
-        db.merge(&wo, &key(i), b"n").unwrap();
-        newer.insert(key(i), merged(&newer, &key(i), b"n"));
-    }
-    db.delete_range(&wo, &key(2000), &key(2010)).unwrap();
-    newer.retain(|k, _| !(k.as_slice() >= key(2000).as_slice() && k < &key(2010)));
-    db.flush().unwrap();
+    let newer = write_newer(&db, &model);
     check_reads(&db, &newer, &[(snap.clone(), model.clone())]);
     assert!(db.verify_checksums().unwrap() > 0);
     drop(snap);

@@ -85,6 +85,21 @@ pub(super) fn fill(
     (db, model)
 }
 
+/// Merges into every third key and deletes a range, then flushes: newer data in L0
+/// over what the tables hold. Returns what reads should then see.
+pub(super) fn write_newer(db: &Db, model: &Model) -> Model {
+    let wo = WriteOptions::default();
+    let mut newer = model.clone();
+    for i in (0..3000).step_by(3) {
+        db.merge(&wo, &key(i), b"n").unwrap();
+        newer.insert(key(i), merged(&newer, &key(i), b"n"));
+    }
+    db.delete_range(&wo, &key(2000), &key(2010)).unwrap();
+    newer.retain(|k, _| !(k.as_slice() >= key(2000).as_slice() && k < &key(2010)));
+    db.flush().unwrap();
+    newer
+}
+
 /// Moves every file of `level` one level down, by metadata (as a trivial move).
 pub(crate) fn move_down(db: &Db, level: usize) {
     let version = db.inner.default.versions.current();
@@ -260,15 +275,7 @@ fn reads_through_split_tables_see_exactly_their_slices() {
     let snap = db.snapshot();
 
     // Newer data in L0 over the virtual tables.
-    let wo = WriteOptions::default();
-    let mut newer = model.clone();
-    for i in (0..3000).step_by(3) {
-        db.merge(&wo, &key(i), b"n").unwrap();
-        newer.insert(key(i), merged(&newer, &key(i), b"n"));
-    }
-    db.delete_range(&wo, &key(2000), &key(2010)).unwrap();
-    newer.retain(|k, _| !(k.as_slice() >= key(2000).as_slice() && k < &key(2010)));
-    db.flush().unwrap();
+    let newer = write_newer(&db, &model);
     check(&db, &newer, &[(snap.clone(), model.clone())]);
     assert!(db.verify_checksums().unwrap() > 0);
     drop(snap);
