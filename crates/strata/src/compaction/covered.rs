@@ -53,7 +53,7 @@
 
 use super::gc;
 use super::picker::Busy;
-use super::plan::{Action, Input, Plan, Reason, SingleStream};
+use super::plan::{Action, Input, Plan, Reason, Routing};
 use crate::cache::TableCache;
 use crate::key::{self, SequenceNumber, ValueKind, MAX_SEQUENCE};
 use crate::range_del::{Fragments, RangeTombstone};
@@ -174,7 +174,7 @@ pub fn pick(
         action: Action::Drop,
         inputs,
         outputs: Vec::new(),
-        router: Arc::new(SingleStream),
+        routing: Routing::single(),
         bottommost: false,
         log_number: None,
         reason: Reason::RangeDeletion,

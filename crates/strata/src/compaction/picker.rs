@@ -51,7 +51,7 @@
 
 use super::partitioner;
 use super::placement::PlacementPolicy;
-use super::plan::{Action, Input, OutputStream, Plan, Reason, SingleStream};
+use super::plan::{Action, Input, OutputStream, Plan, Reason, Routing};
 use crate::options::{CompactionPriority, Options};
 use crate::tiering::TierLayout;
 use crate::version::{FileMetaData, Version};
@@ -488,7 +488,7 @@ pub(crate) fn build(
             },
         ],
         outputs: vec![stream],
-        router: Arc::new(SingleStream),
+        routing: Routing::single(),
         bottommost,
         log_number: None,
         reason,

@@ -4,7 +4,8 @@
 //! it must decide: *what* to do ([`Action`]), *from what* ([`Input`] runs: files of a
 //! level, or a memtable), *into what* ([`OutputStream`]s: level, data path, column
 //! group, table options, partitioner), and *which stream each record goes to*
-//! ([`Router`]). Flushes, WAL-replay flushes, automatic and manual compactions and
+//! ([`Routing`]: a [`Router`] sends all of a user key's records to one stream; a
+//! [`Splitter`] splits each record into parts for several streams). Flushes, WAL-replay flushes, automatic and manual compactions and
 //! trivial moves are all plans; so will be a technique's jobs (a virtual-table merge, a
 //! scan's write-back, a promotion, a layout change).
 //!
@@ -17,7 +18,7 @@
 //! 1. Inputs are given newest first: a memtable, or L0 files newest first, then deeper
 //!    levels in order. The executor merges them, so for equal user keys the newest
 //!    version comes first.
-//! 2. `outputs` is non-empty, and the router only returns indices into it; except
+//! 2. `outputs` is non-empty, and the routing only names indices into it; except
 //!    that an [`Action::Drop`] plan has no output (it writes nothing).
 //! 3. Files of one output stream never overlap the files that remain in its level
 //!    (the picker's invariants 2–3), and no two streams of a plan write overlapping key
@@ -32,7 +33,7 @@
 //!    when every input lies inside the range, or together with plans over the rest of
 //!    each input that straddles an end, their outcomes installed as one edit.
 
-use crate::key::ParsedKey;
+use crate::key::{ParsedKey, ValueKind};
 use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::sst::TableOptions;
@@ -222,6 +223,96 @@ impl Router for SingleStream {
     }
 }
 
+/// Splits each record into parts, one per stream that receives something of it: the
+/// record fan-out.
+///
+/// Seam: a technique that stores one record in several streams at once (the column
+/// groups of a row, each in its own run) implements this. The executor calls
+/// [`Splitter::split`] on every record it writes, after version GC, the merge fold,
+/// range-tombstone coverage and the compaction filter have decided what survives, in
+/// internal-key order. Each part is written to its stream with the record's user key
+/// and sequence number and the part's own kind and value, so a stream's entries stay
+/// in internal-key order and keep their sequence numbers (snapshots, and the snapshot
+/// filter, see the same history in every stream).
+pub trait Splitter: Send + Sync + fmt::Debug {
+    /// Adds to `parts` (empty) what each stream receives of the record `entry`, whose
+    /// value is `value`: at most one part per stream, of kind `Put`, `Merge` or
+    /// `Delete` (the executor refuses others as `Internal`). No part drops the record.
+    fn split(&self, entry: &ParsedKey<'_>, value: &[u8], parts: &mut Parts);
+}
+
+/// The parts of one record a [`Splitter`] makes, their value buffers reused from
+/// record to record so that a job allocates per stream, not per record.
+#[derive(Debug, Default)]
+pub struct Parts {
+    parts: Vec<Part>,
+    spare: Vec<Vec<u8>>,
+}
+
+/// What one stream receives of a record.
+#[derive(Debug)]
+pub struct Part {
+    /// Index into the plan's `outputs`.
+    pub stream: usize,
+    /// The entry's kind in that stream.
+    pub kind: ValueKind,
+    /// The entry's value in that stream.
+    pub value: Vec<u8>,
+}
+
+impl Parts {
+    /// Adds a part for `stream` of kind `kind`, whose value `fill` writes into an
+    /// empty buffer.
+    #[cfg_attr(
+        not(any(test, feature = "internals")),
+        allow(dead_code, reason = "the record fan-out seam; see `Routing::Records`")
+    )]
+    pub fn add(&mut self, stream: usize, kind: ValueKind, fill: impl FnOnce(&mut Vec<u8>)) {
+        let mut value = self.spare.pop().unwrap_or_default();
+        value.clear();
+        fill(&mut value);
+        self.parts.push(Part {
+            stream,
+            kind,
+            value,
+        });
+    }
+
+    /// The parts added since the last [`Parts::clear`], in the order added.
+    pub fn iter(&self) -> std::slice::Iter<'_, Part> {
+        self.parts.iter()
+    }
+
+    /// Forgets every part, keeping their buffers.
+    pub(crate) fn clear(&mut self) {
+        self.spare.extend(self.parts.drain(..).map(|p| p.value));
+    }
+}
+
+/// How a plan's records reach its output streams.
+#[derive(Clone, Debug)]
+#[cfg_attr(
+    not(any(test, feature = "internals")),
+    allow(
+        dead_code,
+        reason = "`Records` is the record fan-out seam column-group tables will use (issue 31); tests use it now"
+    )
+)]
+pub enum Routing {
+    /// Every record of a user key, whole, to the one stream the router picks for
+    /// the key.
+    Keys(Arc<dyn Router>),
+    /// Each record split into parts for any of the streams (the record fan-out).
+    Records(Arc<dyn Splitter>),
+}
+
+impl Routing {
+    /// Every record to the plan's one stream.
+    pub fn single() -> Routing {
+        Routing::Keys(Arc::new(SingleStream))
+    }
+}
+
 /// A half-open user-key range `[start, end)`; a missing end is unbounded. The same
 /// convention as range tombstones (`Fragments::clip`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -249,8 +340,8 @@ pub struct Plan {
     pub inputs: Vec<Input>,
     /// Output streams (invariant 2; none for [`Action::Drop`]).
     pub outputs: Vec<OutputStream>,
-    /// Which stream each user key goes to.
-    pub router: Arc<dyn Router>,
+    /// Which stream each record goes to.
+    pub routing: Routing,
     /// True iff no data for the plan's key range lies below the output (invariant 4).
     pub bottommost: bool,
     /// For flushes: WALs numbered below this hold nothing unflushed once the plan's
@@ -283,7 +374,7 @@ impl Plan {
                 path_id,
                 Partitioning::Fixed { target: u64::MAX },
             )],
-            router: Arc::new(SingleStream),
+            routing: Routing::single(),
             bottommost: false,
             log_number,
             reason,

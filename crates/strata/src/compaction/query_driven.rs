@@ -25,7 +25,7 @@
 use super::partitioner;
 use super::picker::Busy;
 use super::placement::PlacementPolicy;
-use super::plan::{Action, Input, KeyRange, OutputStream, Plan, Reason, SingleStream};
+use super::plan::{Action, Input, KeyRange, OutputStream, Plan, Reason, Routing};
 use crate::options::{Options, QueryCompaction};
 use crate::version::{FileMetaData, Version};
 use std::sync::Arc;
@@ -153,7 +153,7 @@ pub(crate) fn plan(
                         files: vec![Arc::clone(f)],
                     }],
                     outputs: vec![stream(*level, lo, hi)],
-                    router: Arc::new(SingleStream),
+                    routing: Routing::single(),
                     // Data of the remainder's keys may lie below its level.
                     bottommost: false,
                     log_number: None,
@@ -171,7 +171,7 @@ pub(crate) fn plan(
             .map(|(level, files)| Input::Files { level, files })
             .collect(),
         outputs: vec![stream(deepest, &lo, &hi)],
-        router: Arc::new(SingleStream),
+        routing: Routing::single(),
         bottommost: true,
         log_number: None,
         reason: Reason::ReadMerged,

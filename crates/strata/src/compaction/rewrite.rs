@@ -7,8 +7,9 @@
 //! are one stream in internal-key order. Per entry it keeps what some reader can still
 //! see ([`VersionGc`]), drops what a tombstone of the input deletes for every reader,
 //! folds merge chains within their snapshot stripe (`merge_chain`), asks the plan's
-//! [`Router`] which stream each user key goes to, and writes each stream's records into
-//! tables cut by that stream's [`OutputPartitioner`]. [`Rewrite::finish`] finishes the
+//! [`Routing`] which stream each user key goes to (a [`Router`](super::plan::Router), once per key) or
+//! what each stream receives of each record (a [`Splitter`]), and writes each
+//! stream's records into tables cut by that stream's [`OutputPartitioner`]. [`Rewrite::finish`] finishes the
 //! last files, fsyncs the directory of every data path written, and fills the
 //! [`Outcome`]: outputs added, the plan's input files deleted.
 //!
@@ -34,7 +35,7 @@ use super::executor::{JobContext, Outcome};
 use super::gc::VersionGc;
 use super::merge_chain::{self, Entry};
 use super::partitioner::{self, OutputPartitioner};
-use super::plan::{Action, OutputStream, Plan, Router};
+use super::plan::{Action, OutputStream, Parts, Plan, Routing, Splitter};
 use crate::compaction_filter::{CompactionFilter, Decision};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
@@ -98,22 +99,27 @@ impl Rewrite {
             input_rd,
             bottommost: plan.bottommost,
             sink: Sink {
-                router: Arc::clone(&plan.router),
-                writers: plan
-                    .outputs
-                    .iter()
-                    .map(|o| {
-                        // A deeper unbounded stream keeps every tombstone.
-                        let kept_below = plan
-                            .outputs
-                            .iter()
-                            .any(|d| d.bounds.is_none() && d.level > o.level);
-                        StreamWriter::new(o, Arc::clone(&output_rd), kept_below)
-                    })
-                    .collect(),
-                last_user_key: Vec::new(),
-                has_key: false,
-                stream: 0,
+                routing: plan.routing.clone(),
+                parts: Parts::default(),
+                part_key: Vec::new(),
+                out: Streams {
+                    writers: plan
+                        .outputs
+                        .iter()
+                        .map(|o| {
+                            // A deeper unbounded stream keeps every tombstone.
+                            let kept_below = plan
+                                .outputs
+                                .iter()
+                                .any(|d| d.bounds.is_none() && d.level > o.level);
+                            StreamWriter::new(o, Arc::clone(&output_rd), kept_below)
+                        })
+                        .collect(),
+                    last_user_key: Vec::new(),
+                    has_key: false,
+                    stream: 0,
+                    started: Vec::new(),
+                },
             },
             folded: Vec::new(),
             filter: None,
@@ -263,7 +269,7 @@ impl Rewrite {
     /// # Errors
     /// I/O errors finishing tables or syncing directories.
     pub(crate) fn finish(self, plan: &Plan, ctx: &JobContext<'_>, out: &mut Outcome) -> Result<()> {
-        for (i, w) in self.sink.writers.into_iter().enumerate() {
+        for (i, w) in self.sink.out.writers.into_iter().enumerate() {
             let level = plan
                 .outputs
                 .get(i)
@@ -295,13 +301,25 @@ impl Rewrite {
     }
 }
 
-/// Routes each written entry to its stream: the router decides once per user key.
+/// Sends each written entry to its streams, as the plan's [`Routing`] says.
 struct Sink {
-    router: Arc<dyn Router>,
+    routing: Routing,
+    /// A splitter's parts of the current record (reused).
+    parts: Parts,
+    /// The internal key of the part being written (reused).
+    part_key: Vec<u8>,
+    out: Streams,
+}
+
+/// The streams being written, and where the current user key has begun.
+struct Streams {
     writers: Vec<StreamWriter>,
     last_user_key: Vec<u8>,
     has_key: bool,
+    /// With a router: the current user key's stream.
     stream: usize,
+    /// With a splitter: the streams the current user key has begun in.
+    started: Vec<usize>,
 }
 
 impl Sink {
@@ -322,31 +340,97 @@ impl Sink {
         ikey: &[u8],
         value: &[u8],
     ) -> Result<()> {
-        if !self.has_key || parsed.user_key != self.last_user_key.as_slice() {
-            self.stream = self.router.route(parsed, value);
-            let streams = self.writers.len();
-            let w = self.writers.get_mut(self.stream).ok_or_else(|| {
-                Error::Internal(format!("router chose stream {} of {streams}", self.stream))
-            })?;
-            if !w.stream.admits(parsed.user_key) {
-                return Err(Error::Internal(format!(
-                    "router sent user key {:x?} to stream {} outside its bounds {:?}",
-                    parsed.user_key, self.stream, w.stream.bounds
-                )));
-            }
-            w.start_key(versions, parsed.user_key)?;
-            let level = w.stream.level;
-            for other in self.writers.iter_mut().filter(|o| o.stream.level < level) {
-                other.hole(parsed.user_key, parsed.seq);
-            }
-            self.last_user_key.clear();
-            self.last_user_key.extend_from_slice(parsed.user_key);
-            self.has_key = true;
+        let out = &mut self.out;
+        let new_key = !out.has_key || parsed.user_key != out.last_user_key.as_slice();
+        if new_key {
+            out.last_user_key.clear();
+            out.last_user_key.extend_from_slice(parsed.user_key);
+            out.has_key = true;
+            out.started.clear();
         }
-        match self.writers.get_mut(self.stream) {
-            Some(w) => w.add(versions, ikey, value),
-            None => Ok(()),
+        match &self.routing {
+            Routing::Keys(router) => {
+                if new_key {
+                    out.stream = router.route(parsed, value);
+                    out.begin(versions, out.stream, parsed)?;
+                }
+                match out.writers.get_mut(out.stream) {
+                    Some(w) => w.add(versions, ikey, value),
+                    None => Ok(()),
+                }
+            }
+            Routing::Records(splitter) => split(
+                splitter.as_ref(),
+                (&mut self.parts, &mut self.part_key, out),
+                versions,
+                parsed,
+                value,
+            ),
         }
+    }
+}
+
+/// Writes the parts `splitter` makes of one entry, each to its stream.
+fn split(
+    splitter: &dyn Splitter,
+    (parts, part_key, out): (&mut Parts, &mut Vec<u8>, &mut Streams),
+    versions: &VersionSet,
+    parsed: &ParsedKey<'_>,
+    value: &[u8],
+) -> Result<()> {
+    parts.clear();
+    splitter.split(parsed, value, parts);
+    for (i, part) in parts.iter().enumerate() {
+        if !matches!(
+            part.kind,
+            ValueKind::Put | ValueKind::Merge | ValueKind::Delete
+        ) || parts.iter().take(i).any(|p| p.stream == part.stream)
+        {
+            return Err(Error::Internal(format!(
+                "splitter made a {:?} part for stream {} of user key {:x?} (only puts, \
+                 merges and deletes, one per stream)",
+                part.kind, part.stream, parsed.user_key
+            )));
+        }
+        if !out.started.contains(&part.stream) {
+            out.begin(versions, part.stream, parsed)?;
+            out.started.push(part.stream);
+        }
+        part_key.clear();
+        key::append_internal_key(part_key, parsed.user_key, parsed.seq, part.kind);
+        if let Some(w) = out.writers.get_mut(part.stream) {
+            w.add(versions, part_key, &part.value)?;
+        }
+    }
+    Ok(())
+}
+
+impl Streams {
+    /// Begins `parsed`'s user key in stream `stream`: checks the stream exists and
+    /// admits the key, lets its partitioner cut, and takes the key out of the
+    /// tombstones of every stream above it (`StreamWriter::hole`).
+    fn begin(
+        &mut self,
+        versions: &VersionSet,
+        stream: usize,
+        parsed: &ParsedKey<'_>,
+    ) -> Result<()> {
+        let streams = self.writers.len();
+        let w = self.writers.get_mut(stream).ok_or_else(|| {
+            Error::Internal(format!("routing chose stream {stream} of {streams}"))
+        })?;
+        if !w.stream.admits(parsed.user_key) {
+            return Err(Error::Internal(format!(
+                "routing sent user key {:x?} to stream {stream} outside its bounds {:?}",
+                parsed.user_key, w.stream.bounds
+            )));
+        }
+        w.start_key(versions, parsed.user_key)?;
+        let level = w.stream.level;
+        for other in self.writers.iter_mut().filter(|o| o.stream.level < level) {
+            other.hole(parsed.user_key, parsed.seq);
+        }
+        Ok(())
     }
 }
 

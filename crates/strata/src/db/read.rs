@@ -759,6 +759,8 @@ mod multi_get;
 pub(crate) use multi_get::multi_get;
 
 #[cfg(test)]
+mod compacted_runs_tests;
+#[cfg(test)]
 mod runs_tests;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -10,6 +10,7 @@ use super::time_aware::TimeAware;
 use super::{HotSetLimit, TierLayout, Tiered, Tiering, TieringMode};
 use crate::compaction::picker;
 use crate::compaction::picker::Busy;
+use crate::compaction::plan::Routing;
 use crate::compaction::plan::{Action, Input, Plan, Reason};
 use crate::db::tree_hooks::{Copies, Copy, TableRead, TreeHooks, TreeHooksFactory};
 use crate::env::FileSystem;
@@ -482,7 +483,7 @@ impl TreeHooks for HotRap {
             return;
         }
         plan.inputs.insert(1, Input::Memtable(Arc::new(promoted)));
-        plan.router = self.router(&retention, keys);
+        plan.routing = Routing::Keys(self.router(&retention, keys));
     }
 
     fn figures(&self) -> Vec<(&'static str, u64)> {

@@ -7,6 +7,7 @@
 use super::router::{Keep, RetentionRouter, FAST, SLOW};
 use crate::compaction::executor::key_after;
 use crate::compaction::picker::Busy;
+use crate::compaction::plan::Routing;
 use crate::compaction::plan::{Action, Input, KeyRange, OutputStream, Partitioning, Plan};
 use crate::key::{self, ValueKind, MAX_SEQUENCE};
 use crate::options::Options;
@@ -116,7 +117,7 @@ impl Retention {
         let mut adjusted = plan.clone();
         adjusted.outputs.push(fast);
         debug_assert_eq!((SLOW, FAST), (0, adjusted.outputs.len() - 1));
-        adjusted.router = router;
+        adjusted.routing = Routing::Keys(router);
         if busy.conflicts(&adjusted) {
             return false;
         }

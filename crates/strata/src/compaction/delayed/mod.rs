@@ -41,7 +41,7 @@ use super::covered::{self, Coverage, Scope};
 use super::partitioner;
 use super::picker::{self, Busy};
 use super::placement::PlacementPolicy;
-use super::plan::{Action, Input, OutputStream, Plan, Reason, SingleStream};
+use super::plan::{Action, Input, OutputStream, Plan, Reason, Routing};
 use super::policy::{CompactionPolicy, Leveled};
 use super::requests::Requests;
 use crate::options::{DelayedCompaction, Options};
@@ -215,7 +215,7 @@ fn rewrite_in_place(
         action: Action::Rewrite,
         inputs: vec![Input::Files { level, files }],
         outputs: vec![stream],
-        router: Arc::new(SingleStream),
+        routing: Routing::single(),
         bottommost,
         log_number: None,
         reason,

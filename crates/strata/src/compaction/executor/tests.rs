@@ -2,7 +2,7 @@
 //! trivial move.
 
 use super::*;
-use crate::compaction::plan::{OutputStream, Partitioning, Reason, Router, SingleStream};
+use crate::compaction::plan::{OutputStream, Partitioning, Reason, Router, Routing};
 use crate::env::PosixFs;
 use crate::filename::Dirs;
 use crate::key::{ParsedKey, ValueKind};
@@ -84,7 +84,7 @@ fn a_router_splits_one_input_into_streams_with_their_own_files() {
     odd.level = 1;
     odd.partitioning = Partitioning::Fixed { target: 1 };
     plan.outputs.push(odd);
-    plan.router = Arc::new(ByParity);
+    plan.routing = Routing::Keys(Arc::new(ByParity));
     let ctx = context(&vs, &cache);
     let out = execute(&plan, &ctx).expect("execute");
     assert_eq!(out.edit.log_number, Some(9));
@@ -138,7 +138,7 @@ fn a_router_index_out_of_range_is_an_internal_error() {
     let mem = Arc::new(MemTable::new());
     mem.add(1, ValueKind::Put, b"k", b"v");
     let mut plan = Plan::flush(&Options::default(), mem, 0, None, Reason::Flush);
-    plan.router = Arc::new(Bad);
+    plan.routing = Routing::Keys(Arc::new(Bad));
     let ctx = context(&vs, &cache);
     let err = execute(&plan, &ctx).expect_err("bad route");
     assert_eq!(err.kind(), crate::ErrorKind::Internal, "{err}");
@@ -167,7 +167,7 @@ fn bounded_plan(mem: Arc<MemTable>, start: &[u8], end: &[u8], router: ToStreamOn
         end: Some(end.to_vec()),
     });
     plan.outputs.push(bounded);
-    plan.router = Arc::new(router);
+    plan.routing = Routing::Keys(Arc::new(router));
     plan
 }
 
@@ -298,7 +298,7 @@ fn a_trivial_move_re_levels_files_without_io() {
             0,
             Partitioning::Fixed { target: 1 << 20 },
         )],
-        router: Arc::new(SingleStream),
+        routing: Routing::single(),
         bottommost: true,
         log_number: None,
         reason: Reason::LevelSize,
@@ -329,7 +329,7 @@ fn a_drop_deletes_its_inputs_without_io() {
         action: Action::Drop,
         inputs: vec![files(1, &[5]), files(3, &[7, 8])],
         outputs: Vec::new(),
-        router: Arc::new(SingleStream),
+        routing: Routing::single(),
         bottommost: false,
         log_number: None,
         reason: Reason::RangeDeletion,
@@ -580,7 +580,7 @@ pub(crate) fn rewrite_plan(inputs: Vec<Input>, level: usize) -> Plan {
             0,
             Partitioning::Fixed { target: u64::MAX },
         )],
-        router: Arc::new(SingleStream),
+        routing: Routing::single(),
         bottommost: false,
         log_number: None,
         reason: Reason::LevelSize,

@@ -7,8 +7,9 @@ use crate::compaction::executor::tests::{
     rewrite_plan, row, version_set, Entries, Row,
 };
 use crate::compaction::executor::{execute, key_after};
-use crate::compaction::plan::{Input, KeyRange, Partitioning};
+use crate::compaction::plan::{Input, KeyRange, Partitioning, Parts, Routing, Splitter};
 use crate::iter::test_util::FailingIter;
+use crate::key::ParsedKey;
 use crate::key::ValueKind::{Delete, Merge, Put};
 use crate::merge::Append;
 use crate::range_del::RangeTombstone;
@@ -293,5 +294,100 @@ fn a_range_on_a_plan_that_does_not_rewrite_is_refused() {
         });
         let err = execute(&plan, &ctx).expect_err("ranged non-rewrite");
         assert!(err.to_string().contains("only a rewrite"), "{err}");
+    }
+}
+
+/// The record fan-out: each put or merge operand split into its two halves, each half
+/// a merge operand of its own stream; a delete to both.
+#[derive(Debug)]
+struct Halves;
+
+impl Splitter for Halves {
+    fn split(&self, entry: &ParsedKey<'_>, value: &[u8], parts: &mut Parts) {
+        let (lo, hi) = value.split_at(value.len() / 2);
+        match entry.kind {
+            Delete => {
+                parts.add(0, Delete, |_| {});
+                parts.add(1, Delete, |_| {});
+            }
+            _ => {
+                parts.add(0, Merge, |v| v.extend_from_slice(lo));
+                parts.add(1, Merge, |v| v.extend_from_slice(hi));
+            }
+        }
+    }
+}
+
+/// What [`Halves`] gives stream `stream` of `rows`: internal-key order.
+fn halves(rows: &[Row], stream: usize) -> Entries {
+    let parts: Vec<Row> = rows
+        .iter()
+        .map(|(k, seq, kind, v)| {
+            let (lo, hi) = v.split_at(v.len() / 2);
+            let (kind, v) = match kind {
+                Delete => (Delete, Vec::new()),
+                _ => (Merge, [lo, hi][stream].to_vec()),
+            };
+            (k.clone(), *seq, kind, v)
+        })
+        .collect();
+    merged(&parts)
+}
+
+/// A splitter writes every surviving record to each stream it names, with the
+/// record's user key and sequence number and the part's kind and value: with every
+/// version kept (a snapshot at each sequence number), each stream holds exactly the
+/// inputs' records split, every stream the inputs' tombstones, and each stream's files
+/// its column group.
+#[test]
+fn a_splitter_writes_parts_of_every_record_to_its_streams() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let vs = version_set(dir.path(), 4);
+    let cache = cache_of(&vs);
+    let (version, [(up, (up_rows, up_rd)), (low, (low_rows, low_rd))]) = installed_runs(&vs);
+    let ctx = keep_all_context(&vs, &cache, &version, 30);
+    let mut plan = rewrite_plan(inputs(up, low), 2);
+    plan.outputs[0].column_group = 3;
+    plan.outputs[0].partitioning = Partitioning::Fixed { target: 80 };
+    let mut second = plan.outputs[0].clone();
+    second.column_group = 4;
+    plan.outputs.push(second);
+    plan.routing = Routing::Records(Arc::new(Halves));
+    let out = execute(&plan, &ctx).expect("execute");
+    let all_rows = [up_rows, low_rows].concat();
+    let all_rd = [up_rd, low_rd].concat();
+    let probe = probes(&all_rows, &all_rd);
+    for (stream, group) in [(0, 3), (1, 4)] {
+        let files: Vec<&FileMetaData> = out
+            .edit
+            .new_files
+            .iter()
+            .map(|(_, f)| f)
+            .filter(|f| f.column_group == group)
+            .collect();
+        assert!(files.len() > 1, "stream {stream} cut files: {files:?}");
+        let (entries, rd) = contents(&cache, files.iter().copied());
+        assert_eq!(entries, halves(&all_rows, stream), "stream {stream}");
+        assert_eq!(coverage(&rd, &probe), coverage(&all_rd, &probe));
+    }
+    assert_eq!(out.stream_bytes.len(), 2);
+    // The parts of one record in one stream each, and of the point kinds only.
+    #[derive(Debug)]
+    struct Bad(ValueKind, usize);
+    impl Splitter for Bad {
+        fn split(&self, _: &ParsedKey<'_>, _: &[u8], parts: &mut Parts) {
+            parts.add(0, Put, |_| {});
+            parts.add(self.1, self.0, |_| {});
+        }
+    }
+    for (kind, stream, says) in [
+        (Put, 0, "Put part for stream 0"),
+        (crate::key::ValueKind::RangeDelete, 1, "RangeDelete part"),
+        (Put, 5, "stream 5 of 2"),
+    ] {
+        plan.routing = Routing::Records(Arc::new(Bad(kind, stream)));
+        let err = execute(&plan, &ctx).expect_err("refused");
+        assert!(matches!(err, crate::Error::Internal(_)), "{err}");
+        assert!(err.to_string().contains(says), "{err}");
     }
 }

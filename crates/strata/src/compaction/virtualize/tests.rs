@@ -10,7 +10,7 @@ use crate::compaction::executor::tests::{
     version_set, Row,
 };
 use crate::compaction::executor::{execute, Outcome};
-use crate::compaction::plan::{Action, Reason, SingleStream};
+use crate::compaction::plan::{Action, Reason, Routing};
 use crate::range_del::RangeTombstone;
 use crate::version::{Version, VersionEdit, VersionSet};
 use crate::Options;
@@ -120,7 +120,7 @@ fn virtualize_plan(inputs: Vec<Input>, level: usize, partitioning: Partitioning)
             0,
             partitioning,
         )],
-        router: Arc::new(SingleStream),
+        routing: Routing::single(),
         bottommost: false,
         log_number: None,
         reason: Reason::LevelSize,
