@@ -51,7 +51,7 @@
 
 use super::partitioner;
 use super::placement::PlacementPolicy;
-use super::plan::{Action, Input, OutputStream, Plan, Reason, Routing};
+use super::plan::{Action, Input, OutputRange, OutputStream, Plan, Reason, Routing};
 use crate::options::{CompactionPriority, Options};
 use crate::tiering::TierLayout;
 use crate::version::{FileMetaData, Version};
@@ -67,9 +67,9 @@ use std::sync::Arc;
 pub struct Busy {
     /// Numbers of every input file of every running compaction.
     pub files: HashSet<u64>,
-    /// `(output level, smallest user key, largest user key)` of each running
-    /// compaction's output range.
-    pub output_ranges: Vec<(usize, Vec<u8>, Vec<u8>)>,
+    /// Where each running compaction's output streams write (level, column group,
+    /// user keys).
+    pub output_ranges: Vec<OutputRange>,
 }
 
 impl Busy {
@@ -93,15 +93,18 @@ impl Busy {
     }
 
     /// True iff `plan` would conflict with a running job: an input file of it is
-    /// busy, or a stream's range meets a running job's output range in that stream's
-    /// level (invariants 1–2, for every stream). A policy that adds a stream to a plan
-    /// the picker built checks the result with this.
+    /// busy, or a stream's range meets a running job's output range in the same run
+    /// (level and column group; invariants 1–2, for every stream). Jobs writing
+    /// different runs of a level do not conflict: each run is sorted on its own. A
+    /// policy that adds a stream to a plan the picker built checks the result with
+    /// this.
     pub fn conflicts(&self, plan: &Plan) -> bool {
         self.any_busy(plan.input_files().map(|(_, f)| f))
-            || plan
-                .stream_ranges()
-                .iter()
-                .any(|(level, lo, hi)| self.output_conflict(*level, lo, hi))
+            || plan.stream_ranges().iter().any(|s| {
+                self.output_ranges
+                    .iter()
+                    .any(|r| r.level == s.level && r.group == s.group && r.meets(&s.lo, &s.hi))
+            })
     }
 
     fn any_busy<'a>(&self, mut files: impl Iterator<Item = &'a Arc<FileMetaData>>) -> bool {
@@ -113,11 +116,12 @@ impl Busy {
         self.files.contains(&f.number)
     }
 
-    /// True iff a job writes an output range of `output_level` that meets `[lo, hi]`.
+    /// True iff a job writes an output range of `output_level`, in any of its runs,
+    /// that meets `[lo, hi]`.
     pub fn output_conflict(&self, output_level: usize, lo: &[u8], hi: &[u8]) -> bool {
         self.output_ranges
             .iter()
-            .any(|(l, a, b)| *l == output_level && a.as_slice() <= hi && lo <= b.as_slice())
+            .any(|r| r.level == output_level && r.meets(lo, hi))
     }
 }
 

@@ -313,6 +313,38 @@ impl Routing {
     }
 }
 
+/// Where a running job writes: the user keys `[lo, hi]` (inclusive) of the run of
+/// column group `group` in level `level` (`version::run`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputRange {
+    /// The output level.
+    pub level: usize,
+    /// The column group whose run the job writes ([`ALL_COLUMNS`] for rows).
+    pub group: u32,
+    /// The least user key written.
+    pub lo: Vec<u8>,
+    /// The greatest user key written.
+    pub hi: Vec<u8>,
+}
+
+impl OutputRange {
+    /// The rows' range `[lo, hi]` of `level`.
+    #[cfg(test)]
+    pub(crate) fn rows(level: usize, lo: &[u8], hi: &[u8]) -> OutputRange {
+        OutputRange {
+            level,
+            group: ALL_COLUMNS,
+            lo: lo.to_vec(),
+            hi: hi.to_vec(),
+        }
+    }
+
+    /// True iff this range meets the user keys `[lo, hi]`.
+    pub(crate) fn meets(&self, lo: &[u8], hi: &[u8]) -> bool {
+        self.lo.as_slice() <= hi && lo <= self.hi.as_slice()
+    }
+}
+
 /// A half-open user-key range `[start, end)`; a missing end is unbounded. The same
 /// convention as range tombstones (`Fragments::clip`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -437,12 +469,12 @@ impl Plan {
         self.outputs.iter().map(|s| s.level).max()
     }
 
-    /// Each output stream's level and the user keys `[lo, hi]` it may write there:
-    /// the plan's input range cut to the stream's bounds. A flush (no input files)
-    /// and a stream whose bounds miss the input range have none. What `Busy` holds
-    /// while the plan runs. For a bounded stream the range is inclusive of the key
-    /// just past its half-open end: a conservative hold.
-    pub fn stream_ranges(&self) -> Vec<(usize, Vec<u8>, Vec<u8>)> {
+    /// Each output stream's level, column group and the user keys `[lo, hi]` it may
+    /// write there: the plan's input range cut to the stream's bounds. A flush (no
+    /// input files) and a stream whose bounds miss the input range have none. What
+    /// `Busy` holds while the plan runs. For a bounded stream the range is inclusive
+    /// of the key just past its half-open end: a conservative hold.
+    pub fn stream_ranges(&self) -> Vec<OutputRange> {
         let Some((lo, hi)) = self.user_key_range() else {
             return Vec::new();
         };
@@ -458,7 +490,12 @@ impl Plan {
                         b = b.min(end);
                     }
                 }
-                (a <= b).then(|| (s.level, a.to_vec(), b.to_vec()))
+                (a <= b).then(|| OutputRange {
+                    level: s.level,
+                    group: s.column_group,
+                    lo: a.to_vec(),
+                    hi: b.to_vec(),
+                })
             })
             .collect()
     }

@@ -5,6 +5,7 @@
 use super::*;
 use crate::compaction::covered::Tombstones;
 use crate::compaction::placement::ByLevel;
+use crate::compaction::plan::OutputRange;
 use crate::compaction::requests::Requests;
 use crate::version::VersionEdit;
 
@@ -324,9 +325,7 @@ fn a_requested_merge_takes_the_contiguous_siblings_sharing_parents_into_the_same
     assert_eq!(format!("{:?}", plan.inputs), "[L2[21]]");
     assert!(pick_with(&v, &o, &busy, &Requests::new(vec![(2, 22)])).is_none());
     let mut writing = Busy::default();
-    writing
-        .output_ranges
-        .push((2, b"e".to_vec(), b"e".to_vec()));
+    writing.output_ranges.push(OutputRange::rows(2, b"e", b"e"));
     assert!(pick_with(&v, &o, &writing, &Requests::new(vec![(2, 21)])).is_none());
     // A request for a table no longer in the version, or for a real file, is ignored.
     let stale = Requests::new(vec![(2, 99), (2, 20)]);

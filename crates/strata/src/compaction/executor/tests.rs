@@ -2,7 +2,7 @@
 //! trivial move.
 
 use super::*;
-use crate::compaction::plan::{OutputStream, Partitioning, Reason, Router, Routing};
+use crate::compaction::plan::{OutputRange, OutputStream, Partitioning, Reason, Router, Routing};
 use crate::env::PosixFs;
 use crate::filename::Dirs;
 use crate::key::{ParsedKey, ValueKind};
@@ -233,8 +233,8 @@ fn a_bounded_stream_keeps_its_files_and_tombstones_inside_its_bounds() {
     assert_eq!(
         busy.output_ranges,
         vec![
-            (2, b"a".to_vec(), b"z".to_vec()),
-            (1, b"c".to_vec(), b"n".to_vec())
+            OutputRange::rows(2, b"a", b"z"),
+            OutputRange::rows(1, b"c", b"n")
         ]
     );
     busy.remove_plan(&compaction);

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::compaction::placement::ByLevel;
-use crate::compaction::plan::Partitioning;
+use crate::compaction::plan::{OutputRange, Partitioning};
 use crate::version::VersionEdit;
 
 /// `(level, number, lo, hi, smallest_seqno, largest_seqno, size)`.
@@ -130,7 +130,7 @@ fn l0_trigger_takes_all_l0_and_overlapping_l1() {
         "none"
     );
     let busy = Busy {
-        output_ranges: vec![(1, b"f".to_vec(), b"g".to_vec())],
+        output_ranges: vec![OutputRange::rows(1, b"f", b"g")],
         ..Busy::default()
     };
     assert_eq!(
@@ -139,7 +139,7 @@ fn l0_trigger_takes_all_l0_and_overlapping_l1() {
     );
     // A running compaction into L2 does not conflict with L0->L1.
     let busy = Busy {
-        output_ranges: vec![(2, b"a".to_vec(), b"z".to_vec())],
+        output_ranges: vec![OutputRange::rows(2, b"a", b"z")],
         ..Busy::default()
     };
     assert!(pick(&v, &opts(MIN), &ByLevel, &busy).is_some());
@@ -197,7 +197,7 @@ fn size_trigger_min_overlapping_ratio() {
     // A running compaction writing [f,g] into L2 blocks 11 and 12: 10 is left.
     let busy = Busy {
         files: [13].into(),
-        output_ranges: vec![(2, b"f".to_vec(), b"g".to_vec())],
+        output_ranges: vec![OutputRange::rows(2, b"f", b"g")],
     };
     assert_eq!(
         describe(&v, &opts(MIN), pick(&v, &opts(MIN), &ByLevel, &busy)),
@@ -352,15 +352,53 @@ fn busy_add_and_remove_plan() {
     let first = pick(&v, &o, &ByLevel, &busy).expect("first");
     busy.add_plan(&first);
     assert_eq!(busy.files, [13].into());
-    assert_eq!(busy.output_ranges, [(2, b"j".to_vec(), b"k".to_vec())]);
+    assert_eq!(busy.output_ranges, [OutputRange::rows(2, b"j", b"k")]);
     let second = pick(&v, &o, &ByLevel, &busy).expect("second");
     assert_eq!(nums(second.files_at(1)), "[11]");
     busy.add_plan(&second);
     busy.remove_plan(&first);
     assert_eq!(busy.files, [11, 6].into());
-    assert_eq!(busy.output_ranges, [(2, b"d".to_vec(), b"f".to_vec())]);
+    assert_eq!(busy.output_ranges, [OutputRange::rows(2, b"d", b"f")]);
     assert_eq!(second.input_bytes(), 1200);
     assert_eq!(second.user_key_range(), Some((&b"d"[..], &b"f"[..])));
+}
+
+/// Jobs writing different runs of one level (`version::run`) do not conflict; the
+/// same run across the same keys does; `output_conflict`, for policies that plan a
+/// whole level, sees every run.
+#[test]
+fn busy_holds_output_ranges_per_run() {
+    let v = size_triggered();
+    let o = opts(MIN);
+    let plan = pick(&v, &o, &ByLevel, &Busy::default()).expect("plan");
+    let (lo, hi) = plan.user_key_range().expect("range");
+    let (lo, hi) = (lo.to_vec(), hi.to_vec());
+    let level = plan.outputs[0].level;
+    let mut other_group = Busy::default();
+    other_group.output_ranges.push(OutputRange {
+        group: 7,
+        ..OutputRange::rows(level, &lo, &hi)
+    });
+    assert!(!other_group.conflicts(&plan), "another run of the level");
+    assert!(
+        other_group.output_conflict(level, &lo, &hi),
+        "a whole-level question"
+    );
+    let mut same = Busy::default();
+    same.output_ranges.push(OutputRange::rows(level, &hi, &hi));
+    assert!(same.conflicts(&plan), "the same run, meeting keys");
+    let mut beside = Busy::default();
+    beside.output_ranges.push(OutputRange::rows(
+        level,
+        &[hi.as_slice(), b"\0"].concat(),
+        b"zzz",
+    ));
+    assert!(!beside.conflicts(&plan), "the same run, keys beside");
+    // A plan's streams hold their own groups.
+    let mut grouped = plan.clone();
+    grouped.outputs[0].column_group = 7;
+    assert_eq!(grouped.stream_ranges()[0].group, 7);
+    assert!(other_group.conflicts(&grouped));
 }
 
 #[test]

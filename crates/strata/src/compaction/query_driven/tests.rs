@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::compaction::placement::ByLevel;
+use crate::compaction::plan::OutputRange;
 use crate::version::VersionEdit;
 
 /// `(level, number, lo, hi, size)`.
@@ -221,11 +222,11 @@ fn a_claim_is_stale_when_the_tree_moved_under_the_range() {
     assert!(wb.stale(&v, &v, &busy).is_some());
     // A running job writes L3 over part of its span.
     let mut busy = Busy::default();
-    busy.output_ranges.push((3, b"y".to_vec(), b"zz".to_vec()));
+    busy.output_ranges.push(OutputRange::rows(3, b"y", b"zz"));
     assert!(wb.stale(&v, &v, &busy).is_some());
     // A job writing L1 (above the levels it writes) does not matter.
     let mut busy = Busy::default();
-    busy.output_ranges.push((1, b"a".to_vec(), b"z".to_vec()));
+    busy.output_ranges.push(OutputRange::rows(1, b"a", b"z"));
     assert_eq!(wb.stale(&v, &v, &busy), None);
     // A file it read left its level.
     let mut edit = VersionEdit::default();
