@@ -359,6 +359,11 @@ pub fn edits() -> Vec<Seed> {
         drop_column_family: true,
         ..VersionEdit::default()
     };
+    let cf_records = VersionEdit {
+        column_family: 3,
+        records: vec![(1, b"schema".to_vec()), (2, vec![0, 1, 2])],
+        ..flush.clone()
+    };
     // A top-level field and a new-file sub-field from a newer writer, both skippable.
     let mut future = enc(&counters);
     future.extend_from_slice(&[0x81, 0x40, 3, b'n', b'e', b'w']); // tag 0x2001
@@ -383,6 +388,7 @@ pub fn edits() -> Vec<Seed> {
         ("edit-future-subtag".into(), with_sub),
         ("edit-cf-add".into(), enc(&cf_add)),
         ("edit-cf-flush".into(), enc(&cf_flush)),
+        ("edit-cf-records".into(), enc(&cf_records)),
         ("edit-cf-drop".into(), enc(&cf_drop)),
     ]
 }

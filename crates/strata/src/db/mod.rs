@@ -33,6 +33,8 @@ mod open;
 mod property;
 mod read;
 mod read_only;
+#[cfg(test)]
+mod records_tests;
 mod replay;
 pub(crate) mod scan_tee;
 mod state;
@@ -154,6 +156,40 @@ impl DbInner {
     /// A new, empty memtable, charged to the memory budget if there is one.
     pub fn new_memtable(&self) -> Arc<MemTable> {
         Arc::new(MemTable::charged(self.memory_budget.as_ref()))
+    }
+
+    /// Sets `records` of `family` (`version::edit`, format version 4) in one MANIFEST
+    /// edit: durable when this returns, and in the version every later read and pick
+    /// of the family sees. The seam through which a component that owns a family (a
+    /// table's catalog) keeps its state beside the family's files.
+    ///
+    /// Requires: no database lock held (it takes the MANIFEST writer and `state`).
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a read-only open or a dropped family; `NoSpace` while the
+    /// disk is full (nothing set); `Io` from the MANIFEST write (a failed sync
+    /// poisons, as for any edit).
+    #[cfg_attr(
+        not(test),
+        allow(
+            dead_code,
+            reason = "the seam for a table family's catalog (issue 31); tests use it now"
+        )
+    )]
+    pub fn set_records(&self, family: &Family, records: Vec<(u32, Vec<u8>)>) -> Result<()> {
+        self.check_writable()?;
+        self.state.lock().check_writes()?;
+        let edit = crate::version::VersionEdit {
+            records,
+            ..Default::default()
+        };
+        match jobs::install(self, family, edit, &[], |_| {})? {
+            true => Ok(()),
+            false => Err(Error::InvalidArgument(format!(
+                "column family {} was dropped",
+                family.versions.name()
+            ))),
+        }
     }
 }
 

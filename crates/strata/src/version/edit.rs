@@ -25,6 +25,7 @@
 //! | 8   | `column_family_drop` | (none)                                      | v2    |
 //! | 9   | `max_column_family`| varint32: the largest id ever given           | v2    |
 //! | 10  | `virtual_parent`   | body: bytes (new-file sub-fields, no level)   | v3    |
+//! | 11  | `family_record`    | key: varint32, value: bytes                   | v4    |
 //! | `t \| 0x2000` | safe-to-ignore | bytes (skipped by readers that do not know `t`) | v1 |
 //!
 //! Retired tags: none yet. A retired tag stays listed here forever and is never reused.
@@ -53,6 +54,17 @@
 //! family. A parent has no level: it left every level when it became a parent. Tag 10
 //! is not safe to ignore, so a build without it refuses the MANIFEST at once ("unknown
 //! edit tag") instead of failing later on a table it cannot find.
+//!
+//! ## Family records (format version 4)
+//! Tag 11 sets one *record* of the edit's family: an opaque value under a numeric key,
+//! which the version keeps (`Version::record`) until an edit sets the key again, and
+//! every snapshot edit repeats while the family lives. The engine does not read the
+//! values: they are the durable state of a component that owns a family (a table's
+//! schema, its column groups, its layout per level), changed atomically with the
+//! family's files when an edit carries both. Keys are the owner's; one edit sets a key
+//! at most once. A database that never sets a record writes no tag 11, so its MANIFEST
+//! is byte for byte what format version 3 writes. Tag 11 is not safe to ignore: a
+//! reader that skipped it would open the family without its owner's state.
 //!
 //! ## New-file body
 //! The body of tag 5 is a sequence of sub-fields `sub_tag: varint32, value: bytes`, so
@@ -123,6 +135,7 @@ mod tag {
     pub const COLUMN_FAMILY_DROP: u64 = 8;
     pub const MAX_COLUMN_FAMILY: u64 = 9;
     pub const VIRTUAL_PARENT: u64 = 10;
+    pub const FAMILY_RECORD: u64 = 11;
 }
 
 /// New-file sub-tags. On disk: append only, never renumber.
@@ -171,6 +184,9 @@ pub struct VersionEdit {
     pub drop_column_family: bool,
     /// The largest family id ever given (ids are not reused).
     pub max_column_family: Option<u32>,
+    /// Records of the family set by this edit: `(key, value)`, each key at most once
+    /// (format version 4, module docs).
+    pub records: Vec<(u32, Vec<u8>)>,
 }
 
 impl VersionEdit {
@@ -226,6 +242,11 @@ impl VersionEdit {
             body.clear();
             encode_new_file(&mut body, f);
             put_length_prefixed(dst, &body);
+        }
+        for (key, value) in &self.records {
+            put_varint64(dst, tag::FAMILY_RECORD);
+            put_varint32(dst, *key);
+            put_length_prefixed(dst, value);
         }
     }
 
@@ -291,6 +312,14 @@ impl VersionEdit {
                     if std::mem::replace(&mut edit.drop_column_family, true) {
                         return Err("repeated column_family_drop");
                     }
+                }
+                tag::FAMILY_RECORD => {
+                    let key = d.varint32().ok_or("truncated family_record key")?;
+                    let value = d.length_prefixed().ok_or("truncated family_record value")?;
+                    if edit.records.iter().any(|(k, _)| *k == key) {
+                        return Err("repeated family_record key");
+                    }
+                    edit.records.push((key, value.to_vec()));
                 }
                 tag::MAX_COLUMN_FAMILY => {
                     let v = d.varint32().ok_or("truncated max_column_family")?;

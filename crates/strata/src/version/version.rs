@@ -76,6 +76,9 @@ pub struct Version {
     /// The parents of the virtual tables of `levels`, by file number: ordinary tables
     /// in no level, each named by at least one slice.
     parents: BTreeMap<u64, Arc<FileMetaData>>,
+    /// The family's records (`version::edit`, format version 4), by key: opaque state
+    /// of the component that owns the family, moved by edits with its files.
+    records: BTreeMap<u32, Arc<[u8]>>,
 }
 
 /// The runs of one level (invariant 5).
@@ -127,6 +130,7 @@ impl Version {
         Version {
             levels: vec![Level::default(); num_levels],
             parents: BTreeMap::new(),
+            records: BTreeMap::new(),
         }
     }
 
@@ -298,6 +302,16 @@ impl Version {
         !self.parents.is_empty() && self.files(level).iter().any(|f| f.kind != FileKind::Real)
     }
 
+    /// The family's record under `key` (the value the last edit setting it gave), if
+    /// any. The slice borrows `self`.
+    #[cfg_attr(
+        not(any(test, feature = "internals")),
+        allow(dead_code, reason = "the seam for a table family's catalog (issue 31)")
+    )]
+    pub fn record(&self, key: u32) -> Option<&[u8]> {
+        self.records.get(&key).map(|v| &**v)
+    }
+
     /// The parent numbered `number`, if the version has it.
     pub fn parent(&self, number: u64) -> Option<&Arc<FileMetaData>> {
         self.parents.get(&number)
@@ -419,7 +433,15 @@ impl Version {
             }
         }
         let parents = self.apply_parents(edit, &levels, &live)?;
-        Ok(Version { levels, parents })
+        let mut records = self.records.clone();
+        for (key, value) in &edit.records {
+            records.insert(*key, Arc::from(value.as_slice()));
+        }
+        Ok(Version {
+            levels,
+            parents,
+            records,
+        })
     }
 
     /// The parents after `edit`: this version's and the edit's new ones, less those
@@ -727,8 +749,8 @@ impl Version {
     }
 
     /// An edit that rebuilds this version from an empty one: every live file as a new
-    /// file at its level, every parent once, and no counters (the caller fills those
-    /// in).
+    /// file at its level, every parent once, every record, and no counters (the
+    /// caller fills those in).
     pub fn to_snapshot_edit(&self) -> VersionEdit {
         let mut edit = VersionEdit {
             new_parents: self
@@ -736,6 +758,7 @@ impl Version {
                 .values()
                 .map(|p| FileMetaData::clone(p))
                 .collect(),
+            records: self.records.iter().map(|(k, v)| (*k, v.to_vec())).collect(),
             ..VersionEdit::default()
         };
         for (level, l) in self.levels.iter().enumerate() {

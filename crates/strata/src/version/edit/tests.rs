@@ -266,27 +266,35 @@ fn arb_edit() -> impl Strategy<Value = VersionEdit> {
             proptest::option::of("[a-z]{0,6}"),
             any::<bool>(),
             proptest::option::of(any::<u32>()),
+            proptest::collection::btree_map(
+                any::<u32>(),
+                proptest::collection::vec(any::<u8>(), 0..16),
+                0..3,
+            ),
         ),
     )
         .prop_map(
-            |(l, n, s, deleted_files, new_files, parents, (cf, add, drop, max))| VersionEdit {
-                log_number: l,
-                next_file_number: n,
-                last_sequence: s,
-                deleted_files,
-                new_files,
-                // Parents are ordinary tables.
-                new_parents: parents
-                    .into_iter()
-                    .map(|p| FileMetaData {
-                        kind: FileKind::Real,
-                        ..p
-                    })
-                    .collect(),
-                column_family: cf,
-                add_column_family: add,
-                drop_column_family: drop,
-                max_column_family: max,
+            |(l, n, s, deleted_files, new_files, parents, (cf, add, drop, max, records))| {
+                VersionEdit {
+                    log_number: l,
+                    next_file_number: n,
+                    last_sequence: s,
+                    deleted_files,
+                    new_files,
+                    // Parents are ordinary tables.
+                    new_parents: parents
+                        .into_iter()
+                        .map(|p| FileMetaData {
+                            kind: FileKind::Real,
+                            ..p
+                        })
+                        .collect(),
+                    column_family: cf,
+                    add_column_family: add,
+                    drop_column_family: drop,
+                    max_column_family: max,
+                    records: records.into_iter().collect(),
+                }
             },
         )
 }
@@ -495,4 +503,32 @@ proptest! {
             prop_assert_eq!(VersionEdit::decode(&re), Ok(e));
         }
     }
+}
+
+/// Format version 4: an edit of family 2 setting records 1 (`schema`) and 7 (empty).
+/// Frozen.
+const FIXTURE_V4_RECORDS: &str = "06 02 0b 01 06 736368656d61 0b 07 00";
+
+#[test]
+fn frozen_fixture_v4_family_records() {
+    let edit = VersionEdit {
+        column_family: 2,
+        records: vec![(1, b"schema".to_vec()), (7, Vec::new())],
+        ..Default::default()
+    };
+    let mut enc = Vec::new();
+    edit.encode(&mut enc);
+    assert_eq!(
+        enc,
+        unhex(FIXTURE_V4_RECORDS),
+        "encoding changed: {}",
+        hex(&enc)
+    );
+    assert_eq!(VersionEdit::decode(&enc), Ok(edit));
+    // One key once per edit; a truncated value is refused.
+    assert_eq!(
+        VersionEdit::decode(&unhex("0b 01 00 0b 01 00")),
+        Err("repeated family_record key")
+    );
+    assert!(VersionEdit::decode(&unhex("0b 01 05 6162")).is_err());
 }
