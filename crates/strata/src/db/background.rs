@@ -408,7 +408,8 @@ struct ManualPick<'a> {
 /// Runs the plans `pick` returns for `level` of a manual compaction, within the
 /// budgets of [`compact_range`], until no file of `level` is in range (moving down a
 /// level) or, `in_place`, until `pick` wants none of the files in range that no job
-/// holds; waits and asks again while it returns none and files in range are busy.
+/// holds; waits and asks again while it returns none and a job of the family runs
+/// (with none running, the answer cannot change: the step ends).
 fn manual_level(
     inner: &DbInner,
     family: &Arc<Family>,
@@ -464,6 +465,10 @@ fn manual_level(
                 {
                     None
                 }
+                // No job of the family runs, so no wait can change the policy's
+                // answer: it wants nothing done here (a level that another policy
+                // owns, `version::run`), and the step ends instead of waiting forever.
+                None if busy.files.is_empty() && busy.output_ranges.is_empty() => None,
                 None => {
                     // Files in range are being compacted: wait and retry.
                     inner.done_cv.wait_for(&mut st, Duration::from_millis(50));
