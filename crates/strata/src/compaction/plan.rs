@@ -234,6 +234,11 @@ impl Router for SingleStream {
 /// and sequence number and the part's own kind and value, so a stream's entries stay
 /// in internal-key order and keep their sequence numbers (snapshots, and the snapshot
 /// filter, see the same history in every stream).
+///
+/// For the parts to read back as the record (a level's runs are merged, `version::run`),
+/// a record that replaces what is older (a `Put`, including one a merge fold made)
+/// must give *every* stream a part that replaces that stream's share of the older
+/// record, and a delete must reach every stream (ARCHITECTURE §6.1).
 pub trait Splitter: Send + Sync + fmt::Debug {
     /// Adds to `parts` (empty) what each stream receives of the record `entry`, whose
     /// value is `value`: at most one part per stream, of kind `Put`, `Merge` or

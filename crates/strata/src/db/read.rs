@@ -227,9 +227,9 @@ fn probe(
 }
 
 /// [`probe`] of the tables of a level's runs: every table's covering tombstones
-/// first, then the newest visible entry of the key among them decides, as one
-/// table's would. Reads each table through its iterator (no bloom filter): levels of
-/// several runs are a column-group layout's, read this way only by the generic path.
+/// first, then the newest visible entry of the key among those holding one decides,
+/// as one table's would (their iterators merged). Levels of several runs are a
+/// column-group layout's, read this way only by the generic path.
 fn probe_merged(
     inner: &DbInner,
     tables: &[(&FileMetaData, Option<&FileRef>)],
@@ -247,7 +247,11 @@ fn probe_merged(
         if let Some(rd) = table.range_dels() {
             p.floor = p.floor.max(rd.max_covering(ukey, seq));
         }
-        children.push(Box::new(table.iter()));
+        // Only a table holding a visible entry of the key joins the merge: its bloom
+        // filter and index answer first, so a run without the key costs a probe.
+        if table.get(lookup.internal_key(), |_, _| ())?.is_some() {
+            children.push(Box::new(table.iter()));
+        }
     }
     let mut it = MergingIterator::new(children);
     it.seek(lookup.internal_key());
