@@ -192,7 +192,9 @@ fn covered(f: &FileMetaData, cover: &Fragments, snapshots: &[SequenceNumber]) ->
     })
 }
 
-/// Rule 2: `f` holds tombstones only, all in stripe 0, and nothing below overlaps it.
+/// Rule 2: `f` holds tombstones only, all in stripe 0, and nothing below overlaps it
+/// (nor beside it: a level of column-group runs may hold older entries its tombstones
+/// hide, `version::run`).
 fn hides_nothing(
     version: &Version,
     level: usize,
@@ -201,6 +203,7 @@ fn hides_nothing(
 ) -> bool {
     let (lo, hi) = (f.smallest_user_key(), f.largest_user_key());
     level >= 1
+        && !version.has_group_runs(level)
         && f.num_entries == 0
         && coverage.tombstones.get(f.number).is_some()
         && coverage

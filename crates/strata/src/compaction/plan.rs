@@ -236,13 +236,17 @@ impl Router for SingleStream {
 /// filter, see the same history in every stream).
 ///
 /// For the parts to read back as the record (a level's runs are merged, `version::run`),
+/// they are merge operands of the family's operator, and
 /// a record that replaces what is older (a `Put`, including one a merge fold made)
 /// must give *every* stream a part that replaces that stream's share of the older
 /// record, and a delete must reach every stream (ARCHITECTURE §6.1).
 pub trait Splitter: Send + Sync + fmt::Debug {
     /// Adds to `parts` (empty) what each stream receives of the record `entry`, whose
-    /// value is `value`: at most one part per stream, of kind `Put`, `Merge` or
-    /// `Delete` (the executor refuses others as `Internal`). No part drops the record.
+    /// value is `value`: at most one part per stream, each of kind `Merge` or
+    /// `Delete`, or one `Put` part alone, each value within `limits::MAX_VALUE_LEN`
+    /// (the executor refuses anything else as `Internal`: parts of one record share
+    /// an internal key and read back together only as operands). No part drops the
+    /// record. The plan's streams are all in one level.
     fn split(&self, entry: &ParsedKey<'_>, value: &[u8], parts: &mut Parts);
 }
 

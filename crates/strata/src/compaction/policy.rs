@@ -48,7 +48,8 @@ pub trait CompactionPolicy: Send + Sync + fmt::Debug {
 
     /// The manual compaction (`Db::compact_range`) of the files of `level`
     /// overlapping the user-key range `[begin, end]` (`None` = unbounded), or `None`
-    /// if there is nothing to do or it conflicts with `busy` (the caller retries).
+    /// if there is nothing to do or it conflicts with `busy` (the caller retries while
+    /// a job of the family runs; with none running, it ends the level's step).
     /// `coverage` as for [`CompactionPolicy::pick`].
     #[expect(
         clippy::too_many_arguments,

@@ -280,6 +280,9 @@ impl WriteBack {
         if self.levels().any(|l| busy.output_conflict(l, &lo, &hi)) {
             return Some("a running job writes its range");
         }
+        if (*self.levels().start()..current.num_levels()).any(|l| current.has_group_runs(l)) {
+            return Some("a level it reads or lies above holds column-group runs");
+        }
         let range = self.main.range.clone().unwrap_or_default();
         let deepest = *self.levels().end();
         for level in deepest..current.num_levels() {

@@ -87,6 +87,14 @@ impl Rewrite {
                 plan.outputs.len()
             )));
         }
+        // A splitter's streams share each key, so none may hide it from another's
+        // tombstones (`StreamWriter::hole`, for a key that leaves a level whole).
+        let levels = || plan.outputs.iter().map(|o| o.level);
+        if matches!(plan.routing, Routing::Records(_)) && levels().min() != levels().max() {
+            return Err(Error::Internal(
+                "a splitter's output streams must all be in one level".into(),
+            ));
+        }
         let gc = VersionGc::new(snapshots.clone(), plan.bottommost);
         let mut output_rd = gc.range_dels(&input_rd);
         if let Some(r) = &plan.range {
@@ -380,16 +388,24 @@ fn split(
 ) -> Result<()> {
     parts.clear();
     splitter.split(parsed, value, parts);
+    let several = parts.iter().len() > 1;
     for (i, part) in parts.iter().enumerate() {
-        if !matches!(
-            part.kind,
-            ValueKind::Put | ValueKind::Merge | ValueKind::Delete
-        ) || parts.iter().take(i).any(|p| p.stream == part.stream)
-        {
+        // Parts of one record share an internal key: read back together only as
+        // operands (a put would hide its siblings, and GC would keep only one).
+        let refused = match part.kind {
+            ValueKind::Put if several => Some("a put among several parts"),
+            ValueKind::Put | ValueKind::Merge | ValueKind::Delete => None,
+            ValueKind::RangeDelete => Some("a range-delete part"),
+        }
+        .or_else(|| {
+            let again = parts.iter().take(i).any(|p| p.stream == part.stream);
+            again.then_some("two parts for one stream")
+        })
+        .or_else(|| (part.value.len() > MAX_VALUE_LEN).then_some("a part over the value limit"));
+        if let Some(why) = refused {
             return Err(Error::Internal(format!(
-                "splitter made a {:?} part for stream {} of user key {:x?} (only puts, \
-                 merges and deletes, one per stream)",
-                part.kind, part.stream, parsed.user_key
+                "splitter made {why} (stream {}, {:?}) of user key {:x?}",
+                part.stream, part.kind, parsed.user_key
             )));
         }
         if !out.started.contains(&part.stream) {

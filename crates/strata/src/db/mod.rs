@@ -166,7 +166,8 @@ impl DbInner {
     /// Requires: no database lock held (it takes the MANIFEST writer and `state`).
     ///
     /// # Errors
-    /// `InvalidArgument` for a read-only open or a dropped family; `NoSpace` while the
+    /// `InvalidArgument` for a read-only open, a dropped family or a key given twice;
+    /// `NoSpace` while the
     /// disk is full (nothing set); `Io` from the MANIFEST write (a failed sync
     /// poisons, as for any edit).
     #[cfg_attr(
@@ -178,6 +179,14 @@ impl DbInner {
     )]
     pub fn set_records(&self, family: &Family, records: Vec<(u32, Vec<u8>)>) -> Result<()> {
         self.check_writable()?;
+        let mut keys: Vec<u32> = records.iter().map(|(k, _)| *k).collect();
+        keys.sort_unstable();
+        if let Some(w) = keys.windows(2).find(|w| w.first() == w.get(1)) {
+            return Err(Error::InvalidArgument(format!(
+                "family record {:?} set twice in one edit",
+                w.first()
+            )));
+        }
         self.state.lock().check_writes()?;
         let edit = crate::version::VersionEdit {
             records,

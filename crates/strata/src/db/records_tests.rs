@@ -51,6 +51,23 @@ fn records_are_durable_move_with_their_family_and_go_with_it() {
         None,
         "the family's own"
     );
+    // A key twice in one edit is refused before anything is written (a MANIFEST
+    // holding it would not decode), by the call and by `Version::apply`.
+    let twice = vec![(4, b"a".to_vec()), (4, b"b".to_vec())];
+    let err = db.inner.set_records(&cf.family, twice.clone());
+    assert!(matches!(err, Err(Error::InvalidArgument(_))), "{err:?}");
+    let edit = crate::version::VersionEdit {
+        records: twice,
+        ..Default::default()
+    };
+    let err = cf
+        .family
+        .versions
+        .current()
+        .apply(&edit)
+        .expect_err("twice");
+    assert!(err.contains("set twice"), "{err}");
+    assert_eq!(record(&cf, 4), None);
     db.checkpoint(&checkpoint).unwrap();
     drop(cf);
     db.close().unwrap();

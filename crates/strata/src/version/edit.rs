@@ -260,6 +260,7 @@ impl VersionEdit {
     pub fn decode(src: &[u8]) -> Result<VersionEdit, &'static str> {
         let mut d = Decoder::new(src);
         let mut edit = VersionEdit::default();
+        let mut record_keys = std::collections::HashSet::new();
         while !d.is_empty() {
             let t = d.varint64().ok_or("truncated edit tag")?;
             match t {
@@ -316,7 +317,7 @@ impl VersionEdit {
                 tag::FAMILY_RECORD => {
                     let key = d.varint32().ok_or("truncated family_record key")?;
                     let value = d.length_prefixed().ok_or("truncated family_record value")?;
-                    if edit.records.iter().any(|(k, _)| *k == key) {
+                    if !record_keys.insert(key) {
                         return Err("repeated family_record key");
                     }
                     edit.records.push((key, value.to_vec()));

@@ -342,8 +342,8 @@ impl Version {
     /// A description naming the level and file if a level is out of range, a deleted
     /// file is not present in its level (or is deleted twice), an added file number
     /// is already live (or added twice), a column-group file is added to L0 or is
-    /// virtual, a new parent is a level file or already known, or a virtual table
-    /// names a parent the version does not know. Overlap in L1+ is *not* checked here;
+    /// virtual, a new parent is a level file or already known, a virtual table names a
+    /// parent the version does not know, or a family record is set twice. Overlap in L1+ is *not* checked here;
     /// call [`Version::check_invariants`].
     pub fn apply(&self, edit: &VersionEdit) -> Result<Version, String> {
         let n = self.levels.len();
@@ -434,7 +434,11 @@ impl Version {
         }
         let parents = self.apply_parents(edit, &levels, &live)?;
         let mut records = self.records.clone();
+        let mut set = HashSet::new();
         for (key, value) in &edit.records {
+            if !set.insert(*key) {
+                return Err(format!("family record {key} set twice in one edit"));
+            }
             records.insert(*key, Arc::from(value.as_slice()));
         }
         Ok(Version {

@@ -187,6 +187,20 @@ fn tombstones_with_nothing_below_and_no_older_snapshot_go() {
     assert_eq!(drop_plan(&v, &other, &[], &Busy::default()), "none");
 }
 
+/// Beside a column-group run (`version::run`), a tombstone file of the row run may
+/// hide older entries of its own level: rule 2 leaves such a level alone.
+#[test]
+fn tombstones_beside_a_column_group_run_stay() {
+    let grouped = FileMetaData {
+        column_group: 5,
+        ..points(20, "b", "b", 1, 50)
+    };
+    let v = version(&[(1, tombstone_file(10, "a", "c", 100)), (1, grouped)]);
+    let mut t = Tombstones::default();
+    t.insert(10, &[RangeTombstone::of("a", "c", 100)]);
+    assert_eq!(drop_plan(&v, &t, &[], &Busy::default()), "none");
+}
+
 #[test]
 fn scope_limits_levels_and_keys() {
     let (v, t) = shape();

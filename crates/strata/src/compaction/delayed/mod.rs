@@ -199,7 +199,12 @@ fn rewrite_in_place(
 ) -> Option<Plan> {
     let (first, last) = (files.first()?, files.last()?);
     let (lo, hi) = (first.smallest_user_key(), last.largest_user_key());
-    if files.iter().any(|f| busy.is_busy(f)) || busy.output_conflict(level, lo, hi) {
+    // Row runs only, as the picker (`version::run`): a level of column-group runs
+    // belongs to the policy that wrote them.
+    if files.iter().any(|f| busy.is_busy(f))
+        || busy.output_conflict(level, lo, hi)
+        || version.has_group_runs(level)
+    {
         return None;
     }
     let below = version.overlapping_files(level + 1, Some(lo), Some(hi));

@@ -371,23 +371,34 @@ fn a_splitter_writes_parts_of_every_record_to_its_streams() {
         assert_eq!(coverage(&rd, &probe), coverage(&all_rd, &probe));
     }
     assert_eq!(out.stream_bytes.len(), 2);
-    // The parts of one record in one stream each, and of the point kinds only.
+    // One part per stream, of the point kinds, a put only alone, within the value
+    // limit; a splitter's streams in one level.
     #[derive(Debug)]
-    struct Bad(ValueKind, usize);
+    struct Bad(ValueKind, usize, usize);
     impl Splitter for Bad {
         fn split(&self, _: &ParsedKey<'_>, _: &[u8], parts: &mut Parts) {
-            parts.add(0, Put, |_| {});
-            parts.add(self.1, self.0, |_| {});
+            parts.add(0, Merge, |_| {});
+            parts.add(self.1, self.0, |v| v.resize(self.2, 0));
         }
     }
-    for (kind, stream, says) in [
-        (Put, 0, "Put part for stream 0"),
-        (crate::key::ValueKind::RangeDelete, 1, "RangeDelete part"),
-        (Put, 5, "stream 5 of 2"),
+    let over = crate::limits::MAX_VALUE_LEN + 1;
+    for (bad, says) in [
+        (Bad(Merge, 0, 0), "two parts for one stream"),
+        (
+            Bad(crate::key::ValueKind::RangeDelete, 1, 0),
+            "a range-delete part",
+        ),
+        (Bad(Put, 1, 0), "a put among several parts"),
+        (Bad(Merge, 1, over), "a part over the value limit"),
+        (Bad(Merge, 5, 0), "stream 5 of 2"),
     ] {
-        plan.routing = Routing::Records(Arc::new(Bad(kind, stream)));
+        plan.routing = Routing::Records(Arc::new(bad));
         let err = execute(&plan, &ctx).expect_err("refused");
         assert!(matches!(err, crate::Error::Internal(_)), "{err}");
         assert!(err.to_string().contains(says), "{err}");
     }
+    plan.routing = Routing::Records(Arc::new(Halves));
+    plan.outputs[1].level = 3;
+    let err = execute(&plan, &ctx).expect_err("streams in two levels");
+    assert!(err.to_string().contains("all be in one level"), "{err}");
 }
