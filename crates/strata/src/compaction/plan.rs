@@ -226,8 +226,8 @@ impl Router for SingleStream {
 /// Splits each record into parts, one per stream that receives something of it: the
 /// record fan-out.
 ///
-/// Seam: a technique that stores one record in several streams at once (the column
-/// groups of a row, each in its own run) implements this. The executor calls
+/// Seam: a policy that keeps parts of one record in several streams at once (each
+/// part in its own run of the output level, `version::run`) implements this. The executor calls
 /// [`Splitter::split`] on every record it writes, after version GC, the merge fold,
 /// range-tombstone coverage and the compaction filter have decided what survives, in
 /// internal-key order. Each part is written to its stream with the record's user key
@@ -304,7 +304,7 @@ impl Parts {
     not(any(test, feature = "internals")),
     allow(
         dead_code,
-        reason = "`Records` is the record fan-out seam column-group tables will use (issue 31); tests use it now"
+        reason = "`Records` is the record fan-out seam; only tests build one until a policy does"
     )
 )]
 pub enum Routing {

@@ -160,21 +160,21 @@ impl DbInner {
 
     /// Sets `records` of `family` (`version::edit`, format version 4) in one MANIFEST
     /// edit: durable when this returns, and in the version every later read and pick
-    /// of the family sees. The seam through which a component that owns a family (a
-    /// table's catalog) keeps its state beside the family's files.
+    /// of the family sees. The seam through which a component that owns a family
+    /// keeps its state beside the family's files.
     ///
     /// Requires: no database lock held (it takes the MANIFEST writer and `state`).
     ///
     /// # Errors
-    /// `InvalidArgument` for a read-only open, a dropped family or a key given twice;
-    /// `NoSpace` while the
-    /// disk is full (nothing set); `Io` from the MANIFEST write (a failed sync
+    /// `InvalidArgument` for a read-only open, a dropped family, a key given twice or
+    /// a value over `MAX_VALUE_LEN` (every later MANIFEST repeats it); `NoSpace` while
+    /// the disk is full (nothing set); `Io` from the MANIFEST write (a failed sync
     /// poisons, as for any edit).
     #[cfg_attr(
         not(test),
         allow(
             dead_code,
-            reason = "the seam for a table family's catalog (issue 31); tests use it now"
+            reason = "the family-records seam; only tests set records until a family's owner does"
         )
     )]
     pub fn set_records(&self, family: &Family, records: Vec<(u32, Vec<u8>)>) -> Result<()> {
@@ -185,6 +185,16 @@ impl DbInner {
             return Err(Error::InvalidArgument(format!(
                 "family record {:?} set twice in one edit",
                 w.first()
+            )));
+        }
+        if let Some((k, v)) = records
+            .iter()
+            .find(|(_, v)| v.len() > crate::limits::MAX_VALUE_LEN)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "family record {k} holds {} bytes, over the limit of {}",
+                v.len(),
+                crate::limits::MAX_VALUE_LEN
             )));
         }
         self.state.lock().check_writes()?;

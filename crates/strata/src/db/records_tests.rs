@@ -68,6 +68,10 @@ fn records_are_durable_move_with_their_family_and_go_with_it() {
         .expect_err("twice");
     assert!(err.contains("set twice"), "{err}");
     assert_eq!(record(&cf, 4), None);
+    let huge = vec![(5, vec![0; crate::limits::MAX_VALUE_LEN + 1])];
+    let err = db.inner.set_records(&cf.family, huge);
+    assert!(matches!(err, Err(Error::InvalidArgument(_))), "{err:?}");
+    assert_eq!(record(&cf, 5), None);
     db.checkpoint(&checkpoint).unwrap();
     drop(cf);
     db.close().unwrap();

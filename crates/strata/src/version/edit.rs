@@ -59,9 +59,9 @@
 //! Tag 11 sets one *record* of the edit's family: an opaque value under a numeric key,
 //! which the version keeps (`Version::record`) until an edit sets the key again, and
 //! every snapshot edit repeats while the family lives. The engine does not read the
-//! values: they are the durable state of a component that owns a family (a table's
-//! schema, its column groups, its layout per level), changed atomically with the
-//! family's files when an edit carries both. Keys are the owner's; one edit sets a key
+//! values: they are the durable state of a component that owns a family (what its
+//! values mean, how its levels are laid out), changed atomically with the family's
+//! files when an edit carries both. Keys are the owner's; one edit sets a key
 //! at most once. A database that never sets a record writes no tag 11, so its MANIFEST
 //! is byte for byte what format version 3 writes. Tag 11 is not safe to ignore: a
 //! reader that skipped it would open the family without its owner's state.

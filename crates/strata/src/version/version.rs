@@ -306,7 +306,10 @@ impl Version {
     /// any. The slice borrows `self`.
     #[cfg_attr(
         not(any(test, feature = "internals")),
-        allow(dead_code, reason = "the seam for a table family's catalog (issue 31)")
+        allow(
+            dead_code,
+            reason = "the family-records seam; only tests read it until a family's owner does"
+        )
     )]
     pub fn record(&self, key: u32) -> Option<&[u8]> {
         self.records.get(&key).map(|v| &**v)
