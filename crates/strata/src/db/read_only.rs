@@ -28,17 +28,21 @@ use crate::memtable::MemTable;
 use crate::version::manifest::CURRENT;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-/// Opens tried while the database changes under them. A writer flushing every few
-/// hundred writes (the tests' 4 KiB memtables) moved under up to a dozen tries in a
-/// row; an open is retried only when it failed and the database changed.
-const ATTEMPTS: usize = 32;
+/// How long opens are tried while the database changes under them. A writer flushing
+/// every few hundred writes (the tests' 4 KiB memtables) moved under up to a dozen
+/// tries in a row, and a slow (debug, loaded) open under more than 32: a count of
+/// tries is a bet on the open's speed against the writer's, a time budget is not. An
+/// open is retried only when it failed and the database changed; a writer that keeps
+/// the database moving for this long gets the last try's error.
+const RETRY_FOR: Duration = Duration::from_secs(30);
 
 /// Runs `open` (a read-only open of the database in `dir`) until it succeeds, or
 /// fails while the database did not change: a failure because a file the MANIFEST
 /// named is gone (a table compacted away, a WAL released after a flush, a MANIFEST
 /// rolled over) while `CURRENT` or the MANIFEST moved on means a writer moved on, and
-/// the open starts again from the newer state, up to [`ATTEMPTS`] times.
+/// the open starts again from the newer state, for up to [`RETRY_FOR`].
 ///
 /// # Errors
 /// `open`'s error once the database did not change during it, or after the last try.
@@ -47,12 +51,12 @@ pub(super) fn until_stable<T>(
     dir: &Path,
     mut open: impl FnMut() -> Result<T>,
 ) -> Result<T> {
-    let mut attempt = 1;
+    let start = Instant::now();
     loop {
         let before = fingerprint(fs, dir);
         match open() {
             Ok(opened) => return Ok(opened),
-            Err(_) if attempt < ATTEMPTS && fingerprint(fs, dir) != before => attempt += 1,
+            Err(_) if start.elapsed() < RETRY_FOR && fingerprint(fs, dir) != before => {}
             Err(e) => return Err(e),
         }
     }
