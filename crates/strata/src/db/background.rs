@@ -227,7 +227,7 @@ fn pick_any(
         let coverage = Coverage::new(&snapshots, tombstones);
         let requests = Requests::sample(&version);
         let placement = inner.placement.as_ref();
-        if let Some(mut plan) = inner.policy.pick(
+        if let Some(mut plan) = family.policy.pick(
             &version,
             &family.opts,
             placement,
@@ -326,7 +326,7 @@ pub(crate) fn wait_idle(inner: &DbInner) -> Result<()> {
             && st.families.values().all(|f| {
                 let version = f.family.versions.current();
                 let snapshots = inner.snapshots.sequences();
-                inner
+                f.family
                     .policy
                     .pick(
                         &version,
@@ -368,7 +368,7 @@ pub(crate) fn compact_range(
     let result = (|| {
         for level in 0..deepest {
             manual_level(inner, family, level, (begin, end), false, |pick| {
-                inner.policy.pick_manual(
+                family.policy.pick_manual(
                     pick.version,
                     &family.opts,
                     inner.placement.as_ref(),
@@ -381,7 +381,7 @@ pub(crate) fn compact_range(
             })?;
         }
         manual_level(inner, family, deepest, (begin, end), true, |pick| {
-            inner.policy.pick_manual_in_place(
+            family.policy.pick_manual_in_place(
                 pick.version,
                 &family.opts,
                 inner.placement.as_ref(),

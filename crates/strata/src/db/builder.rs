@@ -21,6 +21,7 @@
 //! # Ok::<(), strata::Error>(())
 //! ```
 
+use super::family_kind::FamilyKinds;
 use super::open::Access;
 use super::scan_tee::{NoTees, ScanTees};
 use super::tree_hooks::TreeHooksFactory;
@@ -56,6 +57,8 @@ pub(crate) struct Components {
     pub memory_budget: Option<MemoryBudget>,
     /// Gives each family its tree hooks (`db::tree_hooks`).
     pub hooks: Option<Arc<dyn TreeHooksFactory>>,
+    /// Reads each family's records into its options and policy (`db::family_kind`).
+    pub kinds: Option<Arc<dyn FamilyKinds>>,
 }
 
 /// Opens databases with injected components. Cheap to clone; one builder may open
@@ -69,6 +72,7 @@ pub struct DbBuilder {
     scan_tees: Option<Arc<dyn ScanTees>>,
     memory_budget: Option<MemoryBudget>,
     hooks: Option<Arc<dyn TreeHooksFactory>>,
+    kinds: Option<Arc<dyn FamilyKinds>>,
 }
 
 impl fmt::Debug for DbBuilder {
@@ -80,6 +84,7 @@ impl fmt::Debug for DbBuilder {
             .field("placement_policy", &self.placement)
             .field("scan_tees", &self.scan_tees)
             .field("memory_budget", &self.memory_budget)
+            .field("family_kinds", &self.kinds)
             .finish()
     }
 }
@@ -155,6 +160,15 @@ impl DbBuilder {
     #[must_use]
     pub(crate) fn tree_hooks(mut self, hooks: Arc<dyn TreeHooksFactory>) -> DbBuilder {
         self.hooks = Some(hooks);
+        self
+    }
+
+    /// Reads each family's records into its options and policy with `kinds` (tests
+    /// of the seam; `db::family_kind`).
+    #[cfg(test)]
+    #[must_use]
+    pub(crate) fn family_kinds(mut self, kinds: Arc<dyn FamilyKinds>) -> DbBuilder {
+        self.kinds = Some(kinds);
         self
     }
 
@@ -259,6 +273,7 @@ impl DbBuilder {
                     .clone()
                     .unwrap_or_else(|| Arc::new(TieringHooks) as Arc<dyn TreeHooksFactory>),
             ),
+            kinds: self.kinds.clone(),
         }
     }
 }

@@ -19,6 +19,7 @@ use super::state::MemWithLog;
 use super::tree_hooks::TreeHooks;
 use super::SuperVersion;
 use crate::compaction::picker::Busy;
+use crate::compaction::CompactionPolicy;
 use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::stats::LevelStats;
@@ -38,14 +39,17 @@ pub(crate) struct Family {
     pub super_version: ArcSwap<SuperVersion>,
     /// The family's tree hooks, if its options ask for any (`db::tree_hooks`).
     pub hooks: Option<Arc<dyn TreeHooks>>,
+    /// What plans the family's compactions: the database's policy, or the one its
+    /// records call for (`db::family_kind`).
+    pub policy: Arc<dyn CompactionPolicy>,
 }
 
 impl Family {
     /// A family whose read view is an empty `mem` over its current version, with
-    /// `hooks`.
+    /// `hooks`, planned by `policy`.
     pub fn new(
         versions: Arc<FamilyVersion>,
-        opts: Options,
+        (opts, policy): (Options, Arc<dyn CompactionPolicy>),
         mem: Arc<MemTable>,
         hooks: Option<Arc<dyn TreeHooks>>,
     ) -> Family {
@@ -59,6 +63,7 @@ impl Family {
                 version,
             }),
             hooks,
+            policy,
         }
     }
 

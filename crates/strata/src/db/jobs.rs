@@ -150,8 +150,9 @@ pub(crate) fn install(
             // edit; then no reader of the family's state is left to serve.
             if let Some(f) = st.families.get_mut(&family.id()) {
                 on_install(f);
-                f.pending_compaction_bytes =
-                    inner.policy.pending_compaction_bytes(version, &family.opts);
+                f.pending_compaction_bytes = family
+                    .policy
+                    .pending_compaction_bytes(version, &family.opts);
                 f.install_super_version(version);
             }
         });

@@ -23,6 +23,7 @@ mod builder;
 mod checkpoint;
 mod conflict;
 mod family;
+mod family_kind;
 mod family_view;
 mod flush;
 mod iter;
@@ -113,7 +114,9 @@ pub(crate) struct DbInner {
     pub block_cache: Option<Arc<BlockCache>>,
     /// Exact counters.
     pub stats: Arc<Statistics>,
-    /// What to compact next (an injected component; pure, see `compaction::policy`).
+    /// What to compact next (an injected component; pure, see `compaction::policy`)
+    /// in every family whose records call for no policy of their own (each family
+    /// holds the one it uses: `Family::policy`).
     pub policy: Arc<dyn CompactionPolicy>,
     /// Which data path new tables go to (an injected component; pure, see
     /// `compaction::placement`).
@@ -124,6 +127,9 @@ pub(crate) struct DbInner {
     /// Gives each family its tree hooks (a component; see `db::tree_hooks`); `None`
     /// for a read-only open, which gives no family hooks.
     pub hooks: Option<Arc<dyn tree_hooks::TreeHooksFactory>>,
+    /// Reads each family's records into its options and policy (a component; see
+    /// `db::family_kind`); `None`: no family's records change either.
+    pub kinds: Option<Arc<dyn family_kind::FamilyKinds>>,
     /// Table I/O counters of each data path, indexed by path id (recorded by the
     /// `env::CountingFs` wrapping `fs`).
     pub path_stats: Vec<Arc<PathStats>>,
@@ -179,24 +185,7 @@ impl DbInner {
     )]
     pub fn set_records(&self, family: &Family, records: Vec<(u32, Vec<u8>)>) -> Result<()> {
         self.check_writable()?;
-        let mut keys: Vec<u32> = records.iter().map(|(k, _)| *k).collect();
-        keys.sort_unstable();
-        if let Some(w) = keys.windows(2).find(|w| w.first() == w.get(1)) {
-            return Err(Error::InvalidArgument(format!(
-                "family record {:?} set twice in one edit",
-                w.first()
-            )));
-        }
-        if let Some((k, v)) = records
-            .iter()
-            .find(|(_, v)| v.len() > crate::limits::MAX_VALUE_LEN)
-        {
-            return Err(Error::InvalidArgument(format!(
-                "family record {k} holds {} bytes, over the limit of {}",
-                v.len(),
-                crate::limits::MAX_VALUE_LEN
-            )));
-        }
+        check_records(&records)?;
         self.state.lock().check_writes()?;
         let edit = crate::version::VersionEdit {
             records,
@@ -210,6 +199,110 @@ impl DbInner {
             ))),
         }
     }
+
+    /// Creates column family `name` with `options` and `records` (see
+    /// [`Self::set_records`]), durably, in one MANIFEST edit: no reader ever sees the
+    /// family without its records. Its options and policy are what the family-kinds
+    /// component makes of the records (`db::family_kind`), as at every later open.
+    ///
+    /// Requires: no database lock held.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a read-only open, an empty or taken name, invalid
+    /// options, or records [`Self::set_records`] refuses; the kinds' errors for
+    /// records they cannot read (nothing created); `NoSpace`; `Poisoned` if the
+    /// MANIFEST write failed.
+    pub fn create_family(
+        &self,
+        name: &str,
+        options: &CfOptions,
+        records: Vec<(u32, Vec<u8>)>,
+    ) -> Result<Arc<Family>> {
+        self.check_writable()?;
+        if name.is_empty() {
+            return Err(Error::InvalidArgument(
+                "column family name must not be empty".into(),
+            ));
+        }
+        check_records(&records)?;
+        let opts = self.opts.clone().with_cf_options(options);
+        opts.validate()
+            .map_err(|e| Error::InvalidArgument(format!("column family `{name}`: {e}")))?;
+        // The kinds read the records before anything is written, from the version the
+        // family will start with, so a family is never created that no open could
+        // configure.
+        let first = crate::version::VersionEdit {
+            records: records.clone(),
+            ..Default::default()
+        };
+        let first = crate::version::Version::new(opts.num_levels)
+            .apply(&first)
+            .map_err(|e| Error::Internal(format!("new column family `{name}`: {e}")))?;
+        let (opts, policy) =
+            family_kind::configure(self.kinds.as_ref(), name, &first, opts, &self.policy)?;
+        let log_number = {
+            let st = self.state.lock();
+            st.check_writes()?;
+            st.current_wal()
+        };
+        // Every write acknowledged before the family exists is durable before it does:
+        // a crash never keeps the family and loses an earlier write.
+        write::sync_wal(self)?;
+        let versions = match self
+            .versions
+            .create_family(name, opts.num_levels, log_number, records)
+        {
+            Ok(v) => v,
+            Err(e @ Error::InvalidArgument(_)) => return Err(e),
+            Err(e) => return Err(fail(self, e)),
+        };
+        let hooks = match &self.hooks {
+            Some(factory) => {
+                let family = (versions.id(), self.versions.last_sequence());
+                factory.hooks_for(&opts, &self.fs, self.versions.dirs(), family)?
+            }
+            None => None,
+        };
+        let family = Arc::new(Family::new(
+            versions,
+            (opts, policy),
+            self.new_memtable(),
+            hooks,
+        ));
+        let state = FamilyState::new(Arc::clone(&family), log_number, 0);
+        let mut st = self.state.lock();
+        st.families.insert(family.id(), state);
+        families_changed(self, &mut st);
+        drop(st);
+        Ok(family)
+    }
+}
+
+/// `Ok` if `records` may be set in one edit: no key twice (a MANIFEST holding it
+/// would not decode), no value over `MAX_VALUE_LEN` (every later MANIFEST repeats it).
+///
+/// # Errors
+/// `InvalidArgument` naming the record.
+fn check_records(records: &[(u32, Vec<u8>)]) -> Result<()> {
+    let mut keys: Vec<u32> = records.iter().map(|(k, _)| *k).collect();
+    keys.sort_unstable();
+    if let Some(w) = keys.windows(2).find(|w| w.first() == w.get(1)) {
+        return Err(Error::InvalidArgument(format!(
+            "family record {:?} set twice in one edit",
+            w.first()
+        )));
+    }
+    if let Some((k, v)) = records
+        .iter()
+        .find(|(_, v)| v.len() > crate::limits::MAX_VALUE_LEN)
+    {
+        return Err(Error::InvalidArgument(format!(
+            "family record {k} holds {} bytes, over the limit of {}",
+            v.len(),
+            crate::limits::MAX_VALUE_LEN
+        )));
+    }
+    Ok(())
 }
 
 /// An open database. `Send + Sync`: share it across threads by reference or `Arc`.
@@ -552,45 +645,7 @@ impl Db {
     /// `InvalidArgument` if a family of that name exists, the name is empty, or
     /// `options` are invalid; `Poisoned` if the MANIFEST write failed.
     pub fn create_cf(&self, name: &str, options: CfOptions) -> Result<CfHandle> {
-        let inner = &self.inner;
-        inner.check_writable()?;
-        if name.is_empty() {
-            return Err(Error::InvalidArgument(
-                "column family name must not be empty".into(),
-            ));
-        }
-        let opts = inner.opts.clone().with_cf_options(&options);
-        opts.validate()
-            .map_err(|e| Error::InvalidArgument(format!("column family `{name}`: {e}")))?;
-        let log_number = {
-            let st = inner.state.lock();
-            st.check_writes()?;
-            st.current_wal()
-        };
-        // Every write acknowledged before the family exists is durable before it does:
-        // a crash never keeps the family and loses an earlier write.
-        write::sync_wal(inner)?;
-        let versions = match inner
-            .versions
-            .create_family(name, opts.num_levels, log_number)
-        {
-            Ok(v) => v,
-            Err(e @ Error::InvalidArgument(_)) => return Err(e),
-            Err(e) => return Err(fail(inner, e)),
-        };
-        let hooks = match &inner.hooks {
-            Some(factory) => {
-                let family = (versions.id(), inner.versions.last_sequence());
-                factory.hooks_for(&opts, &inner.fs, inner.versions.dirs(), family)?
-            }
-            None => None,
-        };
-        let family = Arc::new(Family::new(versions, opts, inner.new_memtable(), hooks));
-        let state = FamilyState::new(Arc::clone(&family), log_number, 0);
-        let mut st = inner.state.lock();
-        st.families.insert(family.id(), state);
-        families_changed(inner, &mut st);
-        drop(st);
+        let family = self.inner.create_family(name, &options, Vec::new())?;
         Ok(CfHandle { family })
     }
 
@@ -915,7 +970,7 @@ impl std::fmt::Debug for Db {
 /// [`Db::stats`] with `family`'s per-level table.
 fn stats_of(inner: &DbInner, family: &Family) -> DbStats {
     let version = family.versions.current();
-    let scores = inner.policy.scores(&version, &family.opts);
+    let scores = family.policy.scores(&version, &family.opts);
     let st = inner.state.lock();
     let level_stats = st.families.get(&family.id()).map(|f| &f.level_stats);
     let levels = (0..version.num_levels())

@@ -35,12 +35,14 @@
 
 use super::builder::Components;
 use super::family::{Family, FamilyState};
+use super::family_kind;
 use super::read_only;
 use super::replay::{replay_wals, ReplayFamily, ReplayInto, Replayed};
 use super::state::DbState;
 use super::write::WriteQueue;
 use super::{obsolete, DbInner};
 use crate::cache::{BlockCache, TableCache};
+use crate::compaction::CompactionPolicy;
 use crate::env::{CountingFs, FileLock, FileOptions, FileSystem, WritableFile};
 use crate::error::{Error, Result};
 use crate::filename::{self, Dirs};
@@ -90,6 +92,7 @@ pub(crate) fn open(
         scan_tees,
         memory_budget,
         hooks,
+        kinds,
     } = components;
     // A read-only open writes nothing, so it gives no family hooks (they may keep
     // state of their own).
@@ -146,6 +149,28 @@ pub(crate) fn open(
             probe_direct_io(fs.as_ref(), table_dir, &opts)?;
         }
     }
+    // Each family's options and policy, as its records call for: before replay, which
+    // flushes with them.
+    let configured: BTreeMap<u32, (Options, Arc<dyn CompactionPolicy>)> = versions
+        .families()
+        .iter()
+        .map(|f| {
+            let c = family_kind::configure(
+                kinds.as_ref(),
+                f.name(),
+                &f.current(),
+                family_opts(f.name()),
+                &policy,
+            )?;
+            Ok((f.id(), c))
+        })
+        .collect::<Result<_>>()?;
+    let configured_opts = |id: u32| -> Result<&Options> {
+        configured
+            .get(&id)
+            .map(|(o, _)| o)
+            .ok_or_else(|| Error::Internal(format!("column family {id} not configured")))
+    };
     let versions = versions.with_table_file_options(
         FileOptions::default().with_direct(opts.use_direct_io_for_flush_and_compaction),
     );
@@ -173,15 +198,15 @@ pub(crate) fn open(
         .families()
         .iter()
         .map(|f| {
-            let opts = family_opts(f.name());
-            ReplayFamily {
+            let opts = configured_opts(f.id())?.clone();
+            Ok(ReplayFamily {
                 id: f.id(),
                 l0_path: placement.path_for_level(&f.current(), &opts, 0),
                 log_number: f.log_number(),
                 opts,
-            }
+            })
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let replayed = replay_wals(
         fs.as_ref(),
         dir,
@@ -213,8 +238,11 @@ pub(crate) fn open(
     let mut family_states = BTreeMap::new();
     let mut default = None;
     for fv in versions.families() {
-        let fopts = family_opts(fv.name());
-        let pending = policy.pending_compaction_bytes(&fv.current(), &fopts);
+        let (fopts, fpolicy) = configured
+            .get(&fv.id())
+            .cloned()
+            .ok_or_else(|| Error::Internal(format!("column family {} not configured", fv.id())))?;
+        let pending = fpolicy.pending_compaction_bytes(&fv.current(), &fopts);
         let mem = MemTable::charged(memory_budget.as_ref());
         let family_hooks = match &hooks {
             Some(factory) => {
@@ -222,7 +250,12 @@ pub(crate) fn open(
             }
             None => None,
         };
-        let family = Arc::new(Family::new(fv, fopts, Arc::new(mem), family_hooks));
+        let family = Arc::new(Family::new(
+            fv,
+            (fopts, fpolicy),
+            Arc::new(mem),
+            family_hooks,
+        ));
         if family.id() == DEFAULT_FAMILY_ID {
             default = Some(Arc::clone(&family));
         }
@@ -262,6 +295,7 @@ pub(crate) fn open(
         placement,
         scan_tees,
         hooks,
+        kinds,
         path_stats,
         writes: WriteQueue::new(LogWriter::new(wal), last_sequence),
         opts,

@@ -397,7 +397,7 @@ pub(crate) fn ask_compaction(
     let Some(f) = version.files(level).get(index) else {
         return false;
     };
-    if !inner.policy.compact_on_read(&family.opts, f) {
+    if !family.policy.compact_on_read(&family.opts, f) {
         return false;
     }
     if version.request_compaction(level, index) {

@@ -544,19 +544,26 @@ impl VersionSet {
         result
     }
 
-    /// Creates column family `name` with an empty version of `num_levels` levels,
-    /// needing WALs from `log_number` on (the WAL taking writes now: no older WAL can
-    /// hold a record of a family that did not exist), durably: one MANIFEST edit
-    /// adding it under a new id.
+    /// Creates column family `name` with a version of `num_levels` levels holding no
+    /// file and `records` (the family's records from its first version on; see
+    /// `VersionEdit::records`), needing WALs from `log_number` on (the WAL taking
+    /// writes now: no older WAL can hold a record of a family that did not exist),
+    /// durably: one MANIFEST edit adding it under a new id, so no reader of the
+    /// MANIFEST ever sees the family without its records.
+    ///
+    /// Requires: no key twice in `records`, no value over `MAX_VALUE_LEN` (the caller
+    /// refuses those as the user's error).
     ///
     /// # Errors
-    /// `InvalidArgument` if a live family has that name; MANIFEST errors as
-    /// [`Self::log_and_apply`] (the caller poisons the database).
+    /// `InvalidArgument` if a live family has that name; `Internal` if `records`
+    /// break the requirement; MANIFEST errors as [`Self::log_and_apply`] (the caller
+    /// poisons the database).
     pub fn create_family(
         &self,
         name: &str,
         num_levels: usize,
         log_number: u64,
+        records: Vec<(u32, Vec<u8>)>,
     ) -> Result<Arc<FamilyVersion>> {
         let mut writer = self.writer.lock();
         if let Some(cause) = &writer.failed {
@@ -577,14 +584,13 @@ impl VersionSet {
             add_column_family: Some(name.to_owned()),
             max_column_family: Some(id),
             log_number: Some(log_number),
+            records,
             ..Default::default()
         };
-        let family = Arc::new(FamilyVersion::new(
-            id,
-            name.to_owned(),
-            Version::new(num_levels),
-            log_number,
-        ));
+        let version = Version::new(num_levels)
+            .apply(&edit)
+            .map_err(|e| Error::Internal(format!("new column family `{name}`: {e}")))?;
+        let family = Arc::new(FamilyVersion::new(id, name.to_owned(), version, log_number));
         // Registered before the write so a roll-over's snapshot includes it; removed
         // again if the write fails.
         self.max_column_family.store(id, Ordering::Release);
