@@ -13,6 +13,7 @@
 //! | `manifest` | `VersionEdit::decode`                                             | `decode(encode(e)) == e`, encoding deterministic |
 //! | `batch`    | `WriteBatch::from_data`                                           | rebuilt batch iterates the same |
 //! | `options`  | `options_file::decode` (OPTIONS text)                             | re-encoding is stable |
+//! | `catalog`  | a table's schema and layout records, and its parts (`table::codecs`) | re-encoding is stable |
 //!
 //! Checksums stop a mutation-based fuzzer at the first CRC, so the `block`, `sst` and
 //! `wal` checks run twice: once on the bytes as given, once with every checksum they can
@@ -28,19 +29,23 @@ pub mod reference;
 pub mod seeds;
 
 mod block;
+mod catalog;
 mod log;
 mod manifest;
 mod options;
 mod table;
 
 pub use block::check_block;
+pub use catalog::check_catalog;
 pub use log::{check_batch, check_wal};
 pub use manifest::check_manifest;
 pub use options::check_options;
 pub use table::check_sst;
 
 /// The fuzz targets, by name (the directory names under `fuzz/corpus/`).
-pub const TARGETS: [&str; 6] = ["block", "sst", "wal", "manifest", "batch", "options"];
+pub const TARGETS: [&str; 7] = [
+    "block", "sst", "wal", "manifest", "batch", "options", "catalog",
+];
 
 /// Runs the check of `target` on `data`.
 ///
@@ -55,6 +60,7 @@ pub fn check(target: &str, data: &[u8]) {
         "manifest" => check_manifest(data),
         "batch" => check_batch(data),
         "options" => check_options(data),
+        "catalog" => check_catalog(data),
         other => panic!("unknown fuzz target {other:?}"),
     }
 }

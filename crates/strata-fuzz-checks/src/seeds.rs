@@ -35,13 +35,14 @@ pub type Seed = (String, Vec<u8>);
 pub fn all() -> Vec<(&'static str, String, Vec<u8>)> {
     let db = from_database();
     let mut out = Vec::new();
-    let groups: [(&'static str, Vec<Seed>); 6] = [
+    let groups: [(&'static str, Vec<Seed>); 7] = [
         ("block", blocks()),
         ("sst", [tables(), db.tables].concat()),
         ("wal", [logs(), db.logs].concat()),
         ("manifest", [edits(), db.edits].concat()),
         ("batch", [batches(), db.batches].concat()),
         ("options", [options_files(), db.options].concat()),
+        ("catalog", catalog_records()),
     ];
     for (target, seeds) in groups {
         for (name, bytes) in seeds {
@@ -391,6 +392,40 @@ pub fn edits() -> Vec<Seed> {
         ("edit-cf-records".into(), enc(&cf_records)),
         ("edit-cf-drop".into(), enc(&cf_drop)),
     ]
+}
+
+/// A table's catalog records and parts, each behind the byte that picks its decoder
+/// (see `check_catalog`): the fixed schema, two layouts, an insert and an update.
+pub fn catalog_records() -> Vec<Seed> {
+    use strata::table::{codecs, Layout, Schema};
+    let schema = Schema::parse(crate::catalog::SCHEMA).expect("the fixed schema parses");
+    let record = codecs::schema_record(&schema);
+    let tagged = |tag: u8, bytes: &[u8]| [&[tag][..], bytes].concat();
+    let mut out = vec![("catalog-schema".into(), tagged(0, &record))];
+    for (name, text) in [("row", "row"), ("groups", "row;2,3;1,1,1,2")] {
+        let layout = Layout::parse(text, 5).expect("a valid layout");
+        out.push((
+            format!("catalog-layout-{name}"),
+            tagged(1, &codecs::layout_record(&layout)),
+        ));
+    }
+    // An insert of every column and an update of two (the part format's fixtures).
+    let insert = "010105".to_owned()
+        + "0000feffffff"
+        + "0101"
+        + "0200000000000000f83f"
+        + "030078797a"
+        + "0400026869";
+    let update = "010002010007000000000000000401";
+    for (name, hex) in [("insert", insert.as_str()), ("update", update)] {
+        let bytes: Vec<u8> = (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex"))
+            .collect();
+        codecs::part(&schema, &bytes).expect("a valid part");
+        out.push((format!("catalog-part-{name}"), tagged(2, &bytes)));
+    }
+    out
 }
 
 /// OPTIONS files: the defaults, every option changed with a per-level vector, and a

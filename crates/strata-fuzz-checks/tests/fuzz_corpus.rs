@@ -57,13 +57,13 @@ macro_rules! target_tests {
     )*};
 }
 
-target_tests!(block, sst, wal, manifest, batch, options);
+target_tests!(block, sst, wal, manifest, batch, options, catalog);
 
 #[test]
 fn every_target_has_a_test() {
     assert_eq!(
         strata_fuzz_checks::TARGETS,
-        ["block", "sst", "wal", "manifest", "batch", "options"]
+        ["block", "sst", "wal", "manifest", "batch", "options", "catalog"]
     );
 }
 

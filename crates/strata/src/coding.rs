@@ -132,6 +132,12 @@ impl<'a> Decoder<'a> {
         self.pos += 1;
         Some(b)
     }
+    /// Next `n` bytes.
+    pub fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
+        let s = self.buf.get(self.pos..self.pos.checked_add(n)?)?;
+        self.pos += n;
+        Some(s)
+    }
     /// Next 4 little-endian bytes.
     pub fn fixed32(&mut self) -> Option<u32> {
         let v = get_fixed32(self.buf, self.pos)?;

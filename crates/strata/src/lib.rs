@@ -104,6 +104,7 @@ internal_modules!(
 pub mod compaction_filter;
 pub mod env;
 pub mod merge;
+pub mod table;
 
 pub use batch::WriteBatch;
 pub use cache::BlockCache;

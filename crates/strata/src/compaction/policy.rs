@@ -161,4 +161,4 @@ impl CompactionPolicy for Leveled {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -33,6 +33,7 @@ use crate::env::{FileSystem, PosixFs};
 use crate::error::Result;
 use crate::memory_budget::MemoryBudget;
 use crate::options::{CfOptions, Options};
+use crate::table::TableKinds;
 use crate::tiering::{Tiered, TieringHooks};
 use std::fmt;
 use std::path::Path;
@@ -273,7 +274,11 @@ impl DbBuilder {
                     .clone()
                     .unwrap_or_else(|| Arc::new(TieringHooks) as Arc<dyn TreeHooksFactory>),
             ),
-            kinds: self.kinds.clone(),
+            kinds: Some(
+                self.kinds
+                    .clone()
+                    .unwrap_or_else(|| Arc::new(TableKinds) as Arc<dyn FamilyKinds>),
+            ),
         }
     }
 }

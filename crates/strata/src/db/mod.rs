@@ -23,7 +23,7 @@ mod builder;
 mod checkpoint;
 mod conflict;
 mod family;
-mod family_kind;
+pub(crate) mod family_kind;
 mod family_view;
 mod flush;
 mod iter;
@@ -316,6 +316,11 @@ pub struct Db {
 }
 
 impl Db {
+    /// The shared state, for the crate's modules built on the database (`table`).
+    pub(crate) fn inner(&self) -> &DbInner {
+        &self.inner
+    }
+
     /// Opens (or creates, with `create_if_missing`) the database in `path` with the
     /// default components ([`DbBuilder`] injects others), replaying the MANIFEST and
     /// any write-ahead logs, and checking `options` against the database and its

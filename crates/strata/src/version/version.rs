@@ -304,13 +304,6 @@ impl Version {
 
     /// The family's record under `key` (the value the last edit setting it gave), if
     /// any. The slice borrows `self`.
-    #[cfg_attr(
-        not(any(test, feature = "internals")),
-        allow(
-            dead_code,
-            reason = "the family-records seam; only tests read it until a family's owner does"
-        )
-    )]
     pub fn record(&self, key: u32) -> Option<&[u8]> {
         self.records.get(&key).map(|v| &**v)
     }

@@ -9,10 +9,10 @@ use std::sync::Arc;
 /// Leveled compaction, except that automatic compaction can be switched off; counts
 /// the questions it is asked.
 #[derive(Debug, Default)]
-struct Counting {
-    automatic: bool,
-    picks: AtomicU64,
-    manual_picks: AtomicU64,
+pub(crate) struct Counting {
+    pub automatic: bool,
+    pub picks: AtomicU64,
+    pub manual_picks: AtomicU64,
 }
 
 impl CompactionPolicy for Counting {

@@ -4,9 +4,7 @@
 //! refuse create nothing; families the kinds do not claim keep the database's.
 
 use super::*;
-use crate::compaction::picker::Busy;
-use crate::compaction::policy::Leveled;
-use crate::compaction::{Coverage, PlacementPolicy, Plan, Requests};
+use crate::compaction::policy::tests::Counting;
 use crate::db::{CfHandle, Db, DbBuilder};
 use crate::merge::U64Add;
 use crate::options::{CfOptions, WriteOptions};
@@ -15,56 +13,25 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// The record key the test kinds read.
 const KIND: u32 = 7;
 
-/// Leveled compaction that counts its automatic picks.
-#[derive(Debug, Default)]
-struct Counting {
-    picks: AtomicUsize,
-}
-
-impl CompactionPolicy for Counting {
-    fn pick(
-        &self,
-        version: &Version,
-        opts: &Options,
-        placement: &dyn PlacementPolicy,
-        busy: &Busy,
-        coverage: &Coverage<'_>,
-        requests: &Requests,
-    ) -> Option<Plan> {
-        self.picks.fetch_add(1, Ordering::Relaxed);
-        Leveled.pick(version, opts, placement, busy, coverage, requests)
-    }
-
-    fn pick_manual(
-        &self,
-        version: &Version,
-        opts: &Options,
-        placement: &dyn PlacementPolicy,
-        level: usize,
-        begin: Option<&[u8]>,
-        end: Option<&[u8]>,
-        busy: &Busy,
-        coverage: &Coverage<'_>,
-    ) -> Option<Plan> {
-        Leveled.pick_manual(version, opts, placement, level, begin, end, busy, coverage)
-    }
-
-    fn pending_compaction_bytes(&self, version: &Version, opts: &Options) -> u64 {
-        Leveled.pending_compaction_bytes(version, opts)
-    }
-
-    fn scores(&self, version: &Version, opts: &Options) -> Vec<f64> {
-        Leveled.scores(version, opts)
-    }
-}
-
 /// Claims families holding record [`KIND`]: `counter` gives them `U64Add` and the
 /// shared [`Counting`] policy; anything else in the record is refused; `levels`
 /// changes `num_levels` (which the seam must refuse).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Kinds {
     policy: Arc<Counting>,
     configured: AtomicUsize,
+}
+
+impl Kinds {
+    fn new() -> Kinds {
+        Kinds {
+            policy: Arc::new(Counting {
+                automatic: true,
+                ..Counting::default()
+            }),
+            configured: AtomicUsize::new(0),
+        }
+    }
 }
 
 impl FamilyKinds for Kinds {
@@ -135,7 +102,7 @@ fn sum(n: u64, r: u64) -> u64 {
 #[test]
 fn a_family_created_with_records_opens_as_they_say_every_time() {
     let dir = tempfile::tempdir().unwrap();
-    let kinds = Arc::new(Kinds::default());
+    let kinds = Arc::new(Kinds::new());
     let db = open(dir.path(), &kinds);
     let family = db
         .inner
@@ -207,7 +174,7 @@ fn a_family_created_with_records_opens_as_they_say_every_time() {
 #[test]
 fn records_the_kinds_refuse_create_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let kinds = Arc::new(Kinds::default());
+    let kinds = Arc::new(Kinds::new());
     let db = open(dir.path(), &kinds);
     for (kind, what) in [(&b"bogus"[..], "unknown kind"), (b"levels", "num_levels")] {
         let err = db

@@ -1,0 +1,87 @@
+//! A table's catalog: the family records (`version::edit`, format version 4) that make
+//! a column family a table, and the family kind that reads them at every open.
+//!
+//! | record key | holds | format |
+//! |---|---|---|
+//! | [`SCHEMA`] (1) | the schema | `schema.rs` |
+//! | [`LAYOUT`] (2) | the layout, its column groups by id and its epoch | `layout.rs` |
+//!
+//! Both are written in the edit that creates the family (`DbInner::create_family`), so
+//! no open ever sees a table family without them. A family without a schema record is
+//! not a table and is left as it is.
+
+use super::layout::LayoutRecord;
+use super::operator::RowOperator;
+use super::schema::Schema;
+use crate::compaction::CompactionPolicy;
+use crate::db::family_kind::FamilyKinds;
+use crate::error::{Error, Result};
+use crate::options::Options;
+use crate::version::Version;
+use std::sync::Arc;
+
+/// The schema record's key.
+pub(crate) const SCHEMA: u32 = 1;
+/// The layout record's key.
+pub(crate) const LAYOUT: u32 = 2;
+
+/// A table family's catalog, decoded.
+#[derive(Debug)]
+pub(crate) struct Catalog {
+    pub schema: Arc<Schema>,
+    pub layout: LayoutRecord,
+}
+
+impl Catalog {
+    /// The catalog in `version`'s records, `None` if the family is not a table.
+    ///
+    /// # Errors
+    /// `Corruption` naming the family and the record that does not decode (or is
+    /// missing beside the other).
+    pub fn read(name: &str, version: &Version) -> Result<Option<Catalog>> {
+        let Some(schema) = version.record(SCHEMA) else {
+            return Ok(None);
+        };
+        let bad = |what: &str, e: String| {
+            Error::corruption(
+                "MANIFEST",
+                0,
+                format!("column family `{name}`: table {what} record: {e}"),
+            )
+        };
+        let schema = Schema::decode(schema).map_err(|e| bad("schema", e))?;
+        let layout = version
+            .record(LAYOUT)
+            .ok_or_else(|| "missing".to_owned())
+            .and_then(LayoutRecord::decode)
+            .map_err(|e| bad("layout", e))?;
+        layout
+            .layout()
+            .and_then(|l| l.check(schema.columns().len()).map_err(|e| e.to_string()))
+            .map_err(|e| bad("layout", e))?;
+        Ok(Some(Catalog {
+            schema: Arc::new(schema),
+            layout,
+        }))
+    }
+}
+
+/// Makes a table family's options from its catalog: the row operator of its schema.
+/// Its compactions are planned by the database's policy while every level holds rows
+/// (the only layout tables are created with today).
+#[derive(Debug, Default)]
+pub(crate) struct TableKinds;
+
+impl FamilyKinds for TableKinds {
+    fn configure(
+        &self,
+        name: &str,
+        version: &Version,
+        opts: &mut Options,
+    ) -> Result<Option<Arc<dyn CompactionPolicy>>> {
+        if let Some(catalog) = Catalog::read(name, version)? {
+            opts.merge_operator = Some(Arc::new(RowOperator::new(catalog.schema)));
+        }
+        Ok(None)
+    }
+}

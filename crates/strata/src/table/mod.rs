@@ -1,0 +1,316 @@
+//! Tables: rows of typed columns under a primary key, stored in a column family of
+//! their own (the LASER paper's real-time LSM-tree, issue 31; docs/ARCHITECTURE.md
+//! §19).
+//!
+//! A table is a column family whose records (its catalog, `catalog.rs`) hold its
+//! schema and layout, written in the edit that creates it; every open reads them and
+//! gives the family the row operator (`operator.rs`), so a plain [`crate::Db::open`]
+//! reads a table whatever options it is given. Rows are stored as parts (`part.rs`):
+//! an insert is a `Put` of the whole row, an update a merge operand holding only the
+//! changed columns (never a read-modify-write), a delete a `Delete`. Reads resolve a
+//! key's parts through the operator, as compactions fold them.
+//!
+//! What exists today: schemas, layouts (checked, with containment), the catalog, the
+//! row operator, and this API over tables whose levels all hold rows. Column-group
+//! levels, column blocks, projections that skip groups, batch scans, CG-local
+//! compaction and the cost model are planned (issue 31): [`Table::create`] refuses a
+//! layout with column groups rather than store rows where groups were asked for.
+
+mod catalog;
+mod layout;
+mod operator;
+mod part;
+mod scan;
+mod schema;
+
+pub(crate) use catalog::TableKinds;
+pub use layout::{Layout, LevelLayout};
+pub use scan::Scan;
+pub use schema::{Column, ColumnType, KeyType, Schema, Value};
+
+use crate::db::{CfHandle, Db};
+use crate::error::{Error, Result};
+use crate::options::{CfOptions, ReadOptions, WriteOptions};
+use catalog::Catalog;
+use layout::LayoutRecord;
+use part::Part;
+use std::sync::Arc;
+
+/// A table of an open database. See the module docs.
+pub struct Table<'db> {
+    db: &'db Db,
+    cf: CfHandle,
+    schema: Arc<Schema>,
+    layout: Layout,
+}
+
+impl std::fmt::Debug for Table<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table")
+            .field("name", &self.cf.name())
+            .field("schema", &self.schema)
+            .field("layout", &self.layout.to_text())
+            .finish()
+    }
+}
+
+impl<'db> Table<'db> {
+    /// Creates table `name` in `db`: a column family holding its schema and layout
+    /// from its first MANIFEST edit on.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a taken name, a layout that does not fit the schema
+    /// ([`Layout::check`]) or holds column groups (planned, not built), or a
+    /// read-only database; the MANIFEST's errors as for [`Db::create_cf`].
+    pub fn create(db: &'db Db, name: &str, schema: Schema, layout: Layout) -> Result<Table<'db>> {
+        layout.check(schema.columns().len())?;
+        if layout.has_groups() {
+            return Err(Error::InvalidArgument(format!(
+                "table `{name}`: layout `{}`: column-group levels are planned, not built \
+                 (issue 31); give a layout of rows (`row`)",
+                layout.to_text()
+            )));
+        }
+        let records = vec![
+            (catalog::SCHEMA, schema.encode()),
+            (catalog::LAYOUT, LayoutRecord::first(&layout).encode()),
+        ];
+        let family = db
+            .inner()
+            .create_family(name, &CfOptions::default(), records)?;
+        Ok(Table {
+            db,
+            cf: CfHandle { family },
+            schema: Arc::new(schema),
+            layout,
+        })
+    }
+
+    /// Opens table `name` of `db`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if there is no column family `name` or it is not a table;
+    /// `Corruption` for a catalog that does not decode.
+    pub fn open(db: &'db Db, name: &str) -> Result<Table<'db>> {
+        let cf = db
+            .cf(name)
+            .ok_or_else(|| Error::InvalidArgument(format!("no table `{name}`")))?;
+        let catalog = Catalog::read(name, &cf.family.versions.current())?.ok_or_else(|| {
+            Error::InvalidArgument(format!("column family `{name}` is not a table"))
+        })?;
+        let layout = catalog.layout.layout().map_err(Error::Internal)?;
+        Ok(Table {
+            db,
+            cf,
+            schema: catalog.schema,
+            layout,
+        })
+    }
+
+    /// Drops the table: its family and every row, durably (as [`Db::drop_cf`]).
+    ///
+    /// # Errors
+    /// As [`Db::drop_cf`].
+    pub fn drop_table(self) -> Result<()> {
+        self.db.drop_cf(&self.cf)
+    }
+
+    /// The table's schema.
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    /// The table's layout.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Inserts (or replaces) the row `row` (every column, in schema order) under
+    /// `key`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a key or value of the wrong type, a null in a column
+    /// that is not nullable, or the wrong number of values; the write's errors.
+    pub fn insert(&self, wo: &WriteOptions, key: &Value, row: &[Value]) -> Result<()> {
+        let columns = self.schema.columns().len();
+        if row.len() != columns {
+            return Err(Error::InvalidArgument(format!(
+                "a row of {} values for a table of {columns} columns",
+                row.len()
+            )));
+        }
+        let cells = self.cells(row.iter().enumerate())?;
+        let part = Part {
+            insert: true,
+            cells,
+        };
+        let key = self.schema.encode_key(key)?;
+        self.db
+            .put_cf(wo, &self.cf, &key, &part.encode(&self.schema))
+    }
+
+    /// Sets columns `set` (column number, value) of the row under `key`, writing only
+    /// them (a merge operand, no read). A key with no live row is left without one.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a column twice or out of range, a value of the wrong
+    /// type, or no column; the write's errors.
+    pub fn update(&self, wo: &WriteOptions, key: &Value, set: &[(usize, Value)]) -> Result<()> {
+        if set.is_empty() {
+            return Err(Error::InvalidArgument("an update of no column".into()));
+        }
+        let mut cells = self.cells(set.iter().map(|(c, v)| (*c, v)))?;
+        cells.sort_by_key(|(c, _)| *c);
+        if let Some(w) = cells
+            .windows(2)
+            .find(|w| w.first().map(|x| x.0) == w.get(1).map(|x| x.0))
+        {
+            return Err(Error::InvalidArgument(format!(
+                "column {:?} set twice in one update",
+                w.first().map(|x| x.0)
+            )));
+        }
+        let part = Part {
+            insert: false,
+            cells,
+        };
+        let key = self.schema.encode_key(key)?;
+        self.db
+            .merge_cf(wo, &self.cf, &key, &part.encode(&self.schema))
+    }
+
+    /// Deletes the row under `key` (if any).
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a key of the wrong type; the write's errors.
+    pub fn delete(&self, wo: &WriteOptions, key: &Value) -> Result<()> {
+        let key = self.schema.encode_key(key)?;
+        self.db.delete_cf(wo, &self.cf, &key)
+    }
+
+    /// The values of columns `projection` (column numbers, in the order wanted) of the
+    /// row under `key`, at `ro`'s snapshot; `None` if there is no row.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a key of the wrong type or a column out of range;
+    /// `MergeFailed`/`Corruption` for a stored part that does not decode.
+    pub fn get(
+        &self,
+        ro: &ReadOptions,
+        key: &Value,
+        projection: &[usize],
+    ) -> Result<Option<Vec<Value>>> {
+        self.check_projection(projection)?;
+        let key = self.schema.encode_key(key)?;
+        let Some(bytes) = self.db.get_cf(ro, &self.cf, &key)? else {
+            return Ok(None);
+        };
+        let part = Part::decode(&self.schema, &bytes).map_err(|e| Error::Corruption {
+            file: format!("table `{}`", self.cf.name()).into(),
+            offset: 0,
+            reason: format!("the row of key {key:02x?}: {e}"),
+        })?;
+        Ok(part.exists().then(|| part.project(projection)))
+    }
+
+    /// The rows with keys in `[from, to]` (`None`: unbounded), in key order or
+    /// `reverse`, with the values of columns `projection`, at `ro`'s snapshot (or
+    /// the state when the scan starts).
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a bound of the wrong type or a column out of range; the
+    /// rows: `Corruption` for a stored part that does not decode, read errors.
+    pub fn scan(
+        &self,
+        ro: &ReadOptions,
+        (from, to): (Option<&Value>, Option<&Value>),
+        projection: &[usize],
+        reverse: bool,
+    ) -> Result<Scan> {
+        self.check_projection(projection)?;
+        let encode = |v: Option<&Value>| v.map(|v| self.schema.encode_key(v)).transpose();
+        let (from, to) = (encode(from)?, encode(to)?);
+        let (start, end) = if reverse { (to, from) } else { (from, to) };
+        Ok(Scan::new(
+            self.db.iter_cf(ro, &self.cf)?,
+            Arc::clone(&self.schema),
+            self.cf.name(),
+            (start, end),
+            projection.to_vec(),
+            reverse,
+        ))
+    }
+
+    fn check_projection(&self, projection: &[usize]) -> Result<()> {
+        match projection
+            .iter()
+            .find(|&&c| c >= self.schema.columns().len())
+        {
+            Some(c) => Err(Error::InvalidArgument(format!("no column number {c}"))),
+            None => Ok(()),
+        }
+    }
+
+    /// The cells of `values` (column number, value), each checked against the schema.
+    fn cells<'v>(
+        &self,
+        values: impl Iterator<Item = (usize, &'v Value)>,
+    ) -> Result<Vec<(u32, Value)>> {
+        values
+            .map(|(c, v)| {
+                self.schema.check_value(c, v)?;
+                let c = u32::try_from(c)
+                    .map_err(|_| Error::InvalidArgument(format!("no column number {c}")))?;
+                Ok((c, v.clone()))
+            })
+            .collect()
+    }
+}
+
+/// The catalog records' and parts' codecs, for the fuzz targets (`internals`; not a
+/// stable API). Each decodes strictly and re-encodes what it decoded.
+#[cfg(feature = "internals")]
+pub mod codecs {
+    use super::layout::LayoutRecord;
+    use super::part::Part;
+    use super::schema::Schema;
+
+    /// A schema record decoded and encoded again.
+    ///
+    /// # Errors
+    /// What is wrong with the record.
+    pub fn schema(record: &[u8]) -> Result<(Schema, Vec<u8>), String> {
+        let schema = Schema::decode(record)?;
+        let again = schema.encode();
+        Ok((schema, again))
+    }
+
+    /// The schema record of `schema`.
+    pub fn schema_record(schema: &Schema) -> Vec<u8> {
+        schema.encode()
+    }
+
+    /// The layout record a table created with `layout` starts with.
+    pub fn layout_record(layout: &super::Layout) -> Vec<u8> {
+        LayoutRecord::first(layout).encode()
+    }
+
+    /// A layout record decoded and encoded again.
+    ///
+    /// # Errors
+    /// What is wrong with the record.
+    pub fn layout(record: &[u8]) -> Result<Vec<u8>, String> {
+        LayoutRecord::decode(record).map(|r| r.encode())
+    }
+
+    /// A part of a table of `schema` decoded and encoded again.
+    ///
+    /// # Errors
+    /// What is wrong with the part.
+    pub fn part(schema: &Schema, bytes: &[u8]) -> Result<Vec<u8>, String> {
+        Part::decode(schema, bytes).map(|p| p.encode(schema))
+    }
+}
+
+#[cfg(test)]
+mod tests;
