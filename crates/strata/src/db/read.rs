@@ -362,8 +362,17 @@ fn get_from_version(
                 Probe::Absent => None,
             })
         };
-        if let Some(found) = probe_level(version, level, lookup, &mut meet, &mut probe_one)? {
-            return Ok(found);
+        match probe_level(
+            version,
+            level,
+            lookup,
+            usize::MAX,
+            &mut meet,
+            &mut probe_one,
+        )? {
+            Step::Answer(found) => return Ok(found),
+            Step::Ended => return Ok(None),
+            Step::Next => {}
         }
         if source_after == Some(level) {
             let copy = family
@@ -429,25 +438,42 @@ fn probe_tables<R>(
     mut probe: impl FnMut(Source<'_>) -> Result<Option<R>>,
 ) -> Result<Option<R>> {
     for level in 0..version.num_levels().min(deepest.saturating_add(1)) {
-        if let Some(r) = probe_level(version, level, lookup, &mut meet, &mut probe)? {
-            return Ok(Some(r));
+        match probe_level(version, level, lookup, deepest, &mut meet, &mut probe)? {
+            Step::Answer(r) => return Ok(Some(r)),
+            Step::Ended => return Ok(None),
+            Step::Next => {}
         }
     }
     Ok(None)
 }
 
+/// What [`probe_level`] found.
+pub(super) enum Step<R> {
+    /// The answer.
+    Answer(R),
+    /// Nothing here: go on to the next level.
+    Next,
+    /// Nothing here, and the probe read every level through the caller's deepest
+    /// (a level of column-group runs, with the levels below it): stop.
+    Ended,
+}
+
 /// [`probe_tables`] on one level: on L0 every file whose key range holds the key,
 /// newest first; deeper, the one file whose fence pointers can hold it (a virtual
-/// table's parents in slice order). `multi_get` walks the levels one at a time for a
+/// table's parents in slice order). A level holding column-group runs is probed with
+/// every level below it through `through`, as one source ([`probe_runs`]), and
+/// ends the walk. `multi_get` walks the levels one at a time for a
 /// whole batch of keys, so each key meets the tables in the same order as here.
 #[inline]
 fn probe_level<R>(
     version: &Version,
     level: usize,
     lookup: &LookupKey,
+    through: usize,
     meet: &mut impl FnMut(usize, usize),
     probe: &mut impl FnMut(Source<'_>) -> Result<Option<R>>,
-) -> Result<Option<R>> {
+) -> Result<Step<R>> {
+    let found = |r: Option<R>| r.map_or(Step::Next, Step::Answer);
     let ukey = lookup.user_key();
     if level == 0 {
         for (i, f) in version.files(0).iter().enumerate() {
@@ -455,33 +481,34 @@ fn probe_level<R>(
                 continue;
             }
             if let Some(r) = probe(Source::Table(f, version.file_ref(0, i), false))? {
-                return Ok(Some(r));
+                return Ok(Step::Answer(r));
             }
         }
-        return Ok(None);
+        return Ok(Step::Next);
     }
     if version.has_group_runs(level) {
-        return probe_runs(version, level, lookup, meet, probe);
+        let r = probe_runs(version, level..=through, lookup, meet, probe)?;
+        return Ok(r.map_or(Step::Ended, Step::Answer));
     }
     let files = version.files(level);
     let i = version.find_file(level, lookup.internal_key());
     let Some(f) = files.get(i) else {
-        return Ok(None);
+        return Ok(Step::Next);
     };
     if ukey < f.smallest_user_key() {
-        return Ok(None);
+        return Ok(Step::Next);
     }
     if let FileKind::Real = f.kind {
-        return probe(Source::Table(f, version.file_ref(level, i), false));
+        return probe(Source::Table(f, version.file_ref(level, i), false)).map(found);
     }
     meet(level, i);
     for parent in parents_holding(version, level, i, ukey) {
         let (parent, file) = parent?;
         if let Some(r) = probe(Source::Table(parent, file, true))? {
-            return Ok(Some(r));
+            return Ok(Step::Answer(r));
         }
     }
-    Ok(None)
+    Ok(Step::Next)
 }
 
 /// The parents (with their references) of the virtual table `files(level)[index]`
@@ -498,20 +525,31 @@ fn parents_holding<'v>(
     })
 }
 
-/// [`probe_level`] on a level of several runs: one [`Source::Merged`] of the file of
-/// each run whose fence pointers can hold the key (for a virtual table of the row
-/// run, its parents whose slices hold it, after `meet`). Not probed if no run can.
+/// [`probe_level`] from a level of several runs down: one [`Source::Merged`] of the
+/// file of each run of each of `levels` whose fence pointers can hold the key (for a
+/// virtual table of a row run, its parents whose slices hold it, after `meet`). Not
+/// probed if no run can.
+///
+/// Why the levels below too: column groups move down independently (each group's
+/// runs are compacted on their own), so below the first level holding groups a
+/// deeper level may hold a newer part of a row than a shallower one holds of another
+/// group, and a delete or a `Put` of one group must not end the walk before another
+/// group's newer parts are read. Merged by internal key, the parts meet in sequence
+/// order, as a user iterator, which merges every level, always read them
+/// (ARCHITECTURE §7.1.2).
 #[cold]
 fn probe_runs<R>(
     version: &Version,
-    level: usize,
+    levels: std::ops::RangeInclusive<usize>,
     lookup: &LookupKey,
     meet: &mut impl FnMut(usize, usize),
     probe: &mut impl FnMut(Source<'_>) -> Result<Option<R>>,
 ) -> Result<Option<R>> {
     let ukey = lookup.user_key();
     let mut tables = Vec::new();
-    for run in version.runs(level) {
+    let last = version.num_levels().saturating_sub(1);
+    let levels = *levels.start()..=(*levels.end()).min(last);
+    for (level, run) in levels.flat_map(|l| version.runs(l).map(move |r| (l, r))) {
         let i = run.find_file(lookup.internal_key());
         let Some(f) = run.files().get(i).filter(|f| ukey >= f.smallest_user_key()) else {
             continue;

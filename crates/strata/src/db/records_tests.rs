@@ -22,10 +22,10 @@ fn records_are_durable_move_with_their_family_and_go_with_it() {
     db.inner
         .set_records(
             &cf.family,
-            vec![(1, b"schema v1".to_vec()), (2, b"layout".to_vec())],
+            vec![(1001, b"schema v1".to_vec()), (1002, b"layout".to_vec())],
         )
         .unwrap();
-    assert_eq!(record(&cf, 1).as_deref(), Some(&b"schema v1"[..]));
+    assert_eq!(record(&cf, 1001).as_deref(), Some(&b"schema v1"[..]));
     // Files come and go beside the records; a later edit replaces one key only.
     let wo = WriteOptions::default();
     for round in 0..20u32 {
@@ -42,18 +42,18 @@ fn records_are_durable_move_with_their_family_and_go_with_it() {
     }
     db.wait_for_compactions().unwrap();
     db.inner
-        .set_records(&cf.family, vec![(2, b"layout 2".to_vec())])
+        .set_records(&cf.family, vec![(1002, b"layout 2".to_vec())])
         .unwrap();
-    assert_eq!(record(&cf, 1).as_deref(), Some(&b"schema v1"[..]));
-    assert_eq!(record(&cf, 2).as_deref(), Some(&b"layout 2"[..]));
+    assert_eq!(record(&cf, 1001).as_deref(), Some(&b"schema v1"[..]));
+    assert_eq!(record(&cf, 1002).as_deref(), Some(&b"layout 2"[..]));
     assert_eq!(
-        db.inner.default.versions.current().record(1),
+        db.inner.default.versions.current().record(1001),
         None,
         "the family's own"
     );
     // A key twice in one edit is refused before anything is written (a MANIFEST
     // holding it would not decode), by the call and by `Version::apply`.
-    let twice = vec![(4, b"a".to_vec()), (4, b"b".to_vec())];
+    let twice = vec![(1004, b"a".to_vec()), (1004, b"b".to_vec())];
     let err = db.inner.set_records(&cf.family, twice.clone());
     assert!(matches!(err, Err(Error::InvalidArgument(_))), "{err:?}");
     let edit = crate::version::VersionEdit {
@@ -67,11 +67,11 @@ fn records_are_durable_move_with_their_family_and_go_with_it() {
         .apply(&edit)
         .expect_err("twice");
     assert!(err.contains("set twice"), "{err}");
-    assert_eq!(record(&cf, 4), None);
-    let huge = vec![(5, vec![0; crate::limits::MAX_VALUE_LEN + 1])];
+    assert_eq!(record(&cf, 1004), None);
+    let huge = vec![(1005, vec![0; crate::limits::MAX_VALUE_LEN + 1])];
     let err = db.inner.set_records(&cf.family, huge);
     assert!(matches!(err, Err(Error::InvalidArgument(_))), "{err:?}");
-    assert_eq!(record(&cf, 5), None);
+    assert_eq!(record(&cf, 1005), None);
     db.checkpoint(&checkpoint).unwrap();
     drop(cf);
     db.close().unwrap();
@@ -80,12 +80,12 @@ fn records_are_durable_move_with_their_family_and_go_with_it() {
         let db = Db::open(path, opts()).unwrap();
         let cf = db.cf("t").expect("family");
         assert_eq!(
-            record(&cf, 1).as_deref(),
+            record(&cf, 1001).as_deref(),
             Some(&b"schema v1"[..]),
             "{path:?}"
         );
         assert_eq!(
-            record(&cf, 2).as_deref(),
+            record(&cf, 1002).as_deref(),
             Some(&b"layout 2"[..]),
             "{path:?}"
         );

@@ -12,6 +12,7 @@
 
 use super::layout::LayoutRecord;
 use super::operator::RowOperator;
+use super::policy::{needs_policy, TablePolicy};
 use super::schema::Schema;
 use crate::compaction::CompactionPolicy;
 use crate::db::family_kind::FamilyKinds;
@@ -66,9 +67,9 @@ impl Catalog {
     }
 }
 
-/// Makes a table family's options from its catalog: the row operator of its schema.
-/// Its compactions are planned by the database's policy while every level holds rows
-/// (the only layout tables are created with today).
+/// Makes a table family's options from its catalog: the row operator of its schema;
+/// and its policy: CG-local compaction (`policy.rs`) when a level holds column
+/// groups, else the database's.
 #[derive(Debug, Default)]
 pub(crate) struct TableKinds;
 
@@ -79,9 +80,11 @@ impl FamilyKinds for TableKinds {
         version: &Version,
         opts: &mut Options,
     ) -> Result<Option<Arc<dyn CompactionPolicy>>> {
-        if let Some(catalog) = Catalog::read(name, version)? {
-            opts.merge_operator = Some(Arc::new(RowOperator::new(catalog.schema)));
-        }
-        Ok(None)
+        let Some(catalog) = Catalog::read(name, version)? else {
+            return Ok(None);
+        };
+        opts.merge_operator = Some(Arc::new(RowOperator::new(Arc::clone(&catalog.schema))));
+        Ok(needs_policy(&catalog.layout)
+            .then(|| Arc::new(TablePolicy::new(catalog.schema)) as Arc<dyn CompactionPolicy>))
     }
 }

@@ -10,18 +10,22 @@
 //! changed columns (never a read-modify-write), a delete a `Delete`. Reads resolve a
 //! key's parts through the operator, as compactions fold them.
 //!
-//! What exists today: schemas, layouts (checked, with containment), the catalog, the
-//! row operator, and this API over tables whose levels all hold rows. Column-group
-//! levels, column blocks, projections that skip groups, batch scans, CG-local
-//! compaction and the cost model are planned (issue 31): [`Table::create`] refuses a
-//! layout with column groups rather than store rows where groups were asked for.
+//! A layout may give levels below L0 column groups: the table's compaction policy
+//! (`policy.rs`, CG-local compaction) then writes each group's share of every row to
+//! a run of its own (`splitter.rs`), and reads reunite the parts through the
+//! operator. What exists today stores a group's parts in the engine's ordinary
+//! (row-format) blocks, the paper's "simulated" column groups. Column blocks, reads
+//! that open only the groups a projection needs, batch scans, trivial moves, layout
+//! changes and the cost model are planned (issue 31).
 
 mod catalog;
 mod layout;
 mod operator;
 mod part;
+mod policy;
 mod scan;
 mod schema;
+mod splitter;
 
 pub(crate) use catalog::TableKinds;
 pub use layout::{Layout, LevelLayout};
@@ -30,7 +34,7 @@ pub use schema::{Column, ColumnType, KeyType, Schema, Value};
 
 use crate::db::{CfHandle, Db};
 use crate::error::{Error, Result};
-use crate::options::{CfOptions, ReadOptions, WriteOptions};
+use crate::options::{ReadOptions, WriteOptions};
 use catalog::Catalog;
 use layout::LayoutRecord;
 use part::Part;
@@ -55,8 +59,8 @@ impl std::fmt::Debug for Table<'_> {
 }
 
 impl<'db> Table<'db> {
-    /// Creates table `name` in `db`: a column family holding its schema and layout
-    /// from its first MANIFEST edit on.
+    /// Creates table `name` in `db`: a column family with the database's per-tree
+    /// options, holding its schema and layout from its first MANIFEST edit on.
     ///
     /// # Errors
     /// `InvalidArgument` for a taken name, a layout that does not fit the schema
@@ -64,20 +68,14 @@ impl<'db> Table<'db> {
     /// read-only database; the MANIFEST's errors as for [`Db::create_cf`].
     pub fn create(db: &'db Db, name: &str, schema: Schema, layout: Layout) -> Result<Table<'db>> {
         layout.check(schema.columns().len())?;
-        if layout.has_groups() {
-            return Err(Error::InvalidArgument(format!(
-                "table `{name}`: layout `{}`: column-group levels are planned, not built \
-                 (issue 31); give a layout of rows (`row`)",
-                layout.to_text()
-            )));
-        }
         let records = vec![
             (catalog::SCHEMA, schema.encode()),
             (catalog::LAYOUT, LayoutRecord::first(&layout).encode()),
         ];
-        let family = db
-            .inner()
-            .create_family(name, &CfOptions::default(), records)?;
+        // The family takes the database's per-tree options, as a family opened
+        // without options of its own does.
+        let inner = db.inner();
+        let family = inner.create_family(name, &inner.opts.cf_options(), records)?;
         Ok(Table {
             db,
             cf: CfHandle { family },
@@ -312,5 +310,7 @@ pub mod codecs {
     }
 }
 
+#[cfg(test)]
+mod groups_tests;
 #[cfg(test)]
 mod tests;

@@ -10,8 +10,10 @@
 //! | u8 = 1  | u8    | varint32 | column varint32, null u8 (1: null), value  |
 //! +---------+-------+----------+--------------------------------------------+
 //! ```
-//! Flags: bit 0 `INSERT`: the row exists from this part on, and the part holds every
-//! column (an insert replaces the whole row); other bits are zero. A value is typed by
+//! Flags: bit 0 `INSERT`: the row exists from this part on; other bits are zero. The
+//! parts of one insert at one sequence number hold every column between them (the
+//! whole row in one part, or one part per column group after a split), so an insert
+//! replaces every column of an older row. A value is typed by
 //! its column in the schema: `i32` 4 bytes and `i64` 8 bytes little-endian, `f64` its
 //! 8 bytes of IEEE bits little-endian, `fixedN` N bytes, `bytes` a varint32 length and
 //! the bytes; a null cell has no value bytes. Frozen fixture in `tests.rs`.
@@ -50,14 +52,12 @@ impl Part {
         self.insert
     }
 
-    /// `newer` laid over `self`: an insert replaces the row; an update's cells replace
-    /// those of its columns and leave the row's existence as it was. A result without a
-    /// row keeps its cells only while it may still meet an older row
-    /// (`keep_cells`); resolved against the key's whole history it is a ghost.
+    /// `newer` laid over `self`: per column, the newer cell wins; the row exists if
+    /// either says so (an insert's parts hold every column between them, so an insert
+    /// replaces the whole row). A result without a row keeps its cells only while it
+    /// may still meet an older row (`keep_cells`); resolved against the key's whole
+    /// history it is a ghost.
     pub fn overlay(self, newer: Part, keep_cells: bool) -> Part {
-        if newer.insert {
-            return newer;
-        }
         let mut cells = Vec::with_capacity(self.cells.len() + newer.cells.len());
         let mut old = self.cells.into_iter().peekable();
         let mut new = newer.cells.into_iter().peekable();
@@ -78,7 +78,7 @@ impl Part {
             }
         }
         let part = Part {
-            insert: self.insert,
+            insert: self.insert || newer.insert,
             cells,
         };
         if part.insert || keep_cells {
@@ -123,7 +123,7 @@ impl Part {
 
     /// Decodes `src` as a part of a table of `schema`, checking it whole: columns in
     /// the schema and strictly ascending, values of their columns' types, nulls only
-    /// in nullable columns, every column in an insert, nothing after the last cell.
+    /// in nullable columns, nothing after the last cell.
     ///
     /// # Errors
     /// What is wrong, for a `MergeFailed` or `Corruption` naming the key.
@@ -176,15 +176,10 @@ impl Part {
         if !d.is_empty() {
             return Err("bytes after the last cell".into());
         }
-        let insert = flags & INSERT != 0;
-        if insert && cells.len() != columns.len() {
-            return Err(format!(
-                "an insert holds {} of the table's {} columns",
-                cells.len(),
-                columns.len()
-            ));
-        }
-        Ok(Part { insert, cells })
+        Ok(Part {
+            insert: flags & INSERT != 0,
+            cells,
+        })
     }
 
     /// The values of `projection` (column numbers), `Null` where the part holds none.

@@ -3,11 +3,11 @@
 //! caller, gives the family its row operator), and the API's refusals.
 
 use super::*;
-use crate::options::Options;
+use crate::options::{CfOptions, Options};
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
 
-fn schema() -> Schema {
+pub(super) fn schema() -> Schema {
     Schema::parse("id:u64,a:i32,b:i64?,c:bytes,d:fixed2?").unwrap()
 }
 
@@ -19,7 +19,7 @@ fn opts() -> Options {
         .with_target_file_size_base(8 << 10)
 }
 
-fn random_value(rng: &mut rand::rngs::StdRng, column: usize) -> Value {
+pub(super) fn random_value(rng: &mut rand::rngs::StdRng, column: usize) -> Value {
     match column {
         0 => Value::I32(rng.random_range(-1000..1000)),
         1 if rng.random_bool(0.2) => Value::Null,
@@ -172,10 +172,13 @@ fn bad_input_is_refused_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), opts().with_create_if_missing(true)).unwrap();
     let s = schema();
-    // Layouts: groups are planned; a bad one is named.
-    let groups = Layout::parse("row;2,2", 4).unwrap();
+    // A layout for another width is refused by name, and creates nothing.
+    let groups = Layout::parse("row;2,3", 5).unwrap();
     let err = Table::create(&db, "t", s.clone(), groups).unwrap_err();
-    assert!(err.to_string().contains("planned"), "{err}");
+    assert!(
+        err.to_string().contains("column 4, the table has 4"),
+        "{err}"
+    );
     assert!(db.cf("t").is_none(), "nothing created");
     let t = Table::create(&db, "t", s.clone(), Layout::row()).unwrap();
     let err = Table::create(&db, "t", s.clone(), Layout::row()).unwrap_err();

@@ -61,8 +61,10 @@
 //! every snapshot edit repeats while the family lives. The engine does not read the
 //! values: they are the durable state of a component that owns a family (what its
 //! values mean, how its levels are laid out), changed atomically with the family's
-//! files when an edit carries both. Keys are the owner's; one edit sets a key
-//! at most once. A database that never sets a record writes no tag 11, so its MANIFEST
+//! files when an edit carries both. Keys are allocated to owners: 1–999 to the
+//! crate's own family kinds (`db::family_kind`; each names its keys where it defines
+//! them, and a kind claims a family by its keys), 1000 and up to tests. One edit sets
+//! a key at most once. A database that never sets a record writes no tag 11, so its MANIFEST
 //! is byte for byte what format version 3 writes. Tag 11 is not safe to ignore: a
 //! reader that skipped it would open the family without its owner's state.
 //!

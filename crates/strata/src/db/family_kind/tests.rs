@@ -11,7 +11,7 @@ use crate::options::{CfOptions, WriteOptions};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The record key the test kinds read.
-const KIND: u32 = 7;
+const KIND: u32 = 1007;
 
 /// Claims families holding record [`KIND`]: `counter` gives them `U64Add` and the
 /// shared [`Counting`] policy; anything else in the record is refused; `levels`

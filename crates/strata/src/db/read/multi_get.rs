@@ -14,7 +14,7 @@
 
 use super::{
     ask_compaction, get_from_memtables, probe, probe_level, read_sequence, resolve, Pending, Probe,
-    Source,
+    Source, Step,
 };
 use crate::db::family::Family;
 use crate::db::DbInner;
@@ -123,9 +123,11 @@ pub(crate) fn multi_get(
                     Probe::Absent => None,
                 })
             };
-            match probe_level(version, level, key, &mut meet, &mut probe_one) {
-                Ok(Some(base)) => l.base = Some(base),
-                Ok(None) => {}
+            match probe_level(version, level, key, usize::MAX, &mut meet, &mut probe_one) {
+                Ok(Step::Answer(base)) => l.base = Some(base),
+                // The walk read every level: the chain ends without a base.
+                Ok(Step::Ended) => l.base = Some(None),
+                Ok(Step::Next) => {}
                 Err(e) => l.failed = Some(e),
             }
         }

@@ -1,0 +1,201 @@
+//! Column-group levels, metamorphically: the same random inserts, partial updates and
+//! deletes on tables that differ only in layout answer every get and scan alike,
+//! live, at a snapshot, after compactions and after a plain reopen; the group layouts
+//! really store their levels as one run per group; and the splitter's rules hold
+//! record by record.
+
+use super::part::Part;
+use super::splitter::GroupSplitter;
+use super::tests::{random_value, schema};
+use super::*;
+use crate::compaction::plan::{Parts, Splitter};
+use crate::key::{ParsedKey, ValueKind};
+use crate::options::Options;
+use crate::version::file_meta::ALL_COLUMNS;
+use rand::{Rng, SeedableRng};
+
+fn opts() -> Options {
+    Options::default()
+        .with_create_if_missing(true)
+        .with_write_buffer_size(16 << 10)
+        .with_level0_file_num_compaction_trigger(2)
+        .with_max_bytes_for_level_base(16 << 10)
+        .with_max_bytes_for_level_multiplier(2.0)
+        .with_target_file_size_base(8 << 10)
+        .with_num_levels(6)
+}
+
+const KEYS: u64 = 1500;
+const ALL: [usize; 4] = [0, 1, 2, 3];
+
+/// What a table answers: every key's row, and a projected reverse scan of a range.
+type Answers = (Vec<Option<Vec<Value>>>, Vec<(Value, Vec<Value>)>);
+
+fn answers(t: &Table<'_>, ro: &ReadOptions) -> Answers {
+    let rows = (0..KEYS)
+        .map(|k| t.get(ro, &Value::U64(k), &ALL).unwrap())
+        .collect();
+    let (lo, hi) = (Value::U64(200), Value::U64(900));
+    let scan = t
+        .scan(ro, (Some(&lo), Some(&hi)), &[3, 0], true)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    (rows, scan)
+}
+
+/// Runs the seeded workload on a table of `layout`; returns its answers live, at a
+/// snapshot taken midway, after a full compaction and after a plain reopen, and
+/// how many column-group runs the table's levels held.
+fn run(layout: &str) -> (Vec<Answers>, usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(19);
+    let db = Db::open(dir.path(), opts()).unwrap();
+    let layout = Layout::parse(layout, 4).unwrap();
+    let t = Table::create(&db, "t", schema(), layout).unwrap();
+    let wo = WriteOptions::default();
+    let mut out = Vec::new();
+    let mut snap = None;
+    for step in 0..12_000u32 {
+        let k = Value::U64(rng.random_range(0..KEYS));
+        match rng.random_range(0..10) {
+            0..=4 => {
+                let row: Vec<Value> = ALL.iter().map(|&c| random_value(&mut rng, c)).collect();
+                t.insert(&wo, &k, &row).unwrap();
+            }
+            5..=8 => {
+                let mut set = Vec::new();
+                for c in ALL {
+                    if rng.random_bool(0.35) {
+                        set.push((c, random_value(&mut rng, c)));
+                    }
+                }
+                if set.is_empty() {
+                    set.push((0, random_value(&mut rng, 0)));
+                }
+                t.update(&wo, &k, &set).unwrap();
+            }
+            _ => t.delete(&wo, &k).unwrap(),
+        }
+        if step == 6000 {
+            snap = Some(db.snapshot());
+        }
+    }
+    db.wait_for_compactions().unwrap();
+    let version = t.cf.family.versions.current();
+    let group_runs = (0..version.num_levels())
+        .flat_map(|l| version.runs(l).map(|r| r.group()).collect::<Vec<_>>())
+        .filter(|&g| g != ALL_COLUMNS)
+        .count();
+    let ro = ReadOptions::default();
+    out.push(answers(&t, &ro));
+    // The batched read path walks the levels as `get` does.
+    let keys: Vec<[u8; 8]> = (0..KEYS).map(u64::to_be_bytes).collect();
+    for (k, got) in keys.iter().zip(db.multi_get_cf(&ro, &t.cf, &keys)) {
+        assert_eq!(
+            got.unwrap(),
+            db.get_cf(&ro, &t.cf, k).unwrap(),
+            "multi_get of {k:?}"
+        );
+    }
+    let at = ReadOptions::default().with_snapshot(snap.take().unwrap());
+    out.push(answers(&t, &at));
+    drop(at);
+    db.compact_range_cf(&t.cf, None, None).unwrap();
+    out.push(answers(&t, &ro));
+    drop(t);
+    db.close().unwrap();
+    let db = Db::open(dir.path(), opts()).unwrap();
+    let t = Table::open(&db, "t").unwrap();
+    out.push(answers(&t, &ro));
+    (out, group_runs)
+}
+
+#[test]
+fn layouts_answer_alike_and_group_levels_hold_one_run_per_group() {
+    let (rows, none) = run("row");
+    assert_eq!(none, 0);
+    for layout in ["row;2,2", "row;row;2,2;1,1,1,1", "row;3,1;1,1,1,1"] {
+        let (got, runs) = run(layout);
+        assert!(runs >= 2, "{layout}: {runs} column-group runs");
+        for (i, (a, b)) in rows.iter().zip(&got).enumerate() {
+            let phase = ["live", "snapshot", "compacted", "reopened"][i];
+            for (k, (x, y)) in a.0.iter().zip(&b.0).enumerate() {
+                assert_eq!(x, y, "{layout}, {phase}: key {k}");
+            }
+            assert_eq!(a.1, b.1, "{layout}, {phase}: scan");
+        }
+    }
+}
+
+fn split(
+    splitter: &GroupSplitter,
+    kind: ValueKind,
+    value: &[u8],
+) -> Vec<(usize, ValueKind, Vec<u8>)> {
+    let mut parts = Parts::default();
+    let entry = ParsedKey {
+        user_key: b"k",
+        seq: 7,
+        kind,
+    };
+    splitter.split(&entry, value, &mut parts);
+    parts
+        .iter()
+        .map(|p| (p.stream, p.kind, p.value.clone()))
+        .collect()
+}
+
+#[test]
+fn the_splitter_gives_each_group_its_share() {
+    let s = Arc::new(schema());
+    let splitter = GroupSplitter::new(Arc::clone(&s), vec![vec![0, 1], vec![2], vec![3]]);
+    let row = Part {
+        insert: true,
+        cells: vec![
+            (0, Value::I32(1)),
+            (1, Value::Null),
+            (2, Value::Bytes(b"x".to_vec())),
+            (3, Value::Null),
+        ],
+    };
+    // An insert: every group its whole share, insert flag kept, as merge operands.
+    let got = split(&splitter, ValueKind::Put, &row.encode(&s));
+    let shares: Vec<_> = got
+        .iter()
+        .map(|(st, kind, v)| (*st, *kind, Part::decode(&s, v).unwrap()))
+        .collect();
+    assert_eq!(shares.len(), 3);
+    assert!(shares
+        .iter()
+        .all(|(_, k, p)| *k == ValueKind::Merge && p.insert));
+    assert_eq!(shares[0].2.cells, row.cells[..2].to_vec());
+    assert_eq!(shares[2].2.cells, row.cells[3..].to_vec());
+    // An update reaches only the groups whose columns it sets.
+    let update = Part {
+        insert: false,
+        cells: vec![(2, Value::Bytes(b"y".to_vec()))],
+    };
+    let got = split(&splitter, ValueKind::Merge, &update.encode(&s));
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].0, 1);
+    // A delete and a ghost reach every group as deletes.
+    for (kind, value) in [
+        (ValueKind::Delete, Vec::new()),
+        (ValueKind::Put, Part::ghost().encode(&s)),
+    ] {
+        let got = split(&splitter, kind, &value);
+        assert_eq!(got.len(), 3, "{kind:?}");
+        assert!(got
+            .iter()
+            .all(|(_, k, v)| *k == ValueKind::Delete && v.is_empty()));
+    }
+    // A ghost operand changes nothing anywhere.
+    assert!(split(&splitter, ValueKind::Merge, &Part::ghost().encode(&s)).is_empty());
+    // Damage goes everywhere unchanged, so reads keep reporting it.
+    let got = split(&splitter, ValueKind::Put, b"junk");
+    assert_eq!(got.len(), 3);
+    assert!(got
+        .iter()
+        .all(|(_, k, v)| *k == ValueKind::Merge && v == b"junk"));
+}

@@ -1,0 +1,80 @@
+//! Cuts a table's records into the parts of a level's column groups (the record
+//! fan-out, `compaction::plan::Splitter`), so a compaction into a column-group level
+//! writes each group's share of every row to that group's run.
+
+use super::part::Part;
+use super::schema::Schema;
+use crate::compaction::plan::{Parts, Splitter};
+use crate::key::{ParsedKey, ValueKind};
+use std::sync::Arc;
+
+/// Splits records among streams, each holding one column group. See the module docs.
+#[derive(Debug)]
+pub(crate) struct GroupSplitter {
+    schema: Arc<Schema>,
+    /// Per output stream, its group's columns (ascending).
+    groups: Vec<Vec<u32>>,
+}
+
+impl GroupSplitter {
+    /// A splitter into `groups` (per stream, its columns, ascending) of a table of
+    /// `schema`.
+    pub fn new(schema: Arc<Schema>, groups: Vec<Vec<u32>>) -> GroupSplitter {
+        GroupSplitter { schema, groups }
+    }
+
+    fn everywhere(&self, parts: &mut Parts, kind: ValueKind, value: &[u8]) {
+        for stream in 0..self.groups.len() {
+            parts.add(stream, kind, |v| v.extend_from_slice(value));
+        }
+    }
+}
+
+impl Splitter for GroupSplitter {
+    /// - A delete, and a ghost (a `Put` that says there is no row), reach every
+    ///   stream as a delete: each group's older parts are hidden.
+    /// - A part gives each stream the cells of the stream's columns, as a merge
+    ///   operand, keeping its `INSERT` flag; a stream receives nothing when the part
+    ///   holds none of its columns and is not an insert. An insert holds every
+    ///   column of the groups it came from, so every stream it reaches gets its whole
+    ///   share, which replaces that group's share of anything older
+    ///   (`Part::overlay`): the rule `Splitter` states for a `Put`.
+    /// - A value that does not decode (damage the row operator would report on every
+    ///   read) goes to every stream unchanged, as a merge operand, so nothing is lost
+    ///   and reads keep failing with the same error.
+    fn split(&self, entry: &ParsedKey<'_>, value: &[u8], parts: &mut Parts) {
+        let part = match entry.kind {
+            ValueKind::Put | ValueKind::Merge => Part::decode(&self.schema, value),
+            ValueKind::Delete | ValueKind::RangeDelete => {
+                return self.everywhere(parts, ValueKind::Delete, &[]);
+            }
+        };
+        let Ok(part) = part else {
+            return self.everywhere(parts, ValueKind::Merge, value);
+        };
+        if !part.exists() && part.cells.is_empty() {
+            if entry.kind == ValueKind::Put {
+                self.everywhere(parts, ValueKind::Delete, &[]);
+            }
+            return;
+        }
+        for (stream, columns) in self.groups.iter().enumerate() {
+            let cells: Vec<_> = part
+                .cells
+                .iter()
+                .filter(|(c, _)| columns.binary_search(c).is_ok())
+                .cloned()
+                .collect();
+            if cells.is_empty() && !part.insert {
+                continue;
+            }
+            let share = Part {
+                insert: part.insert,
+                cells,
+            };
+            parts.add(stream, ValueKind::Merge, |v| {
+                v.extend_from_slice(&share.encode(&self.schema))
+            });
+        }
+    }
+}
