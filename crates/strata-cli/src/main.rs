@@ -32,6 +32,7 @@ mod results;
 mod runner;
 mod sst_dump;
 mod stress;
+mod table;
 mod values;
 mod ycsb;
 
@@ -71,6 +72,8 @@ enum Command {
     Compare(compare::CompareArgs),
     /// Reproduce a paper's experiment (aligned, snapshot-filter, dcompaction).
     Experiment(experiment::ExperimentArgs),
+    /// Tables of typed columns: create, load, get, update, delete, scan, compact, show.
+    Table(Box<table::TableArgs>),
     /// Measure a disk, or a device model over it, with direct I/O: 4 KiB and 16 KiB
     /// random reads at queue depth 1 and 16, 1 MiB sequential read and write.
     DeviceBench(Box<device_bench::DeviceBenchArgs>),
@@ -138,6 +141,7 @@ fn main() -> ExitCode {
         Command::Ldb(a) => ldb::run(a),
         Command::Stress(a) => stress::run(a),
         Command::SstDump(a) => sst_dump::run(a),
+        Command::Table(a) => table::run(a),
         Command::Plot(a) => plot::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Experiment(a) => experiment::run(a),

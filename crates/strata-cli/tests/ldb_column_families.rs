@@ -5,18 +5,11 @@
 
 mod common;
 
-use common::{db_flag, ok, strata};
+use common::{db_flag, fails_with, ok, strata};
 
 /// Stderr of a run that must fail with one `error: ` line.
 fn fails(args: &[&str]) -> String {
-    let out = strata(args, None);
-    assert!(!out.status.success(), "strata {args:?} succeeded");
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        err.starts_with("error: ") && err.lines().count() == 1,
-        "{args:?}: {err}"
-    );
-    err
+    fails_with(args, None)
 }
 
 #[test]

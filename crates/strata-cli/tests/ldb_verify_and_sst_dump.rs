@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{db_flag, ok, strata};
+use common::{db_flag, fails_with, ok};
 use std::path::{Path, PathBuf};
 
 /// A database of 500 keys in small blocks, compacted into tables, and its table files.
@@ -28,14 +28,7 @@ fn build(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn one_error_line(args: &[&str]) -> String {
-    let out = strata(args, None);
-    assert!(!out.status.success(), "strata {args:?} succeeded");
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        err.starts_with("error: ") && err.lines().count() == 1,
-        "{err}"
-    );
-    err
+    fails_with(args, None)
 }
 
 fn flip(path: &Path, offset: usize) {

@@ -40,6 +40,18 @@ pub fn strata(args: &[&str], input: Option<&str>) -> Output {
     }
 }
 
+/// Stderr of a run that must fail (given stdin `input`) with one `error: ` line.
+pub fn fails_with(args: &[&str], input: Option<&str>) -> String {
+    let out = strata(args, input);
+    assert!(!out.status.success(), "strata {args:?} succeeded");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        err.starts_with("error: ") && err.lines().count() == 1,
+        "{args:?}: {err}"
+    );
+    err
+}
+
 /// Stdout of a run that must succeed.
 pub fn ok(args: &[&str], input: Option<&str>) -> String {
     let out = strata(args, input);

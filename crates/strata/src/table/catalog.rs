@@ -84,7 +84,16 @@ impl FamilyKinds for TableKinds {
             return Ok(None);
         };
         opts.merge_operator = Some(Arc::new(RowOperator::new(Arc::clone(&catalog.schema))));
-        Ok(needs_policy(&catalog.layout)
-            .then(|| Arc::new(TablePolicy::new(catalog.schema)) as Arc<dyn CompactionPolicy>))
+        if !needs_policy(&catalog.layout) {
+            return Ok(None);
+        }
+        // Column-group levels belong to CG-local compaction alone: the techniques that
+        // adjust other policies' plans (tiering's retention re-routes keys whole,
+        // query-driven compaction writes rows back) would undo the split.
+        opts.tiering = None;
+        opts.query_compaction = None;
+        Ok(Some(
+            Arc::new(TablePolicy::new(catalog.schema)) as Arc<dyn CompactionPolicy>
+        ))
     }
 }

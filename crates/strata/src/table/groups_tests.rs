@@ -190,6 +190,13 @@ fn the_splitter_gives_each_group_its_share() {
             .iter()
             .all(|(_, k, v)| *k == ValueKind::Delete && v.is_empty()));
     }
+    // Any `Put` without the flag reads as no row: a delete everywhere, too.
+    let flagless = Part {
+        insert: false,
+        cells: vec![(0, Value::I32(9))],
+    };
+    let got = split(&splitter, ValueKind::Put, &flagless.encode(&s));
+    assert!(got.len() == 3 && got.iter().all(|(_, k, _)| *k == ValueKind::Delete));
     // A ghost operand changes nothing anywhere.
     assert!(split(&splitter, ValueKind::Merge, &Part::ghost().encode(&s)).is_empty());
     // Damage goes everywhere unchanged, so reads keep reporting it.
@@ -198,4 +205,43 @@ fn the_splitter_gives_each_group_its_share() {
     assert!(got
         .iter()
         .all(|(_, k, v)| *k == ValueKind::Merge && v == b"junk"));
+}
+
+/// Column-group levels are CG-local compaction's alone: a database whose per-tree
+/// options ask for tiering or query-driven compaction gives its row-layout tables
+/// those options and its column-group tables neither (their plans would be re-routed
+/// whole, undoing the split).
+#[test]
+fn group_tables_drop_the_techniques_that_reroute_plans() {
+    use crate::db::family_kind::FamilyKinds;
+    use crate::tiering::Tiering;
+    use crate::version::{Version, VersionEdit};
+    let catalog = |layout: &str| {
+        let layout = Layout::parse(layout, 4).unwrap();
+        let edit = VersionEdit {
+            records: vec![
+                (super::catalog::SCHEMA, schema().encode()),
+                (
+                    super::catalog::LAYOUT,
+                    super::layout::LayoutRecord::first(&layout).encode(),
+                ),
+            ],
+            ..Default::default()
+        };
+        Version::new(7).apply(&edit).unwrap()
+    };
+    let base = Options::default()
+        .with_tiering(Some(Tiering::fat()))
+        .with_query_compaction(Some(crate::options::QueryCompaction::default()));
+    let mut row = base.clone();
+    let policy = TableKinds
+        .configure("t", &catalog("row"), &mut row)
+        .unwrap();
+    assert!(policy.is_none() && row.tiering.is_some() && row.query_compaction.is_some());
+    assert!(row.merge_operator.is_some());
+    let mut groups = base.clone();
+    let policy = TableKinds
+        .configure("t", &catalog("row;2,2"), &mut groups)
+        .unwrap();
+    assert!(policy.is_some() && groups.tiering.is_none() && groups.query_compaction.is_none());
 }

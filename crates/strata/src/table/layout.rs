@@ -67,35 +67,98 @@ impl Layout {
     /// `InvalidArgument` naming the level that does not parse, or as
     /// [`Layout::check`].
     pub fn parse(text: &str, columns: usize) -> Result<Layout> {
-        let mut levels = Vec::new();
-        for (i, level) in text.split(';').map(str::trim).enumerate() {
-            if level == "row" {
-                levels.push(LevelLayout::Row);
-                continue;
-            }
-            let mut groups = Vec::new();
-            let mut next = 0u32;
-            for width in level.split(',').map(str::trim) {
-                let w: u32 = width.parse().ok().filter(|&w| w > 0).ok_or_else(|| {
-                    Error::InvalidArgument(format!(
-                        "layout level {i}: `{width}` is not a group width (a number > 0, \
-                         or the level is `row`)"
-                    ))
-                })?;
-                let end = next.checked_add(w).ok_or_else(|| {
-                    Error::InvalidArgument(format!("layout level {i}: widths overflow"))
-                })?;
-                groups.push((next..end).collect());
-                next = end;
-            }
-            levels.push(LevelLayout::Groups(groups));
-        }
-        Layout::new(levels, columns)
+        Layout::new(parse_levels(text, columns)?, columns)
     }
 
+    /// [`Layout::parse`], then [`Layout::refined`]: the coarsest layout with
+    /// containment inside the one `text` asks for.
+    ///
+    /// # Errors
+    /// As [`Layout::parse`], except containment.
+    pub fn parse_refined(text: &str, columns: usize) -> Result<Layout> {
+        Layout::refined(parse_levels(text, columns)?, columns)
+    }
+
+    /// The coarsest layout with containment inside `levels`: from level 1 down, each
+    /// group is cut along the groups of the (refined) level above it, and a row level
+    /// under column groups takes the groups above it. A layout that already has
+    /// containment is returned as it is.
+    ///
+    /// # Errors
+    /// As [`Layout::check`], except containment.
+    pub fn refined(levels: Vec<LevelLayout>, columns: usize) -> Result<Layout> {
+        let all: Vec<u32> = (0..u32::try_from(columns).unwrap_or(u32::MAX)).collect();
+        let mut out: Vec<LevelLayout> = Vec::with_capacity(levels.len());
+        for level in levels {
+            let above = match out.last() {
+                None | Some(LevelLayout::Row) => {
+                    out.push(level);
+                    continue;
+                }
+                Some(LevelLayout::Groups(g)) => g.clone(),
+            };
+            let wanted = match level {
+                LevelLayout::Row => vec![all.clone()],
+                LevelLayout::Groups(g) => g,
+            };
+            let mut cut: Vec<Vec<u32>> = Vec::new();
+            for g in &wanted {
+                for u in &above {
+                    let part: Vec<u32> = g.iter().copied().filter(|c| u.contains(c)).collect();
+                    if !part.is_empty() {
+                        cut.push(part);
+                    }
+                }
+            }
+            cut.sort_by_key(|g| g.first().copied());
+            out.push(LevelLayout::Groups(cut));
+        }
+        Layout::new(out, columns)
+    }
+}
+
+/// The levels of a `--layout` text for a table of `columns` columns, unchecked
+/// beyond their widths fitting.
+///
+/// # Errors
+/// `InvalidArgument` naming the level that does not parse.
+fn parse_levels(text: &str, columns: usize) -> Result<Vec<LevelLayout>> {
+    let mut levels = Vec::new();
+    for (i, level) in text.split(';').map(str::trim).enumerate() {
+        if level == "row" {
+            levels.push(LevelLayout::Row);
+            continue;
+        }
+        let mut groups = Vec::new();
+        let mut next = 0u32;
+        for width in level.split(',').map(str::trim) {
+            let w: u32 = width.parse().ok().filter(|&w| w > 0).ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "layout level {i}: `{width}` is not a group width (a number > 0, \
+                     or the level is `row`)"
+                ))
+            })?;
+            let end = next
+                .checked_add(w)
+                .filter(|&e| usize::try_from(e).is_ok_and(|e| e <= columns))
+                .ok_or_else(|| {
+                    Error::InvalidArgument(format!(
+                        "layout level {i}: the widths add up past the table's {columns} columns"
+                    ))
+                })?;
+            groups.push((next..end).collect());
+            next = end;
+        }
+        levels.push(LevelLayout::Groups(groups));
+    }
+    Ok(levels)
+}
+
+impl Layout {
     /// `Ok` iff the layout fits a table of `columns` columns: level 0 holds rows;
     /// every group level partitions exactly the columns `0..columns` into non-empty
-    /// groups; and every group of level i+1 lies inside one group of level i.
+    /// groups, each listing its columns in ascending order; and every group of level
+    /// i+1 lies inside one group of level i.
     ///
     /// # Errors
     /// `InvalidArgument` naming the level (and, for containment, the two levels and
@@ -115,6 +178,11 @@ impl Layout {
             for g in groups {
                 if g.is_empty() {
                     return bad(format!("level {i} has an empty group"));
+                }
+                if g.windows(2).any(|w| w.first() >= w.get(1)) {
+                    return bad(format!(
+                        "level {i}: group {g:?} does not list its columns in ascending order"
+                    ));
                 }
                 for &c in g {
                     match usize::try_from(c).ok().and_then(|c| seen.get_mut(c)) {
@@ -320,3 +388,6 @@ impl LayoutRecord {
         Ok(record)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -64,8 +64,8 @@ impl<'db> Table<'db> {
     ///
     /// # Errors
     /// `InvalidArgument` for a taken name, a layout that does not fit the schema
-    /// ([`Layout::check`]) or holds column groups (planned, not built), or a
-    /// read-only database; the MANIFEST's errors as for [`Db::create_cf`].
+    /// ([`Layout::check`]), or a read-only database; the MANIFEST's errors as for
+    /// [`Db::create_cf`].
     pub fn create(db: &'db Db, name: &str, schema: Schema, layout: Layout) -> Result<Table<'db>> {
         layout.check(schema.columns().len())?;
         let records = vec![
@@ -209,6 +209,63 @@ impl<'db> Table<'db> {
             reason: format!("the row of key {key:02x?}: {e}"),
         })?;
         Ok(part.exists().then(|| part.project(projection)))
+    }
+
+    /// Compacts the whole table (`Db::compact_range_cf`), waiting for it.
+    ///
+    /// # Errors
+    /// As [`Db::compact_range_cf`].
+    pub fn compact(&self) -> Result<()> {
+        self.db.compact_range_cf(&self.cf, None, None)
+    }
+
+    /// Lines describing the table, for `strata table show`: its schema, its layout,
+    /// and per level holding files each run's group, columns, files and bytes.
+    pub fn describe(&self) -> Vec<String> {
+        let s = &self.schema;
+        let columns: Vec<String> = s
+            .columns()
+            .iter()
+            .map(|c| format!("{}:{:?}{}", c.name, c.ty, if c.nullable { "?" } else { "" }))
+            .collect();
+        let mut out = vec![
+            format!(
+                "table {}: key {}:{:?}",
+                self.cf.name(),
+                s.key_name(),
+                s.key_type()
+            ),
+            format!("columns: {}", columns.join(",")),
+            format!("layout: {}", self.layout.to_text()),
+        ];
+        let version = self.cf.family.versions.current();
+        let record = version
+            .record(catalog::LAYOUT)
+            .and_then(|r| LayoutRecord::decode(r).ok());
+        for level in 0..version.num_levels() {
+            for run in version.runs(level).filter(|r| !r.files().is_empty()) {
+                let what = match (run.group(), &record) {
+                    (crate::version::file_meta::ALL_COLUMNS, _) => "rows".to_owned(),
+                    (g, Some(r)) => {
+                        let names: Vec<&str> = r
+                            .groups
+                            .get(&g)
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|&c| s.columns().get(c as usize).map(|c| c.name.as_str()))
+                            .collect();
+                        format!("group {g} [{}]", names.join(","))
+                    }
+                    (g, None) => format!("group {g}"),
+                };
+                out.push(format!(
+                    "L{level}: {what} files={} bytes={}",
+                    run.files().len(),
+                    run.bytes()
+                ));
+            }
+        }
+        out
     }
 
     /// The rows with keys in `[from, to]` (`None`: unbounded), in key order or

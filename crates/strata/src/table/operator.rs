@@ -4,6 +4,7 @@
 
 use super::part::Part;
 use super::schema::Schema;
+use crate::limits::MAX_VALUE_LEN;
 use crate::merge::{MergeError, MergeOperator};
 use std::sync::Arc;
 
@@ -50,7 +51,14 @@ impl MergeOperator for RowOperator {
         for op in operands {
             row = row.overlay(self.decode(key, op)?, false);
         }
-        Ok(row.encode(&self.schema))
+        let bytes = row.encode(&self.schema);
+        if bytes.len() > MAX_VALUE_LEN {
+            return Err(MergeError::new(format!(
+                "table row of key {key:02x?}: {} bytes, over the value limit of {MAX_VALUE_LEN}",
+                bytes.len()
+            )));
+        }
+        Ok(bytes)
     }
 
     /// One part for consecutive `operands`: an update's cells stay, as an older row
@@ -61,7 +69,8 @@ impl MergeOperator for RowOperator {
         for p in parts {
             acc = acc.overlay(p.ok()?, true);
         }
-        Some(acc.encode(&self.schema))
+        // Parts each within the limit may unite into one over it: keep them apart.
+        Some(acc.encode(&self.schema)).filter(|b| b.len() <= MAX_VALUE_LEN)
     }
 
     fn check_operand(&self, key: &[u8], operand: &[u8]) -> Result<(), MergeError> {

@@ -218,6 +218,69 @@ impl Schema {
             .ok_or_else(|| Error::InvalidArgument(format!("no column `{name}` in the table")))
     }
 
+    /// The column numbers `spec` names: `first..last` (both inclusive, in schema
+    /// order) or `a,b,...` (in the order given).
+    ///
+    /// # Errors
+    /// `InvalidArgument` naming a column the table lacks, or a range that runs
+    /// backwards.
+    pub fn projection(&self, spec: &str) -> Result<Vec<usize>> {
+        if let Some((a, b)) = spec.split_once("..") {
+            let (a, b) = (self.column(a.trim())?, self.column(b.trim())?);
+            if a > b {
+                return Err(Error::InvalidArgument(format!(
+                    "columns `{spec}`: the range runs backwards"
+                )));
+            }
+            return Ok((a..=b).collect());
+        }
+        spec.split(',').map(|c| self.column(c.trim())).collect()
+    }
+
+    /// The key written as `text`: a decimal `u64`, or bytes as they are.
+    ///
+    /// # Errors
+    /// `InvalidArgument` naming the key if `text` is not a number for a `u64` key.
+    pub fn parse_key(&self, text: &str) -> Result<Value> {
+        match self.key {
+            KeyType::U64 => text.trim().parse().map(Value::U64).map_err(|_| {
+                Error::InvalidArgument(format!(
+                    "key `{}` is a u64: `{text}` is not one",
+                    self.key_name
+                ))
+            }),
+            KeyType::Bytes => Ok(Value::Bytes(text.as_bytes().to_vec())),
+        }
+    }
+
+    /// The value of column `column` written as `text`: a decimal number for `i32`,
+    /// `i64` and `f64`, bytes as they are, `NULL` for null; checked against the
+    /// column ([`Schema::check_value`]).
+    ///
+    /// # Errors
+    /// `InvalidArgument` naming the column if `text` does not parse or fit.
+    pub fn parse_value(&self, column: usize, text: &str) -> Result<Value> {
+        let c = self
+            .columns
+            .get(column)
+            .ok_or_else(|| Error::InvalidArgument(format!("no column number {column}")))?;
+        let bad = || {
+            Error::InvalidArgument(format!(
+                "column `{}` ({:?}): `{text}` does not parse",
+                c.name, c.ty
+            ))
+        };
+        let value = match (text.trim(), c.ty) {
+            ("NULL", _) => Value::Null,
+            (t, ColumnType::I32) => Value::I32(t.parse().map_err(|_| bad())?),
+            (t, ColumnType::I64) => Value::I64(t.parse().map_err(|_| bad())?),
+            (t, ColumnType::F64) => Value::F64(t.parse().map_err(|_| bad())?),
+            (_, ColumnType::Fixed(_) | ColumnType::Bytes) => Value::Bytes(text.as_bytes().to_vec()),
+        };
+        self.check_value(column, &value)?;
+        Ok(value)
+    }
+
     /// The bytes that store `key` in the tree.
     ///
     /// # Errors
@@ -246,11 +309,12 @@ impl Schema {
         }
     }
 
-    /// `Ok` iff `value` may be stored in column `column`.
+    /// `Ok` iff `value` may be stored in column `column` (its type; null only if
+    /// nullable; a fixed width's length).
     ///
     /// # Errors
     /// `InvalidArgument` naming the column.
-    pub(crate) fn check_value(&self, column: usize, value: &Value) -> Result<()> {
+    pub fn check_value(&self, column: usize, value: &Value) -> Result<()> {
         let c = self
             .columns
             .get(column)
@@ -361,3 +425,6 @@ impl Schema {
         Ok(schema)
     }
 }
+
+#[cfg(test)]
+mod tests;

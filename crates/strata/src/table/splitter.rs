@@ -31,14 +31,18 @@ impl GroupSplitter {
 }
 
 impl Splitter for GroupSplitter {
-    /// - A delete, and a ghost (a `Put` that says there is no row), reach every
+    /// - A delete, and a `Put` that says there is no row (a ghost), reach every
     ///   stream as a delete: each group's older parts are hidden.
     /// - A part gives each stream the cells of the stream's columns, as a merge
     ///   operand, keeping its `INSERT` flag; a stream receives nothing when the part
-    ///   holds none of its columns and is not an insert. An insert holds every
-    ///   column of the groups it came from, so every stream it reaches gets its whole
-    ///   share, which replaces that group's share of anything older
-    ///   (`Part::overlay`): the rule `Splitter` states for a `Put`.
+    ///   holds none of its columns and is not an insert. A row's insert holds every
+    ///   column at its sequence number, across the parts the groups hold of it, so
+    ///   every stream gets its whole share of an insert, which replaces that group's
+    ///   share of anything older (`Part::overlay`): the rule `Splitter` states for a
+    ///   `Put`. A part read back from a sibling run may be an insert holding none of
+    ///   a stream's columns (that run's share of the row); the stream then gets the
+    ///   flag alone, at the same sequence number as its own share, which changes
+    ///   nothing a reader sees.
     /// - A value that does not decode (damage the row operator would report on every
     ///   read) goes to every stream unchanged, as a merge operand, so nothing is lost
     ///   and reads keep failing with the same error.
@@ -52,10 +56,13 @@ impl Splitter for GroupSplitter {
         let Ok(part) = part else {
             return self.everywhere(parts, ValueKind::Merge, value);
         };
+        // A `Put` replaces everything older: one that says there is no row (a ghost,
+        // or any part without the flag, which reads as no row) is a delete in every
+        // group; an operand without cells or flag changes nothing.
+        if entry.kind == ValueKind::Put && !part.exists() {
+            return self.everywhere(parts, ValueKind::Delete, &[]);
+        }
         if !part.exists() && part.cells.is_empty() {
-            if entry.kind == ValueKind::Put {
-                self.everywhere(parts, ValueKind::Delete, &[]);
-            }
             return;
         }
         for (stream, columns) in self.groups.iter().enumerate() {

@@ -31,7 +31,8 @@ pub(crate) struct Retention {
 impl Retention {
     /// The retention of `plan`, a compaction out of `last_fast_level`: `None` if
     /// `plan` is not a rewrite from that level into the next with the picker's one
-    /// unbounded stream (or a stream [`Retention::add_to`] added).
+    /// unbounded stream (or a stream [`Retention::add_to`] added), or splits records
+    /// among its streams.
     pub fn of(plan: &Plan, last_fast_level: usize) -> Option<Retention> {
         let level = last_fast_level;
         let fast_inputs = match plan.inputs.first() {
@@ -39,7 +40,10 @@ impl Retention {
             _ => return None,
         };
         let slow = plan.outputs.first()?;
+        // A plan splitting records among streams (column groups) is not re-routed:
+        // retention routes keys whole.
         if plan.action != Action::Rewrite
+            || matches!(plan.routing, Routing::Records(_))
             || plan.range.is_some()
             || slow.level != level + 1
             || slow.bounds.is_some()

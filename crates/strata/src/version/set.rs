@@ -555,9 +555,9 @@ impl VersionSet {
     /// refuses those as the user's error).
     ///
     /// # Errors
-    /// `InvalidArgument` if a live family has that name; `Internal` if `records`
-    /// break the requirement; MANIFEST errors as [`Self::log_and_apply`] (the caller
-    /// poisons the database).
+    /// `InvalidArgument` if a live family has that name or `records` break the
+    /// requirement (nothing written); MANIFEST errors as [`Self::log_and_apply`] (the
+    /// caller poisons the database).
     pub fn create_family(
         &self,
         name: &str,
@@ -589,7 +589,7 @@ impl VersionSet {
         };
         let version = Version::new(num_levels)
             .apply(&edit)
-            .map_err(|e| Error::Internal(format!("new column family `{name}`: {e}")))?;
+            .map_err(|e| Error::InvalidArgument(format!("column family `{name}`: {e}")))?;
         let family = Arc::new(FamilyVersion::new(id, name.to_owned(), version, log_number));
         // Registered before the write so a roll-over's snapshot includes it; removed
         // again if the write fails.

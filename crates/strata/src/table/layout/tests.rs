@@ -22,7 +22,8 @@ fn bad_layouts_are_refused_by_level_and_columns() {
     for (text, what) in [
         ("2,2", "level 0 always holds rows"),
         ("row;2,1", "column 3 is in no group"),
-        ("row;2,3", "column 4, the table has 4"),
+        ("row;2,3", "add up past the table's 4 columns"),
+        ("row;4000000000", "add up past"),
         ("row;x", "not a group width"),
         ("row;0,4", "not a group width"),
         // The paper's §3.2 example: under <A,B>,<C,D>, <A,B,C> is no one group's.
@@ -45,6 +46,14 @@ fn bad_layouts_are_refused_by_level_and_columns() {
         4,
     );
     assert!(split.is_ok());
+    let unsorted = Layout::new(
+        vec![
+            LevelLayout::Row,
+            LevelLayout::Groups(vec![vec![1, 0], vec![2, 3]]),
+        ],
+        4,
+    );
+    assert!(unsorted.unwrap_err().to_string().contains("ascending"));
     let twice = Layout::new(
         vec![
             LevelLayout::Row,
@@ -91,4 +100,24 @@ fn the_layout_record_is_frozen_and_keeps_group_ids() {
     assert!(LayoutRecord::decode(&bad.encode())
         .unwrap_err()
         .contains("undefined column group 9"));
+}
+
+#[test]
+fn refining_cuts_each_group_along_the_level_above() {
+    // The paper's invalid example, refined: <A,B,C> under <A,B>,<C,D> becomes
+    // <A,B>,<C>.
+    let l = Layout::parse_refined("row;2,2;3,1", 4).unwrap();
+    assert_eq!(l.to_text(), "row;2,2;2,1,1");
+    // A row level under groups takes the groups; the cut goes on downward.
+    let l = Layout::parse_refined("row;1,3;row;2,2", 4).unwrap();
+    assert_eq!(l.to_text(), "row;1,3;1,3;1,1,2");
+    // A layout with containment is its own refinement.
+    let ok = "row;row;2,2;1,1,1,1";
+    assert_eq!(
+        Layout::parse_refined(ok, 4).unwrap(),
+        Layout::parse(ok, 4).unwrap()
+    );
+    // Everything but containment is still checked.
+    assert!(Layout::parse_refined("2,2", 4).is_err());
+    assert!(Layout::parse_refined("row;2,1", 4).is_err());
 }

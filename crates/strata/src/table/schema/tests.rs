@@ -70,3 +70,29 @@ fn keys_keep_their_order_and_values_their_column() {
     assert!(s.check_value(0, &Value::Bytes(vec![1])).is_err());
     assert!(s.check_value(1, &Value::Null).is_err());
 }
+
+#[test]
+fn keys_values_and_projections_parse_from_text() {
+    let s = Schema::parse("id:u64,a:i32,b:i64?,c:f64,d:fixed2,e:bytes?").unwrap();
+    assert_eq!(s.parse_key("42").unwrap(), Value::U64(42));
+    assert!(s
+        .parse_key("x")
+        .unwrap_err()
+        .to_string()
+        .contains("key `id`"));
+    assert_eq!(s.parse_value(0, "-7").unwrap(), Value::I32(-7));
+    assert_eq!(s.parse_value(1, "NULL").unwrap(), Value::Null);
+    assert_eq!(s.parse_value(2, "2.5").unwrap(), Value::F64(2.5));
+    assert_eq!(
+        s.parse_value(3, "xy").unwrap(),
+        Value::Bytes(b"xy".to_vec())
+    );
+    for (c, text) in [(0, "3000000000"), (0, "NULL"), (3, "xyz"), (2, "one")] {
+        let err = s.parse_value(c, text).unwrap_err().to_string();
+        assert!(err.contains(&s.columns()[c].name), "{c} {text}: {err}");
+    }
+    assert_eq!(s.projection("b..d").unwrap(), vec![1, 2, 3]);
+    assert_eq!(s.projection("e, a").unwrap(), vec![4, 0]);
+    assert!(s.projection("d..b").is_err());
+    assert!(s.projection("zz").unwrap_err().to_string().contains("zz"));
+}

@@ -1,0 +1,289 @@
+//! `strata table`: tables by hand (issue 31; docs/ARCHITECTURE.md §19).
+//!
+//! ```text
+//! strata table --db=DIR create --name=T --schema=id:u64,a1:i32,...[--layout=row;row;15,15]
+//!                               [--strict_layout]
+//!                     | load --name=T [--file=F]      (CSV: key,v1,...,vc per line)
+//!                     | get --name=T --key=K --columns=a16..a30 | a1,a5
+//!                     | update --name=T --key=K --set=a28=7[,a3=1]
+//!                     | delete --name=T --key=K
+//!                     | scan --name=T [--from=K] [--to=K] --columns=... [--reverse]
+//!                     | compact --name=T
+//!                     | show --name=T
+//! ```
+//! The first schema item is the key (`u64` or `bytes`); columns are `i32`, `i64`,
+//! `f64`, `bytes` or `fixedN`, nullable with a `?` (`--schema=@FILE` reads it from a
+//! file). A layout gives each level `row` or group widths over the columns in schema
+//! order; the last level given extends downward. A layout breaking containment is
+//! refined (`Layout::refine`: each group cut along the groups above it) and the
+//! effective layout printed, or refused with `--strict_layout`. Values on the command
+//! line and in CSV are typed by their column: numbers in decimal, bytes as text,
+//! `NULL` for null. `get` prints the values asked for, in that order, separated by
+//! `, `, or `(no row)`; `scan` prints one such line per row, the key first.
+//! `show` prints the schema, the layout and, per level, each run's group, files and
+//! bytes. Planned (issue 31): `query`, `advise`, `set-layout` and the table counters.
+
+use crate::error::{CliError, Result};
+use clap::{Args, Subcommand};
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use strata::table::{Layout, Schema, Table, Value};
+use strata::{Db, Options, ReadOptions, WriteOptions};
+
+/// `strata table`.
+#[derive(Args, Clone, Debug)]
+pub struct TableArgs {
+    /// The database directory.
+    #[arg(long = "db")]
+    pub db: PathBuf,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: TableCommand,
+}
+
+/// The `table` commands.
+#[derive(Subcommand, Clone, Debug)]
+pub enum TableCommand {
+    /// Create a table (and the database, if there is none).
+    Create {
+        /// The table.
+        #[arg(long)]
+        name: String,
+        /// `key:type,column:type[?],...`, or `@FILE`.
+        #[arg(long)]
+        schema: String,
+        /// Per level `row` or group widths, `;` between levels.
+        #[arg(long, default_value = "row")]
+        layout: String,
+        /// Refuse a layout that breaks containment instead of refining it.
+        #[arg(long = "strict_layout", default_value_t = false)]
+        strict_layout: bool,
+    },
+    /// Insert rows from CSV (`key,v1,...,vc` per line) on stdin or `--file`.
+    Load {
+        /// The table.
+        #[arg(long)]
+        name: String,
+        /// Read this file instead of stdin.
+        #[arg(long)]
+        file: Option<PathBuf>,
+        /// The input format (only `csv`).
+        #[arg(long, default_value = "csv")]
+        format: String,
+    },
+    /// Print the columns asked for of one row.
+    Get {
+        /// The table.
+        #[arg(long)]
+        name: String,
+        /// The row's key.
+        #[arg(long)]
+        key: String,
+        /// `a..b` (schema order) or `a,b,...`; default every column.
+        #[arg(long)]
+        columns: Option<String>,
+    },
+    /// Set some columns of one row (a row that does not exist stays absent).
+    Update {
+        /// The table.
+        #[arg(long)]
+        name: String,
+        /// The row's key.
+        #[arg(long)]
+        key: String,
+        /// `column=value,...`.
+        #[arg(long)]
+        set: String,
+    },
+    /// Delete one row.
+    Delete {
+        /// The table.
+        #[arg(long)]
+        name: String,
+        /// The row's key.
+        #[arg(long)]
+        key: String,
+    },
+    /// Print rows in key order.
+    Scan {
+        /// The table.
+        #[arg(long)]
+        name: String,
+        /// The first key (inclusive).
+        #[arg(long)]
+        from: Option<String>,
+        /// The last key (inclusive).
+        #[arg(long)]
+        to: Option<String>,
+        /// `a..b` or `a,b,...`; default every column.
+        #[arg(long)]
+        columns: Option<String>,
+        /// Largest key first.
+        #[arg(long, default_value_t = false)]
+        reverse: bool,
+    },
+    /// Compact the whole table and wait.
+    Compact {
+        /// The table.
+        #[arg(long)]
+        name: String,
+    },
+    /// Print the schema, the layout and the runs of each level.
+    Show {
+        /// The table.
+        #[arg(long)]
+        name: String,
+    },
+}
+
+/// Runs `strata table`.
+///
+/// # Errors
+/// Bad arguments or input (`Usage`, `BadInput`), the engine's errors.
+pub fn run(args: &TableArgs) -> Result<()> {
+    let create = matches!(args.command, TableCommand::Create { .. });
+    let db = Db::open(&args.db, Options::default().with_create_if_missing(create))?;
+    let mut out = std::io::stdout().lock();
+    let wo = WriteOptions::default();
+    let ro = ReadOptions::default();
+    let print = |out: &mut dyn Write, line: String| {
+        writeln!(out, "{line}").map_err(|e| CliError::Stdio("stdout", e))
+    };
+    match &args.command {
+        TableCommand::Create {
+            name,
+            schema,
+            layout,
+            strict_layout,
+        } => {
+            let text = match schema.strip_prefix('@') {
+                Some(path) => std::fs::read_to_string(path)
+                    .map_err(|e| CliError::io("read schema", path, e))?,
+                None => schema.clone(),
+            };
+            let schema = Schema::parse(text.trim())?;
+            let columns = schema.columns().len();
+            let layout = match Layout::parse(layout, columns) {
+                Ok(l) => l,
+                Err(e) if *strict_layout => return Err(e.into()),
+                Err(_) => {
+                    let refined = Layout::parse_refined(layout, columns)?;
+                    print(&mut out, format!("layout refined to {}", refined.to_text()))?;
+                    refined
+                }
+            };
+            Table::create(&db, name, schema, layout)?;
+        }
+        TableCommand::Load { name, file, format } => {
+            if format != "csv" {
+                return Err(CliError::Usage(format!(
+                    "--format={format}: only csv is read"
+                )));
+            }
+            let t = Table::open(&db, name)?;
+            let input: Box<dyn BufRead> = match file {
+                Some(path) => Box::new(std::io::BufReader::new(
+                    std::fs::File::open(path).map_err(|e| CliError::io("open", path, e))?,
+                )),
+                None => Box::new(std::io::stdin().lock()),
+            };
+            let mut rows = 0u64;
+            for (n, line) in input.lines().enumerate() {
+                let line = line.map_err(|e| CliError::Stdio("stdin", e))?;
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let bad = |e: strata::Error| CliError::BadInput(format!("line {}: {e}", n + 1));
+                let mut fields = line.split(',');
+                let key = t
+                    .schema()
+                    .parse_key(fields.next().unwrap_or_default())
+                    .map_err(bad)?;
+                let row: Vec<Value> = fields
+                    .enumerate()
+                    .map(|(c, f)| t.schema().parse_value(c, f))
+                    .collect::<strata::Result<_>>()
+                    .map_err(bad)?;
+                t.insert(&wo, &key, &row).map_err(bad)?;
+                rows += 1;
+            }
+            print(&mut out, format!("loaded {rows} rows"))?;
+        }
+        TableCommand::Get { name, key, columns } => {
+            let t = Table::open(&db, name)?;
+            let projection = projection(&t, columns.as_deref())?;
+            let key = t.schema().parse_key(key)?;
+            let line = match t.get(&ro, &key, &projection)? {
+                Some(values) => join(&values),
+                None => "(no row)".to_owned(),
+            };
+            print(&mut out, line)?;
+        }
+        TableCommand::Update { name, key, set } => {
+            let t = Table::open(&db, name)?;
+            let key = t.schema().parse_key(key)?;
+            let mut cells = Vec::new();
+            for item in set.split(',') {
+                let (column, value) = item.split_once('=').ok_or_else(|| {
+                    CliError::Usage(format!("--set item `{item}`: not column=value"))
+                })?;
+                let c = t.schema().column(column.trim())?;
+                cells.push((c, t.schema().parse_value(c, value)?));
+            }
+            t.update(&wo, &key, &cells)?;
+        }
+        TableCommand::Delete { name, key } => {
+            let t = Table::open(&db, name)?;
+            let key = t.schema().parse_key(key)?;
+            t.delete(&wo, &key)?;
+        }
+        TableCommand::Scan {
+            name,
+            from,
+            to,
+            columns,
+            reverse,
+        } => {
+            let t = Table::open(&db, name)?;
+            let projection = projection(&t, columns.as_deref())?;
+            let parse =
+                |k: &Option<String>| k.as_deref().map(|k| t.schema().parse_key(k)).transpose();
+            let (from, to) = (parse(from)?, parse(to)?);
+            for row in t.scan(&ro, (from.as_ref(), to.as_ref()), &projection, *reverse)? {
+                let (key, values) = row?;
+                print(&mut out, join(&[vec![key], values].concat()))?;
+            }
+        }
+        TableCommand::Compact { name } => {
+            let t = Table::open(&db, name)?;
+            t.compact()?;
+        }
+        TableCommand::Show { name } => {
+            let t = Table::open(&db, name)?;
+            for line in t.describe() {
+                print(&mut out, line)?;
+            }
+        }
+    }
+    drop(out);
+    db.close()?;
+    Ok(())
+}
+
+/// The column numbers `spec` names (`a..b` in schema order, or `a,b,...`); every
+/// column without one.
+fn projection(t: &Table<'_>, spec: Option<&str>) -> Result<Vec<usize>> {
+    Ok(match spec {
+        None => (0..t.schema().columns().len()).collect(),
+        Some(spec) => t.schema().projection(spec)?,
+    })
+}
+
+/// Values as the commands print them: `, ` between them.
+fn join(values: &[Value]) -> String {
+    values
+        .iter()
+        .map(Value::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
