@@ -75,6 +75,11 @@ fn run(layout: &str) -> (Vec<Answers>, usize) {
                 }
                 t.update(&wo, &k, &set).unwrap();
             }
+            9 if step % 4 == 0 => {
+                let Value::U64(from) = k else { unreachable!() };
+                let to = Value::U64(from + rng.random_range(1..20));
+                t.delete_range(&wo, &k, &to).unwrap();
+            }
             _ => t.delete(&wo, &k).unwrap(),
         }
         if step == 6000 {

@@ -186,6 +186,19 @@ impl<'db> Table<'db> {
         self.db.delete_cf(wo, &self.cf, &key)
     }
 
+    /// Deletes every row with a key in `[from, to)` (one range tombstone; an empty
+    /// range deletes nothing).
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a bound of the wrong type; the write's errors.
+    pub fn delete_range(&self, wo: &WriteOptions, from: &Value, to: &Value) -> Result<()> {
+        let (from, to) = (self.schema.encode_key(from)?, self.schema.encode_key(to)?);
+        if from >= to {
+            return Ok(());
+        }
+        self.db.delete_range_cf(wo, &self.cf, &from, &to)
+    }
+
     /// The values of columns `projection` (column numbers, in the order wanted) of the
     /// row under `key`, at `ro`'s snapshot; `None` if there is no row.
     ///

@@ -103,9 +103,15 @@ fn tables_answer_as_a_model_through_flushes_compactions_snapshots_and_reopens() 
                     }
                 }
             }
-            _ => {
+            8 => {
                 t.delete(&wo, &Value::U64(k)).unwrap();
                 model.remove(&k);
+            }
+            _ => {
+                let end = k + rng.random_range(1..8);
+                t.delete_range(&wo, &Value::U64(k), &Value::U64(end))
+                    .unwrap();
+                model.retain(|key, _| !(k..end).contains(key));
             }
         }
         if step == 2500 {
