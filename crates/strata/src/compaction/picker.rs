@@ -505,7 +505,7 @@ pub(crate) fn build(
 /// `MaxGrandParentOverlapBytes`: ten target files). A file moved down over more would
 /// make the next compaction out of its new level rewrite all of them at once; a
 /// rewrite instead cuts it into files aligned with the grandparents.
-fn max_grandparent_overlap_bytes(opts: &Options) -> u64 {
+pub(crate) fn max_grandparent_overlap_bytes(opts: &Options) -> u64 {
     opts.target_file_size_base.saturating_mul(10)
 }
 

@@ -15,8 +15,8 @@
 //! a run of its own (`splitter.rs`), and reads reunite the parts through the
 //! operator. What exists today stores a group's parts in the engine's ordinary
 //! (row-format) blocks, the paper's "simulated" column groups. Column blocks, reads
-//! that open only the groups a projection needs, batch scans, trivial moves, layout
-//! changes and the cost model are planned (issue 31).
+//! that open only the groups a projection needs, batch scans, layout changes and
+//! the cost model are planned (issue 31).
 
 mod catalog;
 mod layout;

@@ -20,9 +20,10 @@
 //!   file straddling it, so each output stream writes only keys inside the range its
 //!   run gave up; a delete, which reaches every stream, then lands where no file of
 //!   that run remains (`splitter.rs`).
-//! - **Not yet:** trivial moves (every step rewrites), layout changes while a level
-//!   holds another layout's runs (`Table::set_layout` is planned), per-group
-//!   grandparent alignment of outputs.
+//! - **Trivial moves.** One file of a run whose group the next level holds too, over
+//!   no file of it, moves by metadata (a manual step always rewrites).
+//! - **Not yet:** layout changes while a level holds another layout's runs
+//!   (`Table::set_layout` is planned), per-group grandparent alignment of outputs.
 
 use super::layout::LayoutRecord;
 use super::splitter::GroupSplitter;
@@ -92,9 +93,12 @@ impl TablePolicy {
         }
     }
 
-    /// The plan moving `sources` (files of `level`, of runs holding `columns`) into
-    /// the runs of `level + 1` that share a column with them, or `None` if a file it
-    /// needs is busy or it conflicts with `busy`.
+    /// The plan moving `sources` (files of `level`, of runs holding `columns`; all of
+    /// run `group`'s, if given) into the runs of `level + 1` that share a column with
+    /// them, or `None` if a file it needs is busy or it conflicts with `busy`. One
+    /// file of a run whose group the next level also holds, meeting no file there,
+    /// moves by metadata (a trivial move, as the leveled picker's: within one data
+    /// path, over at most `picker::max_grandparent_overlap_bytes` of the level below).
     #[expect(clippy::too_many_arguments, reason = "one plan's independent inputs")]
     fn plan(
         &self,
@@ -102,8 +106,7 @@ impl TablePolicy {
         opts: &Options,
         placement: &dyn PlacementPolicy,
         layout: &LayoutRecord,
-        (level, sources, columns): (usize, Vec<Arc<FileMetaData>>, &[u32]),
-        range: Option<(&[u8], &[u8])>,
+        (level, group, sources, columns): (usize, Option<u32>, Vec<Arc<FileMetaData>>, &[u32]),
         busy: &Busy,
         reason: Reason,
     ) -> Option<Plan> {
@@ -113,10 +116,6 @@ impl TablePolicy {
         }
         let shares = |cols: &[u32]| cols.iter().any(|c| columns.contains(c));
         let (mut lo, mut hi) = span(&sources)?;
-        if let Some((a, b)) = range {
-            lo = lo.min(a.to_vec());
-            hi = hi.max(b.to_vec());
-        }
         // The closure over the next level's runs that share a column.
         let targets = loop {
             let files: Vec<Arc<FileMetaData>> = version
@@ -138,7 +137,7 @@ impl TablePolicy {
             .filter(|g| shares(&g.columns))
             .collect();
         let path = placement.path_for_level(version, opts, out);
-        let outputs = groups
+        let outputs: Vec<OutputStream> = groups
             .iter()
             .map(|g| OutputStream {
                 column_group: g.group,
@@ -159,8 +158,27 @@ impl TablePolicy {
         };
         let bottommost =
             (out + 1..version.num_levels()).all(|l| !version.overlaps(l, Some(&lo), Some(&hi)));
+        let grandparent_bytes: u64 = version
+            .runs(out + 1)
+            .filter(|r| shares(&self.columns_of(layout, r.group())))
+            .flat_map(|r| r.sorted_overlapping(Some(&lo), Some(&hi)).to_vec())
+            .map(|f| f.size)
+            .sum();
+        let trivial = match (sources.as_slice(), outputs.as_slice()) {
+            ([source], [only]) => {
+                targets.is_empty()
+                    && group == Some(only.column_group)
+                    && source.path_id == only.path_id
+                    && grandparent_bytes <= picker::max_grandparent_overlap_bytes(opts)
+            }
+            _ => false,
+        };
         let plan = Plan {
-            action: Action::Rewrite,
+            action: if trivial {
+                Action::TrivialMove
+            } else {
+                Action::Rewrite
+            },
             inputs: vec![
                 Input::Files {
                     level,
@@ -236,8 +254,7 @@ impl CompactionPolicy for TablePolicy {
                 opts,
                 placement,
                 &layout,
-                (0, l0.to_vec(), &all),
-                None,
+                (0, Some(ALL_COLUMNS), l0.to_vec(), &all),
                 busy,
                 Reason::L0FileCount,
             ) {
@@ -259,8 +276,7 @@ impl CompactionPolicy for TablePolicy {
                     opts,
                     placement,
                     &layout,
-                    (level, vec![Arc::clone(f)], &columns),
-                    None,
+                    (level, Some(group), vec![Arc::clone(f)], &columns),
                     busy,
                     Reason::LevelSize,
                 )
@@ -305,8 +321,7 @@ impl CompactionPolicy for TablePolicy {
             opts,
             placement,
             &layout,
-            (level, sources, &all),
-            None,
+            (level, None, sources, &all),
             busy,
             Reason::Manual,
         )
