@@ -16,9 +16,11 @@
 //! operator. What exists today stores a group's parts in the engine's ordinary
 //! (row-format) blocks, the paper's "simulated" column groups. Column blocks, reads
 //! that open only the groups a projection needs, batch scans, layout changes and
-//! the cost model are planned (issue 31).
+//! the design advisor are planned (issue 31); the cost model it will minimise is
+//! [`cost`].
 
 mod catalog;
+pub mod cost;
 mod layout;
 mod operator;
 mod part;
