@@ -15,10 +15,11 @@
 //! a run of its own (`splitter.rs`), and reads reunite the parts through the
 //! operator. What exists today stores a group's parts in the engine's ordinary
 //! (row-format) blocks, the paper's "simulated" column groups. Column blocks, reads
-//! that open only the groups a projection needs, batch scans, layout changes and
-//! the design advisor are planned (issue 31); the cost model it will minimise is
-//! [`cost`].
+//! that open only the groups a projection needs, batch scans and layout changes are
+//! planned (issue 31). The cost model ([`cost`]) and the design advisor
+//! ([`advisor`]) are pure code over a workload description.
 
+pub mod advisor;
 mod catalog;
 pub mod cost;
 mod layout;
