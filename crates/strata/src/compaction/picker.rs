@@ -335,7 +335,7 @@ pub fn pending_compaction_bytes(version: &Version, opts: &Options) -> u64 {
 }
 
 /// The smallest and largest user key of `files`; `None` if empty.
-fn user_range<'a>(
+pub(crate) fn user_range<'a>(
     files: impl Iterator<Item = &'a Arc<FileMetaData>>,
 ) -> Option<(&'a [u8], &'a [u8])> {
     files.fold(None, |acc, f| {
@@ -349,7 +349,7 @@ fn user_range<'a>(
 
 /// Every L0 file overlapping `[begin, end]`, widening the range to each picked file's
 /// range until no further L0 file overlaps (invariant 4).
-fn l0_closure(
+pub(crate) fn l0_closure(
     version: &Version,
     begin: Option<&[u8]>,
     end: Option<&[u8]>,

@@ -39,7 +39,7 @@ use crate::compaction::picker::Busy;
 use crate::compaction::{Action, Coverage, Plan, Requests, Tombstones};
 use crate::error::{Error, IoOp, Result};
 use crate::stats::purpose::IoPurpose;
-use crate::version::{FileMetaData, Version};
+use crate::version::Version;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -409,22 +409,6 @@ struct ManualPick<'a> {
 /// budgets of [`compact_range`], until no file of `level` is in range (moving down a
 /// level) or, `in_place`, until `pick` wants none of the files in range that no job
 /// holds; waits and asks again while it returns none and a job of the family runs
-/// The files of every run of `level` meeting `[begin, end]` (a level of column-group
-/// runs holds its files outside the row run, `version::run`).
-fn in_range(
-    version: &Version,
-    level: usize,
-    (begin, end): (Option<&[u8]>, Option<&[u8]>),
-) -> Vec<Arc<FileMetaData>> {
-    if level == 0 {
-        return version.overlapping_files(0, begin, end);
-    }
-    version
-        .runs(level)
-        .flat_map(|r| r.sorted_overlapping(begin, end).to_vec())
-        .collect()
-}
-
 /// (with none running, the answer cannot change: the step ends).
 fn manual_level(
     inner: &DbInner,
@@ -434,7 +418,12 @@ fn manual_level(
     in_place: bool,
     pick: impl Fn(&ManualPick<'_>) -> Option<Plan>,
 ) -> Result<()> {
-    let mut budget = in_range(&family.versions.current(), level, (begin, end)).len() + 1;
+    let mut budget = family
+        .versions
+        .current()
+        .overlapping_in_runs(level, begin, end)
+        .len()
+        + 1;
     let mut drop_budget = budget;
     while budget > 0 && drop_budget > 0 {
         // Outside the state lock: it may open tables.
@@ -469,7 +458,8 @@ fn manual_level(
                 // In place, the policy wants none of the files in range that no job
                 // holds: done (the others are retried below until they are free).
                 None if in_place
-                    && !in_range(&version, level, (begin, end))
+                    && !version
+                        .overlapping_in_runs(level, begin, end)
                         .iter()
                         .any(|f| busy.is_busy(f)) =>
                 {

@@ -228,8 +228,8 @@ fn probe(
 
 /// [`probe`] of the tables of a level's runs: every table's covering tombstones
 /// first, then the newest visible entry of the key among those holding one decides,
-/// as one table's would (their iterators merged). Levels of several runs are a
-/// column-group layout's, read this way only by the generic path.
+/// as one table's would (their iterators merged): the generic path over levels of
+/// several runs (`version::run`).
 fn probe_merged(
     inner: &DbInner,
     tables: &[(&FileMetaData, Option<&FileRef>)],
@@ -530,13 +530,12 @@ fn parents_holding<'v>(
 /// virtual table of a row run, its parents whose slices hold it, after `meet`). Not
 /// probed if no run can.
 ///
-/// Why the levels below too: column groups move down independently (each group's
-/// runs are compacted on their own), so below the first level holding groups a
-/// deeper level may hold a newer part of a row than a shallower one holds of another
-/// group, and a delete or a `Put` of one group must not end the walk before another
-/// group's newer parts are read. Merged by internal key, the parts meet in sequence
-/// order, as a user iterator, which merges every level, always read them
-/// (ARCHITECTURE §7.1.2).
+/// Why the levels below too: a policy may compact the runs of a level one at a
+/// time, so below the first level holding several runs a deeper level may hold a
+/// newer entry of a key than a shallower one holds in another run, and a delete or a
+/// `Put` met in one run must not end the walk before another run's newer entries are
+/// read. Merged by internal key, the entries meet in sequence order, as a user
+/// iterator, which merges every level, always read them (ARCHITECTURE §7.1.2).
 #[cold]
 fn probe_runs<R>(
     version: &Version,

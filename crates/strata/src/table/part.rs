@@ -91,33 +91,8 @@ impl Part {
     /// The stored bytes. Requires: the cells fit `schema` (as [`Part::decode`] checks;
     /// the table checks every value it is given first).
     pub fn encode(&self, schema: &Schema) -> Vec<u8> {
-        let mut out = vec![FORMAT_VERSION, if self.insert { INSERT } else { 0 }];
-        put_varint32(
-            &mut out,
-            u32::try_from(self.cells.len()).unwrap_or(u32::MAX),
-        );
-        for (column, value) in &self.cells {
-            put_varint32(&mut out, *column);
-            out.push(u8::from(*value == Value::Null));
-            match value {
-                Value::Null => {}
-                Value::U64(v) => out.extend_from_slice(&v.to_le_bytes()),
-                Value::I32(v) => out.extend_from_slice(&v.to_le_bytes()),
-                Value::I64(v) => out.extend_from_slice(&v.to_le_bytes()),
-                Value::F64(v) => out.extend_from_slice(&v.to_bits().to_le_bytes()),
-                Value::Bytes(b) => {
-                    let fixed = usize::try_from(*column)
-                        .ok()
-                        .and_then(|c| schema.columns().get(c))
-                        .is_some_and(|c| matches!(c.ty, ColumnType::Fixed(_)));
-                    if fixed {
-                        out.extend_from_slice(b);
-                    } else {
-                        put_length_prefixed(&mut out, b);
-                    }
-                }
-            }
-        }
+        let mut out = Vec::new();
+        encode_into(schema, self.insert, self.cells.iter(), &mut out);
         out
     }
 
@@ -166,7 +141,16 @@ impl Part {
                             .to_vec(),
                     ),
                     ColumnType::Bytes => {
-                        Value::Bytes(d.length_prefixed().ok_or("truncated bytes")?.to_vec())
+                        let b = d.length_prefixed().ok_or("truncated bytes")?;
+                        if b.len() > schema.bytes_limit() {
+                            return Err(format!(
+                                "column `{}`: {} bytes, over the table's limit of {}",
+                                c.name,
+                                b.len(),
+                                schema.bytes_limit()
+                            ));
+                        }
+                        Value::Bytes(b.to_vec())
                     }
                 },
                 f => return Err(format!("null flag {f}")),
@@ -194,6 +178,45 @@ impl Part {
                     .map_or(Value::Null, |(_, v)| v.clone())
             })
             .collect()
+    }
+}
+
+/// Appends to `out` the part of flag `insert` holding `cells` (columns strictly
+/// ascending): what [`Part::encode`] writes, for a writer that selects cells without
+/// collecting them (`splitter.rs`, once per record and stream).
+pub(crate) fn encode_into<'a>(
+    schema: &Schema,
+    insert: bool,
+    cells: impl Iterator<Item = &'a (u32, Value)> + Clone,
+    out: &mut Vec<u8>,
+) {
+    out.push(FORMAT_VERSION);
+    out.push(if insert { INSERT } else { 0 });
+    put_varint32(
+        out,
+        u32::try_from(cells.clone().count()).unwrap_or(u32::MAX),
+    );
+    for (column, value) in cells {
+        put_varint32(out, *column);
+        out.push(u8::from(*value == Value::Null));
+        match value {
+            Value::Null => {}
+            Value::U64(v) => out.extend_from_slice(&v.to_le_bytes()),
+            Value::I32(v) => out.extend_from_slice(&v.to_le_bytes()),
+            Value::I64(v) => out.extend_from_slice(&v.to_le_bytes()),
+            Value::F64(v) => out.extend_from_slice(&v.to_bits().to_le_bytes()),
+            Value::Bytes(b) => {
+                let fixed = usize::try_from(*column)
+                    .ok()
+                    .and_then(|c| schema.columns().get(c))
+                    .is_some_and(|c| matches!(c.ty, ColumnType::Fixed(_)));
+                if fixed {
+                    out.extend_from_slice(b);
+                } else {
+                    put_length_prefixed(out, b);
+                }
+            }
+        }
     }
 }
 

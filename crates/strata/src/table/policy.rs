@@ -222,11 +222,9 @@ impl TablePolicy {
     }
 }
 
-/// The smallest and largest user key of `files`.
+/// The smallest and largest user key of `files`, owned.
 fn span(files: &[Arc<FileMetaData>]) -> Option<(Vec<u8>, Vec<u8>)> {
-    let lo = files.iter().map(|f| f.smallest_user_key()).min()?;
-    let hi = files.iter().map(|f| f.largest_user_key()).max()?;
-    Some((lo.to_vec(), hi.to_vec()))
+    picker::user_range(files.iter()).map(|(lo, hi)| (lo.to_vec(), hi.to_vec()))
 }
 
 /// The layout record of `version`'s family; `None` if it does not decode (the open
@@ -299,21 +297,10 @@ impl CompactionPolicy for TablePolicy {
         _coverage: &Coverage<'_>,
     ) -> Option<Plan> {
         let layout = layout(version)?;
-        let sources: Vec<Arc<FileMetaData>> = if level == 0 {
-            let mut files = version.overlapping_files(0, begin, end);
-            loop {
-                let (lo, hi) = span(&files)?;
-                let wider = version.overlapping_files(0, Some(&lo), Some(&hi));
-                if wider.len() == files.len() {
-                    break files;
-                }
-                files = wider;
-            }
+        let sources = if level == 0 {
+            picker::l0_closure(version, begin, end)
         } else {
-            version
-                .runs(level)
-                .flat_map(|r| r.sorted_overlapping(begin, end).to_vec())
-                .collect()
+            version.overlapping_in_runs(level, begin, end)
         };
         let all = self.all_columns();
         self.plan(

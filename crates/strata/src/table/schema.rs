@@ -102,6 +102,11 @@ pub struct Schema {
     key_name: String,
     key: KeyType,
     columns: Vec<Column>,
+    /// The longest value a variable bytes column takes: the value limit shared among
+    /// them after every other field's largest encoding, so that no union of a row's
+    /// parts can exceed `MAX_VALUE_LEN` (every acknowledged write reads back).
+    /// Derived from `columns` when the schema is built ([`Schema::check`]).
+    bytes_limit: usize,
 }
 
 impl Schema {
@@ -111,10 +116,11 @@ impl Schema {
     /// `InvalidArgument` for no column, more than `u32::MAX` columns, an empty or
     /// repeated name, or a fixed width of 0.
     pub fn new(key_name: &str, key: KeyType, columns: Vec<Column>) -> Result<Schema> {
-        let schema = Schema {
+        let mut schema = Schema {
             key_name: key_name.to_owned(),
             key,
             columns,
+            bytes_limit: 0,
         };
         schema.check().map_err(Error::InvalidArgument)?;
         Ok(schema)
@@ -170,7 +176,8 @@ impl Schema {
         Schema::new(key_name, key_type, columns)
     }
 
-    fn check(&self) -> std::result::Result<(), String> {
+    /// Checks the schema and sets `bytes_limit`.
+    fn check(&mut self) -> std::result::Result<(), String> {
         if self.columns.is_empty() {
             return Err("a table needs at least one column besides its key".into());
         }
@@ -189,7 +196,40 @@ impl Schema {
         if let Some(c) = self.columns.iter().find(|c| c.ty == ColumnType::Fixed(0)) {
             return Err(format!("column `{}`: a fixed width of 0", c.name));
         }
+        // The largest encoding of a whole row (`part.rs`): version, flags and the
+        // cell count, then per column its number, null flag and value; a bytes
+        // column's length prefix counted here, its bytes shared below.
+        let mut fixed: usize = 7;
+        let mut variable = 0usize;
+        for c in &self.columns {
+            fixed = fixed.saturating_add(match c.ty {
+                ColumnType::I32 => 6 + 4,
+                ColumnType::I64 | ColumnType::F64 => 6 + 8,
+                ColumnType::Fixed(n) => 6 + usize::from(n),
+                ColumnType::Bytes => {
+                    variable += 1;
+                    6 + 5
+                }
+            });
+        }
+        let room = crate::limits::MAX_VALUE_LEN
+            .checked_sub(fixed)
+            .ok_or_else(|| {
+                format!(
+                    "a row of these columns takes up to {fixed} bytes, over the value limit of {}",
+                    crate::limits::MAX_VALUE_LEN
+                )
+            })?;
+        self.bytes_limit = room.checked_div(variable).unwrap_or(room);
         Ok(())
+    }
+
+    /// The longest value a variable bytes column of this table takes: the value
+    /// limit left after every other field's largest encoding, shared by the bytes
+    /// columns, so that a whole row, however its parts were written, always fits in
+    /// one value and reads back.
+    pub fn bytes_limit(&self) -> usize {
+        self.bytes_limit
     }
 
     /// The key's name.
@@ -310,7 +350,7 @@ impl Schema {
     }
 
     /// `Ok` iff `value` may be stored in column `column` (its type; null only if
-    /// nullable; a fixed width's length).
+    /// nullable; a fixed width's length; a bytes value within [`Schema::bytes_limit`]).
     ///
     /// # Errors
     /// `InvalidArgument` naming the column.
@@ -323,8 +363,20 @@ impl Schema {
             (_, Value::Null) => c.nullable,
             (ColumnType::I32, Value::I32(_))
             | (ColumnType::I64, Value::I64(_))
-            | (ColumnType::F64, Value::F64(_))
-            | (ColumnType::Bytes, Value::Bytes(_)) => true,
+            | (ColumnType::F64, Value::F64(_)) => true,
+            (ColumnType::Bytes, Value::Bytes(b)) => {
+                if b.len() > self.bytes_limit {
+                    return Err(Error::InvalidArgument(format!(
+                        "column `{}`: {} bytes, over this table's limit of {} per bytes \
+                         column (the value limit shared by its columns, so a whole row \
+                         always fits)",
+                        c.name,
+                        b.len(),
+                        self.bytes_limit
+                    )));
+                }
+                true
+            }
             (ColumnType::Fixed(n), Value::Bytes(b)) => b.len() == usize::from(n),
             _ => false,
         };
@@ -416,10 +468,11 @@ impl Schema {
         if !d.is_empty() {
             return Err("bytes after the schema record".into());
         }
-        let schema = Schema {
+        let mut schema = Schema {
             key_name,
             key,
             columns,
+            bytes_limit: 0,
         };
         schema.check()?;
         Ok(schema)

@@ -2,7 +2,7 @@
 //! fan-out, `compaction::plan::Splitter`), so a compaction into a column-group level
 //! writes each group's share of every row to that group's run.
 
-use super::part::Part;
+use super::part::{encode_into, Part};
 use super::schema::Schema;
 use crate::compaction::plan::{Parts, Splitter};
 use crate::key::{ParsedKey, ValueKind};
@@ -66,21 +66,17 @@ impl Splitter for GroupSplitter {
             return;
         }
         for (stream, columns) in self.groups.iter().enumerate() {
-            let cells: Vec<_> = part
+            let share = part
                 .cells
                 .iter()
-                .filter(|(c, _)| columns.binary_search(c).is_ok())
-                .cloned()
-                .collect();
-            if cells.is_empty() && !part.insert {
+                .filter(|(c, _)| columns.binary_search(c).is_ok());
+            if !part.insert && share.clone().next().is_none() {
                 continue;
             }
-            let share = Part {
-                insert: part.insert,
-                cells,
-            };
+            // Written straight into the stream's reused buffer: no cells collected
+            // and no part encoded apart, per record and stream.
             parts.add(stream, ValueKind::Merge, |v| {
-                v.extend_from_slice(&share.encode(&self.schema))
+                encode_into(&self.schema, part.insert, share, v)
             });
         }
     }

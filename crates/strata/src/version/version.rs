@@ -697,6 +697,23 @@ impl Version {
         Ok(())
     }
 
+    /// Files of every run of `level` whose user-key range intersects `[begin, end]`
+    /// (inclusive; `None` = unbounded): [`Self::overlapping_files`] on L0 (rows only),
+    /// each run's sorted slice after the other on L1+.
+    pub fn overlapping_in_runs(
+        &self,
+        level: usize,
+        begin: Option<&[u8]>,
+        end: Option<&[u8]>,
+    ) -> Vec<Arc<FileMetaData>> {
+        if level == 0 {
+            return self.overlapping_files(0, begin, end);
+        }
+        self.runs(level)
+            .flat_map(|r| r.sorted_overlapping(begin, end).to_vec())
+            .collect()
+    }
+
     /// Files of `level`'s row run whose user-key range intersects `[begin, end]`
     /// (inclusive; `None` = unbounded), in read order. For L0 this is every
     /// intersecting file (no transitive widening; see `compaction::picker` for that);

@@ -96,3 +96,26 @@ fn keys_values_and_projections_parse_from_text() {
     assert!(s.projection("d..b").is_err());
     assert!(s.projection("zz").unwrap_err().to_string().contains("zz"));
 }
+
+/// Every row a schema admits fits in one value: fields of fixed size are counted at
+/// their largest, and what is left of the value limit is shared by the bytes columns,
+/// so parts written one column at a time never unite into a row that cannot be read.
+#[test]
+fn a_whole_row_always_fits_in_one_value() {
+    let limit = crate::limits::MAX_VALUE_LEN;
+    let s = Schema::parse("id:u64,a:i32,b:bytes,c:bytes?,d:fixed10").unwrap();
+    // 7 + (6 + 4) + 2 × (6 + 5) + (6 + 10) of fixed encoding; two bytes columns share
+    // the rest.
+    assert_eq!(s.bytes_limit(), (limit - 55) / 2);
+    let at = Value::Bytes(vec![0; s.bytes_limit()]);
+    assert!(s.check_value(1, &at).is_ok());
+    let over = Value::Bytes(vec![0; s.bytes_limit() + 1]);
+    let err = s.check_value(2, &over).unwrap_err().to_string();
+    assert!(err.contains("column `c`") && err.contains("limit"), "{err}");
+    // Fixed columns alone over the limit: the schema is refused.
+    let wide: Vec<String> = (0..3000).map(|i| format!("f{i}:fixed65535")).collect();
+    let err = Schema::parse(&format!("id:u64,{}", wide.join(","))).unwrap_err();
+    assert!(err.to_string().contains("over the value limit"), "{err}");
+    // No bytes column: nothing to share.
+    assert!(Schema::parse("id:u64,a:i32").is_ok());
+}
