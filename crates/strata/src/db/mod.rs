@@ -51,6 +51,7 @@ pub use iter::DbIterator;
 // For `strata ldb verify`, which checks a database's tables without opening it.
 #[cfg(feature = "internals")]
 pub use open::check_tables_exist;
+pub(crate) use read::PartialRead;
 pub use super_version::SuperVersion;
 
 use crate::cache::{BlockCache, TableCache};
@@ -815,6 +816,33 @@ impl Db {
     /// As [`Db::iter`].
     pub fn iter_cf(&self, ro: &ReadOptions, cf: &CfHandle) -> Result<DbIterator> {
         read::iter(&self.inner, &cf.family, ro)
+    }
+
+    /// [`Db::get_cf`] of what `partial` wants of the value (ARCHITECTURE §7.1.3).
+    ///
+    /// # Errors
+    /// As [`Db::get_cf`].
+    pub(crate) fn get_partial_cf(
+        &self,
+        ro: &ReadOptions,
+        cf: &CfHandle,
+        key: &[u8],
+        partial: &mut dyn PartialRead,
+    ) -> Result<Option<Vec<u8>>> {
+        read::get_partial(&self.inner, &cf.family, ro, key, Some(partial))
+    }
+
+    /// [`Db::iter_cf`] over what `partial` wants of the values (ARCHITECTURE §7.1.3).
+    ///
+    /// # Errors
+    /// As [`Db::iter_cf`].
+    pub(crate) fn iter_partial_cf(
+        &self,
+        ro: &ReadOptions,
+        cf: &CfHandle,
+        partial: &dyn PartialRead,
+    ) -> Result<DbIterator> {
+        read::iter_partial(&self.inner, &cf.family, ro, Some(partial))
     }
 
     /// [`Db::flush`] of column family `cf` only: switches its memtable if it holds

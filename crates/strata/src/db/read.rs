@@ -24,7 +24,7 @@ use super::iter::Resolver;
 use super::scan_tee::ScanStart;
 use super::tree_hooks::TableRead;
 use super::{DbInner, DbIterator, SuperVersion};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::iter::{
     AnyTable, InternalIterator, LevelIterator, MergingIterator, OpenHook, TeeIterator,
 };
@@ -37,6 +37,7 @@ use crate::snapshot_filter::SnapshotFilter;
 use crate::sst::TableIterator;
 use crate::stats::purpose::IoPurpose;
 use crate::stats::Statistics;
+use crate::version::file_meta::ALL_COLUMNS;
 use crate::version::file_ref::FileRef;
 use crate::version::{FileKind, FileMetaData, Version};
 use std::cell::RefCell;
@@ -54,9 +55,31 @@ fn read_sequence(inner: &DbInner, ro: &ReadOptions) -> SequenceNumber {
     }
 }
 
+/// A read of part of each value (ARCHITECTURE §7.1.3): which column-group runs
+/// (`version::run`) can hold what it wants, and when the entries a point read met in
+/// runs decide that. The row run (`ALL_COLUMNS`), the memtables and L0 are always
+/// read. Implemented by a value layout that stores parts of a value in group runs
+/// (today `table`).
+///
+/// The contract the implementer keeps: every entry that can change a wanted part's
+/// answer is in the row run or in a run of a group [`reads_group`](Self::reads_group)
+/// accepts: each group run holds every delete and range tombstone of its keys (the
+/// executor gives every stream the job's tombstones, `compaction::rewrite`).
+pub(crate) trait PartialRead {
+    /// Whether the runs of column group `group` may hold what the read wants.
+    fn reads_group(&self, group: u32) -> bool;
+
+    /// Called by a point read on each merge operand it meets in the runs of a level
+    /// (in no particular order within the level), level after level from the top:
+    /// true once the operands met so far decide every wanted part, so that no deeper
+    /// level can change it, and the read reads no deeper (its answer: the entries met,
+    /// resolved in sequence order over no base).
+    fn settles(&mut self, operand: &[u8]) -> bool;
+}
+
 /// What a point lookup carries from newer sources to older ones.
 #[derive(Default)]
-struct Pending {
+struct Pending<'r> {
     /// Merge operands met so far, newest first (empty, unallocated, without merges).
     operands: Vec<Vec<u8>>,
     /// The newest visible range tombstone covering the key in the sources seen so far
@@ -65,6 +88,15 @@ struct Pending {
     floor: SequenceNumber,
     /// The sequence number of the `Put` a table answered with (0: none yet).
     base_seq: SequenceNumber,
+    /// What a read of part of the value wants (`None`: all of it).
+    partial: Option<&'r mut dyn PartialRead>,
+}
+
+impl Pending<'_> {
+    /// Whether the read skips the runs of `group` (`PartialRead::reads_group`).
+    fn skips_group(&self, group: u32) -> bool {
+        group != ALL_COLUMNS && self.partial.as_ref().is_some_and(|r| !r.reads_group(group))
+    }
 }
 
 /// Point lookup. See the module docs for the order of sources.
@@ -73,6 +105,18 @@ pub(crate) fn get(
     family: &Family,
     ro: &ReadOptions,
     user_key: &[u8],
+) -> Result<Option<Vec<u8>>> {
+    get_partial(inner, family, ro, user_key, None)
+}
+
+/// [`get`] of what `partial` wants of the value (`None`: all of it): the runs of the
+/// groups it does not read are skipped, and the walk ends where it settles.
+pub(crate) fn get_partial(
+    inner: &DbInner,
+    family: &Family,
+    ro: &ReadOptions,
+    user_key: &[u8],
+    partial: Option<&mut dyn PartialRead>,
 ) -> Result<Option<Vec<u8>>> {
     let _purpose = IoPurpose::Get.enter();
     // Sampled before the sequence number (`db::tree_hooks`).
@@ -87,7 +131,10 @@ pub(crate) fn get(
             enabled: family.opts.snapshot_filter,
             seq,
         };
-        let mut p = Pending::default();
+        let mut p = Pending {
+            partial,
+            ..Pending::default()
+        };
         if let Some(answer) = get_from_memtables(inner, family, &sv, &lookup, filter, &mut p)? {
             return Ok(answer);
         }
@@ -130,7 +177,7 @@ fn resolve(
     family: &Family,
     user_key: &[u8],
     base: Option<&[u8]>,
-    p: &Pending,
+    p: &Pending<'_>,
 ) -> Result<Option<Vec<u8>>> {
     chain::resolve(
         family.opts.merge_operator.as_ref(),
@@ -150,7 +197,7 @@ fn get_from_memtables(
     sv: &SuperVersion,
     lookup: &LookupKey,
     filter: SnapshotFilter,
-    p: &mut Pending,
+    p: &mut Pending<'_>,
 ) -> Result<Option<Option<Vec<u8>>>> {
     let (user_key, seq) = (lookup.user_key(), lookup.sequence());
     for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
@@ -206,10 +253,14 @@ enum Hit {
 pub(super) enum Source<'a> {
     /// One table: a level file, or (the flag) a virtual table's parent.
     Table(&'a FileMetaData, Option<&'a FileRef>, bool),
-    /// The tables of a level's runs that may hold the key (`version::run`), read as one
-    /// source: their entries merged by internal key.
-    Merged(&'a [(&'a FileMetaData, Option<&'a FileRef>)]),
+    /// The tables of the runs of a level and the levels below it that may hold the key
+    /// (`version::run`), each with its level, in level order, read as one source:
+    /// their entries merged by internal key.
+    Merged(&'a [MergedTable<'a>]),
 }
+
+/// A table of a [`Source::Merged`]: its level, metadata and reference.
+pub(super) type MergedTable<'a> = (usize, &'a FileMetaData, Option<&'a FileRef>);
 
 /// What `source` says about `lookup`'s key, updating `p`.
 #[inline]
@@ -218,7 +269,7 @@ fn probe(
     source: Source<'_>,
     lookup: &LookupKey,
     filter: SnapshotFilter,
-    p: &mut Pending,
+    p: &mut Pending<'_>,
 ) -> Result<Probe> {
     match source {
         Source::Table(f, file, parent) => probe_table(inner, (f, file, parent), lookup, filter, p),
@@ -226,49 +277,94 @@ fn probe(
     }
 }
 
-/// [`probe`] of the tables of a level's runs: every table's covering tombstones
-/// first, then the newest visible entry of the key among those holding one decides,
-/// as one table's would (their iterators merged): the generic path over levels of
-/// several runs (`version::run`).
+/// [`probe`] of the tables of levels of runs: every table's covering tombstones
+/// and entries of the key first, then the newest visible entry among them decides,
+/// as one table's would: the generic path over levels of several runs
+/// (`version::run`). Each table costs a bloom probe and, if the filter passes it, the
+/// data block holding the key (one read per table: `Table::get_each`).
+///
+/// A partial read (`p.partial`) skips the tables of groups it does not read, and
+/// reads no level below the one where it settles (`PartialRead::settles`).
 fn probe_merged(
     inner: &DbInner,
-    tables: &[(&FileMetaData, Option<&FileRef>)],
+    tables: &[MergedTable<'_>],
     lookup: &LookupKey,
     filter: SnapshotFilter,
-    p: &mut Pending,
+    p: &mut Pending<'_>,
 ) -> Result<Probe> {
     let (ukey, seq) = (lookup.user_key(), lookup.sequence());
-    let mut children: Vec<Box<dyn InternalIterator>> = Vec::with_capacity(tables.len());
-    for &(f, file) in tables {
-        if filter.skips(f, &inner.stats) {
+    // The visible entries of the key, (sequence number, kind, value); a table's walk
+    // ends at its first entry that is not an operand (all older are hidden by it).
+    let mut entries: Vec<(SequenceNumber, ValueKind, Vec<u8>)> = Vec::new();
+    let mut level_start = 0;
+    for (i, &(level, f, file)) in tables.iter().enumerate() {
+        if tables.get(i.wrapping_sub(1)).is_some_and(|t| t.0 != level) {
+            if settled(p, entries.get(level_start..).unwrap_or_default()) {
+                break;
+            }
+            level_start = entries.len();
+        }
+        if p.skips_group(f.column_group) || filter.skips(f, &inner.stats) {
             continue;
         }
         let table = inner.table_cache.get_pinned(f, file)?;
         if let Some(rd) = table.range_dels() {
             p.floor = p.floor.max(rd.max_covering(ukey, seq));
         }
-        // Only a table holding a visible entry of the key joins the merge: its bloom
-        // filter and index answer first, so a run without the key costs a probe.
-        if table.get(lookup.internal_key(), |_, _| ())?.is_some() {
-            children.push(Box::new(table.iter()));
+        let mut malformed = false;
+        table.get_each(lookup.internal_key(), |ikey, value| {
+            let Some(k) = key::parse_internal_key(ikey) else {
+                malformed = true;
+                return false;
+            };
+            entries.push((k.seq, k.kind, value.to_vec()));
+            k.kind == ValueKind::Merge
+        })?;
+        if malformed {
+            return Err(Error::Internal(
+                "malformed internal key in a point read".into(),
+            ));
         }
     }
-    let mut it = MergingIterator::new(children);
-    it.seek(lookup.internal_key());
-    if it.valid() {
-        if let Some(k) = key::parse_internal_key(it.key()) {
-            if k.user_key == ukey && k.kind == ValueKind::Put && k.seq > p.floor {
-                p.base_seq = k.seq;
-                return Ok(Probe::Found(Some(it.value().to_vec())));
+    // Newest first; the parts of one write split across groups share its sequence
+    // number and hold disjoint columns, so their order among themselves is free.
+    entries.sort_by_key(|e| std::cmp::Reverse(e.0));
+    for (s, kind, value) in entries {
+        if s < p.floor {
+            return Ok(Probe::Found(None));
+        }
+        match kind {
+            ValueKind::Merge => p.operands.push(value),
+            ValueKind::Put => {
+                p.base_seq = s;
+                return Ok(Probe::Found(Some(value)));
             }
+            ValueKind::Delete | ValueKind::RangeDelete => return Ok(Probe::Found(None)),
         }
     }
-    Ok(
-        match chain::collect(&mut it, ukey, p.floor, &mut p.operands)? {
-            Chain::Base(base) => Probe::Found(base),
-            Chain::Open => Probe::Absent,
-        },
-    )
+    // As `chain::collect`: a tombstone floor is the base; else older sources would
+    // continue the chain (there are none: these tables reach the last level, or the
+    // partial read settled above the rest).
+    Ok(if p.floor > 0 {
+        Probe::Found(None)
+    } else {
+        Probe::Absent
+    })
+}
+
+/// Whether a partial read settles on the operands among `entries`, those of one level
+/// (`PartialRead::settles`). Always false for a whole read.
+fn settled(p: &mut Pending<'_>, entries: &[(SequenceNumber, ValueKind, Vec<u8>)]) -> bool {
+    let Some(partial) = p.partial.as_deref_mut() else {
+        return false;
+    };
+    let mut done = false;
+    for (_, kind, value) in entries {
+        if *kind == ValueKind::Merge {
+            done |= partial.settles(value);
+        }
+    }
+    done
 }
 
 /// `parent`: `f` is probed as a virtual table's parent (counted apart).
@@ -278,7 +374,7 @@ fn probe_table(
     (f, file, parent): (&FileMetaData, Option<&FileRef>, bool),
     lookup: &LookupKey,
     filter: SnapshotFilter,
-    p: &mut Pending,
+    p: &mut Pending<'_>,
 ) -> Result<Probe> {
     if filter.skips(f, &inner.stats) {
         return Ok(Probe::Absent);
@@ -333,7 +429,7 @@ fn get_from_version(
     version: &Version,
     lookup: &LookupKey,
     filter: SnapshotFilter,
-    p: &mut Pending,
+    p: &mut Pending<'_>,
     answered: &mut Option<(usize, SequenceNumber)>,
 ) -> Result<Option<Vec<u8>>> {
     // A get asks for the compaction of the first virtual table holding its key that
@@ -554,13 +650,14 @@ fn probe_runs<R>(
             continue;
         };
         if let FileKind::Real = f.kind {
-            tables.push((&**f, run.file_ref(i)));
+            tables.push((level, &**f, run.file_ref(i)));
             continue;
         }
         // Virtual tables live only in the row run, whose index `slices` takes.
         meet(level, i);
         for parent in parents_holding(version, level, i, ukey) {
-            tables.push(parent?);
+            let (parent, file) = parent?;
+            tables.push((level, parent, file));
         }
     }
     if tables.is_empty() {
@@ -640,7 +737,7 @@ pub(crate) fn newer_sequence_through(
                     // Of one level's runs, the newest version is the newest of any run.
                     Source::Merged(tables) => tables
                         .iter()
-                        .try_fold(None, |acc, &(f, file)| Ok(acc.max(newest_in(f, file)?))),
+                        .try_fold(None, |acc, &(_, f, file)| Ok(acc.max(newest_in(f, file)?))),
                 }
             },
         )?,
@@ -666,6 +763,18 @@ pub(crate) fn iter(
     family: &Arc<Family>,
     ro: &ReadOptions,
 ) -> Result<DbIterator> {
+    iter_partial(inner, family, ro, None)
+}
+
+/// [`iter`] over what `partial` wants of the values (`None`: all of them): the runs
+/// of the groups it does not read are not opened.
+pub(crate) fn iter_partial(
+    inner: &Arc<DbInner>,
+    family: &Arc<Family>,
+    ro: &ReadOptions,
+    partial: Option<&dyn PartialRead>,
+) -> Result<DbIterator> {
+    let reads = |group: u32| group == ALL_COLUMNS || partial.is_none_or(|r| r.reads_group(group));
     let _purpose = IoPurpose::Scan.enter();
     let seq = read_sequence(inner, ro);
     let sv = family.super_version.load_full();
@@ -705,7 +814,7 @@ pub(crate) fn iter(
         children.push(Box::new(table.iter()));
     }
     for level in 1..sv.version.num_levels() {
-        let runs = sv.version.runs(level);
+        let runs = sv.version.runs(level).filter(|r| reads(r.group()));
         for (run, (i, f)) in runs.flat_map(|r| r.files().iter().enumerate().map(move |f| (r, f))) {
             if f.num_range_deletions == 0 || out_of_bounds(f) || filter.skips(f, &inner.stats) {
                 continue;
@@ -750,7 +859,7 @@ pub(crate) fn iter(
         let runs = version
             .runs(level)
             .enumerate()
-            .filter(|(_, r)| !r.is_empty());
+            .filter(move |(_, r)| !r.is_empty() && reads(r.group()));
         runs.map(move |(run, _)| -> Box<dyn InternalIterator> {
             let (version, tables) = (Arc::clone(version), Arc::clone(tables));
             let (at, stats) = ((level, run), Arc::clone(stats));

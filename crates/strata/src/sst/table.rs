@@ -191,17 +191,8 @@ impl Table {
     /// [`Error::Corruption`] (file, block offset) for a bad block; I/O errors.
     pub fn get<R>(&self, lookup: &[u8], f: impl FnOnce(&[u8], &[u8]) -> R) -> Result<Option<R>> {
         Statistics::add(&self.stats.local().tables_probed, 1);
-        let user_key = key::user_key(lookup);
-        if let Some(filter) = &self.filter {
-            Statistics::add(&self.stats.local().bloom_checked, 1);
-            let may_contain = match filter {
-                Meta::Held(f) => f.may_contain(user_key),
-                Meta::Cached(h) => self.cached_filter(*h)?.may_contain(user_key),
-            };
-            if !may_contain {
-                Statistics::add(&self.stats.local().bloom_negatives, 1);
-                return Ok(None);
-            }
+        if self.filter_excludes(key::user_key(lookup))? {
+            return Ok(None);
         }
         let index_block = self.index_block()?;
         let [index_buf, mut data_buf] = GET_KEY_BUFS.take();
@@ -213,6 +204,74 @@ impl Table {
             Statistics::add(&self.stats.local().bloom_false_positives, 1);
         }
         Ok(found)
+    }
+
+    /// [`Table::get`] of every entry of `lookup`'s user key from `lookup` on (each
+    /// older than the last), calling `f(ikey, value)` on each until it returns false.
+    /// Returns whether `f` was called. One data block is read unless the key's entries
+    /// run on past its end: the next block is read only when the index separator
+    /// after the block has the key's user key (a separator is at least the block's
+    /// last key and below the next block's first, so one with a greater user key
+    /// proves the next block holds none).
+    ///
+    /// # Errors
+    /// As [`Table::get`].
+    pub fn get_each(&self, lookup: &[u8], mut f: impl FnMut(&[u8], &[u8]) -> bool) -> Result<bool> {
+        Statistics::add(&self.stats.local().tables_probed, 1);
+        let user_key = key::user_key(lookup);
+        if self.filter_excludes(user_key)? {
+            return Ok(false);
+        }
+        let mut index = BlockIter::new(self.index_block()?);
+        index.seek(lookup);
+        let mut called = false;
+        let mut first = true;
+        while index.valid() {
+            let handle = self.index_handle(index.value())?;
+            let mut it = BlockIter::new(self.read_data_block(handle, true)?);
+            if std::mem::take(&mut first) {
+                it.seek(lookup);
+            } else {
+                it.seek_to_first();
+            }
+            while it.valid() && key::user_key(it.key()) == user_key {
+                called = true;
+                if !f(it.key(), it.value()) {
+                    return Ok(true);
+                }
+                it.next();
+            }
+            if it.is_corrupt() {
+                return Err(self.corruption(handle.offset, "malformed data block entry"));
+            }
+            if it.valid() || key::user_key(index.key()) != user_key {
+                break;
+            }
+            index.next();
+        }
+        if index.is_corrupt() {
+            return Err(self.corruption(self.footer.index.offset, "malformed index entry"));
+        }
+        if !called && self.filter.is_some() {
+            Statistics::add(&self.stats.local().bloom_false_positives, 1);
+        }
+        Ok(called)
+    }
+
+    /// Whether the bloom filter proves `user_key` absent (counting the check).
+    fn filter_excludes(&self, user_key: &[u8]) -> Result<bool> {
+        let Some(filter) = &self.filter else {
+            return Ok(false);
+        };
+        Statistics::add(&self.stats.local().bloom_checked, 1);
+        let may_contain = match filter {
+            Meta::Held(f) => f.may_contain(user_key),
+            Meta::Cached(h) => self.cached_filter(*h)?.may_contain(user_key),
+        };
+        if !may_contain {
+            Statistics::add(&self.stats.local().bloom_negatives, 1);
+        }
+        Ok(!may_contain)
     }
 
     fn get_in_block<R>(

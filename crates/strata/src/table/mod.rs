@@ -13,9 +13,10 @@
 //! A layout may give levels below L0 column groups: the table's compaction policy
 //! (`policy.rs`, CG-local compaction) then writes each group's share of every row to
 //! a run of its own (`splitter.rs`), and reads reunite the parts through the
-//! operator. What exists today stores a group's parts in the engine's ordinary
-//! (row-format) blocks, the paper's "simulated" column groups. Column blocks, reads
-//! that open only the groups a projection needs, batch scans and layout changes are
+//! operator. Gets and scans read only the runs of the groups a projection needs,
+//! and a get stops where its columns settle (`projection.rs`). What exists today
+//! stores a group's parts in the engine's ordinary (row-format) blocks, the paper's
+//! "simulated" column groups. Column blocks, batch scans and layout changes are
 //! planned (issue 31). The cost model ([`cost`]) and the design advisor
 //! ([`advisor`]) are pure code over a workload description.
 
@@ -26,6 +27,7 @@ mod layout;
 mod operator;
 mod part;
 mod policy;
+mod projection;
 mod scan;
 mod schema;
 mod splitter;
@@ -41,6 +43,8 @@ use crate::options::{ReadOptions, WriteOptions};
 use catalog::Catalog;
 use layout::LayoutRecord;
 use part::Part;
+use projection::Projection;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// A table of an open database. See the module docs.
@@ -49,6 +53,9 @@ pub struct Table<'db> {
     cf: CfHandle,
     schema: Arc<Schema>,
     layout: Layout,
+    /// Every group of the table's layouts, by id (`LayoutRecord::groups`): reads open
+    /// the runs of the groups a projection needs (`projection.rs`).
+    groups: BTreeMap<u32, Vec<u32>>,
 }
 
 impl std::fmt::Debug for Table<'_> {
@@ -71,9 +78,10 @@ impl<'db> Table<'db> {
     /// [`Db::create_cf`].
     pub fn create(db: &'db Db, name: &str, schema: Schema, layout: Layout) -> Result<Table<'db>> {
         layout.check(schema.columns().len())?;
+        let record = LayoutRecord::first(&layout);
         let records = vec![
             (catalog::SCHEMA, schema.encode()),
-            (catalog::LAYOUT, LayoutRecord::first(&layout).encode()),
+            (catalog::LAYOUT, record.encode()),
         ];
         // The family takes the database's per-tree options, as a family opened
         // without options of its own does.
@@ -84,6 +92,7 @@ impl<'db> Table<'db> {
             cf: CfHandle { family },
             schema: Arc::new(schema),
             layout,
+            groups: record.groups,
         })
     }
 
@@ -105,6 +114,7 @@ impl<'db> Table<'db> {
             cf,
             schema: catalog.schema,
             layout,
+            groups: catalog.layout.groups,
         })
     }
 
@@ -216,7 +226,8 @@ impl<'db> Table<'db> {
     ) -> Result<Option<Vec<Value>>> {
         self.check_projection(projection)?;
         let key = self.schema.encode_key(key)?;
-        let Some(bytes) = self.db.get_cf(ro, &self.cf, &key)? else {
+        let mut wants = Projection::new(&self.schema, &self.groups, projection);
+        let Some(bytes) = self.db.get_partial_cf(ro, &self.cf, &key, &mut wants)? else {
             return Ok(None);
         };
         let part = Part::decode(&self.schema, &bytes).map_err(|e| Error::Corruption {
@@ -302,8 +313,9 @@ impl<'db> Table<'db> {
         let encode = |v: Option<&Value>| v.map(|v| self.schema.encode_key(v)).transpose();
         let (from, to) = (encode(from)?, encode(to)?);
         let (start, end) = if reverse { (to, from) } else { (from, to) };
+        let wants = Projection::new(&self.schema, &self.groups, projection);
         Ok(Scan::new(
-            self.db.iter_cf(ro, &self.cf)?,
+            self.db.iter_partial_cf(ro, &self.cf, &wants)?,
             Arc::clone(&self.schema),
             self.cf.name(),
             (start, end),

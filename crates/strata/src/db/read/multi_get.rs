@@ -37,7 +37,7 @@ struct Lookup {
     /// Its position in the caller's batch.
     index: usize,
     key: LookupKey,
-    p: Pending,
+    p: Pending<'static>,
     /// Whether it met a virtual table, and whether it asked for a compaction (each at
     /// most once per key, as `get` does).
     met_virtual: bool,

@@ -554,3 +554,54 @@ fn compaction_reads_are_counted_apart() {
     assert_eq!(s.compaction_blocks_read, before.compaction_blocks_read);
     assert_eq!(s.blocks_read - before.blocks_read, data_blocks);
 }
+
+/// `get_each` visits every entry of the key from the lookup on, newest first, across
+/// block ends, stops when told, reads the next block only when the separator says the
+/// key runs on, and agrees with the model for keys with many versions.
+#[test]
+fn get_each_walks_a_keys_versions_across_blocks() {
+    let mut entries = Entries::new();
+    for (k, versions) in [(&b"a"[..], 3u64), (b"k", 120), (b"m", 1), (b"z", 40)] {
+        for seq in (1..=versions).rev() {
+            let kind = if seq % 7 == 0 {
+                ValueKind::Put
+            } else {
+                ValueKind::Merge
+            };
+            entries.push((ikey(k, seq, kind), format!("{seq:04}").into_bytes()));
+        }
+    }
+    let (bytes, _) = build(&entries, &small_opts(Compression::None));
+    let stats = Arc::new(Statistics::default());
+    let t = open(bytes, None, Arc::clone(&stats), false).unwrap();
+    let seqs = |k: &[u8], at: u64, limit: usize| {
+        let mut got = Vec::new();
+        let called = t
+            .get_each(&ikey(k, at, KIND_SEEK), |ik, v| {
+                let seq = crate::key::parse_internal_key(ik).unwrap().seq;
+                assert_eq!(v, format!("{seq:04}").as_bytes());
+                got.push(seq);
+                got.len() < limit
+            })
+            .unwrap();
+        assert_eq!(called, !got.is_empty());
+        got
+    };
+    assert_eq!(
+        seqs(b"k", 200, usize::MAX),
+        (1..=120).rev().collect::<Vec<_>>()
+    );
+    assert_eq!(
+        seqs(b"k", 60, usize::MAX),
+        (1..=60).rev().collect::<Vec<_>>()
+    );
+    assert_eq!(seqs(b"k", 60, 3), vec![60, 59, 58]);
+    assert_eq!(seqs(b"z", 5, usize::MAX), vec![5, 4, 3, 2, 1]);
+    assert_eq!(seqs(b"a", 9, usize::MAX), vec![3, 2, 1]);
+    assert!(seqs(b"b", 9, usize::MAX).is_empty());
+    assert!(seqs(b"m", 9, usize::MAX) == vec![1]);
+    // `m`'s one entry: one data block at most (its neighbours' versions fill others).
+    let before = stats.snapshot().blocks_read;
+    seqs(b"m", 9, usize::MAX);
+    assert_eq!(stats.snapshot().blocks_read - before, 1);
+}
