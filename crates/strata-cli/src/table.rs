@@ -10,6 +10,8 @@
 //!                     | scan --name=T [--from=K] [--to=K] --columns=... [--reverse]
 //!                     | compact --name=T
 //!                     | show --name=T
+//! strata table advise --workload=FILE | --columns=N --levels=L --size_ratio=T
+//!                     [--rows=R] [--inserts=I] [--block_bytes=B] [--dump_workload] [--json]
 //! ```
 //! The first schema item is the key (`u64` or `bytes`); columns are `i32`, `i64`,
 //! `f64`, `bytes` or `fixedN`, nullable with a `?` (`--schema=@FILE` reads it from a
@@ -21,7 +23,11 @@
 //! `NULL` for null. `get` prints the values asked for, in that order, separated by
 //! `, `, or `(no row)`; `scan` prints one such line per row, the key first.
 //! `show` prints the schema, the layout and, per level, each run's group, files and
-//! bytes. Planned (issue 31): `query`, `advise`, `set-layout` and the table counters.
+//! bytes. `advise` runs the design advisor (`table/advise.rs`) and needs no database.
+//! Planned (issue 31): `query`, `set-layout`, the table counters, and `advise` from
+//! them (`--name`).
+
+mod advise;
 
 use crate::error::{CliError, Result};
 use clap::{Args, Subcommand};
@@ -33,9 +39,9 @@ use strata::{Db, Options, ReadOptions, WriteOptions};
 /// `strata table`.
 #[derive(Args, Clone, Debug)]
 pub struct TableArgs {
-    /// The database directory.
+    /// The database directory (every command but `advise`).
     #[arg(long = "db")]
-    pub db: PathBuf,
+    pub db: Option<PathBuf>,
     /// What to do.
     #[command(subcommand)]
     pub command: TableCommand,
@@ -134,6 +140,36 @@ pub enum TableCommand {
         #[arg(long)]
         name: String,
     },
+    /// The design advisor's layout and predicted costs for a workload.
+    Advise {
+        /// A workload description (JSON, `table/advise.rs`).
+        #[arg(long)]
+        workload: Option<PathBuf>,
+        /// The synthetic workload HW (the paper's Table 3) over this many columns.
+        #[arg(long)]
+        columns: Option<usize>,
+        /// With `--columns`: the deepest level.
+        #[arg(long, default_value_t = 7)]
+        levels: usize,
+        /// With `--columns`: the size ratio T.
+        #[arg(long = "size_ratio", default_value_t = 2.0)]
+        size_ratio: f64,
+        /// With `--columns`: rows in the table (the paper's 400 M).
+        #[arg(long, default_value_t = 400e6)]
+        rows: f64,
+        /// With `--columns`: inserts during the run (the paper's 20 M).
+        #[arg(long, default_value_t = 20e6)]
+        inserts: f64,
+        /// With `--columns`: bytes of a data block.
+        #[arg(long = "block_bytes", default_value_t = 4096.0)]
+        block_bytes: f64,
+        /// Print the workload (JSON) instead of advising.
+        #[arg(long = "dump_workload", default_value_t = false)]
+        dump_workload: bool,
+        /// One JSON line instead of a table.
+        #[arg(long, default_value_t = false)]
+        json: bool,
+    },
 }
 
 /// Runs `strata table`.
@@ -141,9 +177,48 @@ pub enum TableCommand {
 /// # Errors
 /// Bad arguments or input (`Usage`, `BadInput`), the engine's errors.
 pub fn run(args: &TableArgs) -> Result<()> {
-    let create = matches!(args.command, TableCommand::Create { .. });
-    let db = Db::open(&args.db, Options::default().with_create_if_missing(create))?;
     let mut out = std::io::stdout().lock();
+    if let TableCommand::Advise {
+        workload,
+        columns,
+        levels,
+        size_ratio,
+        rows,
+        inserts,
+        block_bytes,
+        dump_workload,
+        json,
+    } = &args.command
+    {
+        let source = match (workload, columns) {
+            (Some(path), None) => advise::Source::File(path),
+            (None, Some(columns)) => advise::Source::Hw(advise::Hw {
+                columns: *columns,
+                levels: *levels,
+                size_ratio: *size_ratio,
+                rows: *rows,
+                inserts: *inserts,
+                block_bytes: *block_bytes,
+            }),
+            _ => {
+                return Err(CliError::Usage(
+                    "advise: give --workload=FILE or --columns=N (advice from a table's \
+                     counters is planned)"
+                        .into(),
+                ))
+            }
+        };
+        for line in advise::advise(source, *dump_workload, *json)? {
+            writeln!(out, "{line}").map_err(|e| CliError::Stdio("stdout", e))?;
+        }
+        return Ok(());
+    }
+    let path = args
+        .db
+        .as_ref()
+        .ok_or_else(|| CliError::Usage("--db=DIR is required".into()))?;
+    let create = matches!(args.command, TableCommand::Create { .. });
+    let db = Db::open(path, Options::default().with_create_if_missing(create))?;
     let wo = WriteOptions::default();
     let ro = ReadOptions::default();
     let print = |out: &mut dyn Write, line: String| {
@@ -264,6 +339,7 @@ pub fn run(args: &TableArgs) -> Result<()> {
                 print(&mut out, line)?;
             }
         }
+        TableCommand::Advise { .. } => {}
     }
     drop(out);
     db.close()?;

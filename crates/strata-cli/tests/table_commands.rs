@@ -2,7 +2,7 @@
 //! containment, and refused with --strict_layout), CSV load, get with a column range
 //! and list, update of some columns (and of a missing row, which stays absent),
 //! delete, scans both ways with bounds, compact, a reopen's answers, show's runs, and
-//! one-line errors for bad input.
+//! one-line errors for bad input; `advise` on the synthetic workload.
 
 mod common;
 
@@ -106,4 +106,28 @@ fn tables_are_created_loaded_read_updated_and_shown() {
         run(&["get", "--name=t", "--key=1", "--columns=a1"], None),
         "1\n"
     );
+}
+
+/// `advise` needs no database: the synthetic workload's layout keeps L0 rows and
+/// every deeper level inside the one above (it parses as a contained layout), the
+/// JSON line says how the search went, and a call without a workload is refused.
+#[test]
+fn advise_prints_a_contained_layout_for_the_synthetic_workload() {
+    let out = ok(&["table", "advise", "--columns=30", "--levels=7"], None);
+    let layout = out
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("layout: "))
+        .unwrap_or_else(|| panic!("{out}"));
+    strata::table::Layout::parse(layout, 30).unwrap_or_else(|e| panic!("{layout}: {e}"));
+    assert!(out.contains("total"), "{out}");
+    let json = ok(
+        &["table", "advise", "--columns=12", "--levels=4", "--json"],
+        None,
+    );
+    let v: serde_json::Value = serde_json::from_str(json.trim()).expect("one JSON line");
+    assert_eq!(v["columns"], 12);
+    assert!(v["exact"].is_boolean() && v["seconds"].as_f64().is_some());
+    let err = fails(&["table", "advise"], None);
+    assert!(err.contains("--workload=FILE or --columns=N"), "{err}");
 }

@@ -15,8 +15,8 @@
 //!   from the primary subsets, merge the pair that lowers the cost most, until no
 //!   merge does). [`Advice::exact`] says which was used.
 //!
-//! The advisor is pure: the workload is its input (hand-written, or the engine's
-//! per-level counters once they exist; planned, issue 31).
+//! The advisor is pure: the workload is its input (hand-written or synthetic through
+//! `strata table advise`; the engine's per-level counters are planned, issue 31).
 
 use super::cost::{LevelOp, OpKind, TreeShape};
 use super::layout::{Layout, LevelLayout};

@@ -1,6 +1,6 @@
 //! The LASER cost model (the paper's §5, Eq. 3–7) and its per-level objective (Eq. 9):
 //! what a layout costs in blocks, as pure functions of the tree's shape, the layout
-//! and the operations. The design advisor (planned, issue 31) minimises Eq. 9 level by
+//! and the operations. The design advisor (`advisor.rs`) minimises Eq. 9 level by
 //! level under containment.
 //!
 //! Symbols, as the paper's Table 1 names them: `T` the size ratio, levels `0..=L`,
