@@ -5,6 +5,7 @@
 //! - `dcompaction`: Pan et al. §2.2 and §4 (delayed compaction, Figures 2, 3, 10–19).
 //! - `query-compaction`: the CS561 query-driven compaction paper (Figures 1–8).
 //! - `hotrap`: Qiu et al. §4.2 and §4.5 (HotRAP: YCSB mixes on two tiers, Tables 3–5).
+//! - `laser`: Saxena et al. §7.1 (LASER's cost model against measured blocks, Figure 7).
 //!
 //! Every run prints a table, appends one JSON object per configuration to
 //! `results/experiment-<name>.jsonl` (or `--json`), and draws an SVG chart.
@@ -12,6 +13,7 @@
 mod aligned;
 mod dcompaction;
 mod hotrap;
+mod laser;
 mod query_compaction;
 mod snapshot_filter;
 
@@ -46,6 +48,9 @@ enum Which {
     /// HotRAP against everything-on-FD, RocksDB-fat and time-aware tiering on a fast
     /// and a slow device model: YCSB RO/RW/WH/UH by distribution, and the ablations.
     Hotrap(Box<hotrap::HotrapArgs>),
+    /// LASER's cost model (Figure 7) against the blocks reads and compactions really
+    /// touch, for tables of equi-width column groups.
+    Laser(Box<laser::LaserArgs>),
 }
 
 /// Runs `strata experiment`.
@@ -59,6 +64,7 @@ pub fn run(args: &ExperimentArgs) -> Result<()> {
         Which::Dcompaction(a) => dcompaction::run(a),
         Which::QueryCompaction(a) => query_compaction::run(a),
         Which::Hotrap(a) => hotrap::run(a),
+        Which::Laser(a) => laser::run(a),
     }
 }
 

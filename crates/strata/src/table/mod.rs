@@ -47,6 +47,24 @@ use projection::Projection;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+/// One run of a table's level ([`Table::runs`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunInfo {
+    /// Its level.
+    pub level: usize,
+    /// Its column group's id (0: whole rows).
+    pub group: u32,
+    /// The column numbers it stores (every column for rows; none for a group this
+    /// handle's catalog does not know).
+    pub columns: Vec<usize>,
+    /// Its files.
+    pub files: usize,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Their entries (of every kind).
+    pub entries: u64,
+}
+
 /// A table of an open database. See the module docs.
 pub struct Table<'db> {
     db: &'db Db,
@@ -246,6 +264,34 @@ impl<'db> Table<'db> {
         self.db.compact_range_cf(&self.cf, None, None)
     }
 
+    /// The runs of the table's levels that hold files, level by level (the row run
+    /// first within a level, then the groups by id).
+    pub fn runs(&self) -> Vec<RunInfo> {
+        let version = self.cf.family.versions.current();
+        let all: Vec<usize> = (0..self.schema.columns().len()).collect();
+        let mut out = Vec::new();
+        for level in 0..version.num_levels() {
+            for run in version.runs(level).filter(|r| !r.files().is_empty()) {
+                let columns = match run.group() {
+                    crate::version::file_meta::ALL_COLUMNS => all.clone(),
+                    g => self
+                        .groups
+                        .get(&g)
+                        .map_or_else(Vec::new, |cols| cols.iter().map(|&c| c as usize).collect()),
+                };
+                out.push(RunInfo {
+                    level,
+                    group: run.group(),
+                    columns,
+                    files: run.files().len(),
+                    bytes: run.bytes(),
+                    entries: run.files().iter().map(|f| f.num_entries).sum(),
+                });
+            }
+        }
+        out
+    }
+
     /// Lines describing the table, for `strata table show`: its schema, its layout,
     /// and per level holding files each run's group, columns, files and bytes.
     pub fn describe(&self) -> Vec<String> {
@@ -265,32 +311,22 @@ impl<'db> Table<'db> {
             format!("columns: {}", columns.join(",")),
             format!("layout: {}", self.layout.to_text()),
         ];
-        let version = self.cf.family.versions.current();
-        let record = version
-            .record(catalog::LAYOUT)
-            .and_then(|r| LayoutRecord::decode(r).ok());
-        for level in 0..version.num_levels() {
-            for run in version.runs(level).filter(|r| !r.files().is_empty()) {
-                let what = match (run.group(), &record) {
-                    (crate::version::file_meta::ALL_COLUMNS, _) => "rows".to_owned(),
-                    (g, Some(r)) => {
-                        let names: Vec<&str> = r
-                            .groups
-                            .get(&g)
-                            .into_iter()
-                            .flatten()
-                            .filter_map(|&c| s.columns().get(c as usize).map(|c| c.name.as_str()))
-                            .collect();
-                        format!("group {g} [{}]", names.join(","))
-                    }
-                    (g, None) => format!("group {g}"),
-                };
-                out.push(format!(
-                    "L{level}: {what} files={} bytes={}",
-                    run.files().len(),
-                    run.bytes()
-                ));
-            }
+        for run in self.runs() {
+            let what = match run.group {
+                crate::version::file_meta::ALL_COLUMNS => "rows".to_owned(),
+                g => {
+                    let names: Vec<&str> = run
+                        .columns
+                        .iter()
+                        .filter_map(|&c| s.columns().get(c).map(|c| c.name.as_str()))
+                        .collect();
+                    format!("group {g} [{}]", names.join(","))
+                }
+            };
+            out.push(format!(
+                "L{}: {what} files={} bytes={}",
+                run.level, run.files, run.bytes
+            ));
         }
         out
     }
