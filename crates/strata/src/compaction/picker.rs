@@ -354,10 +354,35 @@ pub(crate) fn l0_closure(
     begin: Option<&[u8]>,
     end: Option<&[u8]>,
 ) -> Vec<Arc<FileMetaData>> {
+    closure(begin, end, |lo, hi| version.overlapping_files(0, lo, hi))
+}
+
+/// Every file of every run of `level` overlapping `[begin, end]`, widening the range
+/// until no run of the level has a file straddling it: a job that moves these files
+/// down leaves no run of the level holding an older part of a key it moved a newer
+/// part of (`version::run`, ARCHITECTURE §7.1.2).
+pub(crate) fn runs_closure(
+    version: &Version,
+    level: usize,
+    begin: Option<&[u8]>,
+    end: Option<&[u8]>,
+) -> Vec<Arc<FileMetaData>> {
+    closure(begin, end, |lo, hi| {
+        version.overlapping_in_runs(level, lo, hi)
+    })
+}
+
+/// The files `files_in` gives for `[begin, end]`, the range widened to their user
+/// keys until it no longer grows.
+fn closure(
+    begin: Option<&[u8]>,
+    end: Option<&[u8]>,
+    files_in: impl Fn(Option<&[u8]>, Option<&[u8]>) -> Vec<Arc<FileMetaData>>,
+) -> Vec<Arc<FileMetaData>> {
     let mut lo = begin.map(<[u8]>::to_vec);
     let mut hi = end.map(<[u8]>::to_vec);
     loop {
-        let files = version.overlapping_files(0, lo.as_deref(), hi.as_deref());
+        let files = files_in(lo.as_deref(), hi.as_deref());
         let Some((flo, fhi)) = user_range(files.iter()) else {
             return files;
         };

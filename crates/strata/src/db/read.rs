@@ -24,7 +24,7 @@ use super::iter::Resolver;
 use super::scan_tee::ScanStart;
 use super::tree_hooks::TableRead;
 use super::{DbInner, DbIterator, SuperVersion};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::iter::{
     AnyTable, InternalIterator, LevelIterator, MergingIterator, OpenHook, TeeIterator,
 };
@@ -75,6 +75,11 @@ pub(crate) trait PartialRead {
     /// level can change it, and the read reads no deeper (its answer: the entries met,
     /// resolved in sequence order over no base).
     fn settles(&mut self, operand: &[u8]) -> bool;
+
+    /// Called once when a point read ends, with the deepest level whose entry its
+    /// answer used (0 for the memtables, L0, or no entry at all): where the read was
+    /// served, as a cost model prices it.
+    fn served_at(&mut self, level: usize);
 }
 
 /// What a point lookup carries from newer sources to older ones.
@@ -90,6 +95,8 @@ struct Pending<'r> {
     base_seq: SequenceNumber,
     /// What a read of part of the value wants (`None`: all of it).
     partial: Option<&'r mut dyn PartialRead>,
+    /// The deepest level whose entry the answer used so far (for `served_at`).
+    level: usize,
 }
 
 impl Pending<'_> {
@@ -135,40 +142,53 @@ pub(crate) fn get_partial(
             partial,
             ..Pending::default()
         };
-        if let Some(answer) = get_from_memtables(inner, family, &sv, &lookup, filter, &mut p)? {
-            return Ok(answer);
+        let value = get_with(inner, family, ro, &sv, &lookup, filter, token, &mut p);
+        if let Some(r) = p.partial.as_deref_mut() {
+            r.served_at(p.level);
         }
-        let mut answered = None;
-        let base = get_from_version(
-            inner,
-            family,
-            &sv.version,
-            &lookup,
-            filter,
-            &mut p,
-            &mut answered,
-        )?;
-        let value = resolve(family, user_key, base.as_deref(), &p)?;
-        // The tree hooks see reads of the latest state answered by a table.
-        if let (Some(h), Some((level, put_seq)), Some(v), None) =
-            (&family.hooks, answered, &value, &ro.snapshot)
-        {
-            let wake = h.table_read(&TableRead {
-                user_key,
-                value: v,
-                seq: put_seq,
-                level,
-                plain: p.operands.is_empty() && p.floor == 0,
-                token,
-            });
-            if wake {
-                // As `ask_compaction`: the flush thread goes to sleep under this lock.
-                drop(inner.state.lock());
-                inner.bg_cv.notify_all();
-            }
-        }
-        Ok(value)
+        value
     })
+}
+
+/// The body of [`get_partial`] once the read's view is loaded.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn get_with(
+    inner: &DbInner,
+    family: &Family,
+    ro: &ReadOptions,
+    sv: &SuperVersion,
+    lookup: &LookupKey,
+    filter: SnapshotFilter,
+    token: u64,
+    p: &mut Pending<'_>,
+) -> Result<Option<Vec<u8>>> {
+    let user_key = lookup.user_key();
+    if let Some(answer) = get_from_memtables(inner, family, sv, lookup, filter, p)? {
+        return Ok(answer);
+    }
+    let mut answered = None;
+    let base = get_from_version(inner, family, &sv.version, lookup, filter, p, &mut answered)?;
+    let value = resolve(family, user_key, base.as_deref(), p)?;
+    // The tree hooks see reads of the latest state answered by a table.
+    if let (Some(h), Some((level, put_seq)), Some(v), None) =
+        (&family.hooks, answered, &value, &ro.snapshot)
+    {
+        let wake = h.table_read(&TableRead {
+            user_key,
+            value: v,
+            seq: put_seq,
+            level,
+            plain: p.operands.is_empty() && p.floor == 0,
+            token,
+        });
+        if wake {
+            // As `ask_compaction`: the flush thread goes to sleep under this lock.
+            drop(inner.state.lock());
+            inner.bg_cv.notify_all();
+        }
+    }
+    Ok(value)
 }
 
 /// The value of `user_key` given its chain's `base` and the operands in `p`.
@@ -259,6 +279,9 @@ pub(super) enum Source<'a> {
     Merged(&'a [MergedTable<'a>]),
 }
 
+/// An entry of a key a [`Source::Merged`] holds: (sequence number, kind, value, level).
+type Entry = (SequenceNumber, ValueKind, Vec<u8>, usize);
+
 /// A table of a [`Source::Merged`]: its level, metadata and reference.
 pub(super) type MergedTable<'a> = (usize, &'a FileMetaData, Option<&'a FileRef>);
 
@@ -281,7 +304,8 @@ fn probe(
 /// and entries of the key first, then the newest visible entry among them decides,
 /// as one table's would: the generic path over levels of several runs
 /// (`version::run`). Each table costs a bloom probe and, if the filter passes it, the
-/// data block holding the key (one read per table: `Table::get_each`).
+/// data block holding the key (`Table::get_each`; the next block too, now and then,
+/// when the key's entries may run on past the block's end).
 ///
 /// A partial read (`p.partial`) skips the tables of groups it does not read, and
 /// reads no level below the one where it settles (`PartialRead::settles`).
@@ -295,7 +319,7 @@ fn probe_merged(
     let (ukey, seq) = (lookup.user_key(), lookup.sequence());
     // The visible entries of the key, (sequence number, kind, value); a table's walk
     // ends at its first entry that is not an operand (all older are hidden by it).
-    let mut entries: Vec<(SequenceNumber, ValueKind, Vec<u8>)> = Vec::new();
+    let mut entries: Vec<Entry> = Vec::new();
     let mut level_start = 0;
     for (i, &(level, f, file)) in tables.iter().enumerate() {
         if tables.get(i.wrapping_sub(1)).is_some_and(|t| t.0 != level) {
@@ -311,28 +335,25 @@ fn probe_merged(
         if let Some(rd) = table.range_dels() {
             p.floor = p.floor.max(rd.max_covering(ukey, seq));
         }
-        let mut malformed = false;
+        // `get_each` has parsed every key it passes on. An entry older than the
+        // tombstone floor, and all older ones, are deleted: the walk ends there.
+        let floor = p.floor;
         table.get_each(lookup.internal_key(), |ikey, value| {
-            let Some(k) = key::parse_internal_key(ikey) else {
-                malformed = true;
+            let Some(k) = key::parse_internal_key(ikey).filter(|k| k.seq >= floor) else {
                 return false;
             };
-            entries.push((k.seq, k.kind, value.to_vec()));
+            entries.push((k.seq, k.kind, value.to_vec(), level));
             k.kind == ValueKind::Merge
         })?;
-        if malformed {
-            return Err(Error::Internal(
-                "malformed internal key in a point read".into(),
-            ));
-        }
     }
     // Newest first; the parts of one write split across groups share its sequence
     // number and hold disjoint columns, so their order among themselves is free.
     entries.sort_by_key(|e| std::cmp::Reverse(e.0));
-    for (s, kind, value) in entries {
+    for (s, kind, value, level) in entries {
         if s < p.floor {
             return Ok(Probe::Found(None));
         }
+        p.level = p.level.max(level);
         match kind {
             ValueKind::Merge => p.operands.push(value),
             ValueKind::Put => {
@@ -354,12 +375,12 @@ fn probe_merged(
 
 /// Whether a partial read settles on the operands among `entries`, those of one level
 /// (`PartialRead::settles`). Always false for a whole read.
-fn settled(p: &mut Pending<'_>, entries: &[(SequenceNumber, ValueKind, Vec<u8>)]) -> bool {
+fn settled(p: &mut Pending<'_>, entries: &[Entry]) -> bool {
     let Some(partial) = p.partial.as_deref_mut() else {
         return false;
     };
     let mut done = false;
-    for (_, kind, value) in entries {
+    for (_, kind, value, _) in entries {
         if *kind == ValueKind::Merge {
             done |= partial.settles(value);
         }
@@ -448,7 +469,12 @@ fn get_from_version(
     let source_after = family.hooks.as_ref().and_then(|h| h.source_after());
     for level in 0..version.num_levels() {
         let mut probe_one = |source: Source<'_>| {
-            Ok(match probe(inner, source, lookup, filter, p)? {
+            let operands = p.operands.len();
+            let found = probe(inner, source, lookup, filter, p)?;
+            if matches!(found, Probe::Found(_)) || p.operands.len() > operands {
+                p.level = p.level.max(level);
+            }
+            Ok(match found {
                 Probe::Found(v) => {
                     if v.is_some() {
                         *answered = Some((level, p.base_seq));

@@ -457,3 +457,157 @@ fn a_projected_get_reads_no_deeper_than_where_its_columns_settle() {
         );
     }
 }
+
+/// A manual compaction of part of a level of group runs moves every run's files over
+/// the range together (found by review, a loss before the fix): group A = {2, 3} sits
+/// in L2 under a newer part of key `q` in A's L1 file, while the range compacted
+/// meets only group B's L1 file; taking B's file and A's deeper files but leaving
+/// A's newer L1 part behind let the fold stamp A's older cells with B's newer
+/// sequence number, and every read then returned the older column.
+#[test]
+fn a_manual_compaction_of_part_of_a_group_level_keeps_every_newer_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Options::default()
+        .with_create_if_missing(true)
+        .with_write_buffer_size(64 << 10)
+        .with_level0_file_num_compaction_trigger(1)
+        .with_max_bytes_for_level_base(256 << 10)
+        .with_max_bytes_for_level_multiplier(100.0)
+        .with_target_file_size_base(16 << 10)
+        .with_num_levels(4);
+    let db = Db::open(dir.path(), o.clone()).unwrap();
+    let t = Table::create(
+        &db,
+        "t",
+        schema(),
+        Layout::parse("row;2,2;1,1,1,1", 4).unwrap(),
+    )
+    .unwrap();
+    let wo = WriteOptions::default();
+    for k in 0..2000u64 {
+        let row = vec![
+            Value::I32(k as i32),
+            Value::I64(k as i64),
+            Value::Bytes(vec![b'o'; 300]),
+            Value::Null,
+        ];
+        t.insert(&wo, &Value::U64(k), &row).unwrap();
+    }
+    db.flush_cf(&t.cf).unwrap();
+    db.wait_for_compactions().unwrap();
+    drop(t);
+    db.close().unwrap();
+    // Room in L1 now, so nothing moves but what the test moves.
+    let db = Db::open(dir.path(), o.with_max_bytes_for_level_base(8 << 20)).unwrap();
+    let t = Table::open(&db, "t").unwrap();
+    let group = |cols: &[u32]| {
+        *t.groups
+            .iter()
+            .find(|(_, c)| c.as_slice() == cols)
+            .unwrap()
+            .0
+    };
+    let (a, b) = (group(&[2, 3]), group(&[0, 1]));
+    let key = |f: &[u8]| u64::from_be_bytes(f.try_into().unwrap());
+    let v = t.cf.family.versions.current();
+    let span = |f: &Arc<crate::version::FileMetaData>| {
+        (key(f.smallest_user_key()), key(f.largest_user_key()))
+    };
+    let a_files: Vec<(u64, u64)> = v
+        .runs(1)
+        .filter(|r| r.group() == a)
+        .flat_map(|r| r.files().iter().map(span).collect::<Vec<_>>())
+        .collect();
+    // A file of B in L1 over no file of A in L1.
+    let (x, y) = v
+        .runs(1)
+        .filter(|r| r.group() == b)
+        .flat_map(|r| r.files().iter().map(span).collect::<Vec<_>>())
+        .find(|&(x, y)| y > x + 10 && a_files.iter().all(|&(lo, hi)| hi < x || lo > y))
+        .expect("a file of B in L1 over no file of A in L1");
+    drop(v);
+    let q = x + 10;
+    let ro = ReadOptions::default();
+    // A's part of q, big enough that A's L1 output is cut right after q.
+    let big: Vec<u8> = (0..48u32 << 10)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8 | 1)
+        .collect();
+    t.update(&wo, &Value::U64(q), &[(2, Value::Bytes(big.clone()))])
+        .unwrap();
+    db.flush_cf(&t.cf).unwrap();
+    db.wait_for_compactions().unwrap();
+    // A snapshot keeps B's next part apart from the one below it.
+    let snap = db.snapshot();
+    t.update(&wo, &Value::U64(q), &[(0, Value::I32(777))])
+        .unwrap();
+    db.flush_cf(&t.cf).unwrap();
+    db.wait_for_compactions().unwrap();
+    drop(snap);
+    let want = Some(vec![Value::I32(777), Value::Bytes(big)]);
+    assert_eq!(t.get(&ro, &Value::U64(q), &[0, 2]).unwrap(), want);
+    db.compact_range_cf(&t.cf, Some(&y.to_be_bytes()), Some(&y.to_be_bytes()))
+        .unwrap();
+    db.wait_for_compactions().unwrap();
+    assert_eq!(
+        t.get(&ro, &Value::U64(q), &[0, 2]).unwrap(),
+        want,
+        "projected"
+    );
+    assert_eq!(generic_get(&t, &ro, q, &[0, 2]), want, "generic");
+}
+
+/// The handle's profile counts what went through it, with each get at the level that
+/// served it; as the advisor's input it asks for what it saw: one column read alone
+/// far more than the rest gets a group of its own where it was read.
+#[test]
+fn the_profile_counts_operations_where_they_were_served_and_feeds_the_advisor() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), opts()).unwrap();
+    let t = Table::create(&db, "t", schema(), Layout::parse("row;2,2", 4).unwrap()).unwrap();
+    let wo = WriteOptions::default();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+    for k in 0..KEYS {
+        let row: Vec<Value> = ALL.iter().map(|&c| random_value(&mut rng, c)).collect();
+        t.insert(&wo, &Value::U64(k), &row).unwrap();
+    }
+    t.update(
+        &wo,
+        &Value::U64(1),
+        &[(1, Value::I64(5)), (0, Value::I32(2))],
+    )
+    .unwrap();
+    db.compact_range_cf(&t.cf, None, None).unwrap();
+    let ro = ReadOptions::default();
+    for k in 0..KEYS {
+        t.get(&ro, &Value::U64(k), &[3]).unwrap();
+    }
+    t.get(&ro, &Value::U64(KEYS + 1), &[3]).unwrap();
+    let mut n = 0;
+    for _ in 0..10 {
+        n += t.scan(&ro, (None, None), &[3], false).unwrap().count() as u64;
+    }
+    let p = t.profile();
+    assert_eq!(p.inserts, KEYS);
+    assert_eq!(p.updates.get(&vec![0, 1]), Some(&1));
+    assert_eq!(p.scans.get(&vec![3]), Some(&(10, n)));
+    let runs = t.runs();
+    let deepest = runs.iter().map(|r| r.level).max().unwrap();
+    // Every get that found a row was served where the rows are; the miss is not
+    // counted.
+    let served: u64 = p.gets.values().sum();
+    assert_eq!(served, KEYS);
+    for (projection, level) in p.gets.keys() {
+        assert_eq!(projection, &vec![3]);
+        assert!(runs.iter().any(|r| r.level == *level), "level {level}");
+    }
+    let (shape, workload) = t.workload();
+    assert_eq!(shape.last_level, 5);
+    assert_eq!(shape.columns, 4);
+    let advice = advisor::advise(&shape, &workload).unwrap();
+    let LevelLayout::Groups(groups) = advice.layout.level(deepest) else {
+        panic!("rows at L{deepest}: {}", advice.layout.to_text());
+    };
+    assert!(groups.contains(&vec![3]), "{}", advice.layout.to_text());
+    t.reset_profile();
+    assert_eq!(t.profile(), Profile::default());
+}

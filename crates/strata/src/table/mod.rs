@@ -16,8 +16,9 @@
 //! operator. Gets and scans read only the runs of the groups a projection needs,
 //! and a get stops where its columns settle (`projection.rs`). What exists today
 //! stores a group's parts in the engine's ordinary (row-format) blocks, the paper's
-//! "simulated" column groups. Column blocks, batch scans and layout changes are
-//! planned (issue 31). The cost model ([`cost`]) and the design advisor
+//! "simulated" column groups. Each handle keeps a profile of its operations
+//! (`profile.rs`), which [`Table::workload`] turns into the design advisor's input.
+//! Column blocks, batch scans and layout changes are planned (issue 31). The cost model ([`cost`]) and the design advisor
 //! ([`advisor`]) are pure code over a workload description.
 
 pub mod advisor;
@@ -27,6 +28,7 @@ mod layout;
 mod operator;
 mod part;
 mod policy;
+mod profile;
 mod projection;
 mod scan;
 mod schema;
@@ -34,6 +36,7 @@ mod splitter;
 
 pub(crate) use catalog::TableKinds;
 pub use layout::{Layout, LevelLayout};
+pub use profile::Profile;
 pub use scan::Scan;
 pub use schema::{Column, ColumnType, KeyType, Schema, Value};
 
@@ -42,6 +45,7 @@ use crate::error::{Error, Result};
 use crate::options::{ReadOptions, WriteOptions};
 use catalog::Catalog;
 use layout::LayoutRecord;
+use parking_lot::Mutex;
 use part::Part;
 use projection::Projection;
 use std::collections::BTreeMap;
@@ -74,6 +78,8 @@ pub struct Table<'db> {
     /// Every group of the table's layouts, by id (`LayoutRecord::groups`): reads open
     /// the runs of the groups a projection needs (`projection.rs`).
     groups: BTreeMap<u32, Vec<u32>>,
+    /// What went through this handle (`profile.rs`).
+    profile: Arc<Mutex<Profile>>,
 }
 
 impl std::fmt::Debug for Table<'_> {
@@ -111,6 +117,7 @@ impl<'db> Table<'db> {
             schema: Arc::new(schema),
             layout,
             groups: record.groups,
+            profile: Arc::default(),
         })
     }
 
@@ -133,6 +140,7 @@ impl<'db> Table<'db> {
             schema: catalog.schema,
             layout,
             groups: catalog.layout.groups,
+            profile: Arc::default(),
         })
     }
 
@@ -175,7 +183,9 @@ impl<'db> Table<'db> {
         };
         let key = self.schema.encode_key(key)?;
         self.db
-            .put_cf(wo, &self.cf, &key, &part.encode(&self.schema))
+            .put_cf(wo, &self.cf, &key, &part.encode(&self.schema))?;
+        self.profile.lock().inserts += 1;
+        Ok(())
     }
 
     /// Sets columns `set` (column number, value) of the row under `key`, writing only
@@ -199,13 +209,16 @@ impl<'db> Table<'db> {
                 w.first().map(|x| x.0)
             )));
         }
+        let set: Vec<usize> = cells.iter().map(|(c, _)| *c as usize).collect();
         let part = Part {
             insert: false,
             cells,
         };
         let key = self.schema.encode_key(key)?;
         self.db
-            .merge_cf(wo, &self.cf, &key, &part.encode(&self.schema))
+            .merge_cf(wo, &self.cf, &key, &part.encode(&self.schema))?;
+        *self.profile.lock().updates.entry(set).or_default() += 1;
+        Ok(())
     }
 
     /// Deletes the row under `key` (if any).
@@ -248,12 +261,60 @@ impl<'db> Table<'db> {
         let Some(bytes) = self.db.get_partial_cf(ro, &self.cf, &key, &mut wants)? else {
             return Ok(None);
         };
+        let served = wants.served();
         let part = Part::decode(&self.schema, &bytes).map_err(|e| Error::Corruption {
             file: format!("table `{}`", self.cf.name()).into(),
             offset: 0,
             reason: format!("the row of key {key:02x?}: {e}"),
         })?;
-        Ok(part.exists().then(|| part.project(projection)))
+        if !part.exists() {
+            return Ok(None);
+        }
+        *self
+            .profile
+            .lock()
+            .gets
+            .entry((projection.to_vec(), served))
+            .or_default() += 1;
+        Ok(Some(part.project(projection)))
+    }
+
+    /// What went through this handle since it was opened or last reset: the workload
+    /// the design advisor takes ([`Table::workload`]).
+    pub fn profile(&self) -> Profile {
+        self.profile.lock().clone()
+    }
+
+    /// Starts the profile afresh.
+    pub fn reset_profile(&self) {
+        *self.profile.lock() = Profile::default();
+    }
+
+    /// The design advisor's input from this handle's profile and the tree as it is:
+    /// `T` and the levels from the family's options; `B`, the entries of a row block,
+    /// from the runs written (a row run's entries per block, or a group run's scaled
+    /// by Eq. 3); each level's share of the rows from its runs' entries.
+    pub fn workload(&self) -> (cost::TreeShape, advisor::Workload) {
+        let opts = &self.cf.family.opts;
+        let runs = self.runs();
+        let c = self.schema.columns().len();
+        let block = opts.level(1).block_size as f64;
+        let row_entries_per_block = runs
+            .iter()
+            .filter(|r| r.entries > 0 && r.bytes > 0)
+            .max_by_key(|r| (r.columns.len(), r.entries))
+            .map_or(block / (16.0 + 6.0 * c as f64), |r| {
+                let per_block = r.entries as f64 * block / r.bytes as f64;
+                per_block * (1 + r.columns.len()) as f64 / (1 + c) as f64
+            });
+        let shape = cost::TreeShape {
+            size_ratio: opts.max_bytes_for_level_multiplier,
+            last_level: opts.num_levels.saturating_sub(1),
+            row_entries_per_block,
+            columns: c,
+        };
+        let workload = self.profile.lock().workload(&shape, &runs);
+        (shape, workload)
     }
 
     /// Compacts the whole table (`Db::compact_range_cf`), waiting for it.
@@ -357,7 +418,8 @@ impl<'db> Table<'db> {
             (start, end),
             projection.to_vec(),
             reverse,
-        ))
+        )
+        .profiled(Arc::clone(&self.profile)))
     }
 
     fn check_projection(&self, projection: &[usize]) -> Result<()> {

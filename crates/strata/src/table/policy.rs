@@ -282,9 +282,12 @@ impl CompactionPolicy for TablePolicy {
         })
     }
 
-    /// Every file of every run of `level` meeting `[begin, end]` (for L0, widened
-    /// until no L0 file straddles it) into every run of the next level: one step moves
-    /// the whole range down.
+    /// Every file of every run of `level` meeting `[begin, end]`, widened until no
+    /// file of the level (of any run) straddles the range, into every run of the next
+    /// level: one step moves the whole range down. (Without the widening over the
+    /// level's runs, a job could take one run's file and the deeper parts of a key
+    /// whose newer part another run keeps at this level: the fold would stamp the
+    /// older cells with the newer sequence number, and a read would return them.)
     fn pick_manual(
         &self,
         version: &Version,
@@ -300,7 +303,7 @@ impl CompactionPolicy for TablePolicy {
         let sources = if level == 0 {
             picker::l0_closure(version, begin, end)
         } else {
-            version.overlapping_in_runs(level, begin, end)
+            picker::runs_closure(version, level, begin, end)
         };
         let all = self.all_columns();
         self.plan(

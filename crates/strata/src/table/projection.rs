@@ -6,11 +6,16 @@
 //! Why it is exact. A group run holds every delete and range tombstone of its keys
 //! (the splitter sends a delete to every group; the executor gives every stream the
 //! job's tombstones), and every insert's share (an insert is split into a part with
-//! the insert flag per group, holding all of the group's columns). So the runs of the
-//! groups holding the projected columns, with the row runs above them, hold every
-//! entry that decides those columns and the row's existence. Met newest first, an
-//! insert-flagged part ends the history of its columns: nothing older can change
-//! them, so once such parts cover every projected column the answer is known.
+//! the insert flag per group). So the runs of the groups holding the projected
+//! columns, with the row runs above them, hold every entry that decides those
+//! columns and the row's existence. An insert-flagged part ends the history of the
+//! cells it holds: the parts of one insert hold every column between them, so no
+//! older cell of those columns matters; and by containment a column's entries keep
+//! their level order, so nothing deeper can change them. Once such parts cover every
+//! projected column, the answer is known. Only the cells present count: a part with
+//! the flag need not hold all of its group's columns (the L0→L1 fold can unite an
+//! update of `c` with a sibling's flag into a flagged part of group `{c, d}` without
+//! `d`, whose cell is in another part of the same write).
 
 use super::part::Part;
 use super::schema::Schema;
@@ -28,6 +33,8 @@ pub(crate) struct Projection<'a> {
     open: Vec<bool>,
     /// How many columns `open` holds.
     left: usize,
+    /// The level that served the read (`PartialRead::served_at`).
+    served: usize,
 }
 
 impl<'a> Projection<'a> {
@@ -51,7 +58,13 @@ impl<'a> Projection<'a> {
             open: wanted.clone(),
             wanted,
             left,
+            served: 0,
         }
+    }
+
+    /// The level that served the read, once it has ended (0 before).
+    pub fn served(&self) -> usize {
+        self.served
     }
 }
 
@@ -81,5 +94,9 @@ impl PartialRead for Projection<'_> {
             }
         }
         self.left == 0
+    }
+
+    fn served_at(&mut self, level: usize) {
+        self.served = level;
     }
 }

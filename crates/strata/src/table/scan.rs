@@ -3,9 +3,11 @@
 //! planned batch scans (issue 31) will be tested against.
 
 use super::part::Part;
+use super::profile::Profile;
 use super::schema::{Schema, Value};
 use crate::db::DbIterator;
 use crate::error::{Error, Result};
+use parking_lot::Mutex;
 use std::sync::Arc;
 
 /// Rows of a table in key order (or reverse), from [`super::Table::scan`].
@@ -19,6 +21,10 @@ pub struct Scan {
     reverse: bool,
     started: bool,
     done: bool,
+    /// Rows returned so far.
+    rows: u64,
+    /// Where the scan is recorded when dropped (`profile.rs`), if anywhere.
+    profile: Option<Arc<Mutex<Profile>>>,
 }
 
 impl std::fmt::Debug for Scan {
@@ -57,7 +63,15 @@ impl Scan {
             reverse,
             started: false,
             done: false,
+            rows: 0,
+            profile: None,
         }
+    }
+
+    /// The scan, recorded in `profile` (its projection and rows returned) when dropped.
+    pub(super) fn profiled(mut self, profile: Arc<Mutex<Profile>>) -> Scan {
+        self.profile = Some(profile);
+        self
     }
 
     fn corruption(&self, key: &[u8], e: String) -> Error {
@@ -112,7 +126,10 @@ impl Iterator for Scan {
                 continue;
             }
             let row = match self.schema.decode_key(key) {
-                Ok(k) => (k, part.project(&self.projection)),
+                Ok(k) => {
+                    self.rows += 1;
+                    (k, part.project(&self.projection))
+                }
                 Err(e) => {
                     self.done = true;
                     return Some(Err(self.corruption(key, e)));
@@ -121,5 +138,19 @@ impl Iterator for Scan {
             return Some(Ok(row));
         }
         None
+    }
+}
+
+impl Drop for Scan {
+    fn drop(&mut self) {
+        if let Some(profile) = &self.profile {
+            let mut p = profile.lock();
+            let at = p
+                .scans
+                .entry(std::mem::take(&mut self.projection))
+                .or_default();
+            at.0 += 1;
+            at.1 += self.rows;
+        }
     }
 }
