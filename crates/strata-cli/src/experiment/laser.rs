@@ -26,7 +26,9 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
+use strata::env::{DeviceFs, DeviceModel, PosixFs};
 use strata::table::cost::{groups_needed, TreeShape};
 use strata::table::{Layout, RunInfo, Schema, Table, Value};
 use strata::{Db, Options, ReadOptions, WriteOptions};
@@ -64,6 +66,14 @@ pub struct LaserArgs {
     /// Random seed.
     #[arg(long = "seed", default_value_t = 7)]
     pub seed: u64,
+    /// A device model the reads run on (`nvme`, `sata-ssd`, `gp3`, `hdd` or
+    /// `LATENCY_US,MIB_PER_S,IOPS`; docs/devices.md), so latencies are the device's;
+    /// loading and compaction run without it. Block counts do not depend on it.
+    #[arg(long = "device")]
+    pub device: Option<String>,
+    /// Read with direct I/O (`use_direct_reads`), past the page cache.
+    #[arg(long = "direct_reads", default_value_t = false)]
+    pub direct_reads: bool,
     /// JSON-lines output.
     #[arg(long = "json", default_value = "results/experiment-laser.jsonl")]
     pub json: PathBuf,
@@ -101,6 +111,10 @@ struct Row {
     model_with_ends: f64,
     /// Point and scan: microseconds per operation; write: seconds compacting.
     latency: f64,
+    /// The device model the reads ran on (`none`: this machine's disk).
+    device: String,
+    /// Whether reads used direct I/O.
+    direct_reads: bool,
     /// Scans: rows per scan.
     rows_per_op: f64,
     /// Per level (0..=L): the share of the rows it holds.
@@ -259,8 +273,22 @@ pub fn run(args: &LaserArgs) -> Result<()> {
         )));
     }
     println!(
-        "LASER Figure 7 ({} table): {} rows, {} columns, T = {}, levels 0..={}, {} B blocks",
-        args.table, args.rows, shape.columns, shape.size_ratio, shape.last_level, args.block_size
+        "LASER Figure 7 ({} table): {} rows, {} columns, T = {}, levels 0..={}, {} B blocks; \
+         reads on device {}{}",
+        args.table,
+        args.rows,
+        shape.columns,
+        shape.size_ratio,
+        shape.last_level,
+        args.block_size,
+        args.device
+            .as_deref()
+            .unwrap_or("none (this machine's disk)"),
+        if args.direct_reads {
+            ", direct I/O"
+        } else {
+            ", through the page cache"
+        }
     );
     let mut rows = Vec::new();
     for &cg in &cgs {
@@ -320,7 +348,18 @@ fn one_design(args: &LaserArgs, shape: Shape, cg: usize, ks: &[usize]) -> Result
     // Read with a one-byte block cache: every data block a read needs is a miss.
     let mut o = options(args, shape, false);
     o.block_cache_capacity = 1;
-    let db = engine(Db::open(&dir, o))?;
+    o.use_direct_reads = args.direct_reads;
+    let builder = match &args.device {
+        None => Db::builder(),
+        Some(model) => {
+            let model: DeviceModel = model
+                .parse()
+                .map_err(|e| CliError::Usage(format!("--device={model}: {e}")))?;
+            let fs = DeviceFs::new(Arc::new(PosixFs)).with_device(dir.clone(), model);
+            Db::builder().file_system(Arc::new(fs))
+        }
+    };
+    let db = engine(builder.open(&dir, o))?;
     let t = engine(Table::open(&db, "t"))?;
     let runs = t.runs();
     let level_shares = shares(&runs, shape.last_level + 1);
@@ -344,6 +383,8 @@ fn one_design(args: &LaserArgs, shape: Shape, cg: usize, ks: &[usize]) -> Result
         ratio: 0.0,
         model_with_ends: 0.0,
         latency: compact_secs,
+        device: args.device.clone().unwrap_or_else(|| "none".into()),
+        direct_reads: args.direct_reads,
         rows_per_op: 0.0,
         level_shares: level_shares.clone(),
     };
