@@ -354,37 +354,43 @@ pub(crate) fn l0_closure(
     begin: Option<&[u8]>,
     end: Option<&[u8]>,
 ) -> Vec<Arc<FileMetaData>> {
-    closure(begin, end, |lo, hi| version.overlapping_files(0, lo, hi))
+    closure(begin, end, |lo, hi| version.overlapping_files(0, lo, hi)).0
 }
 
-/// Every file of every run of `level` overlapping `[begin, end]`, widening the range
-/// until no run of the level has a file straddling it: a job that moves these files
-/// down leaves no run of the level holding an older part of a key it moved a newer
-/// part of (`version::run`, ARCHITECTURE §7.1.2).
+/// Every file of every run of `level` overlapping `[begin, end]` widened until no
+/// file of any run of `level` or of `level + 1` straddles it. A job moving these
+/// files into every run of the next level then meets, in each run of both levels,
+/// either all of a key's entries or none: it can leave no run of `level` holding a
+/// newer part of a key whose older parts it folds below (`version::run`,
+/// ARCHITECTURE §7.1.2).
 pub(crate) fn runs_closure(
     version: &Version,
     level: usize,
     begin: Option<&[u8]>,
     end: Option<&[u8]>,
 ) -> Vec<Arc<FileMetaData>> {
-    closure(begin, end, |lo, hi| {
-        version.overlapping_in_runs(level, lo, hi)
-    })
+    let (_, lo, hi) = closure(begin, end, |lo, hi| {
+        let mut files = version.overlapping_in_runs(level, lo, hi);
+        files.extend(version.overlapping_in_runs(level + 1, lo, hi));
+        files
+    });
+    version.overlapping_in_runs(level, lo.as_deref(), hi.as_deref())
 }
 
 /// The files `files_in` gives for `[begin, end]`, the range widened to their user
-/// keys until it no longer grows.
+/// keys until it no longer grows; with the final range (`None`: unbounded).
+#[allow(clippy::type_complexity)]
 fn closure(
     begin: Option<&[u8]>,
     end: Option<&[u8]>,
     files_in: impl Fn(Option<&[u8]>, Option<&[u8]>) -> Vec<Arc<FileMetaData>>,
-) -> Vec<Arc<FileMetaData>> {
+) -> (Vec<Arc<FileMetaData>>, Option<Vec<u8>>, Option<Vec<u8>>) {
     let mut lo = begin.map(<[u8]>::to_vec);
     let mut hi = end.map(<[u8]>::to_vec);
     loop {
         let files = files_in(lo.as_deref(), hi.as_deref());
         let Some((flo, fhi)) = user_range(files.iter()) else {
-            return files;
+            return (files, lo, hi);
         };
         let mut widened = false;
         if lo.as_deref().is_some_and(|l| flo < l) {
@@ -396,7 +402,7 @@ fn closure(
             widened = true;
         }
         if !widened {
-            return files;
+            return (files, lo, hi);
         }
     }
 }

@@ -458,31 +458,21 @@ fn a_projected_get_reads_no_deeper_than_where_its_columns_settle() {
     }
 }
 
-/// A manual compaction of part of a level of group runs moves every run's files over
-/// the range together (found by review, a loss before the fix): group A = {2, 3} sits
-/// in L2 under a newer part of key `q` in A's L1 file, while the range compacted
-/// meets only group B's L1 file; taking B's file and A's deeper files but leaving
-/// A's newer L1 part behind let the fold stamp A's older cells with B's newer
-/// sequence number, and every read then returned the older column.
-#[test]
-fn a_manual_compaction_of_part_of_a_group_level_keeps_every_newer_part() {
-    let dir = tempfile::tempdir().unwrap();
-    let o = Options::default()
+/// Options for the manual-compaction tests: `levels` levels, small files, L1 of
+/// 64 KiB, each level 100 times the one above.
+fn manual_opts(levels: usize) -> Options {
+    Options::default()
         .with_create_if_missing(true)
         .with_write_buffer_size(64 << 10)
         .with_level0_file_num_compaction_trigger(1)
-        .with_max_bytes_for_level_base(256 << 10)
+        .with_max_bytes_for_level_base(64 << 10)
         .with_max_bytes_for_level_multiplier(100.0)
         .with_target_file_size_base(16 << 10)
-        .with_num_levels(4);
-    let db = Db::open(dir.path(), o.clone()).unwrap();
-    let t = Table::create(
-        &db,
-        "t",
-        schema(),
-        Layout::parse("row;2,2;1,1,1,1", 4).unwrap(),
-    )
-    .unwrap();
+        .with_num_levels(levels)
+}
+
+/// Inserts 2,000 rows with a 300-byte column 2 into `t`, then flushes and waits.
+fn insert_wide_rows(db: &Db, t: &Table<'_>) {
     let wo = WriteOptions::default();
     for k in 0..2000u64 {
         let row = vec![
@@ -495,6 +485,28 @@ fn a_manual_compaction_of_part_of_a_group_level_keeps_every_newer_part() {
     }
     db.flush_cf(&t.cf).unwrap();
     db.wait_for_compactions().unwrap();
+}
+
+/// A manual compaction of part of a level of group runs moves every run's files over
+/// the range together (found by review, a loss before the fix): group A = {2, 3} sits
+/// in L2 under a newer part of key `q` in A's L1 file, while the range compacted
+/// meets only group B's L1 file; taking B's file and A's deeper files but leaving
+/// A's newer L1 part behind let the fold stamp A's older cells with B's newer
+/// sequence number, and every read then returned the older column.
+#[test]
+fn a_manual_compaction_of_part_of_a_group_level_keeps_every_newer_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = manual_opts(4).with_max_bytes_for_level_base(256 << 10);
+    let db = Db::open(dir.path(), o.clone()).unwrap();
+    let t = Table::create(
+        &db,
+        "t",
+        schema(),
+        Layout::parse("row;2,2;1,1,1,1", 4).unwrap(),
+    )
+    .unwrap();
+    let wo = WriteOptions::default();
+    insert_wide_rows(&db, &t);
     drop(t);
     db.close().unwrap();
     // Room in L1 now, so nothing moves but what the test moves.
@@ -610,4 +622,78 @@ fn the_profile_counts_operations_where_they_were_served_and_feeds_the_advisor() 
     assert!(groups.contains(&vec![3]), "{}", advice.layout.to_text());
     t.reset_profile();
     assert_eq!(t.profile(), Profile::default());
+}
+
+/// A manual compaction of part of a group level also widens over the next level's
+/// files (found by a second review, a loss before the fix): the range compacted
+/// meets only group A's L1 file of key `j`, but the next level's files, cut alike
+/// for every run, span key `k` too, whose newer column 0 sits in group B's L1 file;
+/// folding `k`'s L2 parts without B's L1 part stamped the old column 0 with A's newer
+/// sequence number.
+#[test]
+fn a_manual_compaction_widened_by_the_next_level_keeps_every_newer_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = manual_opts(3);
+    let db = Db::open(dir.path(), o).unwrap();
+    let layout = Layout::parse("row;2,2;1,1,1,1", 4).unwrap();
+    let t = Table::create(&db, "t", schema(), layout).unwrap();
+    let wo = WriteOptions::default();
+    insert_wide_rows(&db, &t);
+    db.compact_range_cf(&t.cf, None, None).unwrap();
+    db.wait_for_compactions().unwrap();
+    let key = |f: &[u8]| u64::from_be_bytes(f.try_into().unwrap());
+    let v = t.cf.family.versions.current();
+    assert!(v.runs(1).all(|r| r.is_empty()));
+    let g0 = *t
+        .groups
+        .iter()
+        .find(|(_, c)| c.as_slice() == [0])
+        .unwrap()
+        .0;
+    let (lo, hi) = v
+        .runs(2)
+        .filter(|r| r.group() == g0)
+        .flat_map(|r| {
+            let spans = r.files().iter();
+            spans
+                .map(|f| (key(f.smallest_user_key()), key(f.largest_user_key())))
+                .collect::<Vec<_>>()
+        })
+        .find(|&(lo, hi)| hi > lo + 20)
+        .expect("a file of {0} in L2 over more than 20 keys");
+    drop(v);
+    let (j, k) = (lo + 2, hi - 2);
+    let ro = ReadOptions::default();
+    // B's newer column 0 of k, kept at L1.
+    t.update(&wo, &Value::U64(k), &[(0, Value::I32(777))])
+        .unwrap();
+    db.flush_cf(&t.cf).unwrap();
+    db.wait_for_compactions().unwrap();
+    // A's still newer column 2 of k, big: A overflows L1 and moves down alone (the
+    // snapshot keeps the two updates apart).
+    let snap = db.snapshot();
+    let big: Vec<u8> = (0..48u32 << 10)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8 | 1)
+        .collect();
+    t.update(&wo, &Value::U64(k), &[(2, Value::Bytes(big.clone()))])
+        .unwrap();
+    db.flush_cf(&t.cf).unwrap();
+    db.wait_for_compactions().unwrap();
+    drop(snap);
+    // A file of A at L1 holding only j.
+    t.update(&wo, &Value::U64(j), &[(2, Value::Bytes(b"j".to_vec()))])
+        .unwrap();
+    db.flush_cf(&t.cf).unwrap();
+    db.wait_for_compactions().unwrap();
+    let want = Some(vec![Value::I32(777), Value::Bytes(big)]);
+    assert_eq!(t.get(&ro, &Value::U64(k), &[0, 2]).unwrap(), want, "before");
+    db.compact_range_cf(&t.cf, Some(&j.to_be_bytes()), Some(&j.to_be_bytes()))
+        .unwrap();
+    db.wait_for_compactions().unwrap();
+    assert_eq!(generic_get(&t, &ro, k, &[0, 2]), want, "generic after");
+    assert_eq!(
+        t.get(&ro, &Value::U64(k), &[0, 2]).unwrap(),
+        want,
+        "projected after"
+    );
 }

@@ -283,11 +283,13 @@ impl CompactionPolicy for TablePolicy {
     }
 
     /// Every file of every run of `level` meeting `[begin, end]`, widened until no
-    /// file of the level (of any run) straddles the range, into every run of the next
-    /// level: one step moves the whole range down. (Without the widening over the
-    /// level's runs, a job could take one run's file and the deeper parts of a key
-    /// whose newer part another run keeps at this level: the fold would stamp the
-    /// older cells with the newer sequence number, and a read would return them.)
+    /// file of any run of the level or of the next straddles the range, into every
+    /// run of the next level: one step moves the whole range down. (Without the
+    /// widening over both levels' runs, a job could take the deeper parts of a key
+    /// whose newer part a run of this level keeps: found by reviews twice, once for
+    /// the level's own runs and once for the next level's wider files. The fold
+    /// would stamp the older cells with the newer sequence number, and reads would
+    /// return them.)
     fn pick_manual(
         &self,
         version: &Version,
