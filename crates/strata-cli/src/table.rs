@@ -24,8 +24,9 @@
 //! `, `, or `(no row)`; `scan` prints one such line per row, the key first.
 //! `show` prints the schema, the layout and, per level, each run's group, files and
 //! bytes. `advise` runs the design advisor (`table/advise.rs`) and needs no database.
-//! Planned (issue 31): `query`, `set-layout`, the table counters, and `advise` from
-//! them (`--name`).
+//! Planned (issue 31): `query`, `set-layout`, and `advise --name` (a table's profile
+//! lives in the process that made it, `Table::workload`, so this command cannot read
+//! it yet).
 
 mod advise;
 

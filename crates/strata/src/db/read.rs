@@ -58,8 +58,7 @@ fn read_sequence(inner: &DbInner, ro: &ReadOptions) -> SequenceNumber {
 /// A read of part of each value (ARCHITECTURE §7.1.3): which column-group runs
 /// (`version::run`) can hold what it wants, and when the entries a point read met in
 /// runs decide that. The row run (`ALL_COLUMNS`), the memtables and L0 are always
-/// read. Implemented by a value layout that stores parts of a value in group runs
-/// (today `table`).
+/// read. Implemented by a value layout that stores parts of a value in group runs.
 ///
 /// The contract the implementer keeps: every entry that can change a wanted part's
 /// answer is in the row run or in a run of a group [`reads_group`](Self::reads_group)
@@ -304,7 +303,7 @@ fn probe(
 /// and entries of the key first, then the newest visible entry among them decides,
 /// as one table's would: the generic path over levels of several runs
 /// (`version::run`). Each table costs a bloom probe and, if the filter passes it, the
-/// data block holding the key (`Table::get_each`; the next block too, now and then,
+/// data block holding the key (`sst::Table::get_each`; the next block too, now and then,
 /// when the key's entries may run on past the block's end).
 ///
 /// A partial read (`p.partial`) skips the tables of groups it does not read, and

@@ -16,7 +16,7 @@
 //!   merge does). [`Advice::exact`] says which was used.
 //!
 //! The advisor is pure: the workload is its input (hand-written or synthetic through
-//! `strata table advise`; the engine's per-level counters are planned, issue 31).
+//! `strata table advise`, or built from a handle's profile by `Table::workload`).
 
 use super::cost::{LevelOp, OpKind, TreeShape};
 use super::layout::{Layout, LevelLayout};

@@ -18,8 +18,9 @@
 //! stores a group's parts in the engine's ordinary (row-format) blocks, the paper's
 //! "simulated" column groups. Each handle keeps a profile of its operations
 //! (`profile.rs`), which [`Table::workload`] turns into the design advisor's input.
-//! Column blocks, batch scans and layout changes are planned (issue 31). The cost model ([`cost`]) and the design advisor
-//! ([`advisor`]) are pure code over a workload description.
+//! The cost model ([`cost`]) and the design advisor ([`advisor`]) are pure code over
+//! a workload description. Column blocks, batch scans and layout changes are planned
+//! (issue 31).
 
 pub mod advisor;
 mod catalog;
@@ -270,12 +271,7 @@ impl<'db> Table<'db> {
         if !part.exists() {
             return Ok(None);
         }
-        *self
-            .profile
-            .lock()
-            .gets
-            .entry((projection.to_vec(), served))
-            .or_default() += 1;
+        self.profile.lock().count_get(projection, served);
         Ok(Some(part.project(projection)))
     }
 

@@ -20,9 +20,9 @@ pub struct Profile {
     pub inserts: u64,
     /// Updates, by the columns they set.
     pub updates: BTreeMap<Vec<usize>, u64>,
-    /// Point reads that found a row, by (projection, level that served them; 0 for
-    /// the memtables and L0).
-    pub gets: BTreeMap<(Vec<usize>, usize), u64>,
+    /// Point reads that found a row, by projection, then by the level that served
+    /// them (index 0: the memtables and L0).
+    pub gets: BTreeMap<Vec<usize>, Vec<u64>>,
     /// Scans by projection: (scans, rows returned).
     pub scans: BTreeMap<Vec<usize>, (u64, u64)>,
 }
@@ -32,6 +32,22 @@ fn columns(c: &[usize]) -> Vec<u32> {
 }
 
 impl Profile {
+    /// Counts a point read of `projection` served at `level`. Allocates only for a
+    /// projection or level not seen before (it runs under the handle's lock on
+    /// every get).
+    pub(super) fn count_get(&mut self, projection: &[usize], level: usize) {
+        let levels = match self.gets.get_mut(projection) {
+            Some(levels) => levels,
+            None => self.gets.entry(projection.to_vec()).or_default(),
+        };
+        if levels.len() <= level {
+            levels.resize(level + 1, 0);
+        }
+        if let Some(n) = levels.get_mut(level) {
+            *n += 1;
+        }
+    }
+
     /// The advisor's input for a tree of `shape` whose runs are `runs`: point reads
     /// at the level that served them, scans spread over the levels by the share of
     /// the rows each holds (the paper's `s_i`), updates at every level (Eq. 7 prices
@@ -46,8 +62,9 @@ impl Profile {
         }
         let total = rows.iter().sum::<u64>().max(1) as f64;
         let mut ops: Vec<Vec<LevelOp>> = vec![Vec::new(); levels];
-        for ((projection, level), &count) in &self.gets {
-            if let Some(at) = ops.get_mut(*level).filter(|_| *level > 0) {
+        for (projection, served) in &self.gets {
+            let levels = served.iter().zip(ops.iter_mut()).skip(1);
+            for (&count, at) in levels.filter(|(&count, _)| count > 0) {
                 at.push(LevelOp {
                     kind: OpKind::PointRead,
                     columns: columns(projection),
