@@ -17,7 +17,8 @@
 //!   priority, output partitioning, snapshot filter, per-level table options, merge
 //!   operator). The default column family takes them from the `Options` passed to
 //!   open; every other family from the `CfOptions` it was created or opened with
-//!   ([`crate::Db::create_cf`], [`crate::DbBuilder::column_family`]). The rest of
+//!   ([`crate::Db::create_cf`], [`crate::Db::open_cf`]), which the `OPTIONS` file
+//!   records and a later open without them gives back. The rest of
 //!   `Options` (WAL, caches, threads, paths, recovery) is shared by every family.
 //! - **Components**: objects rather than settings (the file system, a shared block
 //!   cache). They are injected through [`crate::db::DbBuilder`], never stored in
@@ -839,9 +840,9 @@ macro_rules! cf_options {
         /// [`Options`]) or from a database's options with [`Options::cf_options`], and
         /// the chainable setters.
         ///
-        /// Format: not persisted per family (the `OPTIONS` file records the default
-        /// family's); a family reopened without its `CfOptions` takes the per-tree
-        /// fields of the `Options` passed to open (docs/ARCHITECTURE.md §17).
+        /// Format: persisted per family in the `OPTIONS` file (a `[CFOptions]`
+        /// section each, `options_file`); a family reopened without its `CfOptions`
+        /// takes the ones its section records (docs/ARCHITECTURE.md §15, §17).
         #[derive(Clone, Debug, PartialEq)]
         #[non_exhaustive]
         pub struct CfOptions {
@@ -853,6 +854,12 @@ macro_rules! cf_options {
 
         setters!(CfOptions { $($setter => $field: $t,)* });
         setters!(Options { $($setter => $field: $t,)* });
+
+        impl CfOptions {
+            /// The names of the per-tree fields, as [`Options`] names them (what a
+            /// family's `OPTIONS` section may hold).
+            pub(crate) const FIELD_NAMES: &'static [&'static str] = &[$(stringify!($field),)*];
+        }
 
         impl Options {
             /// The per-tree fields of these options, as a column family's options.

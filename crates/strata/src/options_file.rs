@@ -36,6 +36,15 @@
 //! [DbPath "0"]                         (one per entry of `db_paths`; none if empty)
 //! path=/fast/db
 //! target_size=1073741824
+//!
+//! [CFOptions "users"]                  (one per column family but the default one)
+//! write_buffer_size=4194304
+//! ...                                  (the per-tree fields, as in [DBOptions])
+//! merge_operator=strata.u64_add
+//!
+//! [CFLevelOptions "users" "0"]         (its level entries, as [LevelOptions])
+//! block_size=4096
+//! ...
 //! ```
 //! - A section header is `[Name]` or `[Name "argument"]`; an entry is `key=value`,
 //!   split at the first `=`, blanks around key and value trimmed.
@@ -54,6 +63,15 @@
 //!   sections, holds entry `i` of [`Options::db_paths`]: `path` (the directory, as
 //!   written; `Options::validate` keeps it to one trimmed line) and `target_size`.
 //!   Added after the first v1 writer; a file without them has empty `db_paths`.
+//! - `[CFOptions "name"]`, after the data paths, one per column family other than the
+//!   default one, in name order (added after `OPTIONS-v1-tiering-hotrap-ablations`; a
+//!   file without them records no family): the family's per-tree fields
+//!   ([`CfOptions`]) as `[DBOptions]` spells them (the optional ones only where they
+//!   differ from their defaults), then `merge_operator` if it has one. Then
+//!   `[CFLevelOptions "name" "i"]` for its level entries, in order and without gaps,
+//!   after its `[CFOptions]`. The name is quoted: `"` and `\` escaped with `\`, a
+//!   newline as `\n`, a carriage return as `\r` (`options_file/family.rs`). The
+//!   compaction filter factory, being code, is not recorded.
 //! - Values: integers in decimal; floats in Rust's shortest round-trip form (`10`,
 //!   `1.5`); `true`/`false`; enums by snake_case name: `compression` =
 //!   `none|lz4|zstd`, `compaction_priority` =
@@ -86,7 +104,7 @@
 //! `max_bytes_for_level_multiplier_additional` key, `OPTIONS-v1-tiering` the `tiering`
 //! key (with two `[DbPath]` sections), `OPTIONS-v1-tiering-hotrap`,
 //! `OPTIONS-v1-tiering-time` and `OPTIONS-v1-tiering-hotrap-ablations` its later
-//! modes and items.
+//! modes and items, `OPTIONS-v1-cf-options` the column-family sections.
 //! All must keep decoding: keys and sections are only ever appended.
 //!
 //! # Invariants
@@ -113,11 +131,11 @@ use crate::env::{read_to_vec, write_file_atomic, FileSystem};
 use crate::error::{Error, Result};
 use crate::merge;
 use crate::options::{
-    CompactionPriority, Compression, DbPath, DelayedCompaction, LevelOptions, Options,
+    CfOptions, CompactionPriority, Compression, DbPath, DelayedCompaction, LevelOptions, Options,
     OutputPartitioning, QueryCompaction, WalRecoveryMode,
 };
 use crate::tiering::{HotSetLimit, Tiering, TieringMode};
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
@@ -143,6 +161,19 @@ pub struct StoredOptions {
     pub unknown: Vec<UnknownEntry>,
     /// The recorded merge operator's name, if any (also when it is not a built-in
     /// and so could not be decoded into [`StoredOptions::options`]).
+    pub merge_operator: Option<String>,
+    /// The options of each column family other than the default one, by name.
+    pub families: BTreeMap<String, StoredFamily>,
+}
+
+/// One `[CFOptions "name"]` section (with its `[CFLevelOptions]`) as [`decode`] read
+/// it.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct StoredFamily {
+    /// The family's options; fields the section does not mention keep their defaults.
+    pub options: CfOptions,
+    /// The recorded merge operator's name, as [`StoredOptions::merge_operator`].
     pub merge_operator: Option<String>,
 }
 
@@ -560,7 +591,20 @@ fn recovery_name(m: WalRecoveryMode) -> &'static str {
 }
 
 /// The `OPTIONS` text of `opts` (see the module's format). Deterministic.
+#[cfg_attr(
+    not(feature = "internals"),
+    allow(
+        dead_code,
+        reason = "for tests and the `options` fuzz check; the engine stores families too"
+    )
+)]
 pub fn encode(opts: &Options) -> String {
+    encode_with_families(opts, &BTreeMap::new())
+}
+
+/// [`encode`], then a `[CFOptions]` section (and its `[CFLevelOptions]`) for each of
+/// `families`, in name order.
+pub fn encode_with_families(opts: &Options, families: &BTreeMap<String, CfOptions>) -> String {
     let mut out = String::from(
         "# Strata OPTIONS file: the options of the last open, checked at the next one.\n",
     );
@@ -594,7 +638,39 @@ pub fn encode(opts: &Options) -> String {
             let _ = writeln!(out, "{}={}", f.name, (f.get)(path));
         }
     }
+    for (name, cf) in families {
+        encode_family(&mut out, name, cf);
+    }
     out
+}
+
+/// Appends family `name`'s sections: its per-tree fields as `[DBOptions]` spells
+/// them (the optional ones only where they differ from their defaults), its merge
+/// operator's name, then one `[CFLevelOptions]` per level entry.
+fn encode_family(out: &mut String, name: &str, cf: &CfOptions) {
+    let quoted = family::quote(name);
+    let opts = Options::default().with_cf_options(cf);
+    let defaults = Options::default();
+    let _ = write!(out, "\n[{} {quoted}]\n", family::SECTION);
+    let per_tree = |f: &&Field<Options>| CfOptions::FIELD_NAMES.contains(&f.name);
+    for f in DB_FIELDS.iter().filter(per_tree) {
+        let _ = writeln!(out, "{}={}", f.name, (f.get)(&opts));
+    }
+    if let Some(op) = &cf.merge_operator {
+        let _ = writeln!(out, "{MERGE_OPERATOR}={}", op.name());
+    }
+    for f in OPTIONAL_DB_FIELDS.iter().filter(per_tree) {
+        let value = (f.get)(&opts);
+        if value != (f.get)(&defaults) {
+            let _ = writeln!(out, "{}={value}", f.name);
+        }
+    }
+    for (i, level) in cf.levels.iter().enumerate() {
+        let _ = write!(out, "\n[{} {quoted} \"{i}\"]\n", family::LEVEL_SECTION);
+        for f in LEVEL_FIELDS {
+            let _ = writeln!(out, "{}={}", f.name, (f.get)(level));
+        }
+    }
 }
 
 /// Parses `OPTIONS` text. Errors name the file as `OPTIONS`; see [`load`] for the
@@ -623,7 +699,19 @@ enum Section {
     Db,
     Level(usize),
     Path(usize),
+    /// `[CFOptions "name"]`.
+    Family(String),
+    /// `[CFLevelOptions "name" "i"]`.
+    FamilyLevel(String, usize),
     Unknown(String),
+}
+
+/// A family's section while decoding.
+struct FamilyDraft {
+    /// Per-tree fields set on the defaults of [`Options`].
+    options: Options,
+    levels: Vec<LevelOptions>,
+    merge_operator: Option<String>,
 }
 
 fn decode_file(text: &str, path: &Path) -> Result<StoredOptions> {
@@ -633,6 +721,7 @@ fn decode_file(text: &str, path: &Path) -> Result<StoredOptions> {
     let mut unknown = Vec::new();
     let mut version: Option<u32> = None;
     let mut merge_operator: Option<String> = None;
+    let mut families: BTreeMap<String, FamilyDraft> = BTreeMap::new();
     let mut section: Option<Section> = None;
     // Known sections and (section, key) pairs seen so far, to refuse duplicates.
     let mut seen: HashSet<String> = HashSet::new();
@@ -663,9 +752,31 @@ fn decode_file(text: &str, path: &Path) -> Result<StoredOptions> {
             if !matches!(next, Section::Unknown(_)) && !seen.insert(header.to_string()) {
                 return Err(bad(format!("duplicate section `[{header}]`")));
             }
-            match next {
+            match &next {
                 Section::Level(_) => levels.push(LevelOptions::default()),
                 Section::Path(_) => paths.push(DbPath::new("", 0)),
+                Section::Family(name) => {
+                    let draft = FamilyDraft {
+                        options: Options::default(),
+                        levels: Vec::new(),
+                        merge_operator: None,
+                    };
+                    if families.insert(name.clone(), draft).is_some() {
+                        return Err(bad(format!("duplicate section `[{header}]`")));
+                    }
+                }
+                Section::FamilyLevel(name, n) => {
+                    let draft = families.get_mut(name).ok_or_else(|| {
+                        bad(format!("`[{header}]` before the family's [CFOptions]"))
+                    })?;
+                    if *n != draft.levels.len() {
+                        return Err(bad(format!(
+                            "expected level \"{}\" of the family, got `[{header}]`",
+                            draft.levels.len()
+                        )));
+                    }
+                    draft.levels.push(LevelOptions::default());
+                }
                 _ => {}
             }
             section = Some(next);
@@ -714,12 +825,34 @@ fn decode_file(text: &str, path: &Path) -> Result<StoredOptions> {
                 Some(path) => set(PATH_FIELDS, path, key, value).map_err(bad)?,
                 None => false,
             },
+            Section::Family(name) => match families.get_mut(name) {
+                Some(draft) if key == MERGE_OPERATOR => {
+                    draft.options.merge_operator = merge::builtin_by_name(value);
+                    draft.merge_operator = Some(value.to_string());
+                    true
+                }
+                Some(draft) if CfOptions::FIELD_NAMES.contains(&key) => {
+                    set(DB_FIELDS, &mut draft.options, key, value).map_err(bad)?
+                        || set(OPTIONAL_DB_FIELDS, &mut draft.options, key, value).map_err(bad)?
+                }
+                _ => false,
+            },
+            Section::FamilyLevel(name, n) => {
+                match families.get_mut(name).and_then(|d| d.levels.get_mut(*n)) {
+                    Some(level) => set(LEVEL_FIELDS, level, key, value).map_err(bad)?,
+                    None => false,
+                }
+            }
         };
         let section_name = match sec {
             Section::Version => "Version".to_string(),
             Section::Db => "DBOptions".to_string(),
             Section::Level(n) => format!("LevelOptions \"{n}\""),
             Section::Path(n) => format!("DbPath \"{n}\""),
+            Section::Family(name) => format!("{} {}", family::SECTION, family::quote(name)),
+            Section::FamilyLevel(name, n) => {
+                format!("{} {} \"{n}\"", family::LEVEL_SECTION, family::quote(name))
+            }
             Section::Unknown(s) => s.clone(),
         };
         if known {
@@ -745,11 +878,26 @@ fn decode_file(text: &str, path: &Path) -> Result<StoredOptions> {
         options.levels = levels;
     }
     options.db_paths = paths;
+    let families = families
+        .into_iter()
+        .map(|(name, draft)| {
+            let mut options = draft.options;
+            if !draft.levels.is_empty() {
+                options.levels = draft.levels;
+            }
+            let family = StoredFamily {
+                options: options.cf_options(),
+                merge_operator: draft.merge_operator,
+            };
+            (name, family)
+        })
+        .collect();
     Ok(StoredOptions {
         version,
         options,
         unknown,
         merge_operator,
+        families,
     })
 }
 
@@ -771,7 +919,19 @@ fn parse_header(
             indexed(header, "LevelOptions", arg, next_level).map(Section::Level)
         }
         ("DbPath", Some(arg)) => indexed(header, "DbPath", arg, next_path).map(Section::Path),
-        ("Version" | "DBOptions" | "LevelOptions" | "DbPath", _) => {
+        (family::SECTION, Some(arg)) => match family::unquote_all(arg).as_deref() {
+            Some([name]) if !name.is_empty() => Ok(Section::Family(name.clone())),
+            _ => Err(format!("malformed section header `[{header}]`")),
+        },
+        (family::LEVEL_SECTION, Some(arg)) => match family::unquote_all(arg).as_deref() {
+            Some([name, n]) if !name.is_empty() => n
+                .parse::<usize>()
+                .map(|n| Section::FamilyLevel(name.clone(), n))
+                .map_err(|_| format!("bad index in `[{header}]`")),
+            _ => Err(format!("malformed section header `[{header}]`")),
+        },
+        ("Version" | "DBOptions" | "LevelOptions" | "DbPath", _)
+        | (family::SECTION | family::LEVEL_SECTION, None) => {
             Err(format!("malformed section header `[{header}]`"))
         }
         _ => Ok(Section::Unknown(header.to_string())),
@@ -835,13 +995,31 @@ pub fn load(fs: &dyn FileSystem, dir: &Path) -> Result<Option<StoredOptions>> {
     decode_file(text, &path).map(Some)
 }
 
-/// Writes `opts` to `dir/OPTIONS` atomically (temp file, fsync, rename, directory
-/// fsync).
+/// Writes `opts` and the options of `families` (every column family but the default
+/// one) to `dir/OPTIONS` atomically (temp file, fsync, rename, directory fsync).
 ///
 /// # Errors
 /// I/O errors; the previous file is then intact.
-pub fn store(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<()> {
-    write_file_atomic(fs, dir, FILE_NAME, encode(opts).as_bytes())
+pub fn store(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    opts: &Options,
+    families: &BTreeMap<String, CfOptions>,
+) -> Result<()> {
+    let text = encode_with_families(opts, families);
+    write_file_atomic(fs, dir, FILE_NAME, text.as_bytes())
+}
+
+/// `slot`, or, where it holds no operator, the one `recorded` names
+/// ([`merge::recorded`]): a family reopened without its merge operator keeps the one
+/// its operands were written for.
+pub(crate) fn adopt_recorded_operator(
+    slot: &mut Option<std::sync::Arc<dyn merge::MergeOperator>>,
+    recorded: Option<&str>,
+) {
+    if slot.is_none() {
+        *slot = recorded.map(merge::recorded);
+    }
 }
 
 /// Checks that a database may be opened with `new`, given the options of its last
@@ -854,7 +1032,9 @@ pub fn store(fs: &dyn FileSystem, dir: &Path, opts: &Options) -> Result<()> {
 ///   or shrinking it down to that bound is fine.
 /// - `merge_operator`, if set, must have the name the file records, if it records
 ///   one: operands are only meaningful to the operator that wrote them. Opening
-///   without an operator is allowed (reads of keys with operands then fail).
+///   without an operator gives the family the recorded one
+///   ([`adopt_recorded_operator`]; for an application's operator, a stand-in that
+///   refuses merges, so reads of keys with operands fail naming it).
 ///
 /// Every other option may change between opens: sizes, triggers, limits, threads,
 /// priorities and partitioning steer only future work; recovery modes and checks act
@@ -889,11 +1069,21 @@ pub fn check_compatible(
             deepest + 1
         )));
     }
-    let stored_op = stored.and_then(|s| s.merge_operator.as_deref());
-    if let (Some(old), Some(op)) = (stored_op, &new.merge_operator) {
+    check_operator(
+        "",
+        "the database's",
+        stored.and_then(|s| s.merge_operator.as_deref()),
+        new,
+    )
+}
+
+/// [`check_compatible`]'s rule for the merge operator of `new`, whose recorded name
+/// is `recorded`; `prefix` and `whose` name the family in the error.
+fn check_operator(prefix: &str, whose: &str, recorded: Option<&str>, new: &Options) -> Result<()> {
+    if let (Some(old), Some(op)) = (recorded, &new.merge_operator) {
         if op.name() != old {
             return Err(Error::InvalidArgument(format!(
-                "merge_operator=`{}` differs from the database's `{old}`: operands written \
+                "{prefix}merge_operator=`{}` differs from {whose} `{old}`: operands written \
                  for one operator would be merged by another",
                 op.name()
             )));
@@ -901,6 +1091,33 @@ pub fn check_compatible(
     }
     Ok(())
 }
+
+/// [`check_compatible`] for column family `name` (not the default one), opened with
+/// `new` (its whole configuration), whose `OPTIONS` section is `stored` (if the file
+/// has one) and whose deepest non-empty level is `deepest_nonempty_level`.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] naming the family and the option.
+pub(crate) fn check_family_compatible(
+    name: &str,
+    stored: Option<&StoredFamily>,
+    new: &Options,
+    deepest_nonempty_level: Option<usize>,
+) -> Result<()> {
+    if let Some(d) = deepest_nonempty_level.filter(|&d| d >= new.num_levels) {
+        return Err(Error::InvalidArgument(format!(
+            "column family `{name}`: num_levels=`{}` but its level {d} holds files \
+             (reopen it with num_levels >= {})",
+            new.num_levels,
+            d + 1
+        )));
+    }
+    let recorded = stored.and_then(|s| s.merge_operator.as_deref());
+    let prefix = format!("column family `{name}`: ");
+    check_operator(&prefix, "the family's", recorded, new)
+}
+
+mod family;
 
 #[cfg(test)]
 mod tests;

@@ -197,6 +197,41 @@ fn dropping_a_path_that_holds_tables_is_refused() {
     );
 }
 
+/// Tables are placed by their data path's index: swapping two entries that hold
+/// tables is `InvalidArgument` naming `db_paths` (both orders shown), not a missing
+/// table; the right order opens, and an appended entry is fine.
+#[test]
+fn reordering_paths_that_hold_tables_is_refused_naming_db_paths() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let opts = paths_under(root.path(), tiny_options());
+    let db_dir = root.path().join("db");
+    let db = Db::open(&db_dir, opts.clone()).expect("create");
+    let want = fill(&db);
+    db.wait_for_compactions().expect("idle");
+    db.close().expect("close");
+    let mut swapped = opts.db_paths.clone();
+    swapped.swap(1, 2);
+    let err = Db::open(&db_dir, opts.clone().with_db_paths(swapped)).expect_err("swapped");
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("db_paths differ from the last open's"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("db-slow\", \"") || msg.contains("db-slow\"]"),
+        "{msg}"
+    );
+    let mut more = opts.db_paths.clone();
+    // An existing database refuses a missing path (it cannot tell a new one from a
+    // lost one), so the new path is made first.
+    std::fs::create_dir(root.path().join("db-extra")).expect("mkdir");
+    more.push(strata::DbPath::new(root.path().join("db-extra"), 0));
+    let db = Db::open(&db_dir, opts.with_db_paths(more)).expect("appended path");
+    check(&db, &want);
+    db.close().expect("close");
+}
+
 #[test]
 fn bad_db_paths_are_rejected_by_validate() {
     let dup = Options::default().with_db_paths(vec![

@@ -47,7 +47,15 @@ impl StrataEngine {
     ) -> Result<StrataEngine> {
         let names = families.names();
         let cf_options = options.cf_options();
-        let db = db_builder(flags, &flags.db)?.open(&flags.db, options)?;
+        // The flags configure every family: each one the database has is listed with
+        // them (unlisted, a family would run with the options it recorded).
+        let existing = Db::list_cfs(&flags.db).unwrap_or_default();
+        let listed: Vec<(&str, CfOptions)> = existing
+            .iter()
+            .filter(|n| n.as_str() != "default")
+            .map(|n| (n.as_str(), cf_options.clone()))
+            .collect();
+        let db = db_builder(flags, &flags.db)?.open_cf(&flags.db, options, &listed)?;
         let mut cfs = Vec::with_capacity(names.len());
         for name in &names {
             let cf = match (db.cf(name), families) {

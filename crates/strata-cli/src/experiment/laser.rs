@@ -337,8 +337,10 @@ fn one_design(args: &LaserArgs, shape: Shape, cg: usize, ks: &[usize]) -> Result
     engine(db.flush())?;
     drop(t);
     engine(db.close())?;
-    // Compact until no level is over its target.
-    let db = engine(Db::open(&dir, options(args, shape, false)))?;
+    // Compact until no level is over its target. The table's family is listed with
+    // the new options each time: unlisted, it would keep those it recorded at load.
+    let o = options(args, shape, false);
+    let db = engine(Db::open_cf(&dir, o.clone(), &[("t", o.cf_options())]))?;
     let before = db.stats().counters.compaction_bytes_written;
     let started = Instant::now();
     engine(db.wait_for_compactions())?;
@@ -359,7 +361,7 @@ fn one_design(args: &LaserArgs, shape: Shape, cg: usize, ks: &[usize]) -> Result
             Db::builder().file_system(Arc::new(fs))
         }
     };
-    let db = engine(builder.open(&dir, o))?;
+    let db = engine(builder.open_cf(&dir, o.clone(), &[("t", o.cf_options())]))?;
     let t = engine(Table::open(&db, "t"))?;
     let runs = t.runs();
     let level_shares = shares(&runs, shape.last_level + 1);

@@ -549,5 +549,80 @@ fn disjoint(files: &[Arc<FileMetaData>]) -> bool {
         .all(|w| matches!(w, [a, b] if a.largest_user_key() < b.smallest_user_key()))
 }
 
+/// A rewrite of `files` (contiguous files of `level`, in key order) into real tables
+/// of `level` itself, or `None` if `files` is empty or the plan would conflict with
+/// `busy` (a file held by a job, or a job writing into `level` across their range).
+/// The output replaces exactly the range `files` held, so nothing in the level
+/// overlaps it afterwards.
+pub(crate) fn rewrite_in_place(
+    version: &Version,
+    opts: &Options,
+    placement: &dyn PlacementPolicy,
+    level: usize,
+    files: Vec<Arc<FileMetaData>>,
+    busy: &Busy,
+    reason: Reason,
+) -> Option<Plan> {
+    let (first, last) = (files.first()?, files.last()?);
+    let (lo, hi) = (first.smallest_user_key(), last.largest_user_key());
+    // Row runs only, as the picker (`version::run`): a level of column-group runs
+    // belongs to the policy that wrote them.
+    if files.iter().any(|f| busy.is_busy(f))
+        || busy.output_conflict(level, lo, hi)
+        || version.has_group_runs(level)
+    {
+        return None;
+    }
+    let below = version.overlapping_files(level + 1, Some(lo), Some(hi));
+    let bottommost =
+        (level + 1..version.num_levels()).all(|l| !version.overlaps(l, Some(lo), Some(hi)));
+    let stream = OutputStream::for_level(
+        opts,
+        level,
+        placement.path_for_level(version, opts, level),
+        partitioner::for_compaction(opts, below),
+    );
+    Some(Plan {
+        action: Action::Rewrite,
+        inputs: vec![Input::Files { level, files }],
+        outputs: vec![stream],
+        routing: Routing::single(),
+        bottommost,
+        log_number: None,
+        reason,
+        range: None,
+    })
+}
+
+/// [`rewrite_in_place`] of the first stretch of contiguous files of `level` in
+/// `[begin, end]` numbered below `created_before` that no job holds (the files of one
+/// level of row runs are disjoint and sorted, so any such stretch is a valid input),
+/// or `None` if there is none.
+pub(crate) fn rewrite_older_in_place(
+    version: &Version,
+    opts: &Options,
+    placement: &dyn PlacementPolicy,
+    level: usize,
+    (begin, end): (Option<&[u8]>, Option<&[u8]>),
+    busy: &Busy,
+    created_before: u64,
+) -> Option<Plan> {
+    let stretch: Vec<Arc<FileMetaData>> = version
+        .overlapping_files(level, begin, end)
+        .into_iter()
+        .skip_while(|f| f.number >= created_before || busy.is_busy(f))
+        .take_while(|f| f.number < created_before && !busy.is_busy(f))
+        .collect();
+    rewrite_in_place(
+        version,
+        opts,
+        placement,
+        level,
+        stretch,
+        busy,
+        Reason::Manual,
+    )
+}
+
 #[cfg(test)]
 mod tests;

@@ -68,27 +68,39 @@ pub trait CompactionPolicy: Send + Sync + fmt::Debug {
     ) -> Option<Plan>;
 
     /// The last step of a manual compaction (`Db::compact_range`): a rewrite, into
-    /// `level` itself, of a table of `level` (the deepest holding data in the range)
+    /// `level` itself, of tables of `level` (the deepest holding data in the range)
     /// that the policy wants rewritten, or `None` if there is none (or it conflicts
-    /// with `busy`; the caller retries while files in range are busy). The default
-    /// rewrites nothing: the deepest level's tables are already what a manual
-    /// compaction promises. A policy that keeps tables there which are not (virtual
-    /// tables) returns them one at a time.
+    /// with `busy`; the caller retries while files in range are busy). Only tables
+    /// numbered below `created_before` (those that existed when the step began) may be
+    /// picked, so the step's own outputs are never rewritten again and it ends. The
+    /// default rewrites the tables in range when the family has a compaction filter
+    /// (RocksDB's `bottommost_level_compaction` default, `kIfHaveCompactionFilter`):
+    /// without one the deepest level's tables are already what a manual compaction
+    /// promises, with one they have not yet been through the filter.
     #[expect(
         clippy::too_many_arguments,
         reason = "each is one independent input of the pure function"
     )]
     fn pick_manual_in_place(
         &self,
-        _version: &Version,
-        _opts: &Options,
-        _placement: &dyn PlacementPolicy,
-        _level: usize,
-        _begin: Option<&[u8]>,
-        _end: Option<&[u8]>,
-        _busy: &Busy,
+        version: &Version,
+        opts: &Options,
+        placement: &dyn PlacementPolicy,
+        level: usize,
+        (begin, end): (Option<&[u8]>, Option<&[u8]>),
+        busy: &Busy,
+        created_before: u64,
     ) -> Option<Plan> {
-        None
+        opts.compaction_filter_factory.as_ref()?;
+        picker::rewrite_older_in_place(
+            version,
+            opts,
+            placement,
+            level,
+            (begin, end),
+            busy,
+            created_before,
+        )
     }
 
     /// Whether a read that meets `table` should ask for its compaction

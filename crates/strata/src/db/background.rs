@@ -380,15 +380,17 @@ pub(crate) fn compact_range(
                 )
             })?;
         }
+        // Tables numbered from here on are this step's own outputs (or newer).
+        let created_before = inner.versions.next_file_number();
         manual_level(inner, family, deepest, (begin, end), true, |pick| {
             family.policy.pick_manual_in_place(
                 pick.version,
                 &family.opts,
                 inner.placement.as_ref(),
                 deepest,
-                begin,
-                end,
+                (begin, end),
                 pick.busy,
+                created_before,
             )
         })
     })();

@@ -111,7 +111,8 @@ pub(super) fn create(inner: &DbInner, dir: &Path) -> Result<CheckpointInfo> {
     // All tables now sit in the checkpoint's own directory: it opens without data paths.
     let mut opts = inner.opts.clone();
     opts.db_paths.clear();
-    options_file::store(fs, dir, &opts)?;
+    let families = inner.family_options.lock().clone();
+    options_file::store(fs, dir, &opts, &families)?;
     fs.sync_dir(dir)?;
     drop(versions);
     // Last: every file `CURRENT` leads to is durable.

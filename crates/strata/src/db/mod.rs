@@ -63,6 +63,7 @@ use crate::memory_budget::MemoryBudget;
 use crate::memtable::MemTable;
 use crate::options::CfOptions;
 use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::options_file;
 use crate::snapshot::{Snapshot, SnapshotList};
 use crate::stats::path::PathStats;
 use crate::stats::{DbStats, LevelStats, Statistics};
@@ -75,6 +76,7 @@ use family_view::FamilyView;
 use open::Access;
 use parking_lot::{Condvar, Mutex};
 use state::DbState;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
@@ -88,6 +90,11 @@ pub(crate) struct DbInner {
     /// Validated options (immutable while open): the database-wide ones, and the
     /// default family's per-tree ones (each family's are in its [`family::Family`]).
     pub opts: Options,
+    /// The options each column family but the default one was created or last opened
+    /// with (before its kind configured it), as the `OPTIONS` file records them.
+    /// Held while that file is rewritten for a family's creation or drop, so the file
+    /// and the family set change in one order.
+    pub family_options: Mutex<BTreeMap<String, CfOptions>>,
     /// The file system everything goes through.
     pub fs: Arc<dyn FileSystem>,
     /// Memtables and scheduling state. Never held across I/O.
@@ -226,6 +233,13 @@ impl DbInner {
             ));
         }
         check_records(&records)?;
+        // Held to the end: the OPTIONS file and the family set change in one order.
+        let mut recorded = self.family_options.lock();
+        if name == crate::version::DEFAULT_FAMILY_NAME || recorded.contains_key(name) {
+            return Err(Error::InvalidArgument(format!(
+                "column family already exists: name=`{name}`"
+            )));
+        }
         let opts = self.opts.clone().with_cf_options(options);
         opts.validate()
             .map_err(|e| Error::InvalidArgument(format!("column family `{name}`: {e}")))?;
@@ -249,6 +263,12 @@ impl DbInner {
         // Every write acknowledged before the family exists is durable before it does:
         // a crash never keeps the family and loses an earlier write.
         write::sync_wal(self)?;
+        // The family's options are recorded before it exists, so no open ever finds the
+        // family without them; if the creation then fails, the section names no family
+        // and the next open ignores it (and the next rewrite drops it).
+        let mut next = recorded.clone();
+        next.insert(name.to_string(), options.clone());
+        options_file::store(self.fs.as_ref(), &self.dir, &self.opts, &next)?;
         let versions = match self
             .versions
             .create_family(name, opts.num_levels, log_number, records)
@@ -257,6 +277,8 @@ impl DbInner {
             Err(e @ Error::InvalidArgument(_)) => return Err(e),
             Err(e) => return Err(fail(self, e)),
         };
+        *recorded = next;
+        drop(recorded);
         let hooks = match &self.hooks {
             Some(factory) => {
                 let family = (versions.id(), self.versions.last_sequence());
@@ -610,9 +632,12 @@ impl Db {
 
     /// Opens (or creates) the database in `path` as [`Db::open`] does, giving the
     /// column families listed in `families` their options. Every family of the
-    /// database is opened; one not listed takes the per-tree fields of `options`
-    /// (family options are not persisted, docs/ARCHITECTURE.md §17), so list each
-    /// family whose options differ, above all one with a merge operator.
+    /// database is opened; one not listed runs with the options its `OPTIONS`
+    /// section records (docs/ARCHITECTURE.md §15.2; a family written before those
+    /// sections existed, with the per-tree fields of `options`). A listed family's
+    /// options replace the recorded ones, except that a family listed without a
+    /// merge operator keeps its recorded one; a compaction filter factory is not
+    /// recorded, so list each family that has one.
     ///
     /// # Errors
     /// As [`Db::open`]; `InvalidArgument` for a listed family the database does not
@@ -669,11 +694,17 @@ impl Db {
         inner.state.lock().check_writes()?;
         // As in `create_cf`: the drop is durable only with every earlier write.
         write::sync_wal(inner)?;
+        let mut recorded = inner.family_options.lock();
         match inner.versions.drop_family(&cf.family.versions) {
             Ok(()) => {}
             Err(e @ Error::InvalidArgument(_)) => return Err(e),
             Err(e) => return Err(fail(inner, e)),
         }
+        recorded.remove(cf.family.versions.name());
+        // The family is gone whatever happens to this rewrite: a section left behind
+        // names no family, so the next open ignores it and its rewrite drops it.
+        let _ = options_file::store(inner.fs.as_ref(), &inner.dir, &inner.opts, &recorded);
+        drop(recorded);
         let mut st = inner.state.lock();
         let state = st.families.remove(&cf.id());
         families_changed(inner, &mut st);

@@ -121,21 +121,36 @@ pub(crate) fn open(
         .map(|d| Arc::new(PathStats::new(d.clone())))
         .collect();
     let fs: Arc<dyn FileSystem> = Arc::new(CountingFs::new(fs, path_stats.clone()));
+    // The previous open's options, read before the MANIFEST: they give the families
+    // not listed here their options, the number of levels included.
+    let stored = options_file::load(fs.as_ref(), dir)?;
+    let mut opts = opts;
+    options_file::adopt_recorded_operator(
+        &mut opts.merge_operator,
+        stored.as_ref().and_then(|s| s.merge_operator.as_deref()),
+    );
+    let opts = opts;
     let family_opts = |name: &str| -> Options {
-        match families.iter().find(|(n, _)| *n == name) {
-            Some((_, cf)) if name != DEFAULT_FAMILY_NAME => opts.clone().with_cf_options(cf),
-            _ => opts.clone(),
+        if name == DEFAULT_FAMILY_NAME {
+            return opts.clone();
         }
+        let recorded = stored.as_ref().and_then(|s| s.families.get(name));
+        let mut cf = match (families.iter().find(|(n, _)| *n == name), recorded) {
+            (Some((_, listed)), _) => listed.clone(),
+            (None, Some(r)) => r.options.clone(),
+            (None, None) => return opts.clone(),
+        };
+        let recorded_op = recorded.and_then(|r| r.merge_operator.as_deref());
+        options_file::adopt_recorded_operator(&mut cf.merge_operator, recorded_op);
+        opts.clone().with_cf_options(&cf)
     };
     for (name, _) in families {
         family_opts(name)
             .validate()
             .map_err(|e| Error::InvalidArgument(format!("column family `{name}`: {e}")))?;
     }
-    let (versions, max_column_family) = match access {
-        Access::ReadWrite => recover_versions(&fs, &dirs, &opts, &family_opts)?,
-        Access::ReadOnly => recover_versions(&fs, &dirs, &opts, &family_opts)?,
-    };
+    let (versions, max_column_family) =
+        recover_versions(&fs, &dirs, &opts, stored.as_ref(), &family_opts)?;
     for (name, _) in families {
         if !versions.families().iter().any(|f| f.name() == *name) {
             return Err(Error::InvalidArgument(format!(
@@ -222,10 +237,18 @@ pub(crate) fn open(
         },
     )?;
     let mut replayed_memtables = Vec::new();
+    // What each family was given or had recorded, before its kind configured it: the
+    // next open configures it again from the same starting point.
+    let family_options: BTreeMap<String, CfOptions> = versions
+        .families()
+        .iter()
+        .filter(|f| f.id() != DEFAULT_FAMILY_ID)
+        .map(|f| (f.name().to_string(), family_opts(f.name()).cf_options()))
+        .collect();
     let (wal, log_number) = match access {
         Access::ReadWrite => {
             let started = start_logs(fs.as_ref(), &versions, replayed)?;
-            options_file::store(fs.as_ref(), dir, &opts)?;
+            options_file::store(fs.as_ref(), dir, &opts, &family_options)?;
             started
         }
         Access::ReadOnly => {
@@ -299,6 +322,7 @@ pub(crate) fn open(
         path_stats,
         writes: WriteQueue::new(LogWriter::new(wal), last_sequence),
         opts,
+        family_options: Mutex::new(family_options),
         access,
         memory_budget,
         resuming: Mutex::new(()),
@@ -397,6 +421,7 @@ fn recover_versions(
     fs: &Arc<dyn FileSystem>,
     dirs: &Dirs,
     opts: &Options,
+    stored: Option<&options_file::StoredOptions>,
     family_opts: &dyn Fn(&str) -> Options,
 ) -> Result<(VersionSet, u32)> {
     let dir = dirs.db.as_path();
@@ -420,20 +445,13 @@ fn recover_versions(
         )));
     }
     // Refuse options the existing database cannot be opened with before writing.
-    let stored = options_file::load(fs.as_ref(), dir)?;
     for (name, deepest) in &info.deepest_levels {
         if name == DEFAULT_FAMILY_NAME {
-            options_file::check_compatible(stored.as_ref(), opts, *deepest)?;
+            options_file::check_compatible(stored, opts, *deepest)?;
             continue;
         }
-        let levels = family_opts(name).num_levels;
-        if let Some(d) = deepest.filter(|&d| d >= levels) {
-            return Err(Error::InvalidArgument(format!(
-                "column family `{name}`: num_levels=`{levels}` but its level {d} holds files \
-                 (reopen it with num_levels >= {})",
-                d + 1
-            )));
-        }
+        let recorded = stored.and_then(|s| s.families.get(name));
+        options_file::check_family_compatible(name, recorded, &family_opts(name), *deepest)?;
     }
     // A data path that vanished (an unmounted disk, a typo) must not be recreated
     // empty: its tables would read as lost. Refuse it by name instead.
@@ -450,7 +468,8 @@ fn recover_versions(
     // A MANIFEST that lost its tail describes an older version whose tables may since
     // have been deleted: refuse it now rather than fail reads later.
     for f in versions.families() {
-        check_tables_exist(fs.as_ref(), dirs, opts, &manifest, &f.current())?;
+        check_tables_exist(fs.as_ref(), dirs, opts, &manifest, &f.current())
+            .map_err(|e| moved_data_path(e, stored, opts, dir))?;
     }
     // The WAL the MANIFEST names is created durably before any MANIFEST names it and
     // deleted only after a newer one is named: if it is gone, the MANIFEST lost edits
@@ -507,6 +526,37 @@ pub fn check_tables_exist(
         }
     }
     Ok(())
+}
+
+/// `err`, a missing table, as `InvalidArgument` naming `db_paths` if the data paths
+/// differ from those of the previous open (`stored`): tables are placed by their
+/// path's index, so an entry reordered or removed sends every lookup to the wrong
+/// directory. Data paths may be appended; an entry's directory may move only with its
+/// tables.
+fn moved_data_path(
+    err: Error,
+    stored: Option<&options_file::StoredOptions>,
+    opts: &Options,
+    dir: &Path,
+) -> Error {
+    let Some(stored) = stored else {
+        return err;
+    };
+    let names = |paths: &[crate::options::DbPath]| -> Vec<String> {
+        match paths {
+            [] => vec![dir.display().to_string()],
+            paths => paths.iter().map(|p| p.path.display().to_string()).collect(),
+        }
+    };
+    let (before, now) = (names(&stored.options.db_paths), names(&opts.db_paths));
+    if now.starts_with(&before) {
+        return err;
+    }
+    Error::InvalidArgument(format!(
+        "db_paths differ from the last open's and the MANIFEST's tables are not where they \
+         now point: db_paths was {before:?}, now {now:?} (entries may be appended, never \
+         reordered or removed; {err})"
+    ))
 }
 
 /// Step 5. Creates this open's WAL (durably named), then the first MANIFEST of this

@@ -182,3 +182,51 @@ impl fmt::Debug for dyn MergeOperator {
 pub(crate) fn builtin_by_name(name: &str) -> Option<std::sync::Arc<dyn MergeOperator>> {
     builtin::by_name(name)
 }
+
+/// The operator a column family's operands were written for, by the name its
+/// `OPTIONS` file records: the built-in itself, or, for an application's operator this
+/// open was not given, a stand-in of that name that refuses every operand and merge.
+/// So the name stays recorded and checked at the next open, new operands are refused
+/// before they are acknowledged, reads of keys with operands fail naming the missing
+/// operator, and compactions keep such chains as they are (a refused merge keeps its
+/// operands, `compaction::merge_chain`).
+pub(crate) fn recorded(name: &str) -> std::sync::Arc<dyn MergeOperator> {
+    builtin::by_name(name).unwrap_or_else(|| {
+        std::sync::Arc::new(Unavailable {
+            name: name.to_string(),
+        })
+    })
+}
+
+/// See [`recorded`].
+struct Unavailable {
+    name: String,
+}
+
+impl Unavailable {
+    fn refusal(&self) -> MergeError {
+        MergeError::new(format!(
+            "merge operator `{}` recorded for this column family was not given at open",
+            self.name
+        ))
+    }
+}
+
+impl MergeOperator for Unavailable {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn full_merge(
+        &self,
+        _key: &[u8],
+        _existing: Option<&[u8]>,
+        _operands: &[&[u8]],
+    ) -> Result<Vec<u8>, MergeError> {
+        Err(self.refusal())
+    }
+
+    fn check_operand(&self, _key: &[u8], _operand: &[u8]) -> Result<(), MergeError> {
+        Err(self.refusal())
+    }
+}

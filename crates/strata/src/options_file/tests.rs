@@ -1072,7 +1072,7 @@ fn load_and_store_on_a_file_system() {
     let dir = Path::new("/db");
     fs.create_dir_all(dir).expect("mkdir");
     assert_eq!(load(&fs, dir).expect("no file"), None);
-    store(&fs, dir, &fixture_options()).expect("store");
+    store(&fs, dir, &fixture_options(), &BTreeMap::new()).expect("store");
     let stored = load(&fs, dir).expect("load").expect("present");
     assert_eq!(stored.options, fixture_options());
     // The Debug text of older Strata builds is skipped, not an error.
@@ -1159,4 +1159,133 @@ fn options_file_is_read_back_at_open() {
     db.close().expect("close");
     let stored = load(&fs, dir).expect("load").expect("present");
     assert_eq!(stored.options, Options::default());
+}
+
+/// Two families, one with every per-tree field away from its default, the other with
+/// a name that needs quoting.
+fn fixture_families() -> BTreeMap<String, CfOptions> {
+    let users = fixture_options()
+        .with_merge_operator(Some(std::sync::Arc::new(crate::merge::U64Add)))
+        .with_delayed_compaction(Some(DelayedCompaction::new().with_vct(3)))
+        .with_max_bytes_for_level_multiplier_additional(vec![1.0, 2.5])
+        .cf_options();
+    let odd = CfOptions::default().with_num_levels(4).with_levels(vec![
+        LevelOptions::default().with_compression(Compression::Zstd)
+    ]);
+    BTreeMap::from([
+        ("users".to_string(), users),
+        ("we\"ird\\ name\n".to_string(), odd),
+    ])
+}
+
+/// The v1 file with `[CFOptions]` and `[CFLevelOptions]` sections: decodes to the
+/// families exactly (the merge operator's name recorded beside the operator) and
+/// re-encodes byte for byte; a file without the sections records no family.
+#[test]
+fn frozen_fixture_v1_cf_options_decodes_exactly_and_encodes_identically() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src/options_file/fixtures/OPTIONS-v1-cf-options");
+    let opts = merge_operator_fixture_options();
+    let families = fixture_families();
+    let encoded = encode_with_families(&opts, &families);
+    if std::env::var_os("STRATA_REGEN_FIXTURES").is_some() {
+        std::fs::write(&path, &encoded).expect("write fixture");
+    }
+    let frozen = std::fs::read_to_string(&path).expect("fixture present");
+    assert_eq!(encoded, frozen, "the v1 encoding changed");
+    let stored = decode(&frozen).expect("fixture decodes");
+    assert_eq!(stored.options, opts);
+    assert!(stored.unknown.is_empty(), "{:?}", stored.unknown);
+    let decoded: BTreeMap<String, CfOptions> = stored
+        .families
+        .iter()
+        .map(|(n, f)| (n.clone(), f.options.clone()))
+        .collect();
+    assert_eq!(decoded, families);
+    let users = stored.families.get("users").expect("users");
+    assert_eq!(users.merge_operator.as_deref(), Some("strata.u64_add"));
+    assert!(frozen.contains("[CFOptions \"we\\\"ird\\\\ name\\n\"]\n"));
+    assert!(frozen.contains("[CFLevelOptions \"users\" \"2\"]\n"));
+    // Database-wide fields stay out of a family's section.
+    let section = frozen
+        .split("[CFOptions \"users\"]")
+        .nth(1)
+        .expect("section");
+    let section = section.split("\n[").next().expect("up to the next section");
+    for db_only in [
+        "create_if_missing",
+        "max_open_files",
+        "use_direct_reads",
+        "memory_budget",
+    ] {
+        assert!(
+            !section.contains(&format!("\n{db_only}=")),
+            "{db_only} in {section}"
+        );
+    }
+    assert!(decode(&encode(&opts)).expect("decodes").families.is_empty());
+}
+
+/// Family sections out of order, repeated, or malformed are corruption naming the line.
+#[test]
+fn malformed_family_sections_are_corruption() {
+    let base = encode(&Options::default());
+    let level = "[CFLevelOptions \"a\" \"0\"]\nblock_size=4096\n";
+    let cases = [
+        (format!("{base}{level}"), "before the family's [CFOptions]"),
+        (
+            format!("{base}[CFOptions \"a\"]\n[CFOptions \"a\"]\n"),
+            "duplicate section",
+        ),
+        (
+            format!("{base}[CFOptions \"a\"]\n[CFLevelOptions \"a\" \"1\"]\n"),
+            "expected level \"0\"",
+        ),
+        (format!("{base}[CFOptions a]\n"), "malformed section header"),
+        (
+            format!("{base}[CFOptions \"\"]\n"),
+            "malformed section header",
+        ),
+        (
+            format!("{base}[CFOptions \"a\" \"b\"]\n"),
+            "malformed section header",
+        ),
+        (format!("{base}[CFLevelOptions \"a\" \"x\"]\n"), "bad index"),
+        (format!("{base}[CFOptions]\n"), "malformed section header"),
+        (
+            format!("{base}[CFOptions \"a\"]\nnum_levels=many\n"),
+            "num_levels",
+        ),
+    ];
+    for (text, want) in cases {
+        let err = decode(&text).expect_err(want);
+        assert_eq!(err.kind(), crate::ErrorKind::Corruption, "{err}");
+        assert!(err.to_string().contains(want), "{want}: {err}");
+    }
+    // Keys a family section does not know (a database-wide one, a newer writer's) are
+    // kept, not errors.
+    let text = format!("{base}[CFOptions \"a\"]\nmax_open_files=5\nfuture_key=1\n");
+    let stored = decode(&text).expect("decodes");
+    let keys: Vec<&str> = stored.unknown.iter().map(|u| u.key.as_str()).collect();
+    assert_eq!(keys, ["max_open_files", "future_key"]);
+    assert_eq!(stored.unknown[0].section, "CFOptions \"a\"");
+}
+
+proptest! {
+    #[test]
+    fn every_family_set_round_trips(
+        o in options(),
+        fams in proptest::collection::btree_map("\\PC{1,6}|[\"\\\\ \n]{1,3}", options(), 0..3),
+    ) {
+        let families: BTreeMap<String, CfOptions> =
+            fams.into_iter().map(|(n, f)| (n, f.cf_options())).collect();
+        let text = encode_with_families(&o, &families);
+        let stored = decode(&text).expect("own encoding decodes");
+        prop_assert!(stored.unknown.is_empty());
+        prop_assert_eq!(&stored.options, &o);
+        let back: BTreeMap<String, CfOptions> =
+            stored.families.into_iter().map(|(n, f)| (n, f.options)).collect();
+        prop_assert_eq!(&back, &families);
+        prop_assert_eq!(encode_with_families(&stored.options, &back), text);
+    }
 }

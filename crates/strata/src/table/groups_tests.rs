@@ -423,11 +423,12 @@ fn a_projected_get_reads_no_deeper_than_where_its_columns_settle() {
     db.close().unwrap();
     // Reopened with room for every row in L1, the second round stays there.
     // Two flushes of one memtable each: L0 reaches its trigger and empties into L1.
+    // (The family is listed: unlisted, it would run with the options it recorded.)
     let mut o = opts()
         .with_max_bytes_for_level_base(64 << 20)
         .with_write_buffer_size(4 << 20);
     o.block_cache_capacity = 0;
-    let db = Db::open(dir.path(), o).unwrap();
+    let db = Db::open_cf(dir.path(), o.clone(), &[("t", o.cf_options())]).unwrap();
     let t = Table::open(&db, "t").unwrap();
     round(&db, &t, &mut rng);
     let version = t.cf.family.versions.current();
@@ -509,8 +510,10 @@ fn a_manual_compaction_of_part_of_a_group_level_keeps_every_newer_part() {
     insert_wide_rows(&db, &t);
     drop(t);
     db.close().unwrap();
-    // Room in L1 now, so nothing moves but what the test moves.
-    let db = Db::open(dir.path(), o.with_max_bytes_for_level_base(8 << 20)).unwrap();
+    // Room in L1 now, so nothing moves but what the test moves (the family listed, as
+    // it would otherwise run with the options it recorded).
+    let o = o.with_max_bytes_for_level_base(8 << 20);
+    let db = Db::open_cf(dir.path(), o.clone(), &[("t", o.cf_options())]).unwrap();
     let t = Table::open(&db, "t").unwrap();
     let group = |cols: &[u32]| {
         *t.groups

@@ -108,10 +108,11 @@ impl<'db> Table<'db> {
             (catalog::SCHEMA, schema.encode()),
             (catalog::LAYOUT, record.encode()),
         ];
-        // The family takes the database's per-tree options, as a family opened
-        // without options of its own does.
+        // The family takes the database's per-tree options but its merge operator:
+        // its kind gives it the row operator at every open, so none is recorded.
         let inner = db.inner();
-        let family = inner.create_family(name, &inner.opts.cf_options(), records)?;
+        let options = inner.opts.cf_options().with_merge_operator(None);
+        let family = inner.create_family(name, &options, records)?;
         Ok(Table {
             db,
             cf: CfHandle { family },

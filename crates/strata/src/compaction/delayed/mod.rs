@@ -38,16 +38,14 @@ mod garbage;
 mod merge;
 
 use super::covered::{self, Coverage, Scope};
-use super::partitioner;
-use super::picker::{self, Busy};
+use super::picker::{self, rewrite_in_place, Busy};
 use super::placement::PlacementPolicy;
-use super::plan::{Action, Input, OutputStream, Plan, Reason, Routing};
+use super::plan::{Action, Plan, Reason};
 use super::policy::{CompactionPolicy, Leveled};
 use super::requests::Requests;
 use crate::options::{DelayedCompaction, Options};
 use crate::version::{FileKind, FileMetaData, Version};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 /// The delayed-compaction policy. See the module docs.
 #[derive(Debug, Default, Clone, Copy)]
@@ -111,23 +109,35 @@ impl CompactionPolicy for Delayed {
         opts: &Options,
         placement: &dyn PlacementPolicy,
         level: usize,
-        begin: Option<&[u8]>,
-        end: Option<&[u8]>,
+        (begin, end): (Option<&[u8]>, Option<&[u8]>),
         busy: &Busy,
+        created_before: u64,
     ) -> Option<Plan> {
-        let f = version
+        let virtual_table = version
             .overlapping_files(level, begin, end)
             .into_iter()
-            .find(|f| f.kind != FileKind::Real && !busy.is_busy(f))?;
-        rewrite_in_place(
-            version,
-            opts,
-            placement,
-            level,
-            vec![f],
-            busy,
-            Reason::Manual,
-        )
+            .find(|f| f.kind != FileKind::Real && !busy.is_busy(f));
+        match virtual_table {
+            Some(f) => rewrite_in_place(
+                version,
+                opts,
+                placement,
+                level,
+                vec![f],
+                busy,
+                Reason::Manual,
+            ),
+            // Then what any family's manual compaction rewrites in place.
+            None => Leveled.pick_manual_in_place(
+                version,
+                opts,
+                placement,
+                level,
+                (begin, end),
+                busy,
+                created_before,
+            ),
+        }
     }
 
     fn pending_compaction_bytes(&self, version: &Version, opts: &Options) -> u64 {
@@ -181,51 +191,6 @@ pub(crate) fn defer(plan: Plan, version: &Version, d: DelayedCompaction) -> Plan
         action: Action::Virtualize,
         ..plan
     }
-}
-
-/// A rewrite of `files` (contiguous files of `level`, in key order) into real tables
-/// of `level` itself, or `None` if `files` is empty or the plan would conflict with
-/// `busy` (a file held by a job, or a job writing into `level` across their range).
-/// The output replaces exactly the range `files` held, so nothing in the level
-/// overlaps it afterwards.
-fn rewrite_in_place(
-    version: &Version,
-    opts: &Options,
-    placement: &dyn PlacementPolicy,
-    level: usize,
-    files: Vec<Arc<FileMetaData>>,
-    busy: &Busy,
-    reason: Reason,
-) -> Option<Plan> {
-    let (first, last) = (files.first()?, files.last()?);
-    let (lo, hi) = (first.smallest_user_key(), last.largest_user_key());
-    // Row runs only, as the picker (`version::run`): a level of column-group runs
-    // belongs to the policy that wrote them.
-    if files.iter().any(|f| busy.is_busy(f))
-        || busy.output_conflict(level, lo, hi)
-        || version.has_group_runs(level)
-    {
-        return None;
-    }
-    let below = version.overlapping_files(level + 1, Some(lo), Some(hi));
-    let bottommost =
-        (level + 1..version.num_levels()).all(|l| !version.overlaps(l, Some(lo), Some(hi)));
-    let stream = OutputStream::for_level(
-        opts,
-        level,
-        placement.path_for_level(version, opts, level),
-        partitioner::for_compaction(opts, below),
-    );
-    Some(Plan {
-        action: Action::Rewrite,
-        inputs: vec![Input::Files { level, files }],
-        outputs: vec![stream],
-        routing: Routing::single(),
-        bottommost,
-        log_number: None,
-        reason,
-        range: None,
-    })
 }
 
 #[cfg(test)]

@@ -174,9 +174,9 @@ fn manual_compaction_rewrites_virtual_tables_of_the_deepest_level_in_place() {
             &o,
             &ByLevel,
             3,
-            begin.map(str::as_bytes),
-            end.map(str::as_bytes),
+            (begin.map(str::as_bytes), end.map(str::as_bytes)),
             busy,
+            u64::MAX,
         )
     };
     let plan = in_place(None, None, &Busy::default()).expect("the virtual table");
@@ -190,9 +190,17 @@ fn manual_compaction_rewrites_virtual_tables_of_the_deepest_level_in_place() {
     let mut busy = Busy::default();
     busy.add_plan(&plan);
     assert!(in_place(None, None, &busy).is_none());
-    // The default of the seam rewrites nothing in place.
+    // Without a compaction filter, the default of the seam rewrites nothing in place.
     assert!(Leveled
-        .pick_manual_in_place(&v, &o, &ByLevel, 3, None, None, &Busy::default())
+        .pick_manual_in_place(
+            &v,
+            &o,
+            &ByLevel,
+            3,
+            (None, None),
+            &Busy::default(),
+            u64::MAX
+        )
         .is_none());
 }
 
