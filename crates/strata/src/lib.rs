@@ -17,9 +17,11 @@
 //! [`LevelOptions`], [`ReadOptions`], [`WriteOptions`] and their enums; [`MergeOperator`]
 //! and [`AssociativeMergeOperator`]; [`Snapshot`] and [`SequenceNumber`]; [`DbStats`],
 //! [`LevelStats`] and [`StatisticsSnapshot`]; [`BlockCache`] (shared through
-//! [`DbBuilder::block_cache`]); [`Error`], [`ErrorKind`] and [`Result`]; the size limits
-//! ([`MAX_KEY_LEN`], [`MAX_VALUE_LEN`], [`MAX_BATCH_LEN`], [`MAX_LEVELS`]). One module is
-//! public: [`env`](mod@env), the file-system seam ([`env::FileSystem`], [`env::PosixFs`], the
+//! [`DbBuilder::block_cache`]); [`EventListener`] (registered with
+//! [`DbBuilder::listener`]) and the infos its callbacks get ([`FlushJobInfo`],
+//! [`CompactionJobInfo`] and the rest of `listener`'s types); [`Error`], [`ErrorKind`]
+//! and [`Result`]; the size limits ([`MAX_KEY_LEN`], [`MAX_VALUE_LEN`],
+//! [`MAX_BATCH_LEN`], [`MAX_LEVELS`]). One module is public: [`env`](mod@env), the file-system seam ([`env::FileSystem`], [`env::PosixFs`], the
 //! simulated device [`env::DeviceFs`] with its [`env::DeviceModel`];
 //! with the `test-util` feature also the fault-injecting `FaultFs` and its rules), because
 //! a user may inject a file system with [`DbBuilder::file_system`]. So is
@@ -38,8 +40,9 @@
 //! The module tree is the architecture (docs/ARCHITECTURE.md §1): `db` (the handle:
 //! open/recovery, group commit, read path, background flush and compaction), `memtable`,
 //! `wal`, `sst` and `version` (the in-memory and on-disk structures), `compaction`
-//! (picker policies, the compaction job, output partitioners), `iter` (the iterator
-//! contract and adapters), `cache` (block cache and table cache), `env` (the file-system
+//! (picker policies, the compaction job, output partitioners), `listener` (the event
+//! listener trait and its infos; `db::events` queues and dispatches them), `iter` (the
+//! iterator contract and adapters), `cache` (block cache and table cache), `env` (the file-system
 //! seam), `limits` (the size limits and why), `options` and `options_file` (database-wide
 //! and per-level options; the persisted `OPTIONS` file and its compatibility check),
 //! `txn` (optimistic transactions and the indexed write batch).
@@ -86,6 +89,7 @@ internal_modules!(
     iter,
     key,
     limits,
+    listener,
     memory_budget,
     memtable,
     options,
@@ -112,6 +116,12 @@ pub use db::{CfHandle, CheckpointInfo, Db, DbBuilder, DbIterator};
 pub use error::{Error, ErrorKind, IoOp, Result};
 pub use key::SequenceNumber;
 pub use limits::{MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};
+pub use listener::{
+    BackgroundErrorInfo, BackgroundErrorState, ColumnFamilyInfo, CompactionJobInfo,
+    CompactionReason, ErrorRecoveryInfo, EventListener, FlushJobInfo, FlushReason, JobStatus,
+    MemTableInfo, StallCause, TableFileCreationInfo, TableFileCreationReason,
+    TableFileDeletionInfo, TableFileInfo, WriteStallCondition, WriteStallInfo,
+};
 pub use memory_budget::{MemoryBudget, MIN_MEMORY_BUDGET};
 pub use merge::{AssociativeMergeOperator, MergeOperator};
 pub use options::{

@@ -2,8 +2,8 @@
 //!
 //! Role: components are objects, not settings (STYLE rule 9): the file system every
 //! file goes through, optionally a block cache or a memory budget shared with other
-//! databases, the compaction policy and the placement policy. They are given here, never in [`Options`], and are not persisted
-//! in the `OPTIONS` file.
+//! databases, the compaction policy, the placement policy and event listeners. They are
+//! given here, never in [`Options`], and are not persisted in the `OPTIONS` file.
 //! [`Db::open`] is the builder with every component defaulted.
 //!
 //! ```
@@ -31,6 +31,7 @@ use crate::cache::BlockCache;
 use crate::compaction::{CompactionPolicy, Delayed, PlacementPolicy};
 use crate::env::{FileSystem, PosixFs};
 use crate::error::Result;
+use crate::listener::EventListener;
 use crate::memory_budget::MemoryBudget;
 use crate::options::{CfOptions, Options};
 use crate::table::TableKinds;
@@ -60,6 +61,8 @@ pub(crate) struct Components {
     pub hooks: Option<Arc<dyn TreeHooksFactory>>,
     /// Reads each family's records into its options and policy (`db::family_kind`).
     pub kinds: Option<Arc<dyn FamilyKinds>>,
+    /// Told about events, in this order (`crate::listener`).
+    pub listeners: Vec<Arc<dyn EventListener>>,
 }
 
 /// Opens databases with injected components. Cheap to clone; one builder may open
@@ -74,6 +77,7 @@ pub struct DbBuilder {
     memory_budget: Option<MemoryBudget>,
     hooks: Option<Arc<dyn TreeHooksFactory>>,
     kinds: Option<Arc<dyn FamilyKinds>>,
+    listeners: Vec<Arc<dyn EventListener>>,
 }
 
 impl fmt::Debug for DbBuilder {
@@ -86,6 +90,7 @@ impl fmt::Debug for DbBuilder {
             .field("scan_tees", &self.scan_tees)
             .field("memory_budget", &self.memory_budget)
             .field("family_kinds", &self.kinds)
+            .field("listeners", &self.listeners.len())
             .finish()
     }
 }
@@ -170,6 +175,17 @@ impl DbBuilder {
     #[must_use]
     pub(crate) fn family_kinds(mut self, kinds: Arc<dyn FamilyKinds>) -> DbBuilder {
         self.kinds = Some(kinds);
+        self
+    }
+
+    /// Tells `listener` about the database's events (flushes, compactions, table
+    /// files, memtable switches, write stalls, background errors, column families;
+    /// see [`EventListener`]). Any number may be registered: each event goes to them
+    /// in registration order, on a dispatcher thread of the database's own, never on
+    /// the thread that caused it. A read-only open calls none.
+    #[must_use]
+    pub fn listener(mut self, listener: Arc<dyn EventListener>) -> DbBuilder {
+        self.listeners.push(listener);
         self
     }
 
@@ -279,6 +295,7 @@ impl DbBuilder {
                     .clone()
                     .unwrap_or_else(|| Arc::new(TableKinds) as Arc<dyn FamilyKinds>),
             ),
+            listeners: self.listeners.clone(),
         }
     }
 }

@@ -17,7 +17,7 @@
 //! are unreferenced and collected as obsolete, and nothing is installed.
 
 use super::family::{Family, FamilyState};
-use super::{fail, DbInner};
+use super::{events, fail, DbInner};
 use crate::compaction::executor::{self, JobContext, Outcome};
 use crate::compaction::{Action, Plan, Reason};
 use crate::error::Result;
@@ -46,6 +46,8 @@ pub(crate) fn run(
     plan: &Plan,
     on_install: impl FnOnce(&mut FamilyState),
 ) -> Result<()> {
+    let _span = events::job_span(family, plan);
+    let mut job = inner.events.job_begin(&inner.versions, family, plan);
     // The plan's inputs are busy, so they are in the current version until the edit
     // is installed; the executor finds virtual inputs' parents there. The version is
     // released when the executor returns, before the edit is installed.
@@ -81,10 +83,14 @@ pub(crate) fn run(
             if e.is_retryable() {
                 Statistics::add(&inner.stats.local().background_retries, 1);
             }
-            return Err(fail(inner, e));
+            let e = fail(inner, e);
+            job.failed(&e);
+            return Err(e);
         }
     };
     let edit = std::mem::take(&mut outcome.edit);
+    let figures = (outcome.bytes_read, outcome.bytes_written());
+    job.executed(&inner.versions, plan, edit.new_files.iter(), figures);
     let added = Added {
         tables: edit.new_files.len() as u64,
         slices: edit
@@ -101,6 +107,7 @@ pub(crate) fn run(
             Some(fence) => Some(fence),
             None => {
                 Statistics::add(&inner.stats.local().compaction_filter_jobs_abandoned, 1);
+                job.abandoned();
                 return Ok(());
             }
         },
@@ -109,9 +116,10 @@ pub(crate) fn run(
     let installed = install(inner, family, edit, &outcome.refs, |f| {
         on_install(f);
         account_levels(f, plan, &outcome);
-    })?;
-    if !installed {
-        return Ok(());
+        job.installed();
+    });
+    if !job.settled(&installed) {
+        return installed.map(|_| ());
     }
     account(inner, plan, &outcome, added);
     if !plan.reason.is_flush() {

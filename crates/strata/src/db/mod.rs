@@ -22,6 +22,7 @@ mod background;
 mod builder;
 mod checkpoint;
 mod conflict;
+mod events;
 mod family;
 pub(crate) mod family_kind;
 mod family_view;
@@ -59,6 +60,7 @@ use crate::compaction::{CompactionPolicy, PlacementPolicy};
 use crate::env::{FileLock, FileSystem};
 use crate::error::{Error, Result};
 use crate::key::SequenceNumber;
+use crate::listener::BackgroundErrorState;
 use crate::memory_budget::MemoryBudget;
 use crate::memtable::MemTable;
 use crate::options::CfOptions;
@@ -150,6 +152,8 @@ pub(crate) struct DbInner {
     pub memory_budget: Option<MemoryBudget>,
     /// One resume attempt at a time (`no_space::resume`). Lock order: before `state`.
     pub resuming: Mutex<()>,
+    /// Queues events for the registered listeners (`events`; no-ops without any).
+    pub events: events::Events,
     /// Held while open (by a read-write open only).
     _lock: Option<Box<dyn FileLock>>,
 }
@@ -297,6 +301,7 @@ impl DbInner {
         st.families.insert(family.id(), state);
         families_changed(self, &mut st);
         drop(st);
+        self.events.family_created(&family);
         Ok(family)
     }
 }
@@ -705,6 +710,7 @@ impl Db {
         // names no family, so the next open ignores it and its rewrite drops it.
         let _ = options_file::store(inner.fs.as_ref(), &inner.dir, &inner.opts, &recorded);
         drop(recorded);
+        inner.events.family_dropped(&cf.family);
         let mut st = inner.state.lock();
         let state = st.families.remove(&cf.id());
         families_changed(inner, &mut st);
@@ -967,7 +973,16 @@ impl Db {
         self.shutdown()
     }
 
+    /// Stops everything, then delivers every event queued meanwhile (the last ones
+    /// come from the final deletion of obsolete files) and stops the listeners'
+    /// dispatcher.
     fn shutdown(&mut self) -> Result<()> {
+        let result = self.stop();
+        self.inner.events.close();
+        result
+    }
+
+    fn stop(&mut self) -> Result<()> {
         {
             let mut st = self.inner.state.lock();
             st.shutting_down = true;
@@ -1083,6 +1098,9 @@ pub(crate) fn fail(inner: &DbInner, e: Error) -> Error {
     if e.is_no_space() {
         no_space::enter(inner, e)
     } else if e.is_retryable() {
+        inner
+            .events
+            .background_error(&e, BackgroundErrorState::Retrying);
         e
     } else {
         poison(inner, e)
@@ -1091,7 +1109,15 @@ pub(crate) fn fail(inner: &DbInner, e: Error) -> Error {
 
 /// Converts a background error into the poisoned form every caller sees.
 pub(crate) fn poison(inner: &DbInner, e: Error) -> Error {
-    let err = inner.state.lock().set_bg_error(e);
+    let mut st = inner.state.lock();
+    let first = st.bg_error.is_none();
+    let err = st.set_bg_error(e);
+    drop(st);
+    if first {
+        inner
+            .events
+            .background_error(&err, BackgroundErrorState::Poisoned);
+    }
     inner.done_cv.notify_all();
     err
 }

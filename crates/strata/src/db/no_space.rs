@@ -39,6 +39,7 @@
 use super::DbInner;
 use crate::error::{Error, Result};
 use crate::filename;
+use crate::listener::BackgroundErrorState;
 use crate::stats::Statistics;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -100,6 +101,9 @@ pub(crate) fn enter(inner: &DbInner, e: Error) -> Error {
             let refusal = ns.refusal();
             st.no_space = Some(ns);
             Statistics::add(&inner.stats.local().no_space_errors, 1);
+            inner
+                .events
+                .background_error(&refusal, BackgroundErrorState::NoSpace);
             refusal
         }
     };
@@ -142,12 +146,17 @@ pub(crate) fn resume(inner: &DbInner) -> Result<()> {
         // The probe's own error names the directory that is still full.
         return Err(Error::NoSpace(Arc::new(e)));
     }
-    let micros = u64::try_from(ns.since.elapsed().as_micros()).unwrap_or(u64::MAX);
+    let took = ns.since.elapsed();
+    let cause = Arc::clone(&ns.cause);
     st.no_space = None;
     drop(st);
     let stats = inner.stats.local();
     Statistics::add(&stats.no_space_resumes, 1);
-    Statistics::add(&stats.no_space_micros, micros);
+    Statistics::add(
+        &stats.no_space_micros,
+        u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
+    );
+    inner.events.recovered(&cause, took);
     inner.done_cv.notify_all();
     inner.bg_cv.notify_all();
     Ok(())

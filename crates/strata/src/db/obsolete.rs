@@ -19,7 +19,10 @@ use std::collections::HashSet;
 
 /// Deletes every queued obsolete file. Deletion failures are ignored (the file is an
 /// orphan that the next open removes). While the database is poisoned nothing is
-/// deleted: an edit whose durability is unknown may still name the files.
+/// deleted: an edit whose durability is unknown may still name the files. The
+/// `state` lock taken between the take and the deletions also orders each table's
+/// deleted event after the completed event of the job that made it obsolete
+/// (`db::events`).
 ///
 /// Requires: the `state` lock not held.
 pub(crate) fn delete_obsolete(inner: &DbInner) {
@@ -51,7 +54,10 @@ pub(crate) fn delete_obsolete(inner: &DbInner) {
             Obsolete::Wal(n) => filename::wal_file(db_dir, n),
             Obsolete::Manifest(n) => db_dir.join(filename::manifest_name(n)),
         };
-        let _ = inner.fs.remove(&path);
+        let removed = inner.fs.remove(&path);
+        if let Obsolete::Table { number, .. } = file {
+            inner.events.table_deleted(number, &path, &removed);
+        }
     }
 }
 

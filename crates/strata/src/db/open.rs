@@ -34,6 +34,7 @@
 //! [`WalRecoveryMode`]: crate::WalRecoveryMode
 
 use super::builder::Components;
+use super::events::Events;
 use super::family::{Family, FamilyState};
 use super::family_kind;
 use super::read_only;
@@ -93,6 +94,7 @@ pub(crate) fn open(
         memory_budget,
         hooks,
         kinds,
+        listeners,
     } = components;
     // A read-only open writes nothing, so it gives no family hooks (they may keep
     // state of their own).
@@ -301,6 +303,11 @@ pub(crate) fn open(
     };
     state.refresh_mems();
     let family_view = ArcSwap::from_pointee(state.family_view());
+    // A read-only handle runs no job and writes nothing: it has nothing to tell.
+    let events = match access {
+        Access::ReadWrite => Events::start(listeners, Arc::clone(&stats))?,
+        Access::ReadOnly => Events::none(),
+    };
     let inner = DbInner {
         dir: dir.to_path_buf(),
         fs,
@@ -326,6 +333,7 @@ pub(crate) fn open(
         access,
         memory_budget,
         resuming: Mutex::new(()),
+        events,
         _lock: lock,
     };
     match access {

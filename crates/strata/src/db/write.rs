@@ -58,11 +58,13 @@
 //! assign sequences, append/sync →
 //! (pipelined: hand leadership on) → insert → publish in order → wake the group.
 
+use super::events::Pressure;
 use super::state::{DbState, MemWithLog};
 use super::{fail, poison, DbInner};
 use crate::batch::WriteBatchInternal;
 use crate::error::{Error, Result};
 use crate::filename;
+use crate::listener::StallCause;
 use crate::memory_budget::MemoryBudget;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
@@ -510,7 +512,7 @@ fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
     loop {
         let mut st = inner.state.lock();
         st.check_writes()?;
-        let (mut slow, mut stop, mut switch, mut imm_full) = (false, false, Vec::new(), false);
+        let (mut pressure, mut switch, mut imm_full) = (Pressure::default(), Vec::new(), false);
         let pinning = families_pinning_wals(&st);
         for (&id, f) in &st.families {
             let opts = &f.family.opts;
@@ -518,8 +520,22 @@ fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
             let pending = f.pending_compaction_bytes;
             let soft = opts.soft_pending_compaction_bytes_limit;
             let hard = opts.hard_pending_compaction_bytes_limit;
-            slow |= l0 >= opts.level0_slowdown_writes_trigger || (soft > 0 && pending >= soft);
-            stop |= l0 >= opts.level0_stop_writes_trigger || (hard > 0 && pending >= hard);
+            pressure.slow_if(
+                l0 >= opts.level0_slowdown_writes_trigger,
+                StallCause::Level0Files,
+            );
+            pressure.slow_if(
+                soft > 0 && pending >= soft,
+                StallCause::PendingCompactionBytes,
+            );
+            pressure.stop_if(
+                l0 >= opts.level0_stop_writes_trigger,
+                StallCause::Level0Files,
+            );
+            pressure.stop_if(
+                hard > 0 && pending >= hard,
+                StallCause::PendingCompactionBytes,
+            );
             let full = f.mem.mem.approximate_memory_usage() >= opts.write_buffer_size;
             let forced = force.is_some_and(|force| force.covers(id)) && !f.mem.mem.is_empty();
             if full || forced || pinning.contains(&id) {
@@ -527,9 +543,9 @@ fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
                 imm_full |= f.imm.len() + 1 >= opts.max_write_buffer_number;
             }
         }
-        if let Some(budget) = &inner.memory_budget {
-            let pressure = budget_pressure(budget, &st);
-            if let Some(id) = pressure.switch.filter(|id| !switch.contains(id)) {
+        if let Some(memory_budget) = &inner.memory_budget {
+            let budget = budget_pressure(memory_budget, &st);
+            if let Some(id) = budget.switch.filter(|id| !switch.contains(id)) {
                 if let Some(f) = st.families.get(&id) {
                     switch.push(id);
                     imm_full |= f.imm.len() + 1 >= f.family.opts.max_write_buffer_number;
@@ -537,14 +553,18 @@ fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
                 }
             }
             if force.is_none() {
-                if pressure.stop {
+                if budget.stop {
                     Statistics::add(&inner.stats.local().memory_budget_stops, 1);
-                } else if pressure.slow && !delayed {
+                } else if budget.slow && !delayed {
                     Statistics::add(&inner.stats.local().memory_budget_slowdowns, 1);
                 }
             }
-            slow |= pressure.slow;
-            stop |= pressure.stop;
+            pressure.slow_if(budget.slow, StallCause::MemoryBudget);
+            pressure.stop_if(budget.stop, StallCause::MemoryBudget);
+        }
+        let (slow, stop) = (pressure.slowed(), pressure.stopped());
+        if force.is_none() {
+            inner.events.write_stall(pressure.condition(imm_full));
         }
         if force.is_none() && !delayed && slow {
             // Slow each write a little rather than stop all writes later for seconds.
@@ -598,6 +618,7 @@ fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
                     log_number,
                 },
             );
+            inner.events.memtable_sealed(&f.family, &old.mem);
             f.imm.push(old);
             f.install_super_version(&f.family.versions.current());
         }

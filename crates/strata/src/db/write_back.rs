@@ -31,6 +31,7 @@
 //! database abandons the write-back without an error.
 
 use super::background::{finish_plan, mark_busy};
+use super::events::{self, JobEvents};
 use super::family::Family;
 use super::jobs;
 use super::obsolete::delete_obsolete;
@@ -570,6 +571,8 @@ fn write_back(
         version: Some(version),
     };
     let fed = entries.index.len() as u64;
+    let _span = events::job_span(family, &wb.main);
+    let mut job = db.events.job_begin(&db.versions, family, &wb.main);
     let written = (|| -> Result<Vec<Outcome>> {
         let mut outcomes = vec![executor::rewrite_fed(&wb.main, &ctx, &mut entries)?];
         for p in &wb.remainders {
@@ -582,17 +585,26 @@ fn write_back(
         Ok(o) => o,
         Err(e) if e.is_retryable() && !e.is_no_space() => {
             Statistics::add(&stats.local().query_compactions_discarded_abandoned, 1);
+            job.failed(&e);
             return Err(e);
         }
         Err(e) => {
             Statistics::add(&stats.local().query_compactions_discarded_abandoned, 1);
-            return Err(fail(db, e));
+            let e = fail(db, e);
+            job.failed(&e);
+            return Err(e);
         }
     };
+    let figures = outcomes.iter().fold((0, 0), |(r, w), o| {
+        (r + o.bytes_read, w + o.bytes_written())
+    });
+    let new_files = outcomes.iter().flat_map(|o| &o.edit.new_files);
+    job.executed(&db.versions, &wb.main, new_files, figures);
     if !claim(db, family, version, &mut wb) {
+        job.abandoned();
         return Ok(());
     }
-    let result = install(db, family, &wb, outcomes, fed);
+    let result = install(db, family, &wb, (outcomes, figures, fed), &mut job);
     for p in wb.plans() {
         finish_plan(db, family, p);
     }
@@ -628,22 +640,21 @@ fn claim(db: &DbInner, family: &Family, scanned: &Version, wb: &mut WriteBack) -
     }
 }
 
-/// Step 4: one edit adding every output and deleting every input once.
+/// Step 4: one edit adding every output and deleting every input once. `outcomes`
+/// come with the bytes they read and wrote, and the entries the scan fed them.
 fn install(
     db: &DbInner,
     family: &Family,
     wb: &WriteBack,
-    outcomes: Vec<Outcome>,
-    fed: u64,
+    (outcomes, (read, written), fed): (Vec<Outcome>, (u64, u64), u64),
+    job: &mut JobEvents<'_>,
 ) -> Result<()> {
     let mut edit = crate::version::VersionEdit::default();
     let mut refs = Vec::new();
-    let (mut read, mut written, mut kept) = (0u64, 0u64, 0u64);
+    let mut kept = 0u64;
     for (i, o) in outcomes.iter().enumerate() {
         edit.new_files.extend(o.edit.new_files.iter().cloned());
         refs.extend(o.refs.iter().cloned());
-        read += o.bytes_read;
-        written += o.bytes_written();
         if i == 0 {
             kept = o.edit.new_files.iter().map(|(_, f)| f.num_entries).sum();
         }
@@ -655,8 +666,9 @@ fn install(
         for (p, o) in wb.plans().zip(&outcomes) {
             jobs::account_levels(f, p, o);
         }
-    })?;
-    if installed {
+        job.installed();
+    });
+    if job.settled(&installed) {
         let s = db.stats.local();
         Statistics::add(&s.query_compactions, 1);
         Statistics::add(&s.query_compaction_bytes_read, read);
@@ -676,7 +688,7 @@ fn install(
             jobs::account_filter(&db.stats, o);
         }
     }
-    Ok(())
+    installed.map(|_| ())
 }
 
 #[cfg(test)]

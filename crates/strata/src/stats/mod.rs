@@ -226,6 +226,9 @@ counters! {
     no_space_resumes,
     /// Microseconds spent in the no-space state, summed over the resumes.
     no_space_micros,
+    /// Calls of an event listener that panicked (caught; the other listeners and
+    /// later events still ran; `crate::listener`).
+    listener_panics,
 }
 
 /// Copies of the counters (a power of two): enough that the threads of a many-core
