@@ -275,6 +275,7 @@ fn file(number: u64, level_keys: (&[u8], &[u8]), kind: FileKind) -> FileMetaData
         column_group: 0,
         kind,
         num_range_deletions: number % 2,
+        creation_time: 0,
     }
 }
 

@@ -150,6 +150,8 @@ pub enum CompactionReason {
     Garbage,
     /// Entries a scan merged, written back as tables (query-driven compaction).
     ReadMerged,
+    /// Tables older than `periodic_compaction_seconds`, rewritten in place.
+    Periodic,
 }
 
 /// A flush job: its begin and completed events.

@@ -731,12 +731,14 @@ pub struct Options {
 
     /// Resolves merge operands ([`crate::WriteBatch::merge`]) on reads and folds
     /// them in flushes and compactions. Without one, a batch holding a merge is
-    /// refused (`InvalidArgument`) and reading a key that has operands fails with
-    /// `InvalidArgument`, never a silent plain value.
+    /// refused (`InvalidArgument`) and reading a key that has operands fails, never a
+    /// silent plain value.
     ///
     /// Default: `None`. Runtime-mutable: no. Format: the `OPTIONS` file records the
     /// operator's [`MergeOperator::name`]; reopening a database with an operator of
-    /// another name is `InvalidArgument` (the built-ins decode back to themselves).
+    /// another name is `InvalidArgument` (the built-ins decode back to themselves),
+    /// and reopening it without one gives it the recorded one (an application's
+    /// operator by a stand-in that refuses its operands, naming it).
     pub merge_operator: Option<Arc<dyn MergeOperator>>,
 
     /// Makes the filter each compaction job runs on the values it rewrites: keep,
@@ -745,6 +747,17 @@ pub struct Options {
     /// Default: `None`. Runtime-mutable: no. Format: not persisted (a filter is
     /// code: a database reopened without it keeps everything from then on).
     pub compaction_filter_factory: Option<Arc<dyn CompactionFilterFactory>>,
+
+    /// Rewrites any table (L1 and below) older than this many seconds in place, so
+    /// that every value passes through the compaction filter at least this often,
+    /// even in a level no write reaches (RocksDB's `periodic_compaction_seconds`).
+    /// A table's age is its `creation_time` in the MANIFEST; a table recorded without
+    /// one (written before the field existed) is due at once. The rewrite counts as
+    /// any compaction (`Reason::Periodic`).
+    ///
+    /// Default: 0 (off). Runtime-mutable: no. Format: none (the `OPTIONS` file records
+    /// it when set).
+    pub periodic_compaction_seconds: u64,
 }
 
 impl Default for Options {
@@ -785,6 +798,7 @@ impl Default for Options {
             levels: vec![LevelOptions::DEFAULT],
             merge_operator: None,
             compaction_filter_factory: None,
+            periodic_compaction_seconds: 0,
         }
     }
 }
@@ -899,6 +913,7 @@ cf_options! {
     with_levels => levels: Vec<LevelOptions>,
     with_merge_operator => merge_operator: Option<Arc<dyn MergeOperator>>,
     with_compaction_filter_factory => compaction_filter_factory: Option<Arc<dyn CompactionFilterFactory>>,
+    with_periodic_compaction_seconds => periodic_compaction_seconds: u64,
 }
 
 impl Default for CfOptions {

@@ -55,7 +55,8 @@
 //!   built-in operator's name decodes to the operator; any other name is kept in
 //!   [`StoredOptions::merge_operator`] for the compatibility check. Last, only where
 //!   they differ from their defaults, the options that change no file format
-//!   (`memory_budget`, `max_bytes_for_level_multiplier_additional`, `tiering`), so a
+//!   (`memory_budget`, `max_bytes_for_level_multiplier_additional`, `tiering`,
+//!   `periodic_compaction_seconds`), so a
 //!   database that does not use them keeps the file an older writer wrote.
 //! - `[LevelOptions "i"]` for `i = 0, 1, 2, ...` in order and without gaps holds entry
 //!   `i` of [`Options::levels`]; the number of these sections is `levels.len()`.
@@ -104,7 +105,8 @@
 //! `max_bytes_for_level_multiplier_additional` key, `OPTIONS-v1-tiering` the `tiering`
 //! key (with two `[DbPath]` sections), `OPTIONS-v1-tiering-hotrap`,
 //! `OPTIONS-v1-tiering-time` and `OPTIONS-v1-tiering-hotrap-ablations` its later
-//! modes and items, `OPTIONS-v1-cf-options` the column-family sections.
+//! modes and items, `OPTIONS-v1-cf-options` the column-family sections,
+//! `OPTIONS-v1-periodic-compaction` the `periodic_compaction_seconds` key.
 //! All must keep decoding: keys and sections are only ever appended.
 //!
 //! # Invariants
@@ -382,6 +384,8 @@ const OPTIONAL_DB_FIELDS: &[Field<Options>] = &[
             Ok(())
         },
     },
+    // Added after `tiering` (absent: 0, off).
+    field!(Options, periodic_compaction_seconds),
 ];
 
 /// `tiering`'s value: the four first items always, the others (added later) only

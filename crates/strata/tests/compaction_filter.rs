@@ -272,6 +272,65 @@ fn compact_range_filters_the_deepest_level_in_place_once() {
     db.close().unwrap();
 }
 
+/// `periodic_compaction_seconds`: in a database nobody writes to or compacts, data
+/// at the bottom reaches the filter once its tables are that old (the scheduler wakes
+/// for it by itself); tables younger than the period are left alone.
+#[test]
+fn periodic_compaction_reaches_the_filter_in_a_quiet_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let wo = WriteOptions::default();
+    let key = |i: u32| format!("key{i:05}").into_bytes();
+    {
+        let db = Db::open(dir.path(), tiny_options()).unwrap();
+        for i in 0..600u32 {
+            let v = if i % 3 == 0 { "drop it" } else { "up and up" };
+            db.put(&wo, &key(i), v.as_bytes()).unwrap();
+        }
+        db.compact_range(None, None).unwrap();
+        db.close().unwrap();
+    }
+    // Two seconds: the tables just written are not due yet at open, so it is the
+    // scheduler's own timed wake-up that finds them due.
+    let contexts = Arc::new(Mutex::new(Vec::new()));
+    let db = Db::open(
+        dir.path(),
+        options(Arc::clone(&contexts)).with_periodic_compaction_seconds(2),
+    )
+    .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while db.stats().counters.compaction_filter_removed < 200 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no periodic compaction"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let ro = ReadOptions::default();
+    for i in 0..600u32 {
+        let want: Option<&[u8]> = match i % 3 {
+            0 => None,
+            _ => Some(b"UP AND UP"),
+        };
+        assert_eq!(db.get(&ro, &key(i)).unwrap().as_deref(), want, "key {i}");
+    }
+    let jobs = contexts.lock().unwrap().clone();
+    assert!(
+        !jobs.is_empty() && jobs.iter().all(|ctx| !ctx.manual),
+        "{jobs:?}"
+    );
+    db.close().unwrap();
+    // A period far away: the (fresh) tables are not due, nothing is rewritten.
+    let db = Db::open(
+        dir.path(),
+        options(Arc::clone(&contexts)).with_periodic_compaction_seconds(3600),
+    )
+    .unwrap();
+    db.wait_for_compactions().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(db.stats().counters.compaction_bytes_written, 0);
+    db.close().unwrap();
+}
+
 /// A filter asking to change a value into one over `MAX_VALUE_LEN` (the limit every
 /// write is held to, on which the table format's block bounds rest) is refused: the
 /// old value stays readable, the refusal is counted, and the database stays healthy.

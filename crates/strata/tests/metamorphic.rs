@@ -58,6 +58,13 @@ fn option_sets() -> Vec<(&'static str, Options)> {
             "tiny-identity-compaction-filter",
             t().with_compaction_filter_factory(Some(identity_filter())),
         ),
+        // Periodic compaction: every table of L1 and below is rewritten in place once
+        // a second old, with the identity filter on, while the workload runs.
+        (
+            "tiny-periodic-compaction",
+            t().with_compaction_filter_factory(Some(identity_filter()))
+                .with_periodic_compaction_seconds(1),
+        ),
         (
             "default-sizes",
             Options::default().with_max_manifest_file_size(16 << 10),

@@ -624,5 +624,33 @@ pub(crate) fn rewrite_older_in_place(
     )
 }
 
+/// A rewrite in place of the first table due by age (`requests`, sampled with
+/// `periodic_compaction_seconds`) that is still in its level and that no job holds,
+/// or `None`. Its output is new, so it is not due again for a whole period.
+pub(crate) fn pick_aged(
+    version: &Version,
+    opts: &Options,
+    placement: &dyn PlacementPolicy,
+    busy: &Busy,
+    requests: &super::requests::Requests,
+) -> Option<Plan> {
+    requests.aged().find_map(|(level, number)| {
+        let f = version.files(level).iter().find(|f| f.number == number)?;
+        if busy.is_busy(f) {
+            return None;
+        }
+        let files = vec![Arc::clone(f)];
+        rewrite_in_place(
+            version,
+            opts,
+            placement,
+            level,
+            files,
+            busy,
+            Reason::Periodic,
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests;

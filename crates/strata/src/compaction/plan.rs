@@ -93,6 +93,8 @@ pub enum Reason {
     /// Copies of records from deeper levels, written to L0 at their own sequence
     /// numbers (`TreeHooks::take_copies`).
     CopiesUp,
+    /// Tables older than `periodic_compaction_seconds`, rewritten in place.
+    Periodic,
 }
 
 impl Reason {

@@ -137,10 +137,11 @@ impl CompactionPolicy for Leveled {
         placement: &dyn PlacementPolicy,
         busy: &Busy,
         coverage: &Coverage<'_>,
-        _requests: &Requests,
+        requests: &Requests,
     ) -> Option<Plan> {
         covered::pick(version, busy, coverage, Scope::default())
             .or_else(|| picker::pick(version, opts, placement, busy))
+            .or_else(|| picker::pick_aged(version, opts, placement, busy, requests))
     }
 
     fn pick_manual(

@@ -34,13 +34,23 @@
 //! [`CompactionPolicy::compact_on_read`]: super::CompactionPolicy::compact_on_read
 //! [`CompactionPolicy::pick`]: super::CompactionPolicy::pick
 
+//!
+//! # Asked by the clock
+//! The same input carries the tables due for periodic compaction
+//! (`Options::periodic_compaction_seconds`): [`Requests::sample`] reads the clock once
+//! and lists every table of L1 and below whose `creation_time` is that many seconds
+//! old (or unknown), so the policy, which never reads a clock, stays a pure function;
+//! [`next_due`] tells an idle scheduler when to look again.
+
+use crate::options::Options;
 use crate::version::Version;
 
-/// The tables reads asked to have compacted, as `(level, file number)` in level order:
-/// plain data sampled from a version. See the module docs.
+/// The tables reads asked to have compacted, as `(level, file number)` in level order,
+/// and those due by age: plain data sampled from a version. See the module docs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Requests {
     tables: Vec<(usize, u64)>,
+    aged: Vec<(usize, u64)>,
 }
 
 impl Requests {
@@ -50,16 +60,40 @@ impl Requests {
     pub fn new(mut tables: Vec<(usize, u64)>) -> Requests {
         tables.sort_unstable();
         tables.dedup();
-        Requests { tables }
+        Requests {
+            tables,
+            aged: Vec::new(),
+        }
     }
 
-    /// The requests recorded in `version`'s tables now.
-    pub fn sample(version: &Version) -> Requests {
+    /// Tables due by age, `(level, file number)`: a policy's input built by hand.
+    #[cfg(test)]
+    pub fn aged_for_test(aged: Vec<(usize, u64)>) -> Requests {
+        Requests {
+            tables: Vec::new(),
+            aged,
+        }
+    }
+
+    /// The requests recorded in `version`'s tables now, and its tables of L1 and
+    /// below that `opts.periodic_compaction_seconds` makes due at `now` (seconds since
+    /// the Unix epoch).
+    pub fn sample(version: &Version, opts: &Options, now: u64) -> Requests {
+        let period = opts.periodic_compaction_seconds;
+        let aged = match period {
+            0 => Vec::new(),
+            _ => (1..version.num_levels())
+                .flat_map(|level| version.files(level).iter().map(move |f| (level, f)))
+                .filter(|(_, f)| f.creation_time.saturating_add(period) <= now)
+                .map(|(level, f)| (level, f.number))
+                .collect(),
+        };
         Requests {
             tables: version
                 .requested_tables()
                 .map(|(level, f)| (level, f.number))
                 .collect(),
+            aged,
         }
     }
 
@@ -67,6 +101,28 @@ impl Requests {
     pub fn iter(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
         self.tables.iter().copied()
     }
+
+    /// The tables due by age, `(level, file number)`, in level order.
+    pub fn aged(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        self.aged.iter().copied()
+    }
+}
+
+/// When (seconds since the Unix epoch) the first table of `version` of L1 and below
+/// becomes due by age under `opts`, or `None` if periodic compaction is off or there
+/// is no such table. A table already due gives its due time, in the past.
+pub fn next_due(version: &Version, opts: &Options) -> Option<u64> {
+    let period = opts.periodic_compaction_seconds;
+    if period == 0 {
+        return None;
+    }
+    // Levels of column-group runs are not rewritten in place (their policy owns
+    // them), so they would only wake the scheduler for nothing.
+    (1..version.num_levels())
+        .filter(|&level| !version.has_group_runs(level))
+        .flat_map(|level| version.files(level).iter())
+        .map(|f| f.creation_time.saturating_add(period))
+        .min()
 }
 
 #[cfg(test)]
@@ -75,6 +131,32 @@ mod tests {
     use crate::version::file_ref::{FileRef, ObsoleteFiles};
     use crate::version::{FileMetaData, VersionEdit};
     use std::sync::Arc;
+
+    /// Tables of L1 and below are due once `periodic_compaction_seconds` old (or of
+    /// unknown age); L0 never; nothing with the option off. `next_due` is the first
+    /// due time.
+    #[test]
+    fn tables_come_due_by_age() {
+        let at = |n: u64, lo: &str, hi: &str, t: u64| FileMetaData {
+            creation_time: t,
+            ..FileMetaData::for_test(n, lo, hi, 1, 5, 100)
+        };
+        let mut e = VersionEdit::default();
+        e.new_files.push((0, at(1, "a", "z", 0)));
+        e.new_files.push((1, at(2, "a", "c", 1000)));
+        e.new_files.push((1, at(3, "d", "f", 0)));
+        e.new_files.push((2, at(4, "a", "z", 1500)));
+        let v = Version::new(3).apply(&e).expect("apply");
+        let off = Options::default();
+        assert_eq!(Requests::sample(&v, &off, u64::MAX), Requests::default());
+        assert_eq!(next_due(&v, &off), None);
+        let on = Options::default().with_periodic_compaction_seconds(100);
+        let aged = |now| Requests::sample(&v, &on, now).aged().collect::<Vec<_>>();
+        assert_eq!(aged(1099), [(1, 3)], "unknown age is due at once");
+        assert_eq!(aged(1100), [(1, 2), (1, 3)]);
+        assert_eq!(aged(1600), [(1, 2), (1, 3), (2, 4)]);
+        assert_eq!(next_due(&v, &on), Some(100), "the unknown age's");
+    }
 
     #[test]
     fn new_sorts_and_dedups() {
@@ -100,7 +182,10 @@ mod tests {
         let refs: Vec<_> = [5, 8].map(|n| FileRef::new(n, 0, &queue)).to_vec();
         let mut v1 = unattached.clone();
         v1.attach_refs(&Version::new(3), &refs).expect("attach");
-        assert_eq!(Requests::sample(&v1), Requests::default());
+        assert_eq!(
+            Requests::sample(&v1, &Options::default(), 0),
+            Requests::default()
+        );
         assert!(!v1.request_compaction(1, 0), "a real file");
         assert!(v1.request_compaction(1, 1));
         assert!(!v1.request_compaction(1, 1), "only the first call makes it");
@@ -111,7 +196,15 @@ mod tests {
         let mut v2 = v1.apply(&next).expect("apply");
         v2.attach_refs(&v1, &[FileRef::new(6, 0, &queue)])
             .expect("attach");
-        assert_eq!(Requests::sample(&v2).iter().collect::<Vec<_>>(), [(1, 11)]);
-        assert_eq!(Requests::sample(&v1), Requests::sample(&v2));
+        assert_eq!(
+            Requests::sample(&v2, &Options::default(), 0)
+                .iter()
+                .collect::<Vec<_>>(),
+            [(1, 11)]
+        );
+        assert_eq!(
+            Requests::sample(&v1, &Options::default(), 0),
+            Requests::sample(&v2, &Options::default(), 0)
+        );
     }
 }

@@ -628,6 +628,7 @@ impl StreamWriter {
             column_group: self.stream.column_group,
             kind: FileKind::Real,
             num_range_deletions: p.num_range_deletions,
+            creation_time: crate::version::file_meta::unix_now(),
         });
         self.refs.push(file_ref);
         Ok(())

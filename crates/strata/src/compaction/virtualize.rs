@@ -332,6 +332,8 @@ fn table(
         column_group: stream.column_group,
         kind: FileKind::Real,
         num_range_deletions: 0,
+        // Its own age as a table, as a real output's (periodic compaction).
+        creation_time: crate::version::file_meta::unix_now(),
     };
     for p in pieces {
         let Some((a, b)) = p.clip(lo, hi) else {

@@ -36,9 +36,10 @@ use super::state::DbState;
 use super::tree_hooks::TreeHooks;
 use super::{jobs, DbInner};
 use crate::compaction::picker::Busy;
-use crate::compaction::{Action, Coverage, Plan, Requests, Tombstones};
+use crate::compaction::{requests, Action, Coverage, Plan, Requests, Tombstones};
 use crate::error::{Error, IoOp, Result};
 use crate::stats::purpose::IoPurpose;
+use crate::version::file_meta::unix_now;
 use crate::version::Version;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -181,7 +182,14 @@ fn compaction_loop(inner: &DbInner) {
                     break picked;
                 }
             }
-            inner.bg_cv.wait(&mut st);
+            // Nothing else wakes the loop when a table comes of age in a quiet tree.
+            match next_due(&st) {
+                Some(at) => {
+                    let wait = Duration::from_secs(at.saturating_sub(unix_now()).max(1));
+                    inner.bg_cv.wait_for(&mut st, wait);
+                }
+                None => inner.bg_cv.wait(&mut st),
+            }
         };
         after = family.id();
         let result = jobs::run(inner, &family, &plan, |_| {});
@@ -189,6 +197,15 @@ fn compaction_loop(inner: &DbInner) {
         delete_obsolete(inner);
         backoff.after(inner, &result, |f| f.compactions += 1);
     }
+}
+
+/// When (seconds since the Unix epoch) the first table of any family becomes due for
+/// periodic compaction (`compaction::requests::next_due`), or `None`.
+fn next_due(st: &DbState) -> Option<u64> {
+    st.families
+        .values()
+        .filter_map(|f| requests::next_due(&f.family.versions.current(), &f.family.opts))
+        .min()
 }
 
 /// The range tombstones of every family's files, for the drop rules of
@@ -225,7 +242,7 @@ fn pick_any(
         // Sampled after the version: see `compaction::covered`.
         let snapshots = inner.snapshots.sequences();
         let coverage = Coverage::new(&snapshots, tombstones);
-        let requests = Requests::sample(&version);
+        let requests = Requests::sample(&version, &family.opts, unix_now());
         let placement = inner.placement.as_ref();
         if let Some(mut plan) = family.policy.pick(
             &version,
@@ -334,7 +351,7 @@ pub(crate) fn wait_idle(inner: &DbInner) -> Result<()> {
                         inner.placement.as_ref(),
                         &f.busy,
                         &Coverage::new(&snapshots, &tombstones),
-                        &Requests::sample(&version),
+                        &Requests::sample(&version, &f.family.opts, unix_now()),
                     )
                     .is_none()
             });

@@ -353,6 +353,7 @@ fn job_kind(reason: Reason) -> JobKind {
         Reason::ReadRequested => JobKind::Compaction(CompactionReason::ReadRequested),
         Reason::Garbage => JobKind::Compaction(CompactionReason::Garbage),
         Reason::ReadMerged => JobKind::Compaction(CompactionReason::ReadMerged),
+        Reason::Periodic => JobKind::Compaction(CompactionReason::Periodic),
     }
 }
 

@@ -1289,3 +1289,23 @@ proptest! {
         prop_assert_eq!(encode_with_families(&stored.options, &back), text);
     }
 }
+
+/// The v1 file with `periodic_compaction_seconds`: written last among the optional
+/// keys, only when set, and in a family's section too.
+#[test]
+fn frozen_fixture_v1_periodic_compaction_decodes_exactly_and_encodes_identically() {
+    let opts = merge_operator_fixture_options().with_periodic_compaction_seconds(86_400);
+    let frozen = check_frozen("OPTIONS-v1-periodic-compaction", &opts);
+    assert!(
+        frozen.contains("\nmerge_operator=strata.append:2c20\nperiodic_compaction_seconds=86400\n")
+    );
+    assert!(!encode(&Options::default()).contains("periodic_compaction_seconds"));
+    let families = BTreeMap::from([(
+        "aged".to_string(),
+        CfOptions::default().with_periodic_compaction_seconds(60),
+    )]);
+    let text = encode_with_families(&Options::default(), &families);
+    let stored = decode(&text).expect("decodes");
+    let aged = stored.families.get("aged").expect("family");
+    assert_eq!(aged.options.periodic_compaction_seconds, 60);
+}

@@ -88,6 +88,7 @@
 //! | 11      | virtual parents  | count: varint64, then count × varint64     | no: absent = [`FileKind::Real`] |
 //! | 12      | `num_range_deletions` | varint64, written only when > 0 (not safe to ignore: a reader that skipped it would ignore the file's range tombstones on iteration) | no: absent = 0 |
 //! | 13      | virtual slices   | one per parent of sub-tag 11, in its order: smallest user key: bytes, largest user key: bytes, referenced bytes: varint64 (v3; not safe to ignore) | no: absent = each slice is the table's range, the size split evenly, the remainder to the first |
+//! | 78 (14 \| 0x40) | `creation_time` | varint64 seconds since the Unix epoch, written only when > 0 (safe to ignore: a reader that skips it only loses the table's age, which periodic compaction uses) | no: absent = 0, unknown |
 //!
 //! Sub-tags with bit 6 (`0x40`, [`SUB_TAG_SAFE_TO_IGNORE`]) set may be skipped by a
 //! reader that does not know them; any other unknown sub-tag is an error. Retired
@@ -155,6 +156,8 @@ mod sub {
     pub const VIRTUAL_PARENTS: u32 = 11;
     pub const NUM_RANGE_DELETIONS: u32 = 12;
     pub const VIRTUAL_SLICES: u32 = 13;
+    /// Safe to ignore: a reader that skips it only loses the table's age.
+    pub const CREATION_TIME: u32 = 14 | super::SUB_TAG_SAFE_TO_IGNORE;
 }
 
 /// The change from one version to the next.
@@ -410,6 +413,9 @@ fn encode_new_file(dst: &mut Vec<u8>, f: &FileMetaData) {
     if f.num_range_deletions > 0 {
         put_sub_u64(dst, &mut s, sub::NUM_RANGE_DELETIONS, f.num_range_deletions);
     }
+    if f.creation_time > 0 {
+        put_sub_u64(dst, &mut s, sub::CREATION_TIME, f.creation_time);
+    }
     if let FileKind::Virtual { slices } = &f.kind {
         let parents: Vec<u64> = slices.iter().map(|s| s.parent).collect();
         let whole = whole_range_slices(
@@ -503,6 +509,7 @@ fn decode_new_file(body: &[u8]) -> Result<FileMetaData, &'static str> {
     let mut parents_of = None;
     let mut slices_of = None;
     let mut num_range_deletions = None;
+    let mut creation_time = None;
     while !d.is_empty() {
         let t = d.varint32().ok_or("truncated new_file sub-tag")?;
         let v = d.length_prefixed().ok_or("truncated new_file sub-field")?;
@@ -520,6 +527,7 @@ fn decode_new_file(body: &[u8]) -> Result<FileMetaData, &'static str> {
             sub::VIRTUAL_PARENTS => put_field(&mut parents_of, parents(v)?)?,
             sub::VIRTUAL_SLICES => put_field(&mut slices_of, v)?,
             sub::NUM_RANGE_DELETIONS => put_field(&mut num_range_deletions, exact_varint64(v)?)?,
+            sub::CREATION_TIME => put_field(&mut creation_time, exact_varint64(v)?)?,
             0 => return Err("invalid new_file sub-tag 0"),
             t if t & SUB_TAG_SAFE_TO_IGNORE != 0 => {}
             _ => return Err("unknown new_file sub-tag"),
@@ -553,6 +561,7 @@ fn decode_new_file(body: &[u8]) -> Result<FileMetaData, &'static str> {
         column_group: column_group.ok_or("new_file lacks column_group")?,
         kind,
         num_range_deletions: num_range_deletions.unwrap_or(0),
+        creation_time: creation_time.unwrap_or(0),
     })
 }
 

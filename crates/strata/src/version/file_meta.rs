@@ -54,6 +54,17 @@ pub struct FileMetaData {
     /// Range tombstones in the file's range-deletion block (0: none; readers need
     /// not open the file to collect them).
     pub num_range_deletions: u64,
+    /// When the table was written, in seconds since the Unix epoch; 0 = unknown (a
+    /// table recorded before the field existed, or a virtual table). Kept by a
+    /// trivial move; what periodic compaction measures a table's age by.
+    pub creation_time: u64,
+}
+
+/// Seconds since the Unix epoch now (0 if the clock is before it).
+pub(crate) fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 impl FileMetaData {
@@ -102,6 +113,7 @@ impl FileMetaData {
             column_group: ALL_COLUMNS,
             kind: FileKind::Real,
             num_range_deletions: 0,
+            creation_time: 0,
         }
     }
 

@@ -24,6 +24,7 @@ fn tombstone_file(number: u64, lo: &str, end: &str, seq: u64) -> FileMetaData {
         largest_seqno: seq,
         num_entries: 0,
         num_range_deletions: 1,
+        creation_time: 0,
         ..FileMetaData::for_test(number, lo, end, seq, seq, 10)
     }
 }
@@ -150,6 +151,7 @@ fn a_file_ending_where_its_tombstones_end_needs_cover_only_below_that_key() {
     let f20 = FileMetaData {
         largest: key::make_internal_key(b"k", MAX_SEQUENCE, ValueKind::RangeDelete),
         num_range_deletions: 1,
+        creation_time: 0,
         ..points(20, "c", "k", 1, 40)
     };
     let v = version(&[

@@ -70,11 +70,16 @@ impl CompactionPolicy for Delayed {
             return Some(plan);
         }
         let plan = match version.parents().next() {
-            None => picker::pick(version, opts, placement, busy)?,
+            None => picker::pick(version, opts, placement, busy),
             Some(_) => {
                 let sizes = garbage::Compensation::of(version);
-                picker::pick_sized(version, opts, placement, busy, &|f| sizes.size(f))?
+                picker::pick_sized(version, opts, placement, busy, &|f| sizes.size(f))
             }
+        };
+        // A table due by age is rewritten for real, never deferred: the point is that
+        // its data passes through a rewrite.
+        let Some(plan) = plan else {
+            return picker::pick_aged(version, opts, placement, busy, requests);
         };
         Some(match d {
             Some(d) => defer(plan, version, d),

@@ -110,6 +110,7 @@ fn bottommost_plans_with_deletions_and_parents_on_another_path_are_not_virtualiz
             FileMetaData {
                 num_deletions: deletes,
                 num_range_deletions: range_deletes,
+                creation_time: 0,
                 ..real(10, "a", "m", 2000)
             },
         ));

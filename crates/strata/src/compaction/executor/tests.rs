@@ -478,6 +478,7 @@ pub(crate) fn build_table(
         column_group: ALL_COLUMNS,
         kind: FileKind::Real,
         num_range_deletions: p.num_range_deletions,
+        creation_time: 0,
     };
     (meta, file_ref)
 }
@@ -603,6 +604,7 @@ fn virtual_table(number: u64, lo: &str, hi: &str, slices: Vec<Slice>) -> FileMet
         column_group: ALL_COLUMNS,
         kind: FileKind::Virtual { slices },
         num_range_deletions: 1,
+        creation_time: 0,
     }
 }
 

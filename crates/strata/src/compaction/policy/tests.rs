@@ -107,3 +107,46 @@ fn the_injected_policy_decides_and_the_default_is_leveled() {
     assert!(stats.levels[0].files < 4, "{}", stats.level_table());
     db.close().expect("close");
 }
+
+/// A table due by age is rewritten in place (`Reason::Periodic`, one table, into its
+/// own level) once no size-based work is due, by the leveled and the delayed policy
+/// alike (never deferred into virtual tables); a busy one waits.
+#[test]
+fn tables_due_by_age_are_rewritten_in_place() {
+    use crate::compaction::placement::ByLevel;
+    use crate::compaction::plan::{Action, Reason};
+    use crate::compaction::{Delayed, Requests};
+    use crate::version::{FileMetaData, VersionEdit};
+    let mut e = VersionEdit::default();
+    e.new_files
+        .push((1, FileMetaData::for_test(2, "a", "c", 1, 5, 100)));
+    e.new_files
+        .push((2, FileMetaData::for_test(3, "a", "z", 1, 4, 100)));
+    let v = Version::new(3).apply(&e).expect("apply");
+    let o = Options::default()
+        .with_periodic_compaction_seconds(10)
+        .with_delayed_compaction(Some(crate::DelayedCompaction::new()));
+    let (snaps, tombs) = (Vec::new(), crate::compaction::Tombstones::default());
+    let cov = Coverage::new(&snaps, &tombs);
+    let aged = Requests::aged_for_test(vec![(1, 2)]);
+    let none = Busy::default();
+    for policy in [&Leveled as &dyn CompactionPolicy, &Delayed] {
+        assert!(policy
+            .pick(&v, &o, &ByLevel, &none, &cov, &Requests::default())
+            .is_none());
+        let plan = policy
+            .pick(&v, &o, &ByLevel, &none, &cov, &aged)
+            .expect("the aged table");
+        assert_eq!(
+            (plan.action, plan.reason),
+            (Action::Rewrite, Reason::Periodic)
+        );
+        assert_eq!(format!("{:?}", plan.inputs), "[L1[2]]");
+        assert_eq!(plan.outputs.len(), 1);
+        assert_eq!(plan.outputs[0].level, 1);
+        assert!(!plan.bottommost, "L2 holds data below it");
+        let mut busy = Busy::default();
+        busy.add_plan(&plan);
+        assert!(policy.pick(&v, &o, &ByLevel, &busy, &cov, &aged).is_none());
+    }
+}

@@ -400,7 +400,7 @@ fn gets_ask_for_merges_that_wait_for_compactions_waits_for() {
     assert!(s2.virtual_slice_bytes_read <= s2.compaction_bytes_read);
     let v = db.inner.default.versions.current();
     assert_eq!(
-        Requests::sample(&v),
+        Requests::sample(&v, &crate::Options::default(), 0),
         Requests::default(),
         "every request was planned"
     );

@@ -373,6 +373,7 @@ fn cached_table(capacity: usize) -> CachedTable {
         column_group: 0,
         kind: Default::default(),
         num_range_deletions: props.num_range_deletions,
+        creation_time: 0,
     };
     CachedTable {
         dir,

@@ -18,6 +18,7 @@ fn file(number: u64, kind: FileKind) -> FileMetaData {
         column_group: 2,
         kind,
         num_range_deletions: 0,
+        creation_time: 0,
     }
 }
 
@@ -248,6 +249,8 @@ fn arb_file() -> impl Strategy<Value = FileMetaData> {
                     kind,
                     // Exercised: the new sub-tag (absent when 0) round-trips.
                     num_range_deletions: nd % 3,
+                    // Absent when 0, as any value otherwise.
+                    creation_time: if ne % 2 == 0 { 0 } else { la },
                 }
             },
         )
@@ -355,6 +358,7 @@ fn fixture_v3_edit() -> VersionEdit {
         column_group: 0,
         kind: FileKind::Virtual { slices },
         num_range_deletions: 0,
+        creation_time: 0,
     };
     VersionEdit {
         deleted_files: vec![(1, 12), (2, 19)],
@@ -531,4 +535,32 @@ fn frozen_fixture_v4_family_records() {
         Err("repeated family_record key")
     );
     assert!(VersionEdit::decode(&unhex("0b 01 05 6162")).is_err());
+}
+
+/// Sub-tag 78 (14 | safe to ignore): a table's creation time, written only when known.
+/// Frozen: the new-file body of [`file`] 44 with creation time 1,764,000,000.
+const FIXTURE_CREATION_TIME_SUB_FIELD: &str = "4e 05 80 82 92 c9 06";
+
+#[test]
+fn frozen_fixture_creation_time() {
+    let mut f = file(44, FileKind::Real);
+    let mut without = Vec::new();
+    encode_new_file(&mut without, &f);
+    f.creation_time = 1_764_000_000;
+    let mut with = Vec::new();
+    encode_new_file(&mut with, &f);
+    let tail = with
+        .strip_prefix(without.as_slice())
+        .expect("appended after the rest");
+    assert_eq!(
+        tail,
+        unhex(FIXTURE_CREATION_TIME_SUB_FIELD).as_slice(),
+        "encoding changed: {}",
+        hex(tail)
+    );
+    assert_eq!(decode_new_file(&with), Ok(f.clone()));
+    // Unknown before it existed: absent, and 0 again after a round trip.
+    let mut old = f.clone();
+    old.creation_time = 0;
+    assert_eq!(decode_new_file(&without), Ok(old));
 }

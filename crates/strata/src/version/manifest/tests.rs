@@ -23,6 +23,7 @@ fn meta(number: u64, lo: &str, hi: &str) -> FileMetaData {
         column_group: 0,
         kind: FileKind::Real,
         num_range_deletions: 0,
+        creation_time: 0,
     }
 }
 
