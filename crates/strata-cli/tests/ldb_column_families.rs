@@ -106,3 +106,29 @@ fn families_are_created_listed_written_apart_and_dropped() {
         "x : 1\ny : 2\n"
     );
 }
+
+/// A family another program created with its own merge operator (here the built-in
+/// `Append`, while `ldb`'s flags carry `U64Add`) is written, read and dropped through
+/// `ldb`: the flags configure every family but never replace a family's recorded
+/// operator (before, listing it with the flags' operator made every read-write `ldb`
+/// command refuse the database).
+#[test]
+fn a_family_with_its_own_operator_is_written_and_dropped_through_ldb() {
+    use std::sync::Arc;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let path = tmp.path().join("db");
+    let db = strata::Db::open(&path, strata::Options::default()).expect("open");
+    let append = strata::CfOptions::default()
+        .with_merge_operator(Some(Arc::new(strata::merge::Append::new(b","))));
+    let tags = db.create_cf("tags", append).expect("create_cf");
+    let wo = strata::WriteOptions::default();
+    db.merge_cf(&wo, &tags, b"k", b"a").expect("merge");
+    drop(tags);
+    db.close().expect("close");
+    let db_arg = db_flag(&path);
+    ok(&["ldb", &db_arg, "--cf=tags", "put", "p", "v"], None);
+    assert_eq!(ok(&["ldb", &db_arg, "--cf=tags", "get", "p"], None), "v\n");
+    assert_eq!(ok(&["ldb", &db_arg, "--cf=tags", "get", "k"], None), "a\n");
+    ok(&["ldb", &db_arg, "drop_cf", "tags"], None);
+    assert_eq!(ok(&["ldb", &db_arg, "list_cfs"], None), "default\n");
+}

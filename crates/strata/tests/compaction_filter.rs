@@ -360,10 +360,11 @@ fn a_change_over_the_value_limit_is_refused_and_the_value_kept() {
     db.compact_range(None, None).unwrap();
     let ro = ReadOptions::default();
     assert_eq!(db.get(&ro, b"big").unwrap(), Some(b"small".to_vec()));
-    // Refused by both of `compact_range`'s jobs: the move into L1 and the rewrite of
-    // the deepest level in place.
+    // Refused once: by the move into L1. The table that move wrote is this call's
+    // own, so the deepest level's in-place rewrite leaves it (it went through the
+    // filter already).
     let c = db.stats().counters;
-    assert_eq!(c.compaction_filter_changes_refused, 2, "{c:?}");
+    assert_eq!(c.compaction_filter_changes_refused, 1, "{c:?}");
     assert_eq!(c.compaction_filter_changed, 0);
     db.put(&wo, b"after", b"x").expect("healthy");
     db.close().unwrap();

@@ -248,8 +248,14 @@ fn a_compaction_reports_the_versions_before_and_after() {
         put_range(&db, 0..40, round);
         db.flush().unwrap();
     }
-    let flushed: BTreeSet<u64> = rec
-        .events()
+    db.compact_range(None, None).unwrap();
+    let levels: Vec<usize> = db.stats().levels.iter().map(|l| l.files).collect();
+    // Events are delivered by their own thread: read them once `close` has delivered
+    // every one (read before, the flushes' could still be queued).
+    db.close().unwrap();
+
+    let events = rec.events();
+    let flushed: BTreeSet<u64> = events
         .iter()
         .filter_map(|e| match e {
             Ev::FlushCompleted(f) => Some(f.outputs.iter().map(|t| t.number)),
@@ -258,11 +264,6 @@ fn a_compaction_reports_the_versions_before_and_after() {
         .flatten()
         .collect();
     assert_eq!(flushed.len(), 3);
-    db.compact_range(None, None).unwrap();
-    let levels: Vec<usize> = db.stats().levels.iter().map(|l| l.files).collect();
-    db.close().unwrap();
-
-    let events = rec.events();
     let begin = position(&events, |e| matches!(e, Ev::CompactionBegin(_))).expect("begin");
     let Ev::CompactionBegin(b) = &events[begin] else {
         unreachable!()

@@ -48,12 +48,30 @@ impl StrataEngine {
         let names = families.names();
         let cf_options = options.cf_options();
         // The flags configure every family: each one the database has is listed with
-        // them (unlisted, a family would run with the options it recorded).
+        // them (unlisted, a family would run with the options it recorded), but for
+        // the merge operator of a family that recorded one, which it keeps (listing
+        // another would be refused).
         let existing = Db::list_cfs(&flags.db).unwrap_or_default();
+        let recorded = strata::options_file::load(&PosixFs, &flags.db)
+            .ok()
+            .flatten();
+        let has_operator = |name: &str| {
+            recorded
+                .as_ref()
+                .and_then(|r| r.families.get(name))
+                .is_some_and(|f| f.merge_operator.is_some())
+        };
         let listed: Vec<(&str, CfOptions)> = existing
             .iter()
             .filter(|n| n.as_str() != "default")
-            .map(|n| (n.as_str(), cf_options.clone()))
+            .map(|n| {
+                let cf = cf_options.clone();
+                let cf = match has_operator(n) {
+                    true => cf.with_merge_operator(None),
+                    false => cf,
+                };
+                (n.as_str(), cf)
+            })
             .collect();
         let db = db_builder(flags, &flags.db)?.open_cf(&flags.db, options, &listed)?;
         let mut cfs = Vec::with_capacity(names.len());

@@ -594,10 +594,10 @@ pub(crate) fn rewrite_in_place(
     })
 }
 
-/// [`rewrite_in_place`] of the first stretch of contiguous files of `level` in
-/// `[begin, end]` numbered below `created_before` that no job holds (the files of one
-/// level of row runs are disjoint and sorted, so any such stretch is a valid input),
-/// or `None` if there is none.
+/// [`rewrite_in_place`] of the first table of `level` in `[begin, end]` numbered below
+/// `created_before` that no job holds and whose range no job writes into at `level`,
+/// or `None` if there is none. One table per plan: a plan over several would have to
+/// be refused whole when a job writes into a gap between them.
 pub(crate) fn rewrite_older_in_place(
     version: &Version,
     opts: &Options,
@@ -607,21 +607,21 @@ pub(crate) fn rewrite_older_in_place(
     busy: &Busy,
     created_before: u64,
 ) -> Option<Plan> {
-    let stretch: Vec<Arc<FileMetaData>> = version
+    version
         .overlapping_files(level, begin, end)
         .into_iter()
-        .skip_while(|f| f.number >= created_before || busy.is_busy(f))
-        .take_while(|f| f.number < created_before && !busy.is_busy(f))
-        .collect();
-    rewrite_in_place(
-        version,
-        opts,
-        placement,
-        level,
-        stretch,
-        busy,
-        Reason::Manual,
-    )
+        .filter(|f| f.number < created_before && !busy.is_busy(f))
+        .find_map(|f| {
+            rewrite_in_place(
+                version,
+                opts,
+                placement,
+                level,
+                vec![f],
+                busy,
+                Reason::Manual,
+            )
+        })
 }
 
 /// A rewrite in place of the first table due by age (`requests`, sampled with

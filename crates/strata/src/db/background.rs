@@ -381,6 +381,10 @@ pub(crate) fn compact_range(
         let version = family.versions.current();
         version.deepest_nonempty_level().unwrap_or(0).max(1)
     };
+    // Tables numbered from here on are this call's own outputs (or newer): the last
+    // step rewrites only older ones, so what the levels above brought down, which
+    // went through a rewrite already, is not rewritten twice.
+    let created_before = inner.versions.next_file_number();
     inner.state.lock().manual_waiting += 1;
     let result = (|| {
         for level in 0..deepest {
@@ -397,8 +401,6 @@ pub(crate) fn compact_range(
                 )
             })?;
         }
-        // Tables numbered from here on are this step's own outputs (or newer).
-        let created_before = inner.versions.next_file_number();
         manual_level(inner, family, deepest, (begin, end), true, |pick| {
             family.policy.pick_manual_in_place(
                 pick.version,
@@ -475,12 +477,20 @@ fn manual_level(
                 }
                 None if !version.overlaps(level, begin, end) => None,
                 // In place, the policy wants none of the files in range that no job
-                // holds: done (the others are retried below until they are free).
+                // holds and no job writes into the range at this level: done (the
+                // others are retried below until they are free).
                 None if in_place
                     && !version
                         .overlapping_in_runs(level, begin, end)
                         .iter()
-                        .any(|f| busy.is_busy(f)) =>
+                        .any(|f| {
+                            busy.is_busy(f)
+                                || busy.output_conflict(
+                                    level,
+                                    f.smallest_user_key(),
+                                    f.largest_user_key(),
+                                )
+                        }) =>
                 {
                     None
                 }

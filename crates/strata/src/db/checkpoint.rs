@@ -79,12 +79,18 @@ pub(super) fn create(inner: &DbInner, dir: &Path) -> Result<CheckpointInfo> {
     fs.create_dir_all(dir)?;
     // The directory's own entry, durable before `CURRENT` makes it a database.
     fs.sync_dir(parent_of(dir))?;
+    // Held across the cut, so the families the checkpoint's MANIFEST holds are the
+    // ones whose options it records (taken before the WAL and version-set locks, in
+    // the order `create_family` takes them).
+    let recorded = inner.family_options.lock();
+    let families = recorded.clone();
     let (manifest, versions, wals) = write::with_wal_cut(inner, |current, current_len| {
         inner.versions.write_manifest_into(dir, |versions| {
             let oldest = versions.iter().map(|(_, _, log)| *log).min().unwrap_or(0);
             open_wals(fs, &inner.dir, oldest, (current, current_len))
         })
     })?;
+    drop(recorded);
     let mut info = CheckpointInfo::default();
     for table in versions.iter().flat_map(|(_, v, _)| v.physical_tables()) {
         let from = filename::table_file(inner.versions.dir(table.path_id)?, table.number);
@@ -111,7 +117,6 @@ pub(super) fn create(inner: &DbInner, dir: &Path) -> Result<CheckpointInfo> {
     // All tables now sit in the checkpoint's own directory: it opens without data paths.
     let mut opts = inner.opts.clone();
     opts.db_paths.clear();
-    let families = inner.family_options.lock().clone();
     options_file::store(fs, dir, &opts, &families)?;
     fs.sync_dir(dir)?;
     drop(versions);

@@ -241,12 +241,24 @@ pub(crate) fn open(
     let mut replayed_memtables = Vec::new();
     // What each family was given or had recorded, before its kind configured it: the
     // next open configures it again from the same starting point.
+    // An operator the family's kind installs over the given one is the kind's: not
+    // recorded, so no later open is held to it.
     let family_options: BTreeMap<String, CfOptions> = versions
         .families()
         .iter()
         .filter(|f| f.id() != DEFAULT_FAMILY_ID)
-        .map(|f| (f.name().to_string(), family_opts(f.name()).cf_options()))
-        .collect();
+        .map(|f| {
+            let mut cf = family_opts(f.name()).cf_options();
+            let installed = configured_opts(f.id())?
+                .merge_operator
+                .as_ref()
+                .map(|m| m.name());
+            if installed != cf.merge_operator.as_ref().map(|m| m.name()) {
+                cf.merge_operator = None;
+            }
+            Ok((f.name().to_string(), cf))
+        })
+        .collect::<Result<_>>()?;
     let (wal, log_number) = match access {
         Access::ReadWrite => {
             let started = start_logs(fs.as_ref(), &versions, replayed)?;

@@ -92,6 +92,9 @@ impl FamilyKinds for TableKinds {
         // query-driven compaction writes rows back) would undo the split.
         opts.tiering = None;
         opts.query_compaction = None;
+        // Its policy rewrites no table by age: off, so the scheduler is not woken for
+        // tables it will not plan.
+        opts.periodic_compaction_seconds = 0;
         Ok(Some(
             Arc::new(TablePolicy::new(catalog.schema)) as Arc<dyn CompactionPolicy>
         ))

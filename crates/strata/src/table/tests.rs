@@ -244,3 +244,42 @@ fn bad_input_is_refused_and_writes_nothing() {
     t.drop_table().unwrap();
     assert!(Table::open(&db, "t").is_err());
 }
+
+/// The row operator a table's kind installs is the kind's, never recorded as the
+/// family's: opened with a list that gives the family another operator (as `strata`'s
+/// engine lists every family with its flags), the table still reads with its own,
+/// `OPTIONS` records no operator for it, and a later open listing yet another one is
+/// not refused.
+#[test]
+fn a_table_family_records_no_operator() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), opts()).unwrap();
+    let t = Table::create(&db, "t", schema(), Layout::parse("row", 4).unwrap()).unwrap();
+    let row = vec![
+        Value::I32(1),
+        Value::Null,
+        Value::Bytes(b"x".to_vec()),
+        Value::Null,
+    ];
+    t.insert(&WriteOptions::default(), &Value::U64(7), &row)
+        .unwrap();
+    drop(t);
+    db.close().unwrap();
+    for op in [
+        Arc::new(crate::merge::U64Add) as Arc<dyn crate::MergeOperator>,
+        Arc::new(crate::merge::Max),
+    ] {
+        let listed = CfOptions::default().with_merge_operator(Some(op));
+        let db = Db::open_cf(dir.path(), opts(), &[("t", listed)]).unwrap();
+        let t = Table::open(&db, "t").unwrap();
+        let got = t.get(&ReadOptions::default(), &Value::U64(7), &[0, 1, 2, 3]);
+        assert_eq!(got.unwrap(), Some(row.clone()));
+        drop(t);
+        db.close().unwrap();
+        let stored = crate::options_file::load(&crate::env::PosixFs, dir.path())
+            .unwrap()
+            .unwrap();
+        let family = stored.families.get("t").unwrap();
+        assert_eq!(family.merge_operator, None);
+    }
+}
