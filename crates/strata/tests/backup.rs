@@ -601,3 +601,44 @@ fn purge_keeps_the_newest_backups_and_exactly_the_tables_they_name() {
         );
     }
 }
+
+/// A metadata file that does not decode: the engine still opens, `list` names the
+/// file, garbage collection keeps every shared table (it cannot know which the damaged
+/// backup names), the other backups verify, and deleting the damaged one recovers.
+#[test]
+fn a_damaged_metadata_file_is_named_and_keeps_the_tables_it_may_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = Db::open(tmp.path().join("db"), tiny_options()).unwrap();
+    let logs = db.create_cf("logs", family()).unwrap();
+    let backups = tmp.path().join("backups");
+    let mut engine = BackupEngine::open_posix(&backups).unwrap();
+    let mut models = [ModelMap::new(), ModelMap::new()];
+    for round in 0..2 {
+        fill(&db, &logs, &mut models, round, 300);
+        db.wait_for_compactions().unwrap();
+        engine.create(&db).unwrap();
+    }
+    db.close().unwrap();
+    drop(engine);
+    let tables = table_numbers(&backups.join("shared"));
+    let meta = backups.join("meta/1");
+    let mut bytes = std::fs::read(&meta).unwrap();
+    bytes[10] ^= 1;
+    std::fs::write(&meta, &bytes).unwrap();
+
+    let mut engine = BackupEngine::open_posix(&backups).unwrap();
+    let e = engine.list().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Corruption, "{e}");
+    assert!(e.to_string().contains(&*meta.to_string_lossy()), "{e}");
+    assert_eq!(table_numbers(&backups.join("shared")), tables);
+    engine.verify(2).unwrap();
+    let e = engine.verify(1).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Corruption, "{e}");
+    engine.delete(1).unwrap();
+    assert_eq!(engine.list().unwrap().len(), 1);
+    let to = tmp.path().join("r2");
+    engine.restore(2, &to).unwrap();
+    // Before the open, which flushes the restored WALs into tables of its own.
+    assert_eq!(table_numbers(&backups.join("shared")), table_numbers(&to));
+    check_restored(&to, &models, "backup 2 beside a damaged backup 1");
+}

@@ -161,8 +161,10 @@ impl BackupEngine {
     ///
     /// # Errors
     /// As [`Db::checkpoint`] (a read-only or poisoned database); `Corruption` if a
-    /// table changed while it was copied; I/O errors. On error no backup was made,
-    /// and what the attempt stored is removed by the next open, delete or purge.
+    /// table changed while it was copied; I/O errors. After an error the backup
+    /// exists only if the failure came after its metadata file was renamed into place
+    /// (the directory fsync), and then it is whole; otherwise what the attempt stored
+    /// is removed by the next open, delete or purge.
     pub fn create(&mut self, db: &Db) -> Result<BackupInfo> {
         let db_fs = db.inner().fs.as_ref();
         let scratch = self.dir.join(SCRATCH);
@@ -421,7 +423,8 @@ impl BackupEngine {
             .fs
             .list(&self.dir.join(META))?
             .iter()
-            .filter_map(|name| name.parse().ok())
+            // Only the canonical spelling (no `+5`, no `05`): `load` opens `meta/<id>`.
+            .filter_map(|name| name.parse().ok().filter(|id: &u64| id.to_string() == *name))
             .collect();
         ids.sort_unstable();
         Ok(ids)
