@@ -30,7 +30,7 @@ for arg in "$@"; do
     esac
 done
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(block sst wal manifest batch options catalog)
+    targets=(block sst wal manifest batch options catalog backup_meta)
 fi
 if [ "$soak" = 1 ]; then
     seconds=${FUZZ_SECONDS:-3600}

@@ -496,16 +496,27 @@ fn property(flags: &EngineFlags, cf: Option<&str>, name: &str) -> Result<()> {
     write_stdout(value.as_bytes())
 }
 
-/// `ldb checkpoint --to=DIR` (Strata only): opens the database (it takes the lock: a
-/// checkpoint cuts the WAL of the one writer) and makes the checkpoint.
-fn checkpoint(flags: &EngineFlags, to: &std::path::Path) -> Result<()> {
+/// Opens the existing Strata database `flags.db` for writing, as `command` (named in
+/// the error for another engine) needs: a checkpoint or a backup cuts the WAL of the
+/// one writer, so it takes the lock.
+///
+/// # Errors
+/// [`CliError::Usage`] for another engine; the engine's open errors.
+pub(crate) fn open_strata(flags: &EngineFlags, command: &str) -> Result<strata::Db> {
     if flags.engine != engine::options::EngineKind::Strata {
-        return Err(CliError::Usage(
-            "'ldb checkpoint' works on strata databases only".into(),
-        ));
+        return Err(CliError::Usage(format!(
+            "'{command}' works on strata databases only"
+        )));
     }
     let db =
         engine::strata::db_builder(flags, &flags.db)?.open(&flags.db, flags.strata_options()?)?;
+    Ok(db)
+}
+
+/// `ldb checkpoint --to=DIR` (Strata only): opens the database and makes the
+/// checkpoint.
+fn checkpoint(flags: &EngineFlags, to: &std::path::Path) -> Result<()> {
+    let db = open_strata(flags, "ldb checkpoint")?;
     let made = db.checkpoint(to);
     db.close()?;
     let info = made?;
@@ -524,7 +535,7 @@ fn checkpoint(flags: &EngineFlags, to: &std::path::Path) -> Result<()> {
     )
 }
 
-fn write_stdout(b: &[u8]) -> Result<()> {
+pub(crate) fn write_stdout(b: &[u8]) -> Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(b)
         .and_then(|()| out.flush())

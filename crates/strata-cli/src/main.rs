@@ -11,6 +11,8 @@
 //! strata stress  --db=DIR [--threads=N] [--duration=S] [--column_families=N] [engine flags]
 //!                | --verify_only
 //! strata sst-dump FILE [--scan] [--hex]
+//! strata backup  --backup_dir=DIR create --db=DIR | list | verify [--backup_id=N]
+//!                | restore [--backup_id=N] --to=DIR | purge --keep=N | delete --backup_id=N
 //! strata plot    --input=results/bench.jsonl --output=plot.svg [--metric=ops_per_sec]
 //! strata compare --input=results/compare.jsonl
 //! strata experiment aligned|snapshot-filter|dcompaction [--scale=...]
@@ -19,6 +21,7 @@
 //! Every failure prints one line, `error: ...`, and exits with status 1 (2 for a bad
 //! command line).
 
+mod backup;
 mod bench;
 mod compare;
 mod device_bench;
@@ -66,6 +69,8 @@ enum Command {
     Stress(Box<stress::StressArgs>),
     /// Properties (and with --scan, entries) of one table file.
     SstDump(sst_dump::SstDumpArgs),
+    /// Incremental backups of a database: create, list, verify, restore, purge, delete.
+    Backup(Box<backup::BackupArgs>),
     /// Bar chart of a results file (SVG).
     Plot(plot::PlotArgs),
     /// Median table per benchmark and engine from a results file.
@@ -141,6 +146,7 @@ fn main() -> ExitCode {
         Command::Ldb(a) => ldb::run(a),
         Command::Stress(a) => stress::run(a),
         Command::SstDump(a) => sst_dump::run(a),
+        Command::Backup(a) => backup::run(a),
         Command::Table(a) => table::run(a),
         Command::Plot(a) => plot::run(a),
         Command::Compare(a) => compare::run(a),

@@ -14,9 +14,10 @@
 //! | `batch`    | `WriteBatch::from_data`                                           | rebuilt batch iterates the same |
 //! | `options`  | `options_file::decode` (OPTIONS text)                             | re-encoding is stable |
 //! | `catalog`  | a table's schema and layout records, and its parts (`table::codecs`) | re-encoding is stable |
+//! | `backup_meta` | `backup::meta::BackupMeta::decode` (a backup's metadata file)  | only plain file names; round trip |
 //!
-//! Checksums stop a mutation-based fuzzer at the first CRC, so the `block`, `sst` and
-//! `wal` checks run twice: once on the bytes as given, once with every checksum they can
+//! Checksums stop a mutation-based fuzzer at the first CRC, so the `block`, `sst`,
+//! `wal` and `backup_meta` checks run twice: once on the bytes as given, once with every checksum they can
 //! locate recomputed ([`fixup`]), which lets mutations reach the decoders behind them.
 //!
 //! Used by the cargo-fuzz targets in `fuzz/fuzz_targets/` and by this crate's
@@ -28,6 +29,7 @@ pub mod fixup;
 pub mod reference;
 pub mod seeds;
 
+mod backup_meta;
 mod block;
 mod catalog;
 mod log;
@@ -35,6 +37,7 @@ mod manifest;
 mod options;
 mod table;
 
+pub use backup_meta::check_backup_meta;
 pub use block::check_block;
 pub use catalog::check_catalog;
 pub use log::{check_batch, check_wal};
@@ -43,8 +46,15 @@ pub use options::check_options;
 pub use table::check_sst;
 
 /// The fuzz targets, by name (the directory names under `fuzz/corpus/`).
-pub const TARGETS: [&str; 7] = [
-    "block", "sst", "wal", "manifest", "batch", "options", "catalog",
+pub const TARGETS: [&str; 8] = [
+    "block",
+    "sst",
+    "wal",
+    "manifest",
+    "batch",
+    "options",
+    "catalog",
+    "backup_meta",
 ];
 
 /// Runs the check of `target` on `data`.
@@ -61,6 +71,7 @@ pub fn check(target: &str, data: &[u8]) {
         "batch" => check_batch(data),
         "options" => check_options(data),
         "catalog" => check_catalog(data),
+        "backup_meta" => check_backup_meta(data),
         other => panic!("unknown fuzz target {other:?}"),
     }
 }

@@ -1,5 +1,6 @@
 //! The seed corpus, made by the engine itself: real blocks, tables, logs, MANIFEST edits,
-//! batches and OPTIONS files, small enough to commit (each under [`MAX_SEED_LEN`]).
+//! batches, OPTIONS files and backup metadata, small enough to commit (each under
+//! [`MAX_SEED_LEN`]).
 //!
 //! [`all`] is deterministic except for the files taken from a live database (their
 //! names and contents depend on when background work runs); `examples/fuzz_seeds.rs`
@@ -7,6 +8,8 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use strata::backup::meta::{BackupMeta, FileEntry};
+use strata::backup::BackupEngine;
 use strata::batch::WriteBatchInternal;
 use strata::coding::{get_length_prefixed, put_length_prefixed};
 use strata::env::{FaultFs, FileSystem};
@@ -35,7 +38,7 @@ pub type Seed = (String, Vec<u8>);
 pub fn all() -> Vec<(&'static str, String, Vec<u8>)> {
     let db = from_database();
     let mut out = Vec::new();
-    let groups: [(&'static str, Vec<Seed>); 7] = [
+    let groups: [(&'static str, Vec<Seed>); 8] = [
         ("block", blocks()),
         ("sst", [tables(), db.tables].concat()),
         ("wal", [logs(), db.logs].concat()),
@@ -43,6 +46,7 @@ pub fn all() -> Vec<(&'static str, String, Vec<u8>)> {
         ("batch", [batches(), db.batches].concat()),
         ("options", [options_files(), db.options].concat()),
         ("catalog", catalog_records()),
+        ("backup_meta", [backup_metas(), db.backup_metas].concat()),
     ];
     for (target, seeds) in groups {
         for (name, bytes) in seeds {
@@ -516,6 +520,8 @@ pub struct DbSeeds {
     pub batches: Vec<Seed>,
     /// The `OPTIONS` file.
     pub options: Vec<Seed>,
+    /// The metadata file of a backup of the database.
+    pub backup_metas: Vec<Seed>,
 }
 
 /// Runs a small workload (puts, deletes, batches, flushes, a compaction) on a database
@@ -590,8 +596,52 @@ pub fn from_database() -> DbSeeds {
             }
         }
     }
+    // A backup of it, after the listing above so its stored files are not taken as
+    // the database's.
+    let mut engine = BackupEngine::open(Arc::new(fs.clone()), "/bk").expect("open backups");
+    engine.create(&db).expect("create backup");
+    if let Some(bytes) = fs.file_bytes("/bk/meta/1") {
+        out.backup_metas.push(("db-backup-meta-1".into(), bytes));
+    }
     db.close().expect("close");
     out
+}
+
+/// Backup metadata by hand: the least a backup holds (`CURRENT`), and one of each
+/// kind of file.
+pub fn backup_metas() -> Vec<Seed> {
+    let entry = |name: &str, shared, size, crc32c| FileEntry {
+        name: name.into(),
+        shared,
+        size,
+        crc32c,
+    };
+    let meta = |files| BackupMeta {
+        id: 2,
+        created: 1_700_000_000,
+        sequence: 99,
+        copied: 1000,
+        files,
+    };
+    let current = entry("CURRENT", false, 16, 0x1234_5678);
+    vec![
+        (
+            "backup-meta-current-only".into(),
+            meta(vec![current.clone()]).encode(),
+        ),
+        (
+            "backup-meta-every-kind".into(),
+            meta(vec![
+                entry("000004.log", false, 100, 1),
+                entry("000005.sst", true, 4096, 2),
+                entry("000006.sst", true, 8192, 3),
+                current,
+                entry("MANIFEST-000007", false, 300, 4),
+                entry("OPTIONS", false, 2000, 5),
+            ])
+            .encode(),
+        ),
+    ]
 }
 
 fn records(fs: &FaultFs, path: &Path) -> Vec<Vec<u8>> {

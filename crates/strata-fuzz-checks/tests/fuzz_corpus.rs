@@ -57,13 +57,31 @@ macro_rules! target_tests {
     )*};
 }
 
-target_tests!(block, sst, wal, manifest, batch, options, catalog);
+target_tests!(
+    block,
+    sst,
+    wal,
+    manifest,
+    batch,
+    options,
+    catalog,
+    backup_meta
+);
 
 #[test]
 fn every_target_has_a_test() {
     assert_eq!(
         strata_fuzz_checks::TARGETS,
-        ["block", "sst", "wal", "manifest", "batch", "options", "catalog"]
+        [
+            "block",
+            "sst",
+            "wal",
+            "manifest",
+            "batch",
+            "options",
+            "catalog",
+            "backup_meta"
+        ]
     );
 }
 

@@ -106,6 +106,10 @@ impl<'a> Decoder<'a> {
     pub fn new(buf: &'a [u8]) -> Self {
         Decoder { buf, pos: 0 }
     }
+    /// Bytes consumed so far: the offset of the next field (for error messages).
+    pub fn position(&self) -> usize {
+        self.pos
+    }
     /// True iff everything was consumed.
     pub fn is_empty(&self) -> bool {
         self.pos >= self.buf.len()

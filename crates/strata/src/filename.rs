@@ -97,6 +97,15 @@ pub fn manifest_name(number: u64) -> String {
     format!("MANIFEST-{number:06}")
 }
 
+/// The directory holding `dir` (`.` for a bare relative name such as `cp`): the one
+/// to sync after creating `dir`, so its entry is durable.
+pub fn parent_dir(dir: &Path) -> &Path {
+    match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
 /// Parses a directory entry's name; `None` for files that are not the engine's.
 pub fn parse(name: &str) -> Option<FileType> {
     match name {

@@ -26,7 +26,8 @@
 //! with the `test-util` feature also the fault-injecting `FaultFs` and its rules), because
 //! a user may inject a file system with [`DbBuilder::file_system`]. So is
 //! [`merge`](mod@merge): the operator traits and the built-in operators ([`merge::U64Add`],
-//! [`merge::Append`], [`merge::Max`]).
+//! [`merge::Append`], [`merge::Max`]). So is [`backup`](mod@backup): incremental backups
+//! of a database ([`backup::BackupEngine`], [`backup::BackupInfo`]).
 //!
 //! # Features
 //! - `test-util`: `env::FaultFs`, the crash-simulating, fault-injecting in-memory file
@@ -105,6 +106,7 @@ internal_modules!(
     wal,
 );
 
+pub mod backup;
 pub mod compaction_filter;
 pub mod env;
 pub mod merge;

@@ -78,7 +78,7 @@ pub(super) fn create(inner: &DbInner, dir: &Path) -> Result<CheckpointInfo> {
     }
     fs.create_dir_all(dir)?;
     // The directory's own entry, durable before `CURRENT` makes it a database.
-    fs.sync_dir(parent_of(dir))?;
+    fs.sync_dir(filename::parent_dir(dir))?;
     // Held across the cut, so the families the checkpoint's MANIFEST holds are the
     // ones whose options it records (taken before the WAL and version-set locks, in
     // the order `create_family` takes them).
@@ -123,14 +123,6 @@ pub(super) fn create(inner: &DbInner, dir: &Path) -> Result<CheckpointInfo> {
     // Last: every file `CURRENT` leads to is durable.
     manifest::set_current(fs, dir, manifest)?;
     Ok(info)
-}
-
-/// The directory holding `dir` (`.` for a bare relative name such as `cp`).
-fn parent_of(dir: &Path) -> &Path {
-    match dir.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
 }
 
 /// Opens every WAL in `db_dir` from `oldest` to `current.0` (the WAL taking writes,
