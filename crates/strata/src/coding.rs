@@ -209,3 +209,21 @@ mod tests {
         }
     }
 }
+
+/// Hex text of bytes, for the frozen-fixture tests of the formats.
+#[cfg(test)]
+pub(crate) mod fixture_hex {
+    /// `b` as lowercase hex, two digits per byte.
+    pub fn hex(b: &[u8]) -> String {
+        b.iter().map(|x| format!("{x:02x}")).collect()
+    }
+
+    /// The bytes of hex text `s`, blanks ignored. Panics on bad hex (tests only).
+    pub fn unhex(s: &str) -> Vec<u8> {
+        let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
+            .collect()
+    }
+}

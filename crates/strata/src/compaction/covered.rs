@@ -210,7 +210,7 @@ fn hides_nothing(
             .snapshots
             .first()
             .is_none_or(|&s| s >= f.largest_seqno)
-        && (level + 1..version.num_levels()).all(|l| !version.overlaps(l, Some(lo), Some(hi)))
+        && !version.overlaps_below(level, lo, hi)
 }
 
 /// The file's last user key and whether the file may hold it: a largest key

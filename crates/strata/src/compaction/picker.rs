@@ -489,8 +489,7 @@ pub(crate) fn build(
     let (lo, hi) = user_range(inputs.iter().chain(&output_level_inputs))?;
     let grandparents = version.overlapping_files(output_level + 1, Some(lo), Some(hi));
     let grandparent_bytes: u64 = grandparents.iter().map(|f| f.size).sum();
-    let bottommost =
-        (output_level + 1..version.num_levels()).all(|l| !version.overlaps(l, Some(lo), Some(hi)));
+    let bottommost = !version.overlaps_below(output_level, lo, hi);
     let stream = OutputStream::for_level(
         opts,
         output_level,
@@ -574,8 +573,7 @@ pub(crate) fn rewrite_in_place(
         return None;
     }
     let below = version.overlapping_files(level + 1, Some(lo), Some(hi));
-    let bottommost =
-        (level + 1..version.num_levels()).all(|l| !version.overlaps(l, Some(lo), Some(hi)));
+    let bottommost = !version.overlaps_below(level, lo, hi);
     let stream = OutputStream::for_level(
         opts,
         level,

@@ -156,8 +156,7 @@ impl TablePolicy {
                 groups.into_iter().map(|g| g.columns).collect(),
             ))),
         };
-        let bottommost =
-            (out + 1..version.num_levels()).all(|l| !version.overlaps(l, Some(&lo), Some(&hi)));
+        let bottommost = !version.overlaps_below(out, &lo, &hi);
         let grandparent_bytes: u64 = version
             .runs(out + 1)
             .filter(|r| shares(&self.columns_of(layout, r.group())))

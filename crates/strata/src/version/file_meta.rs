@@ -54,9 +54,9 @@ pub struct FileMetaData {
     /// Range tombstones in the file's range-deletion block (0: none; readers need
     /// not open the file to collect them).
     pub num_range_deletions: u64,
-    /// When the table was written, in seconds since the Unix epoch; 0 = unknown (a
-    /// table recorded before the field existed, or a virtual table). Kept by a
-    /// trivial move; what periodic compaction measures a table's age by.
+    /// When the table was written (a virtual table: its metadata), in seconds since
+    /// the Unix epoch; 0 = unknown (a table recorded before the field existed). Kept
+    /// by a trivial move; what periodic compaction measures a table's age by.
     pub creation_time: u64,
 }
 

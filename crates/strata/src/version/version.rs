@@ -739,6 +739,12 @@ impl Version {
         l.row.sorted_overlapping(begin, end).to_vec()
     }
 
+    /// True iff some level below `level` holds data in `[lo, hi]`: a job writing
+    /// `level` over that range is bottommost iff this is false.
+    pub fn overlaps_below(&self, level: usize, lo: &[u8], hi: &[u8]) -> bool {
+        (level + 1..self.num_levels()).any(|l| self.overlaps(l, Some(lo), Some(hi)))
+    }
+
     /// True iff a file of any run of `level` has a user-key range intersecting
     /// `[begin, end]` (inclusive; `None` = unbounded): whether data for the range lies
     /// in the level, which a plan's `bottommost` must know of every run.

@@ -1,4 +1,5 @@
 use super::*;
+use crate::coding::fixture_hex::hex;
 use crate::env::{FileSystem, PosixFs};
 
 fn write(path: &std::path::Path, records: &[Vec<u8>]) {
@@ -79,10 +80,6 @@ fn flipped_byte_is_detected_not_returned() {
 /// each, masked CRC32C of type byte + payload (LE), length (LE u16), type 1 = FULL,
 /// payload. Frozen: never edit; a format change adds a new fixture.
 const LOG_FIXTURE_V1: &str = "0bb9575805000168656c6c6f052b2843000001";
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
 
 #[test]
 fn frozen_log_fixture_v1() {

@@ -1,6 +1,7 @@
 //! Tests of the backup metadata encoding: frozen fixture, round trips, hostile input.
 
 use super::*;
+use crate::coding::fixture_hex::{hex, unhex};
 use crate::error::ErrorKind;
 use proptest::prelude::*;
 
@@ -47,18 +48,6 @@ const FIXTURE_V1: &str = concat!(
     "00 07 4f5054494f4e53 8407 08000000",
     "8f7d8a9c", // masked crc32c of the bytes above
 );
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
-        .collect()
-}
 
 fn decode(data: &[u8]) -> Result<BackupMeta> {
     BackupMeta::decode(data, Path::new("meta/3"))

@@ -3,6 +3,7 @@
 //! to its operands under every base, and full merges resolve rows as SQL would.
 
 use super::*;
+use crate::coding::fixture_hex::hex;
 use crate::merge::MergeOperator;
 use crate::table::operator::RowOperator;
 use crate::table::schema::{Column, KeyType};
@@ -11,10 +12,6 @@ use std::sync::Arc;
 
 fn schema() -> Schema {
     Schema::parse("id:u64,a:i32,b:i64?,c:f64,d:fixed3,e:bytes?").unwrap()
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// An insert of every column and an update of two, pinned byte for byte.

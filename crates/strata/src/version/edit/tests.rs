@@ -1,6 +1,7 @@
 //! Tests of the version-edit encoding: frozen fixture, round trips, hostile input.
 
 use super::*;
+use crate::coding::fixture_hex::{hex, unhex};
 use crate::key::{make_internal_key, user_key, ValueKind};
 use proptest::prelude::*;
 
@@ -56,18 +57,6 @@ const FIXTURE_V1: &str = concat!(
     "050c 70656172 0003000000000000 0601 03 0701 0a 0801 64 0901 07 0a01 02",
     "0b04 02 09 8201",
 );
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
-        .collect()
-}
 
 #[test]
 fn frozen_fixture_v1() {
