@@ -70,6 +70,12 @@
 //!   total: files=2 virtual=1 slices=2 parents=2 tables_on_disk=3 bytes_on_disk=1600 parent_bytes=1400 referenced=350 garbage=1050
 //! ```
 //!
+//! `put --ttl=SECONDS` (Strata only) writes a value that expires that many seconds
+//! from now (`Db::put_with_ttl`): the database (or the `--cf` family) must have been
+//! created with `--expiring_values=true`, which later commands keep without the flag.
+//! Expired values are gone from `get`, `scan` and `dump` at once and from the files at
+//! the compaction that reaches them. Such a database has no merges.
+//!
 //! `merge` applies the harness's merge operator, `strata.u64_add` (8-byte little-endian
 //! counters): the operand is a decimal number, encoded as the operator reads it
 //! (`merge k 5` adds 5 to key `k`, `merge k -1` subtracts 1), or with `--hex` the raw
@@ -120,6 +126,10 @@ pub enum LdbCommand {
         key: String,
         /// Value.
         value: String,
+        /// Expire the value this many seconds from now (Strata, in a database or
+        /// family created with --expiring_values).
+        #[arg(long = "ttl")]
+        ttl: Option<u64>,
     },
     /// Print the value of KEY (exit status 1 if absent).
     Get {
@@ -339,10 +349,13 @@ pub fn run(args: &LdbArgs) -> Result<()> {
             e.drop_cf(name)?;
             e
         }
-        LdbCommand::Put { key, value } => {
+        LdbCommand::Put { key, value, ttl } => {
             let (k, v) = (decode(key, hex)?, decode(value, hex)?);
             let e = open(&args.engine)?;
-            e.put(&k, &v)?;
+            match ttl {
+                None => e.put(&k, &v)?,
+                Some(s) => e.put_with_ttl(&k, &v, std::time::Duration::from_secs(*s))?,
+            }
             e
         }
         LdbCommand::Get { key } => {

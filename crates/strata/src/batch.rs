@@ -51,6 +51,7 @@ use crate::db::CfHandle;
 use crate::error::{Error, Result};
 use crate::key::{SequenceNumber, ValueKind, MAX_SEQUENCE};
 use crate::limits::{MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};
+use std::time::Duration;
 
 /// Bit of a record's kind byte that says a family id follows (format version 2).
 pub(crate) const FAMILY_FLAG: u8 = 0x80;
@@ -95,6 +96,10 @@ pub struct WriteBatch {
     /// repeats: the write path checks them without decoding the batch. Derived from
     /// `rep`.
     families: Families,
+    /// `(record index, deadline)` of each `put_with_ttl`, ascending by index: kept
+    /// beside the records until the write path stores them (`expiry::stamp`), so
+    /// the serialized form is unchanged.
+    deadlines: Vec<(u32, u64)>,
 }
 
 /// Which column families a batch's records name (see `WriteBatch::families`).
@@ -191,6 +196,7 @@ impl WriteBatch {
             over_limit: None,
             inverted_range: None,
             families: Families::default(),
+            deadlines: Vec::new(),
         }
     }
 
@@ -204,6 +210,7 @@ impl WriteBatch {
             over_limit: None,
             inverted_range: None,
             families: Families::default(),
+            deadlines: Vec::new(),
         }
     }
 
@@ -216,6 +223,29 @@ impl WriteBatch {
     /// [`Self::put`] into column family `cf` ([`crate::Db::create_cf`]).
     pub fn put_cf(&mut self, cf: &CfHandle, key: &[u8], value: &[u8]) {
         self.record(cf.id(), ValueKind::Put, key, Some(value));
+    }
+
+    /// Adds `key = value` that expires `ttl` from now: reads stop seeing it then, and
+    /// compactions remove it. The batch must go to a family created with
+    /// [`crate::Options::expiring_values`] ([`crate::Db::write`] refuses it otherwise);
+    /// in such a family a plain [`Self::put`] never expires. A zero `ttl` writes a
+    /// value that is already expired.
+    pub fn put_with_ttl(&mut self, key: &[u8], value: &[u8], ttl: Duration) {
+        self.put_expiring(0, key, value, ttl);
+    }
+
+    /// [`Self::put_with_ttl`] into column family `cf`.
+    pub fn put_with_ttl_cf(&mut self, cf: &CfHandle, key: &[u8], value: &[u8], ttl: Duration) {
+        self.put_expiring(cf.id(), key, value, ttl);
+    }
+
+    fn put_expiring(&mut self, family: u32, key: &[u8], value: &[u8], ttl: Duration) {
+        let index = self.count();
+        self.record(family, ValueKind::Put, key, Some(value));
+        if self.count() != index {
+            self.deadlines
+                .push((index, crate::expiry::deadline_after(ttl)));
+        }
     }
 
     /// Adds a deletion of `key`, under the same limits as [`Self::put`].
@@ -276,6 +306,12 @@ impl WriteBatch {
     /// True iff the batch holds a merge.
     pub fn has_merge(&self) -> bool {
         !self.families.merging.is_empty()
+    }
+
+    /// The deadlines of the batch's `put_with_ttl` records: `(record index, deadline
+    /// in ms since the Unix epoch)`, ascending by index.
+    pub(crate) fn deadlines(&self) -> &[(u32, u64)] {
+        &self.deadlines
     }
 
     /// True iff a record names a column family other than the default one.
@@ -404,6 +440,7 @@ impl WriteBatch {
         self.over_limit = None;
         self.inverted_range = None;
         self.families = Families::default();
+        self.deadlines.clear();
     }
 
     /// Size of the serialized batch in bytes (the header included; compared with
@@ -433,6 +470,12 @@ impl WriteBatch {
         }
         self.rep.extend_from_slice(records);
         self.families.extend(&other.families);
+        self.deadlines.extend(
+            other
+                .deadlines
+                .iter()
+                .map(|&(r, d)| (index.saturating_add(r), d)),
+        );
         if self.inverted_range.is_none() {
             self.inverted_range = other.inverted_range.map(|r| index.saturating_add(r));
         }
@@ -507,11 +550,8 @@ pub trait WriteBatchInternal: Sized {
     /// Adds one update of `kind` to column family `family` (0: default) exactly as the
     /// `WriteBatch` builders do (`put_cf`, `delete_cf`, `merge_cf`, `delete_range_cf`,
     /// limits included), without a family handle: for tools and fuzz checks that
-    /// rebuild a batch from its records. `value` is ignored for a delete.
-    #[cfg_attr(
-        not(feature = "internals"),
-        allow(dead_code, reason = "the fuzz checks rebuild batches with it")
-    )]
+    /// rebuild a batch from its records, and for the write path's
+    /// `expiry::stamp`. `value` is ignored for a delete.
     fn add_record(&mut self, family: u32, kind: ValueKind, key: &[u8], value: &[u8]);
 
     /// [`Self::iterate`], also passing each update's column family id (0: the default
@@ -561,6 +601,7 @@ impl WriteBatchInternal for WriteBatch {
             over_limit: None,
             inverted_range: None,
             families: Families::default(),
+            deadlines: Vec::new(),
         };
         // The first violation in record order, exactly as `record` would find it.
         let mut over = None;

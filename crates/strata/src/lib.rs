@@ -109,6 +109,7 @@ internal_modules!(
 pub mod backup;
 pub mod compaction_filter;
 pub mod env;
+mod expiry;
 pub mod merge;
 pub mod table;
 

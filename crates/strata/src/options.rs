@@ -758,6 +758,20 @@ pub struct Options {
     /// Default: 0 (off). Runtime-mutable: no. Format: none (the `OPTIONS` file records
     /// it when set).
     pub periodic_compaction_seconds: u64,
+
+    /// Every value of the family carries a deadline ([`crate::Db::put_with_ttl`],
+    /// [`crate::WriteBatch::put_with_ttl`]; a plain `put` never expires): reads stop
+    /// seeing a value once its deadline has passed, and compactions remove it (a
+    /// built-in compaction filter, in front of [`Self::compaction_filter_factory`];
+    /// set [`Self::periodic_compaction_seconds`] so that quiet levels are reached too).
+    /// Such a family has no merges: a merge operator is refused.
+    ///
+    /// Default: false. Runtime-mutable: no; chosen when the family (for the default
+    /// family, the database) is created. Format: each value ends in an 8-byte
+    /// deadline (`expiry`'s layout, docs/ARCHITECTURE.md §7.9); the `OPTIONS` file
+    /// records it when set. Reopening with `true` a family created without it is
+    /// `InvalidArgument`; reopening with `false` one created with it keeps it on.
+    pub expiring_values: bool,
 }
 
 impl Default for Options {
@@ -799,6 +813,7 @@ impl Default for Options {
             merge_operator: None,
             compaction_filter_factory: None,
             periodic_compaction_seconds: 0,
+            expiring_values: false,
         }
     }
 }
@@ -914,6 +929,7 @@ cf_options! {
     with_merge_operator => merge_operator: Option<Arc<dyn MergeOperator>>,
     with_compaction_filter_factory => compaction_filter_factory: Option<Arc<dyn CompactionFilterFactory>>,
     with_periodic_compaction_seconds => periodic_compaction_seconds: u64,
+    with_expiring_values => expiring_values: bool,
 }
 
 impl Default for CfOptions {
@@ -968,6 +984,12 @@ impl Options {
     /// [`Error::InvalidArgument`] naming the first bad field and its value, as
     /// ``num_levels=`2` must be in 3..=32`` (per-level fields as `levels[i].field`).
     pub fn validate(&self) -> Result<()> {
+        check(
+            !(self.expiring_values && self.merge_operator.is_some()),
+            "expiring_values",
+            self.expiring_values,
+            "cannot be combined with a merge_operator (an operand carries no deadline)",
+        )?;
         check(
             self.memory_budget == 0 || self.memory_budget >= crate::MIN_MEMORY_BUDGET,
             "memory_budget",

@@ -56,7 +56,7 @@
 //!   [`StoredOptions::merge_operator`] for the compatibility check. Last, only where
 //!   they differ from their defaults, the options that change no file format
 //!   (`memory_budget`, `max_bytes_for_level_multiplier_additional`, `tiering`,
-//!   `periodic_compaction_seconds`), so a
+//!   `periodic_compaction_seconds`, `expiring_values`), so a
 //!   database that does not use them keeps the file an older writer wrote.
 //! - `[LevelOptions "i"]` for `i = 0, 1, 2, ...` in order and without gaps holds entry
 //!   `i` of [`Options::levels`]; the number of these sections is `levels.len()`.
@@ -106,7 +106,8 @@
 //! key (with two `[DbPath]` sections), `OPTIONS-v1-tiering-hotrap`,
 //! `OPTIONS-v1-tiering-time` and `OPTIONS-v1-tiering-hotrap-ablations` its later
 //! modes and items, `OPTIONS-v1-cf-options` the column-family sections,
-//! `OPTIONS-v1-periodic-compaction` the `periodic_compaction_seconds` key.
+//! `OPTIONS-v1-periodic-compaction` the `periodic_compaction_seconds` key,
+//! `OPTIONS-v1-expiring-values` the `expiring_values` key.
 //! All must keep decoding: keys and sections are only ever appended.
 //!
 //! # Invariants
@@ -386,6 +387,9 @@ const OPTIONAL_DB_FIELDS: &[Field<Options>] = &[
     },
     // Added after `tiering` (absent: 0, off).
     field!(Options, periodic_compaction_seconds),
+    // Added after `periodic_compaction_seconds` (absent: false, values without
+    // deadlines).
+    field!(Options, expiring_values),
 ];
 
 /// `tiering`'s value: the four first items always, the others (added later) only
@@ -1039,6 +1043,10 @@ pub(crate) fn adopt_recorded_operator(
 ///   without an operator gives the family the recorded one
 ///   ([`adopt_recorded_operator`]; for an application's operator, a stand-in that
 ///   refuses merges, so reads of keys with operands fail naming it).
+/// - `expiring_values` may not be `true` where the file records `false`: values
+///   written without a deadline trailer would be misread (`expiry`). Opening
+///   with `false` a family recorded with `true` gives it `true` (the open adopts it),
+///   and then a merge operator is refused as `Options::validate` refuses it.
 ///
 /// Every other option may change between opens: sizes, triggers, limits, threads,
 /// priorities and partitioning steer only future work; recovery modes and checks act
@@ -1078,7 +1086,8 @@ pub fn check_compatible(
         "the database's",
         stored.and_then(|s| s.merge_operator.as_deref()),
         new,
-    )
+    )?;
+    check_layout("", stored.map(|s| s.options.expiring_values), new)
 }
 
 /// [`check_compatible`]'s rule for the merge operator of `new`, whose recorded name
@@ -1118,7 +1127,29 @@ pub(crate) fn check_family_compatible(
     }
     let recorded = stored.and_then(|s| s.merge_operator.as_deref());
     let prefix = format!("column family `{name}`: ");
-    check_operator(&prefix, "the family's", recorded, new)
+    check_operator(&prefix, "the family's", recorded, new)?;
+    check_layout(&prefix, stored.map(|s| s.options.expiring_values), new)
+}
+
+/// [`check_compatible`]'s rule for `expiring_values`, recorded as `recorded` (`None`:
+/// nothing recorded): it may not be turned on for data written without deadlines.
+/// (Opening without it keeps a recorded `true`: `db::open` adopts it.)
+fn check_layout(prefix: &str, recorded: Option<bool>, new: &Options) -> Result<()> {
+    if recorded == Some(false) && new.expiring_values {
+        return Err(Error::InvalidArgument(format!(
+            "{prefix}expiring_values=`true` but the data was written without deadlines: \
+             the value layout is chosen when a family is created"
+        )));
+    }
+    // A recorded `true` the open adopted, beside an operator it was given.
+    if let (true, Some(op)) = (new.expiring_values, &new.merge_operator) {
+        return Err(Error::InvalidArgument(format!(
+            "{prefix}merge_operator=`{}` but the values carry deadlines \
+             (expiring_values, recorded): such a family has no merges",
+            op.name()
+        )));
+    }
+    Ok(())
 }
 
 mod family;

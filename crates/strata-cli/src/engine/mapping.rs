@@ -517,6 +517,14 @@ fn rocksdb(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
         "compaction_output_partitioning" | "aligned_variance" | "snapshot_filter" => {
             unmapped("Strata-only; RocksDB has no equivalent (ignored)")
         }
+        "expiring_values" => unmapped(
+            "Strata-only: RocksDB's DBWithTTL gives one TTL to a whole open, not a \
+             deadline per value (ignored; `ldb put --ttl` is refused)",
+        ),
+        "periodic_compaction_seconds" if flags.periodic_compaction_seconds == 0 => {
+            exact("not set: RocksDB's default (off without a compaction filter)")
+        }
+        "periodic_compaction_seconds" => exact("Options::set_periodic_compaction_seconds"),
         f if DELAYED_FLAGS.contains(&f) => unmapped(delayed_text("RocksDB", flag, flags)),
         f if QUERY_FLAGS.contains(&f) => unmapped(query_text("RocksDB")),
         "max_manifest_file_size" => {
@@ -755,6 +763,11 @@ fn fjall(flag: &str, flags: &EngineFlags, p: &FjallPlan) -> (Fidelity, String) {
         "compaction_output_partitioning" | "aligned_variance" | "snapshot_filter" => {
             unmapped("Strata-only; fjall has no equivalent (ignored)")
         }
+        "expiring_values" => unmapped(
+            "Strata-only: fjall has no per-value deadlines (ignored; `ldb put --ttl` is \
+             refused)",
+        ),
+        "periodic_compaction_seconds" => unmapped("no periodic compaction in fjall 3 (ignored)"),
         f if DELAYED_FLAGS.contains(&f) => unmapped(delayed_text("fjall", flag, flags)),
         f if QUERY_FLAGS.contains(&f) => unmapped(query_text("fjall")),
         "paranoid_checks" | "max_manifest_file_size" | "enable_pipelined_write" => {

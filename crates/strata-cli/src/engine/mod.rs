@@ -380,6 +380,19 @@ pub trait KvEngine: Send + Sync {
             self.name()
         )))
     }
+    /// Writes `key = value` to expire `ttl` from now (`ldb put --ttl`). The default
+    /// refuses: only Strata stores deadlines (in a database or family created with
+    /// `--expiring_values`).
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] for an engine without deadlines; the engine's error.
+    fn put_with_ttl(&self, key: &[u8], value: &[u8], ttl: std::time::Duration) -> Result<()> {
+        let _ = (key, value, ttl);
+        Err(CliError::Usage(format!(
+            "{}: no values with deadlines (--ttl is Strata's)",
+            self.name()
+        )))
+    }
     /// Drops column family `name` and its data (`ldb drop_cf`); `default` cannot be
     /// dropped. The default refuses, as [`KvEngine::create_cf`].
     ///

@@ -24,6 +24,7 @@ use crate::error::{CliError, Result};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use std::path::PathBuf;
+use std::sync::Arc;
 use strata::{
     CompactionPriority, Compression, DelayedCompaction, OutputPartitioning, WalRecoveryMode,
 };
@@ -312,6 +313,19 @@ pub struct EngineFlags {
           default_missing_value = "true", action = clap::ArgAction::Set,
           value_parser = clap::builder::BoolishValueParser::new())]
     pub snapshot_filter: bool,
+    /// Every value of the database (and of families created with these flags)
+    /// carries a deadline (`ldb put --ttl`): expired values are hidden from reads and
+    /// removed by compactions (Options::expiring_values). Chosen at creation; such a
+    /// database has no merges.
+    #[arg(long = "expiring_values", default_value_t = d().expiring_values, num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub expiring_values: bool,
+    /// Rewrite tables older than this many seconds in place, so that compaction
+    /// filters (expiry included) reach quiet levels (0: off;
+    /// Options::periodic_compaction_seconds).
+    #[arg(long = "periodic_compaction_seconds", default_value_t = d().periodic_compaction_seconds)]
+    pub periodic_compaction_seconds: u64,
     /// Delayed compaction (experimental): a compaction that would rewrite fewer than
     /// `--vct` real tables replaces its inputs by virtual tables instead of writing
     /// (Options::delayed_compaction).
@@ -882,8 +896,14 @@ impl EngineFlags {
                     .with_background(self.query_compaction_background)
                     .with_min_obsolete(self.query_compaction_min_obsolete)
             }))
-            // The harness's counters (`KvEngine::merge`, `mergerandom`).
-            .with_merge_operator(Some(std::sync::Arc::new(strata::merge::U64Add)))
+            // The harness's counters (`KvEngine::merge`, `mergerandom`), but for values
+            // with deadlines, which have no merges.
+            .with_merge_operator(
+                (!self.expiring_values)
+                    .then(|| Arc::new(strata::merge::U64Add) as Arc<dyn strata::MergeOperator>),
+            )
+            .with_expiring_values(self.expiring_values)
+            .with_periodic_compaction_seconds(self.periodic_compaction_seconds)
             .with_paranoid_checks(self.paranoid_checks)
             .with_enable_pipelined_write(self.enable_pipelined_write)
             .with_use_direct_reads(self.use_direct_reads)

@@ -196,6 +196,9 @@ impl RocksEngine {
         o.set_num_levels(clamp_i32(flags.num_levels));
         o.set_max_open_files(clamp_i32(flags.open_files));
         o.set_max_background_jobs(clamp_i32(flags.max_background_jobs));
+        if flags.periodic_compaction_seconds > 0 {
+            o.set_periodic_compaction_seconds(flags.periodic_compaction_seconds);
+        }
         let codec = |c: CompressionFlag| match c {
             CompressionFlag::None => DBCompressionType::None,
             CompressionFlag::Lz4 => DBCompressionType::Lz4,

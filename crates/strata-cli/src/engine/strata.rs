@@ -50,16 +50,18 @@ impl StrataEngine {
         // The flags configure every family: each one the database has is listed with
         // them (unlisted, a family would run with the options it recorded), but for
         // the merge operator of a family that recorded one, which it keeps (listing
-        // another would be refused).
+        // another would be refused), and of a family whose values carry deadlines,
+        // which has none.
         let existing = Db::list_cfs(&flags.db).unwrap_or_default();
         let recorded = strata::options_file::load(&PosixFs, &flags.db)
             .ok()
             .flatten();
+        let options = fit_default(options, recorded.as_ref());
         let has_operator = |name: &str| {
             recorded
                 .as_ref()
                 .and_then(|r| r.families.get(name))
-                .is_some_and(|f| f.merge_operator.is_some())
+                .is_some_and(|f| f.merge_operator.is_some() || f.options.expiring_values)
         };
         let listed: Vec<(&str, CfOptions)> = existing
             .iter()
@@ -105,6 +107,10 @@ impl StrataEngine {
         families: &Families,
     ) -> Result<StrataEngine> {
         let cf_options = options.cf_options();
+        let recorded = strata::options_file::load(&PosixFs, &flags.db)
+            .ok()
+            .flatten();
+        let options = fit_default(options, recorded.as_ref());
         let db = db_builder(flags, &flags.db)?.open_read_only(&flags.db, options)?;
         let cfs = families
             .names()
@@ -127,6 +133,19 @@ impl StrataEngine {
         let i = family_of(key, self.cfs.len());
         // `family_of` is below `cfs.len()`, and `cfs` is never empty (`open`).
         &self.cfs[i]
+    }
+}
+
+/// The flags' `options` for the default family of a database whose last open
+/// recorded `recorded`: without the harness's merge operator where the values carry
+/// deadlines (such a family has no merges, and the open would refuse one).
+fn fit_default(
+    options: strata::Options,
+    recorded: Option<&strata::options_file::StoredOptions>,
+) -> strata::Options {
+    match recorded.is_some_and(|r| r.options.expiring_values) {
+        true => options.with_merge_operator(None),
+        false => options,
     }
 }
 
@@ -195,6 +214,12 @@ impl KvEngine for StrataEngine {
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         Ok(self.db.get_cf(&ReadOptions::default(), self.cf(key), key)?)
+    }
+
+    fn put_with_ttl(&self, key: &[u8], value: &[u8], ttl: std::time::Duration) -> Result<()> {
+        Ok(self
+            .db
+            .put_with_ttl_cf(&self.wo, self.cf(key), key, value, ttl)?)
     }
 
     /// One `multi_get_cf` per family the keys go to (one call with one family).

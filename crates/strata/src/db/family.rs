@@ -56,7 +56,10 @@ impl Family {
         let version = versions.current();
         Family {
             versions,
-            opts,
+            // The one place every family's options pass (open and `create_cf`): the
+            // layout's filter joins the application's here, so every job, manual
+            // and periodic rewrites included, sees it as the family's filter.
+            opts: crate::expiry::with_expiry_filter(opts),
             super_version: ArcSwap::from_pointee(SuperVersion {
                 mem,
                 imm: Vec::new(),

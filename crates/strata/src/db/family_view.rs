@@ -1,10 +1,12 @@
 //! The lock-free list of live column families that [`crate::Db::write`] checks a batch
 //! against before the batch is queued, so a batch that could never be applied (a
 //! dropped family, a merge without an operator, an operand the operator refuses) is
-//! refused with nothing written.
+//! refused with nothing written, and through which a batch for families whose values
+//! carry deadlines gets them (`expiry::stamp`).
 
 use crate::batch::WriteBatchInternal;
 use crate::error::{Error, Result};
+use crate::expiry;
 use crate::key::ValueKind;
 use crate::merge::MergeOperator;
 use crate::WriteBatch;
@@ -15,6 +17,8 @@ pub(crate) struct FamilyEntry {
     pub id: u32,
     pub name: String,
     pub merge_operator: Option<Arc<dyn MergeOperator>>,
+    /// Its values end in a deadline (`Options::expiring_values`).
+    pub expiring: bool,
 }
 
 /// Every live family, ascending by id. Rebuilt under the `state` lock whenever a family
@@ -81,6 +85,27 @@ impl FamilyView {
             })
             .map_err(|e| Error::Internal(format!("a batch built by the API decodes: {}", e.0)))?;
         refused.map_or(Ok(()), Err)
+    }
+}
+
+impl FamilyView {
+    /// `batch` as the families it writes store it: unchanged unless it writes to a
+    /// family with expiring values or holds a deadline, else stamped
+    /// ([`expiry::stamp`]). Requires: [`Self::check`] passed.
+    ///
+    /// # Errors
+    /// As [`expiry::stamp`].
+    pub fn stamp(&self, batch: WriteBatch) -> Result<WriteBatch> {
+        let expiring = |id: u32| self.find(id).is_some_and(|f| f.expiring);
+        let touched = expiring(0) || batch.named_families().iter().any(|&id| expiring(id));
+        if !touched && batch.deadlines().is_empty() {
+            return Ok(batch);
+        }
+        let name = |id: u32| {
+            self.find(id)
+                .map_or_else(|| id.to_string(), |f| f.name.clone())
+        };
+        expiry::stamp(batch, expiring, name)
     }
 }
 

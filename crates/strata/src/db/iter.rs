@@ -7,7 +7,14 @@
 //! - resolves merge chains with the merge operator (a key whose newest visible entry
 //!   is an operand yields `full_merge(base, operands)`);
 //! - applies `lower_bound` (inclusive) and `upper_bound` (exclusive);
-//! - yields user keys, not internal keys.
+//! - yields user keys, not internal keys;
+//! - in a family whose values carry deadlines (`expiry`), hides a key whose value
+//!   has expired by the iterator's clock (taken once, when it is made) and yields
+//!   values without their trailer.
+//!
+//! The public moves are the inner moves (`*_raw`) followed by [`DbIterator::settle`],
+//! which steps on, in the move's direction, past keys whose value has expired, as
+//! past deleted ones.
 //!
 //! # Direction
 //! Moving forward, the inner iterator sits *on* the entry being returned. Moving
@@ -29,6 +36,7 @@
 
 use super::SuperVersion;
 use crate::error::{Error, Result};
+use crate::expiry::ReadClock;
 use crate::iter::{InternalIterator, MergingIterator};
 use crate::key::{self, SequenceNumber, ValueKind, KIND_SEEK, MAX_SEQUENCE};
 use crate::merge::chain::{self, Chain};
@@ -67,6 +75,8 @@ pub struct DbIterator {
     /// `None` when there is none.
     range_dels: Option<Fragments>,
     seek_buf: Vec<u8>,
+    /// The read's clock, in a family whose values carry deadlines.
+    expiry: Option<ReadClock>,
     err: Option<Error>,
     _pin: Arc<SuperVersion>,
     _snapshot: Option<Snapshot>,
@@ -80,6 +90,9 @@ pub(crate) struct Resolver {
     /// Every range tombstone of the read's sources visible at its sequence number,
     /// fragmented; `None` when there is none.
     pub range_dels: Option<Fragments>,
+    /// The read's clock, in a family whose values carry deadlines (`None`: values are
+    /// the caller's as stored).
+    pub expiry: Option<ReadClock>,
 }
 
 impl DbIterator {
@@ -95,6 +108,7 @@ impl DbIterator {
         let Resolver {
             merge_operator,
             range_dels,
+            expiry,
         } = resolver;
         DbIterator {
             iter,
@@ -110,6 +124,7 @@ impl DbIterator {
             merge_operator,
             range_dels,
             seek_buf: Vec::new(),
+            expiry,
             err: None,
             _pin: pin,
             _snapshot: snapshot,
@@ -131,9 +146,42 @@ impl DbIterator {
 
     /// The current value. Requires: `valid()`. Valid until the iterator moves.
     pub fn value(&self) -> &[u8] {
+        let stored = self.stored_value();
+        match self.expiry {
+            // `settle` left the iterator only on values with a trailer.
+            Some(_) => stored
+                .get(..stored.len().saturating_sub(crate::expiry::TRAILER_LEN))
+                .unwrap_or_default(),
+            None => stored,
+        }
+    }
+
+    /// The current value as the family stores it.
+    fn stored_value(&self) -> &[u8] {
         match self.direction {
             Direction::Forward if !self.merged => self.iter.value(),
             _ => &self.saved_value,
+        }
+    }
+
+    /// After a move in `direction`: steps on past keys whose value has expired by the
+    /// iterator's clock, as past deleted keys. Nothing to do in a family without
+    /// deadlines. A value too short for its trailer stops the iterator (`Corruption`
+    /// naming the key).
+    fn settle(&mut self, direction: Direction) {
+        let Some(clock) = self.expiry else {
+            return;
+        };
+        while self.valid {
+            match clock.visible(self.key(), self.stored_value()) {
+                Ok(Some(_)) => return,
+                Ok(None) if direction == Direction::Forward => self.next_raw(),
+                Ok(None) => self.prev_raw(),
+                Err(e) => {
+                    self.fail(e);
+                    return;
+                }
+            }
         }
     }
 
@@ -350,6 +398,51 @@ impl DbIterator {
     /// Positions at the first key `>= target` (and `>= lower_bound`).
     pub fn seek(&mut self, target: &[u8]) {
         let _purpose = IoPurpose::Scan.enter();
+        self.seek_raw(target);
+        self.settle(Direction::Forward);
+    }
+
+    /// Positions at the first key (within the bounds).
+    pub fn seek_to_first(&mut self) {
+        let _purpose = IoPurpose::Scan.enter();
+        self.seek_to_first_raw();
+        self.settle(Direction::Forward);
+    }
+
+    /// Positions at the last key (within the bounds).
+    pub fn seek_to_last(&mut self) {
+        let _purpose = IoPurpose::Scan.enter();
+        self.seek_to_last_raw();
+        self.settle(Direction::Reverse);
+    }
+
+    /// Positions at the last key `<= target` (and `< upper_bound`).
+    pub fn seek_for_prev(&mut self, target: &[u8]) {
+        let _purpose = IoPurpose::Scan.enter();
+        if self.over_upper(target) {
+            self.seek_to_last_raw();
+        } else {
+            self.seek_for_prev_raw(target);
+        }
+        self.settle(Direction::Reverse);
+    }
+
+    /// Moves to the next key. Requires: `valid()`.
+    pub fn next(&mut self) {
+        let _purpose = IoPurpose::Scan.enter();
+        self.next_raw();
+        self.settle(Direction::Forward);
+    }
+
+    /// Moves to the previous key. Requires: `valid()`.
+    pub fn prev(&mut self) {
+        let _purpose = IoPurpose::Scan.enter();
+        self.prev_raw();
+        self.settle(Direction::Reverse);
+    }
+
+    /// [`Self::seek`] before [`Self::settle`].
+    fn seek_raw(&mut self, target: &[u8]) {
         let t = match self.lower.as_deref() {
             Some(l) if target < l => l,
             _ => target,
@@ -367,9 +460,8 @@ impl DbIterator {
         self.find_next_user_entry(false);
     }
 
-    /// Positions at the first key (within the bounds).
-    pub fn seek_to_first(&mut self) {
-        let _purpose = IoPurpose::Scan.enter();
+    /// [`Self::seek_to_first`] before [`Self::settle`].
+    fn seek_to_first_raw(&mut self) {
         if let Some(l) = self.lower.as_deref() {
             self.seek_buf.clear();
             key::append_internal_key(&mut self.seek_buf, l, self.seq, KIND_SEEK);
@@ -381,9 +473,8 @@ impl DbIterator {
         self.find_next_user_entry(false);
     }
 
-    /// Positions at the last key (within the bounds).
-    pub fn seek_to_last(&mut self) {
-        let _purpose = IoPurpose::Scan.enter();
+    /// [`Self::seek_to_last`] before [`Self::settle`].
+    fn seek_to_last_raw(&mut self) {
         self.direction = Direction::Reverse;
         self.saved_key.clear();
         self.saved_value.clear();
@@ -403,12 +494,9 @@ impl DbIterator {
         self.find_prev_user_entry();
     }
 
-    /// Positions at the last key `<= target` (and `< upper_bound`).
-    pub fn seek_for_prev(&mut self, target: &[u8]) {
-        let _purpose = IoPurpose::Scan.enter();
-        if self.over_upper(target) {
-            return self.seek_to_last();
-        }
+    /// [`Self::seek_for_prev`] of a `target` below the upper bound, before
+    /// [`Self::settle`].
+    fn seek_for_prev_raw(&mut self, target: &[u8]) {
         self.direction = Direction::Reverse;
         self.saved_key.clear();
         self.saved_value.clear();
@@ -418,9 +506,8 @@ impl DbIterator {
         self.find_prev_user_entry();
     }
 
-    /// Moves to the next key. Requires: `valid()`.
-    pub fn next(&mut self) {
-        let _purpose = IoPurpose::Scan.enter();
+    /// [`Self::next`] before [`Self::settle`].
+    fn next_raw(&mut self) {
         if !self.valid {
             return;
         }
@@ -444,9 +531,8 @@ impl DbIterator {
         self.find_next_user_entry(true);
     }
 
-    /// Moves to the previous key. Requires: `valid()`.
-    pub fn prev(&mut self) {
-        let _purpose = IoPurpose::Scan.enter();
+    /// [`Self::prev`] before [`Self::settle`].
+    fn prev_raw(&mut self) {
         if !self.valid {
             return;
         }

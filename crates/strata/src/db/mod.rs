@@ -419,6 +419,26 @@ impl Db {
         self.write(wo, b)
     }
 
+    /// Sets `key` to `value` until `ttl` from now: reads stop seeing it then, and
+    /// compactions remove it ([`WriteBatch::put_with_ttl`]). Needs a database (a
+    /// default family) created with [`Options::expiring_values`].
+    ///
+    /// # Errors
+    /// `InvalidArgument` if the default family does not store deadlines; otherwise
+    /// as [`Db::put`].
+    pub fn put_with_ttl(
+        &self,
+        wo: &WriteOptions,
+        key: &[u8],
+        value: &[u8],
+        ttl: std::time::Duration,
+    ) -> Result<()> {
+        let mut b =
+            WriteBatch::with_capacity(key.len().saturating_add(value.len()).saturating_add(21));
+        b.put_with_ttl(key, value, ttl);
+        self.write(wo, b)
+    }
+
     /// Deletes `key` (a no-op if absent).
     ///
     /// # Errors
@@ -472,18 +492,25 @@ impl Db {
         // Refused here, before group commit: a batch over a limit could be written but
         // not flushed into a readable table, or not replayed (see `crate::limits`).
         batch.check_limits()?;
-        self.check_families(&batch)?;
+        let batch = self.prepare(batch)?;
         write::write(&self.inner, wo, Some(batch), None)
     }
 
     /// Refuses a batch naming a family this database does not have (never created,
     /// or dropped), holding a merge for a family without a merge operator, or holding
-    /// an operand its family's operator refuses ([`FamilyView::check`]).
-    fn check_families(&self, batch: &WriteBatch) -> Result<()> {
-        if !batch.has_families() && !batch.has_merge() {
-            return Ok(());
+    /// an operand its family's operator refuses ([`FamilyView::check`]); returns it
+    /// with its deadlines stored where its families keep them ([`FamilyView::stamp`]).
+    fn prepare(&self, batch: WriteBatch) -> Result<WriteBatch> {
+        if !batch.has_families()
+            && !batch.has_merge()
+            && !self.inner.default.opts.expiring_values
+            && batch.deadlines().is_empty()
+        {
+            return Ok(batch);
         }
-        self.inner.family_view.load().check(batch)
+        let view = self.inner.family_view.load();
+        view.check(&batch)?;
+        view.stamp(batch)
     }
 
     /// Begins an optimistic transaction: it reads a snapshot taken now (and its own
@@ -521,7 +548,7 @@ impl Db {
         snapshot: SequenceNumber,
         keys: impl IntoIterator<Item = (u32, &'k [u8])>,
     ) -> Result<()> {
-        self.check_families(&batch)?;
+        let batch = self.prepare(batch)?;
         conflict::write_unless_changed(&self.inner, wo, batch, snapshot, keys)
     }
 
@@ -759,6 +786,25 @@ impl Db {
         let mut b =
             WriteBatch::with_capacity(key.len().saturating_add(value.len()).saturating_add(26));
         b.put_cf(cf, key, value);
+        self.write(wo, b)
+    }
+
+    /// [`Db::put_with_ttl`] into column family `cf` (created with
+    /// [`Options::expiring_values`]).
+    ///
+    /// # Errors
+    /// As [`Db::put_with_ttl`].
+    pub fn put_with_ttl_cf(
+        &self,
+        wo: &WriteOptions,
+        cf: &CfHandle,
+        key: &[u8],
+        value: &[u8],
+        ttl: std::time::Duration,
+    ) -> Result<()> {
+        let mut b =
+            WriteBatch::with_capacity(key.len().saturating_add(value.len()).saturating_add(26));
+        b.put_with_ttl_cf(cf, key, value, ttl);
         self.write(wo, b)
     }
 

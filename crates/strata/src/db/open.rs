@@ -131,6 +131,8 @@ pub(crate) fn open(
         &mut opts.merge_operator,
         stored.as_ref().and_then(|s| s.merge_operator.as_deref()),
     );
+    // A value layout, like an operator, stays what the data was written with.
+    opts.expiring_values |= stored.as_ref().is_some_and(|s| s.options.expiring_values);
     let opts = opts;
     let family_opts = |name: &str| -> Options {
         if name == DEFAULT_FAMILY_NAME {
@@ -144,6 +146,7 @@ pub(crate) fn open(
         };
         let recorded_op = recorded.and_then(|r| r.merge_operator.as_deref());
         options_file::adopt_recorded_operator(&mut cf.merge_operator, recorded_op);
+        cf.expiring_values |= recorded.is_some_and(|r| r.options.expiring_values);
         opts.clone().with_cf_options(&cf)
     };
     for (name, _) in families {

@@ -25,6 +25,7 @@ use super::scan_tee::ScanStart;
 use super::tree_hooks::TableRead;
 use super::{DbInner, DbIterator, SuperVersion};
 use crate::error::Result;
+use crate::expiry::ReadClock;
 use crate::iter::{
     AnyTable, InternalIterator, LevelIterator, MergingIterator, OpenHook, TeeIterator,
 };
@@ -145,7 +146,10 @@ pub(crate) fn get_partial(
         if let Some(r) = p.partial.as_deref_mut() {
             r.served_at(p.level);
         }
-        value
+        match ReadClock::for_family(&family.opts) {
+            Some(clock) => clock.answer(user_key, value?),
+            None => value,
+        }
     })
 }
 
@@ -926,6 +930,7 @@ pub(crate) fn iter_partial(
         Resolver {
             merge_operator: family.opts.merge_operator.clone(),
             range_dels,
+            expiry: ReadClock::for_family(&family.opts),
         },
     ))
 }

@@ -75,7 +75,8 @@ pub struct DbState {
 }
 
 impl DbState {
-    /// Each live family's id, name and merge operator (for `DbInner::family_view`).
+    /// Each live family's id, name, merge operator and value layout (for
+    /// `DbInner::family_view`).
     pub fn family_view(&self) -> FamilyView {
         FamilyView(
             self.families
@@ -84,6 +85,7 @@ impl DbState {
                     id,
                     name: f.family.versions.name().to_owned(),
                     merge_operator: f.family.opts.merge_operator.clone(),
+                    expiring: f.family.opts.expiring_values,
                 })
                 .collect(),
         )

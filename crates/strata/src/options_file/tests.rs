@@ -1309,3 +1309,30 @@ fn frozen_fixture_v1_periodic_compaction_decodes_exactly_and_encodes_identically
     let aged = stored.families.get("aged").expect("family");
     assert_eq!(aged.options.periodic_compaction_seconds, 60);
 }
+
+/// The v1 file with `expiring_values`: written after `periodic_compaction_seconds`,
+/// only when set, and in a family's section too; a file without it reads `false`.
+#[test]
+fn frozen_fixture_v1_expiring_values_decodes_exactly_and_encodes_identically() {
+    let opts = fixture_options()
+        .with_periodic_compaction_seconds(86_400)
+        .with_expiring_values(true);
+    let frozen = check_frozen("OPTIONS-v1-expiring-values", &opts);
+    assert!(frozen.contains("\nperiodic_compaction_seconds=86400\nexpiring_values=true\n"));
+    assert!(!encode(&Options::default()).contains("expiring_values"));
+    let families = BTreeMap::from([(
+        "sessions".to_string(),
+        CfOptions::default().with_expiring_values(true),
+    )]);
+    let text = encode_with_families(&Options::default(), &families);
+    let stored = decode(&text).expect("decodes");
+    assert!(
+        stored
+            .families
+            .get("sessions")
+            .expect("family")
+            .options
+            .expiring_values
+    );
+    assert!(!stored.options.expiring_values);
+}

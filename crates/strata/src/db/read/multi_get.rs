@@ -19,6 +19,7 @@ use super::{
 use crate::db::family::Family;
 use crate::db::DbInner;
 use crate::error::Result;
+use crate::expiry::ReadClock;
 use crate::key::LookupKey;
 use crate::options::ReadOptions;
 use crate::snapshot_filter::SnapshotFilter;
@@ -143,5 +144,12 @@ pub(crate) fn multi_get(
         }
     }
     KEYS.with(|k| *k.borrow_mut() = spare);
-    answers.into_iter().map(|a| a.unwrap_or(Ok(None))).collect()
+    let answers = answers.into_iter().map(|a| a.unwrap_or(Ok(None)));
+    match ReadClock::for_family(&family.opts) {
+        Some(clock) => answers
+            .zip(keys)
+            .map(|(a, key)| clock.answer(key, a?))
+            .collect(),
+        None => answers.collect(),
+    }
 }
