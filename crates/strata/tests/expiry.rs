@@ -358,6 +358,9 @@ fn families_batches_and_transactions() {
     // ... and listed with it on, a plain family is refused, naming both.
     db.close().unwrap();
     let db = Db::open(dir.path(), options().with_expiring_values(false)).unwrap();
+    // The open that listed it without the layout recorded the layout again.
+    let cf = db.cf("sessions").unwrap();
+    assert_eq!(db.get_cf(&r(), &cf, b"s1").unwrap(), Some(b"live".to_vec()));
     db.create_cf("plain", CfOptions::default()).unwrap();
     db.close().unwrap();
     let listed = [("plain", CfOptions::default().with_expiring_values(true))];
