@@ -13,7 +13,7 @@
 //! The i-th record gets sequence number `seq + i`.
 //!
 //! Format version 2 (column families) adds the family: a record of a family other
-//! than the default one (id 0) sets bit 0x80 ([`FAMILY_FLAG`]) of its kind byte and
+//! than the default one (id 0) sets bit 0x80 (`FAMILY_FLAG`) of its kind byte and
 //! names the family's id right after it. A record of the default family is written
 //! exactly as in version 1, so a batch without families is byte for byte a v1 batch
 //! and every v1 batch (every WAL an older release wrote) decodes unchanged. A v1

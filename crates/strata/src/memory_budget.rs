@@ -11,13 +11,13 @@
 //! - **The block cache**: the budget owns one; every database opened with the budget
 //!   reads through a handle of it (`BlockCache::share`). Its capacity follows the
 //!   memtables: `limit − memtables`, but never below `limit / 8`
-//!   ([`MIN_CACHE_FRACTION`]), so the cache gives memory back (evicting) as memtables
+//!   (`MIN_CACHE_FRACTION`), so the cache gives memory back (evicting) as memtables
 //!   grow and takes it again as they are flushed. Index and filter blocks are charged
 //!   when they are cached (`Options::cache_index_and_filter_blocks`); otherwise they
 //!   live in each open table, outside the budget.
 //!
 //! # What the write path does with it (`db::write::make_room`)
-//! - memtables at half the budget or more ([`MemoryBudget::memtable_share`]) with this
+//! - memtables at half the budget or more (`MemoryBudget::memtable_share`) with this
 //!   database's active memtables holding at least half of that: the largest active
 //!   memtable is switched and flushed (RocksDB's `ShouldFlush`);
 //! - memtables at 3/4 of the budget: each write group is slowed by 1 ms;
@@ -31,7 +31,7 @@
 //!
 //! # Concurrency
 //! Counters are atomics; the cache's capacity is changed with hysteresis
-//! ([`REBALANCE_STEP`]) so that a write group rarely takes the cache's shard locks.
+//! (`REBALANCE_STEP`) so that a write group rarely takes the cache's shard locks.
 
 use crate::cache::BlockCache;
 use crate::error::{Error, Result};

@@ -1041,7 +1041,7 @@ pub(crate) fn adopt_recorded_operator(
 /// - `merge_operator`, if set, must have the name the file records, if it records
 ///   one: operands are only meaningful to the operator that wrote them. Opening
 ///   without an operator gives the family the recorded one
-///   ([`adopt_recorded_operator`]; for an application's operator, a stand-in that
+///   (`adopt_recorded_operator`; for an application's operator, a stand-in that
 ///   refuses merges, so reads of keys with operands fail naming it).
 /// - `expiring_values` may not be `true` where the file records `false`: values
 ///   written without a deadline trailer would be misread (`expiry`). Opening

@@ -53,7 +53,7 @@ impl SnapshotList {
     /// the snapshot's number. (Reading the number first and pinning it afterwards let a
     /// compaction picked in between drop a version the snapshot needs.)
     ///
-    /// It waits while a [`Fence`] is held: a snapshot taken during the install of a
+    /// It waits while a `Fence` is held: a snapshot taken during the install of a
     /// filtered compaction could read entries before the install that the filter
     /// changed after it.
     pub fn acquire(self: &Arc<Self>, seq: impl FnOnce() -> SequenceNumber) -> Snapshot {

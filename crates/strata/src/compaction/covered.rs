@@ -3,11 +3,11 @@
 //! read and rewritten (RocksDB's `DeleteFilesInRange`, applied by the policy).
 //!
 //! Role: a compaction policy calls [`pick`] before its own picks (the default
-//! [`Leveled`](super::Leveled) does, in `pick` and `pick_manual`); the executor runs the
+//! `Leveled` does, in `pick` and `pick_manual`); the executor runs the
 //! plan as an edit deleting the files. The policy sees only plain data: the version, the
 //! [`Busy`] set, and a [`Coverage`]: the live snapshots and the range tombstones of the
 //! version's files. The scheduler reads those tombstones through the table cache
-//! ([`Tombstones::gather`], which may open tables, so outside the state lock) and
+//! (`Tombstones::gather`, which may open tables, so outside the state lock) and
 //! samples the snapshots under the state lock after loading the version it picks on.
 //!
 //! # The rules: version GC (§6.6 of docs/ARCHITECTURE.md) applied to a whole file
@@ -44,7 +44,7 @@
 //! `t'` then covers its whole range, so by the same inequalities `t'` covers the other
 //! file's entries for every reader.
 //!
-//! Concurrency: [`pick`] is a pure function of its arguments; [`Tombstones::gather`]
+//! Concurrency: [`pick`] is a pure function of its arguments; `Tombstones::gather`
 //! reads through the table cache and takes no database lock.
 //!
 //! See also: `covered/tests.rs` (the rules on hand-built versions), and

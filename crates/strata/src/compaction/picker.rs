@@ -126,7 +126,7 @@ impl Busy {
 }
 
 /// Target size in bytes of each level, indexed by level (`opts.num_levels` entries):
-/// the [`series_targets`], stretched from a tiered tree's last fast level down so the
+/// the `series_targets`, stretched from a tiered tree's last fast level down so the
 /// fast levels fill the fast budget (`tiering::TierLayout`).
 pub fn level_targets(opts: &Options) -> Vec<u64> {
     let mut targets = series_targets(opts);

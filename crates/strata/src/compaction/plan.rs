@@ -289,7 +289,7 @@ impl Parts {
         });
     }
 
-    /// The parts added since the last [`Parts::clear`], in the order added.
+    /// The parts added since the last `Parts::clear`, in the order added.
     pub fn iter(&self) -> std::slice::Iter<'_, Part> {
         self.parts.iter()
     }

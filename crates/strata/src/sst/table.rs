@@ -87,7 +87,7 @@ impl std::fmt::Debug for Table {
 impl Table {
     /// Opens a table: reads the footer, index, filter and properties, and checks them.
     /// With `cache_meta` and a `block_cache`, the index block and filter go into the
-    /// cache instead of staying with the table ([`Meta::Cached`]). With `paranoid`,
+    /// cache instead of staying with the table (`Meta::Cached`). With `paranoid`,
     /// also reads and checks every data block.
     ///
     /// # Errors

@@ -17,7 +17,7 @@
 //!   `ByLevel`, unchanged.
 //!
 //! Seams used: `compaction::PlacementPolicy` (placement) and the level targets of
-//! `compaction::picker::level_targets`, which apply [`TierLayout::stretch_targets`]
+//! `compaction::picker::level_targets`, which apply `TierLayout::stretch_targets`
 //! (scores, pending-compaction bytes and placement all read those targets). Nothing
 //! else in the engine knows about tiers: a compaction from the last fast level into the
 //! first slow one is an ordinary plan whose output stream is on the slow path.

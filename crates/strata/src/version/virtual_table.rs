@@ -1,6 +1,6 @@
 //! Virtual tables: tables whose entries are slices of other tables.
 //!
-//! A virtual table is a level file with no bytes of its own ([`FileKind::Virtual`]). Its
+//! A virtual table is a level file with no bytes of its own ([`FileKind::Virtual`](super::FileKind::Virtual)). Its
 //! entries are, for each of its [`Slice`]s, the entries of the slice's *parent* (an
 //! ordinary table that left every level when the virtual table was made) whose user
 //! key lies in the slice's range, and nothing outside it. A compaction that defers its
@@ -26,7 +26,7 @@
 //!    versions than a later one.
 //!
 //! # Liveness
-//! A version holds, for each virtual table, one shared [`VirtualRef`] with every
+//! A version holds, for each virtual table, one shared `VirtualRef` with every
 //! parent's metadata and counted reference (`file_ref`), built once when the table is
 //! first installed and cloned by every later version that keeps the table. So a parent
 //! stays on disk while any version, iterator or job holds a table that names it, and

@@ -22,13 +22,13 @@
 //!   range.
 //!
 //! Before any of that it plans, in this order (after `covered::pick`'s drops):
-//! - the merges reads asked for ([`merge`], the paper's VSMT, Algorithm 2): a read that
+//! - the merges reads asked for (`merge`, the paper's VSMT, Algorithm 2): a read that
 //!   meets a virtual table of at least `vsmt` slices asks for it
 //!   ([`CompactionPolicy::compact_on_read`]), and the table is rewritten with its
 //!   siblings into real tables of its level;
-//! - a rewrite for space ([`garbage`]) when the bytes parents keep alive without a
+//! - a rewrite for space (`garbage`) when the bytes parents keep alive without a
 //!   slice exceed `max_garbage_ratio` of the live table bytes. The leveled picker also
-//!   weighs virtual tables by their compensated size ([`garbage::Compensation`]).
+//!   weighs virtual tables by their compensated size (`garbage::Compensation`).
 //!
 //! With [`Options::delayed_compaction`] off, [`Delayed`] plans exactly what
 //! [`Leveled`] does, except that virtual tables an earlier open left are still

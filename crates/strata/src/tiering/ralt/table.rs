@@ -548,7 +548,7 @@ impl TableScan {
     /// A scan of `table` from the first key `>= lo`.
     ///
     /// # Errors
-    /// As [`TableScan::next`].
+    /// As `TableScan::next`.
     pub fn new(table: Arc<RaltTable>, lo: &[u8]) -> Result<TableScan> {
         let block = table.block_for(lo);
         let mut scan = TableScan {
