@@ -34,7 +34,7 @@ use super::flush::{flush_copies, flush_oldest};
 use super::obsolete::delete_obsolete;
 use super::state::DbState;
 use super::tree_hooks::TreeHooks;
-use super::{jobs, DbInner};
+use super::{jobs, room, DbInner};
 use crate::compaction::picker::Busy;
 use crate::compaction::{requests, Action, Coverage, Plan, Requests, Tombstones};
 use crate::error::{Error, IoOp, Result};
@@ -147,21 +147,31 @@ impl Backoff {
             // here too, a waiter that began after the resume would be refused for a
             // state that is over.
             Err(e) if e.is_no_space() => {}
-            Err(e) if e.is_retryable() => {
-                let delay = Self::FIRST
-                    .saturating_mul(1 << self.failures.min(16))
-                    .min(Self::MAX);
-                self.failures = self.failures.saturating_add(1);
-                let deadline = std::time::Instant::now() + delay;
-                let mut st = inner.state.lock();
-                count(&mut st.retryable_failures);
-                st.retryable_failures.last = Some(e.duplicate());
-                inner.done_cv.notify_all();
-                while !st.shutting_down && !inner.bg_cv.wait_until(&mut st, deadline).timed_out() {}
-            }
+            Err(e) if e.is_retryable() => self.wait(inner, e.duplicate(), count),
             Err(_) => {}
             Ok(()) => self.failures = 0,
         }
+    }
+
+    /// Records the retryable failure `e` (as [`Backoff::after`]) and waits its turn
+    /// of the backoff, waking early only for shutdown. Requires: the `state` lock not
+    /// held.
+    fn wait(
+        &mut self,
+        inner: &DbInner,
+        e: Error,
+        count: impl FnOnce(&mut super::state::RetryableFailures),
+    ) {
+        let delay = Self::FIRST
+            .saturating_mul(1 << self.failures.min(16))
+            .min(Self::MAX);
+        self.failures = self.failures.saturating_add(1);
+        let deadline = std::time::Instant::now() + delay;
+        let mut st = inner.state.lock();
+        count(&mut st.retryable_failures);
+        st.retryable_failures.last = Some(e);
+        inner.done_cv.notify_all();
+        while !st.shutting_down && !inner.bg_cv.wait_until(&mut st, deadline).timed_out() {}
     }
 }
 
@@ -192,10 +202,19 @@ fn compaction_loop(inner: &DbInner) {
             }
         };
         after = family.id();
-        let result = jobs::run(inner, &family, &plan, |_| {});
+        let result = room::reserve(inner, &plan).map(|room| {
+            let result = jobs::run(inner, &family, &plan, |_| {});
+            drop(room);
+            result
+        });
         finish_plan(inner, &family, &plan);
         delete_obsolete(inner);
-        backoff.after(inner, &result, |f| f.compactions += 1);
+        match result {
+            Ok(result) => backoff.after(inner, &result, |f| f.compactions += 1),
+            // Not started for want of room: picked again after the backoff (the
+            // database is not in the no-space state, which would schedule it).
+            Err(deferred) => backoff.wait(inner, deferred, |f| f.compactions += 1),
+        }
     }
 }
 
@@ -506,7 +525,9 @@ fn manual_level(
             }
         };
         let Some(plan) = plan else { break };
-        let r = jobs::run(inner, family, &plan, |_| {});
+        // Without room the manual compaction ends with `room::reserve`'s `NoSpace`.
+        let r =
+            room::reserve(inner, &plan).and_then(|_room| jobs::run(inner, family, &plan, |_| {}));
         finish_plan(inner, family, &plan);
         r?;
         if plan.action == Action::Drop {

@@ -38,6 +38,7 @@ mod read_only;
 #[cfg(test)]
 mod records_tests;
 mod replay;
+mod room;
 pub(crate) mod scan_tee;
 mod state;
 mod super_version;
@@ -99,6 +100,8 @@ pub(crate) struct DbInner {
     pub family_options: Mutex<BTreeMap<String, CfOptions>>,
     /// The file system everything goes through.
     pub fs: Arc<dyn FileSystem>,
+    /// Bytes the running compactions reserved on their output paths (`room`).
+    pub reservations: room::Reservations,
     /// Memtables and scheduling state. Never held across I/O.
     pub state: Mutex<DbState>,
     /// Wakes background threads: work may be available or shutdown began.

@@ -332,6 +332,7 @@ pub(crate) fn open(
         versions,
         default,
         family_view,
+        reservations: Default::default(),
         snapshots: Arc::new(SnapshotList::default()),
         table_cache,
         block_cache,

@@ -27,7 +27,7 @@
 
 /// The [`FileSystem`] methods that touch directory entries, not file contents
 /// (`rename`, `remove`, `list`, `create_dir_all`, `sync_dir`, `exists`, `file_size`,
-/// `lock`, `link`), forwarded unchanged to `self.$inner`: for wrappers that act on file I/O
+/// `lock`, `link`, `available_space`), forwarded unchanged to `self.$inner`: for wrappers that act on file I/O
 /// only (`CountingFs`, `DeviceFs`). Expands inside an `impl FileSystem`.
 macro_rules! forward_directory_ops {
     ($inner:ident) => {
@@ -57,6 +57,9 @@ macro_rules! forward_directory_ops {
         }
         fn link(&self, from: &Path, to: &Path) -> Result<()> {
             self.$inner.link(from, to)
+        }
+        fn available_space(&self, dir: &Path) -> Result<Option<u64>> {
+            self.$inner.available_space(dir)
         }
     };
 }
@@ -293,5 +296,18 @@ pub trait FileSystem: Send + Sync {
             from.display(),
             to.display()
         )))
+    }
+    /// The bytes the engine may still write on the file system holding directory
+    /// `dir` (for an unprivileged process: `statvfs`'s `f_bavail × f_frsize`), or
+    /// `None` if the file system cannot tell. The engine starts a compaction only
+    /// where its output fits (docs/ARCHITECTURE.md §7.8).
+    ///
+    /// The default cannot tell.
+    ///
+    /// # Errors
+    /// The file system's error asking (`Io`, op `stat`).
+    fn available_space(&self, dir: &Path) -> Result<Option<u64>> {
+        let _ = dir;
+        Ok(None)
     }
 }

@@ -295,6 +295,32 @@ impl FileSystem for PosixFs {
             .map_err(|e| Error::io(IoOp::Stat, path, e))?
             .len())
     }
+    fn available_space(&self, dir: &Path) -> Result<Option<u64>> {
+        use std::os::unix::ffi::OsStrExt;
+        let stat_err = |e| Error::io(IoOp::Stat, dir, e);
+        let c_path = std::ffi::CString::new(dir.as_os_str().as_bytes()).map_err(|_| {
+            stat_err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "path holds a NUL byte",
+            ))
+        })?;
+        let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+        // SAFETY: `c_path` is a NUL-terminated string that outlives the call, and `st`
+        // points to writable memory of `statvfs`'s size, which the call fills on
+        // success (and only then is it read).
+        let rc = unsafe { libc::statvfs(c_path.as_ptr(), st.as_mut_ptr()) };
+        if rc != 0 {
+            return Err(stat_err(std::io::Error::last_os_error()));
+        }
+        // SAFETY: `statvfs` returned 0, so it initialized `st`.
+        let st = unsafe { st.assume_init() };
+        #[allow(
+            clippy::useless_conversion,
+            reason = "the fields are u64 on 64-bit Linux, narrower elsewhere"
+        )]
+        let (blocks, block) = (u64::from(st.f_bavail), u64::from(st.f_frsize));
+        Ok(Some(blocks.saturating_mul(block)))
+    }
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
         let file = OpenOptions::new()
             .write(true)

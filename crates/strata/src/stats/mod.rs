@@ -167,6 +167,10 @@ counters! {
     /// Compaction jobs abandoned because a snapshot taken while they ran could see an
     /// entry their filter changed (their inputs are compacted again).
     compaction_filter_jobs_abandoned,
+    /// Compactions not started because their output would not fit on its path beside
+    /// the running ones' and the room kept for flushes (`db::room`); picked again
+    /// after a backoff.
+    compactions_deferred_for_space,
     /// Point lookups served.
     gets,
     /// Tables whose contents a point lookup examined (after the snapshot filter).

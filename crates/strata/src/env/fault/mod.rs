@@ -456,4 +456,10 @@ impl FileSystem for FaultFs {
             epoch,
         }))
     }
+    /// What the quota leaves (`None` without a quota: an in-memory file system has
+    /// no bound of its own).
+    fn available_space(&self, _dir: &Path) -> Result<Option<u64>> {
+        let st = self.state.lock();
+        Ok(st.quota.map(|q| q.saturating_sub(st.used_bytes())))
+    }
 }
