@@ -15,10 +15,12 @@
 //! the clock is before it; 0 means never expires (a plain `put`). Deletions, range
 //! deletions and the keys carry no trailer, and such a family has no merges (its
 //! options refuse a merge operator: an operand has no deadline to carry). Nothing else
-//! in any file changes, so the layout is a property of the family, recorded in the
-//! `OPTIONS` file (`expiring_values=true`) and checked at every open: a family's
-//! layout is chosen when it is created and never changes. The frozen fixture is in
-//! `expiry/tests.rs`.
+//! in the tables, WAL or memtables changes: the layout is a property of the family,
+//! held with its data by a family record in the MANIFEST ([`LAYOUT_RECORD`], value
+//! [`LAYOUT_V1`], set when the family is created) and adopted or checked at every
+//! open ([`adopt_recorded`]): a family's layout is chosen when it is created and never
+//! changes. The `OPTIONS` file shows it too (`expiring_values=true`), as a record of
+//! the options, not the truth. The frozen fixture is in `expiry/tests.rs`.
 //!
 //! # Where the layout is applied
 //! - Writes: [`stamp`], once per batch on the write path (`Db::write`, before the
@@ -41,11 +43,66 @@ use crate::compaction_filter::{
 use crate::error::{Error, Result};
 use crate::key::ValueKind;
 use crate::options::Options;
+use crate::version::Version;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Bytes of the deadline trailer.
 pub(crate) const TRAILER_LEN: usize = 8;
+
+/// The family record (`version::edit`, tag 11; keys 1–999 are the crate's, 1 and 2
+/// the tables') whose presence says the family's values carry deadlines.
+pub(crate) const LAYOUT_RECORD: u32 = 3;
+
+/// [`LAYOUT_RECORD`]'s value: the layout's format version.
+pub(crate) const LAYOUT_V1: &[u8] = &[1];
+
+/// The records a family created with `opts` starts with: the layout's, or none.
+pub(crate) fn layout_records(opts: &Options) -> Vec<(u32, Vec<u8>)> {
+    match opts.expiring_values {
+        true => vec![(LAYOUT_RECORD, LAYOUT_V1.to_vec())],
+        false => Vec::new(),
+    }
+}
+
+/// Family `name`'s options `opts` made to agree with its records in `version`: a
+/// family created with the layout keeps it whatever the open passed.
+///
+/// # Errors
+/// `InvalidArgument` naming the family if `opts` asks for the layout and the family
+/// was created without it (its values would be misread), or the family has it and
+/// `opts` a merge operator; `Corruption` for a layout record of an unknown version.
+pub(crate) fn adopt_recorded(name: &str, version: &Version, opts: &mut Options) -> Result<()> {
+    match version.record(LAYOUT_RECORD) {
+        Some(LAYOUT_V1) => opts.expiring_values = true,
+        Some(other) => {
+            return Err(Error::Corruption {
+                file: "MANIFEST".into(),
+                offset: 0,
+                reason: format!(
+                    "column family `{name}`: value layout record {other:?} is not one \
+                     this build reads"
+                ),
+            })
+        }
+        None if opts.expiring_values => {
+            return Err(Error::InvalidArgument(format!(
+                "column family `{name}`: expiring_values=`true` but the family was \
+                 created without it: its values carry no deadlines (the value layout \
+                 is chosen when a family is created)"
+            )))
+        }
+        None => {}
+    }
+    if let (true, Some(op)) = (opts.expiring_values, &opts.merge_operator) {
+        return Err(Error::InvalidArgument(format!(
+            "column family `{name}`: merge_operator=`{}` but its values carry deadlines \
+             (expiring_values, recorded): such a family has no merges",
+            op.name()
+        )));
+    }
+    Ok(())
+}
 
 /// The wall clock in milliseconds since the Unix epoch (0 before it).
 fn now_ms() -> u64 {

@@ -1043,10 +1043,6 @@ pub(crate) fn adopt_recorded_operator(
 ///   without an operator gives the family the recorded one
 ///   (`adopt_recorded_operator`; for an application's operator, a stand-in that
 ///   refuses merges, so reads of keys with operands fail naming it).
-/// - `expiring_values` may not be `true` where the file records `false`: values
-///   written without a deadline trailer would be misread (`expiry`). Opening
-///   with `false` a family recorded with `true` gives it `true` (the open adopts it),
-///   and then a merge operator is refused as `Options::validate` refuses it.
 ///
 /// Every other option may change between opens: sizes, triggers, limits, threads,
 /// priorities and partitioning steer only future work; recovery modes and checks act
@@ -1086,8 +1082,7 @@ pub fn check_compatible(
         "the database's",
         stored.and_then(|s| s.merge_operator.as_deref()),
         new,
-    )?;
-    check_layout("", stored.map(|s| s.options.expiring_values), new)
+    )
 }
 
 /// [`check_compatible`]'s rule for the merge operator of `new`, whose recorded name
@@ -1127,29 +1122,7 @@ pub(crate) fn check_family_compatible(
     }
     let recorded = stored.and_then(|s| s.merge_operator.as_deref());
     let prefix = format!("column family `{name}`: ");
-    check_operator(&prefix, "the family's", recorded, new)?;
-    check_layout(&prefix, stored.map(|s| s.options.expiring_values), new)
-}
-
-/// [`check_compatible`]'s rule for `expiring_values`, recorded as `recorded` (`None`:
-/// nothing recorded): it may not be turned on for data written without deadlines.
-/// (Opening without it keeps a recorded `true`: `db::open` adopts it.)
-fn check_layout(prefix: &str, recorded: Option<bool>, new: &Options) -> Result<()> {
-    if recorded == Some(false) && new.expiring_values {
-        return Err(Error::InvalidArgument(format!(
-            "{prefix}expiring_values=`true` but the data was written without deadlines: \
-             the value layout is chosen when a family is created"
-        )));
-    }
-    // A recorded `true` the open adopted, beside an operator it was given.
-    if let (true, Some(op)) = (new.expiring_values, &new.merge_operator) {
-        return Err(Error::InvalidArgument(format!(
-            "{prefix}merge_operator=`{}` but the values carry deadlines \
-             (expiring_values, recorded): such a family has no merges",
-            op.name()
-        )));
-    }
-    Ok(())
+    check_operator(&prefix, "the family's", recorded, new)
 }
 
 mod family;

@@ -250,6 +250,10 @@ impl DbInner {
         let opts = self.opts.clone().with_cf_options(options);
         opts.validate()
             .map_err(|e| Error::InvalidArgument(format!("column family `{name}`: {e}")))?;
+        // A value layout is the family's from its creation: its record is in the
+        // family's first edit.
+        let mut records = records;
+        records.extend(crate::expiry::layout_records(&opts));
         // The kinds read the records before anything is written, from the version the
         // family will start with, so a family is never created that no open could
         // configure.

@@ -131,8 +131,6 @@ pub(crate) fn open(
         &mut opts.merge_operator,
         stored.as_ref().and_then(|s| s.merge_operator.as_deref()),
     );
-    // A value layout, like an operator, stays what the data was written with.
-    opts.expiring_values |= stored.as_ref().is_some_and(|s| s.options.expiring_values);
     let opts = opts;
     let family_opts = |name: &str| -> Options {
         if name == DEFAULT_FAMILY_NAME {
@@ -146,7 +144,6 @@ pub(crate) fn open(
         };
         let recorded_op = recorded.and_then(|r| r.merge_operator.as_deref());
         options_file::adopt_recorded_operator(&mut cf.merge_operator, recorded_op);
-        cf.expiring_values |= recorded.is_some_and(|r| r.options.expiring_values);
         opts.clone().with_cf_options(&cf)
     };
     for (name, _) in families {
@@ -175,13 +172,12 @@ pub(crate) fn open(
         .families()
         .iter()
         .map(|f| {
-            let c = family_kind::configure(
-                kinds.as_ref(),
-                f.name(),
-                &f.current(),
-                family_opts(f.name()),
-                &policy,
-            )?;
+            let version = f.current();
+            let mut opts = family_opts(f.name());
+            // The value layout is the family's records' (the MANIFEST's), not the
+            // caller's.
+            crate::expiry::adopt_recorded(f.name(), &version, &mut opts)?;
+            let c = family_kind::configure(kinds.as_ref(), f.name(), &version, opts, &policy)?;
             Ok((f.id(), c))
         })
         .collect::<Result<_>>()?;
@@ -191,6 +187,11 @@ pub(crate) fn open(
             .map(|(o, _)| o)
             .ok_or_else(|| Error::Internal(format!("column family {id} not configured")))
     };
+    // The database's options as its default family runs with them (its recorded value
+    // layout), for `DbInner::opts` and the `OPTIONS` file.
+    let opts = opts
+        .clone()
+        .with_expiring_values(configured_opts(DEFAULT_FAMILY_ID)?.expiring_values);
     let versions = versions.with_table_file_options(
         FileOptions::default().with_direct(opts.use_direct_io_for_flush_and_compaction),
     );
@@ -252,6 +253,7 @@ pub(crate) fn open(
         .filter(|f| f.id() != DEFAULT_FAMILY_ID)
         .map(|f| {
             let mut cf = family_opts(f.name()).cf_options();
+            cf.expiring_values = configured_opts(f.id())?.expiring_values;
             let installed = configured_opts(f.id())?
                 .merge_operator
                 .as_ref()
@@ -459,7 +461,9 @@ fn recover_versions(
         for table_dir in &dirs.tables {
             fs.create_dir_all(table_dir)?;
         }
-        let versions = VersionSet::create(Arc::clone(fs), dirs.clone(), max, opts.num_levels)?;
+        let records = crate::expiry::layout_records(opts);
+        let versions =
+            VersionSet::create(Arc::clone(fs), dirs.clone(), max, opts.num_levels, records)?;
         return Ok((versions, 0));
     };
     if opts.error_if_exists {

@@ -108,10 +108,15 @@ impl<'db> Table<'db> {
             (catalog::SCHEMA, schema.encode()),
             (catalog::LAYOUT, record.encode()),
         ];
-        // The family takes the database's per-tree options but its merge operator:
-        // its kind gives it the row operator at every open, so none is recorded.
+        // The family takes the database's per-tree options but its merge operator
+        // (its kind gives it the row operator at every open, so none is recorded) and
+        // its value layout (rows are merged, so they carry no deadlines).
         let inner = db.inner();
-        let options = inner.opts.cf_options().with_merge_operator(None);
+        let options = inner
+            .opts
+            .cf_options()
+            .with_merge_operator(None)
+            .with_expiring_values(false);
         let family = inner.create_family(name, &options, records)?;
         Ok(Table {
             db,

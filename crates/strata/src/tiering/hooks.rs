@@ -74,7 +74,8 @@ impl TreeHooksFactory for TieringHooks {
         Ok(Some(Arc::new(HotRap {
             ralt: Arc::new(ralt),
             cache: PromotionCache::new(opts.target_file_size_base),
-            filtered: opts.compaction_filter_factory.is_some(),
+            // Values with deadlines get the built-in expiry filter (`Family::new`).
+            filtered: opts.compaction_filter_factory.is_some() || opts.expiring_values,
             counters: Counters::default(),
             tiering,
             last_fast_level: layout.last_fast_level,

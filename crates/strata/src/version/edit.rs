@@ -62,8 +62,9 @@
 //! values: they are the durable state of a component that owns a family (what its
 //! values mean, how its levels are laid out), changed atomically with the family's
 //! files when an edit carries both. Keys are allocated to owners: 1–999 to the
-//! crate's own family kinds (`db::family_kind`; each names its keys where it defines
-//! them, and a kind claims a family by its keys), 1000 and up to tests. One edit sets
+//! crate's own (the family kinds of `db::family_kind`, each naming its keys where it
+//! defines them and claiming a family by its keys: 1 and 2 for tables; 3 for the
+//! value layout of `expiry`), 1000 and up to tests. One edit sets
 //! a key at most once. A database that never sets a record writes no tag 11, so its MANIFEST
 //! is byte for byte what format version 3 writes. Tag 11 is not safe to ignore: a
 //! reader that skipped it would open the family without its owner's state.

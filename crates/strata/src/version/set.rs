@@ -175,21 +175,31 @@ impl VersionSet {
         Ok(Some((versions, info)))
     }
 
-    /// The version set of a new, empty database with `num_levels` levels.
+    /// The version set of a new, empty database with `num_levels` levels, whose
+    /// default family starts with `records` (family records, `version::edit`; the
+    /// first MANIFEST's snapshot holds them).
     ///
     /// # Errors
-    /// `Internal` if `dirs.tables` is empty (`Dirs::new` always has one).
+    /// `Internal` if `dirs.tables` is empty (`Dirs::new` always has one) or `records`
+    /// sets a key twice.
     pub fn create(
         fs: Arc<dyn FileSystem>,
         dirs: Dirs,
         max_manifest_file_size: u64,
         num_levels: usize,
+        records: Vec<(u32, Vec<u8>)>,
     ) -> Result<VersionSet> {
+        let version = Version::new(num_levels)
+            .apply(&VersionEdit {
+                records,
+                ..Default::default()
+            })
+            .map_err(|e| Error::Internal(format!("the new database's records: {e}")))?;
         let empty = Recovered {
             families: vec![RecoveredFamily {
                 id: DEFAULT_FAMILY_ID,
                 name: DEFAULT_FAMILY_NAME.to_owned(),
-                version: Version::new(num_levels),
+                version,
                 log_number: 0,
                 deepest_level: None,
             }],
