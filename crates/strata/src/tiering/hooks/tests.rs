@@ -441,3 +441,22 @@ fn promotion_by_flush_goes_on_while_l0_rests_one_short_of_equal_triggers() {
     }
     db.close().expect("close");
 }
+
+/// Review of 23dc29e: a family with `expiring_values` has a compaction filter (the
+/// built-in expiry filter, installed by `Family::new`), so the promotion cache must
+/// take no copies either; `hooks_for` is given the options before the filter joins.
+#[test]
+fn with_expiring_values_the_cache_takes_no_copies() {
+    let fs = Arc::new(FaultFs::new());
+    let db = open_with(&fs, options().with_expiring_values(true));
+    let _ = with_k_in_the_slow_tier(&db);
+    let r = ReadOptions::default();
+    assert_eq!(db.get(&r, b"k").expect("get"), Some(b"v1".to_vec()));
+    assert_eq!(figure(&db, "gets_slow"), 1);
+    assert_eq!(
+        figure(&db, "cache_inserts"),
+        0,
+        "the promotion cache took a copy in a family whose expiry filter can Remove it"
+    );
+    db.close().expect("close");
+}

@@ -1,0 +1,332 @@
+//! Review of values with deadlines (23dc29e): attempts to break §7.9's claims.
+
+mod common;
+
+use common::{key, tiny_options};
+use rand::{Rng, SeedableRng};
+use std::collections::BTreeMap;
+use std::time::Duration;
+use strata::table::{Layout, Schema, Table, Value};
+use strata::{Db, DbIterator, Options, ReadOptions, TransactionOptions, WriteOptions};
+
+const LONG: Duration = Duration::from_secs(3600);
+const GONE: Duration = Duration::ZERO;
+
+fn options() -> Options {
+    tiny_options()
+        .with_merge_operator(None)
+        .with_expiring_values(true)
+}
+
+fn plain() -> Options {
+    tiny_options().with_merge_operator(None)
+}
+
+fn w() -> WriteOptions {
+    WriteOptions::default()
+}
+
+fn r() -> ReadOptions {
+    ReadOptions::default()
+}
+
+/// Claim 5: a database whose OPTIONS is missing (deleted, lost in a copy, or never
+/// written by the tool that made it) forgets the layout: a plain open returns the
+/// stored values with their 8-byte trailer.
+#[test]
+fn missing_options_file_loses_the_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Db::open(dir.path(), options()).unwrap();
+        db.put_with_ttl(&w(), b"k", b"value", LONG).unwrap();
+        db.put(&w(), b"p", b"plain").unwrap();
+        db.flush().unwrap();
+        db.close().unwrap();
+    }
+    std::fs::remove_file(dir.path().join("OPTIONS")).unwrap();
+    let opened = Db::open_read_only(dir.path(), plain());
+    match opened {
+        Err(e) => panic!("refused (acceptable): {e}"),
+        Ok(db) => {
+            assert_eq!(
+                db.get(&r(), b"p").unwrap().as_deref(),
+                Some(&b"plain"[..]),
+                "plain value read through an open that lost the layout"
+            );
+        }
+    }
+}
+
+/// Claim 5: an OPTIONS file from an older writer (the `Options { .. }` debug dump
+/// `options_file::load` still reads as "nothing recorded") lets the layout be turned
+/// on for data written without deadlines: every value is then misread.
+#[test]
+fn older_writers_options_let_the_layout_turn_on_for_plain_data() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Db::open(dir.path(), plain()).unwrap();
+        db.put(&w(), b"k", b"0123456789abcdef").unwrap();
+        db.put(&w(), b"s", b"short").unwrap();
+        db.flush().unwrap();
+        db.close().unwrap();
+    }
+    std::fs::write(dir.path().join("OPTIONS"), "Options { }\n").unwrap();
+    let opened = Db::open(dir.path(), options());
+    let db = match opened {
+        Err(e) => {
+            eprintln!("refused: {e}");
+            return;
+        }
+        Ok(db) => db,
+    };
+    let k = db.get(&r(), b"k");
+    let s = db.get(&r(), b"s");
+    panic!(
+        "expiring_values=true accepted for data written without deadlines; \
+         get(k) = {k:?} (stored 0123456789abcdef), get(s) = {s:?} (stored short)"
+    );
+}
+
+/// Claim 1/5: `Table::create` takes the database's per-tree options; in a database
+/// created with `expiring_values` that includes the layout.
+#[test]
+fn a_table_in_a_database_with_deadlines() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options()).unwrap();
+    let schema = Schema::parse("id:u64,a:i32,c:bytes").unwrap();
+    match Table::create(&db, "t", schema, Layout::row()) {
+        Err(e) => panic!("Table::create refused in a database with expiring_values: {e}"),
+        Ok(t) => {
+            t.insert(
+                &w(),
+                &Value::U64(1),
+                &[Value::I32(7), Value::Bytes(b"xyz".to_vec())],
+            )
+            .unwrap();
+            let got = t.get(&r(), &Value::U64(1), &[0, 1]).unwrap();
+            assert!(got.is_some(), "the row reads back");
+        }
+    }
+}
+
+/// What a key holds in the model: `None` an expired newest value (the key is hidden).
+type Model = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+
+fn visible(m: &Model, lo: &[u8], hi: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    m.iter()
+        .filter(|(k, v)| v.is_some() && k.as_slice() >= lo && k.as_slice() < hi)
+        .map(|(k, v)| (k.clone(), v.clone().unwrap()))
+        .collect()
+}
+
+fn at(it: &DbIterator) -> Option<(Vec<u8>, Vec<u8>)> {
+    it.status().unwrap();
+    it.valid().then(|| (it.key().to_vec(), it.value().to_vec()))
+}
+
+/// Claim 1: random moves (seeks both ways, next/prev, direction changes) with bounds
+/// over keys with older versions in deeper levels, expired/live/plain newest values,
+/// runs of expired keys at both ends, against a model.
+#[test]
+fn random_iterator_moves_match_a_model() {
+    for seed in 0..12u64 {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), options()).unwrap();
+        let n = 60u32;
+        let mut m: Model = BTreeMap::new();
+        for round in 0..4 {
+            for i in 0..n {
+                if rng.random_bool(0.5) {
+                    continue;
+                }
+                let k = key(i);
+                let v = format!("v{round}-{i}").into_bytes();
+                match rng.random_range(0..4) {
+                    0 => {
+                        db.put(&w(), &k, &v).unwrap();
+                        m.insert(k, Some(v));
+                    }
+                    1 => {
+                        db.put_with_ttl(&w(), &k, &v, LONG).unwrap();
+                        m.insert(k, Some(v));
+                    }
+                    2 => {
+                        db.put_with_ttl(&w(), &k, &v, GONE).unwrap();
+                        m.insert(k, None);
+                    }
+                    _ => {
+                        db.delete(&w(), &k).unwrap();
+                        m.remove(&k);
+                    }
+                }
+            }
+            // Expired runs at both ends.
+            if round == 3 {
+                for i in (0..5).chain(n - 5..n) {
+                    db.put_with_ttl(&w(), &key(i), b"x", GONE).unwrap();
+                    m.insert(key(i), None);
+                }
+            }
+            if round < 2 {
+                db.flush().unwrap();
+                if round == 0 {
+                    db.compact_range(None, None).unwrap();
+                }
+            }
+        }
+        let lo_i = rng.random_range(0..n / 2);
+        let hi_i = rng.random_range(n / 2..n + 2);
+        let (lo, hi) = (key(lo_i), key(hi_i));
+        let want = visible(&m, &lo, &hi);
+        let ro = r()
+            .with_lower_bound(Some(lo.clone()))
+            .with_upper_bound(Some(hi.clone()));
+        let mut it = db.iter(&ro).unwrap();
+        let mut pos: Option<usize> = None;
+        for step in 0..400 {
+            let op = rng.random_range(0..6);
+            let t = key(rng.random_range(0..n + 2));
+            match op {
+                0 => {
+                    it.seek(&t);
+                    let t2 = std::cmp::max(t.clone(), lo.clone());
+                    pos = want.iter().position(|(k, _)| *k >= t2);
+                }
+                1 => {
+                    it.seek_for_prev(&t);
+                    pos = want.iter().rposition(|(k, _)| *k <= t);
+                }
+                2 => {
+                    it.seek_to_first();
+                    pos = (!want.is_empty()).then_some(0);
+                }
+                3 => {
+                    it.seek_to_last();
+                    pos = want.len().checked_sub(1);
+                }
+                4 if pos.is_some() => {
+                    it.next();
+                    pos = pos.map(|p| p + 1).filter(|&p| p < want.len());
+                }
+                5 if pos.is_some() => {
+                    it.prev();
+                    pos = pos.and_then(|p| p.checked_sub(1));
+                }
+                _ => continue,
+            }
+            let expect = pos.map(|p| want[p].clone());
+            assert_eq!(
+                at(&it),
+                expect,
+                "seed {seed} step {step} op {op} target {:?} bounds {:?}..{:?}",
+                String::from_utf8_lossy(&t),
+                String::from_utf8_lossy(&lo),
+                String::from_utf8_lossy(&hi)
+            );
+        }
+        // Point reads and a transaction's iterator over the same model.
+        for i in 0..n {
+            let k = key(i);
+            assert_eq!(db.get(&r(), &k).unwrap(), m.get(&k).cloned().flatten(), "get {i}");
+        }
+        let txn = db.transaction(&TransactionOptions::default());
+        let mut ti = txn.iter(&r()).unwrap();
+        ti.seek_to_last();
+        let mut back = Vec::new();
+        while ti.valid() {
+            back.push((ti.key().to_vec(), ti.value().to_vec()));
+            ti.prev();
+        }
+        back.reverse();
+        assert_eq!(back, visible(&m, b"", b"\xff"), "seed {seed}: txn backward");
+    }
+}
+
+/// Claim 1: checkpoint and read-only opens of it with plain options.
+#[test]
+fn checkpoint_and_read_only_open_with_plain_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let cp = tempfile::tempdir().unwrap();
+    let cpdir = cp.path().join("cp");
+    let db = Db::open(dir.path(), options()).unwrap();
+    db.put_with_ttl(&w(), b"a", b"live", LONG).unwrap();
+    db.put_with_ttl(&w(), b"b", b"dead", GONE).unwrap();
+    db.put(&w(), b"c", b"plain").unwrap();
+    db.checkpoint(&cpdir).unwrap();
+    for ro_open in [true, false] {
+        let c = if ro_open {
+            Db::open_read_only(&cpdir, plain()).unwrap()
+        } else {
+            Db::open(&cpdir, plain()).unwrap()
+        };
+        assert_eq!(c.get(&r(), b"a").unwrap().as_deref(), Some(&b"live"[..]));
+        assert_eq!(c.get(&r(), b"b").unwrap(), None);
+        assert_eq!(c.get(&r(), b"c").unwrap().as_deref(), Some(&b"plain"[..]));
+        drop(c);
+    }
+}
+
+/// Claim 1/5: read-only opens (WAL replayed into memory) and `open_cf_read_only`
+/// listing a family with the layout under plain options.
+#[test]
+fn read_only_opens_with_plain_options_and_a_wal() {
+    use strata::CfOptions;
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), plain()).unwrap();
+    let cf = db
+        .create_cf("ttl", CfOptions::default().with_expiring_values(true))
+        .unwrap();
+    db.put_with_ttl_cf(&w(), &cf, b"a", b"live", LONG).unwrap();
+    db.put_with_ttl_cf(&w(), &cf, b"b", b"dead", GONE).unwrap();
+    db.put_cf(&w(), &cf, b"c", b"plain").unwrap();
+    // Still open: the values are only in the WAL.
+    let ro = Db::builder()
+        .open_cf_read_only(dir.path(), plain(), &[("ttl", CfOptions::default())])
+        .unwrap();
+    let rcf = ro.cf("ttl").unwrap();
+    assert_eq!(ro.get_cf(&r(), &rcf, b"a").unwrap().as_deref(), Some(&b"live"[..]));
+    assert_eq!(ro.get_cf(&r(), &rcf, b"b").unwrap(), None);
+    assert_eq!(ro.get_cf(&r(), &rcf, b"c").unwrap().as_deref(), Some(&b"plain"[..]));
+    let mut it = ro.iter_cf(&r(), &rcf).unwrap();
+    it.seek_to_last();
+    assert_eq!(at(&it), Some((b"c".to_vec(), b"plain".to_vec())));
+    it.prev();
+    assert_eq!(at(&it), Some((b"a".to_vec(), b"live".to_vec())));
+    it.prev();
+    assert_eq!(at(&it), None);
+}
+
+/// Claim 4: an older plain version under a snapshot, an expired newer one; after the
+/// snapshot goes, compactions at every depth must not bring the older one back.
+#[test]
+fn an_older_version_does_not_come_back_after_the_snapshot_goes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options()).unwrap();
+    for i in 0..50 {
+        db.put(&w(), &key(i), b"old").unwrap();
+    }
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    let snap = db.snapshot();
+    for i in 0..50 {
+        db.put_with_ttl(&w(), &key(i), b"new", GONE).unwrap();
+    }
+    db.flush().unwrap();
+    let ro_snap = r().with_snapshot(snap.clone());
+    db.compact_range(None, None).unwrap();
+    assert_eq!(db.get(&ro_snap, &key(3)).unwrap().as_deref(), Some(&b"old"[..]));
+    assert_eq!(db.get(&r(), &key(3)).unwrap(), None);
+    drop(ro_snap);
+    drop(snap);
+    // Only the expired versions' level gets compacted first, then everything.
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    db.compact_range(None, None).unwrap();
+    for i in 0..50 {
+        assert_eq!(db.get(&r(), &key(i)).unwrap(), None, "key {i} came back");
+    }
+    let mut it = db.iter(&r()).unwrap();
+    it.seek_to_first();
+    assert_eq!(at(&it), None);
+}
