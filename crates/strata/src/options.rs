@@ -768,9 +768,10 @@ pub struct Options {
     ///
     /// Default: false. Runtime-mutable: no; chosen when the family (for the default
     /// family, the database) is created. Format: each value ends in an 8-byte
-    /// deadline (`expiry`'s layout, docs/ARCHITECTURE.md §7.9); the `OPTIONS` file
-    /// records it when set. Reopening with `true` a family created without it is
-    /// `InvalidArgument`; reopening with `false` one created with it keeps it on.
+    /// deadline (`expiry`'s layout, docs/ARCHITECTURE.md §7.9), and the family's
+    /// MANIFEST records hold the choice (the `OPTIONS` file shows it when set).
+    /// Reopening with `true` a family created without it is `InvalidArgument`;
+    /// reopening with `false` one created with it keeps it on.
     pub expiring_values: bool,
 }
 

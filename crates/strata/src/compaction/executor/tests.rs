@@ -25,7 +25,14 @@ impl Router for ByParity {
 }
 
 fn versions(dir: &Path) -> VersionSet {
-    VersionSet::create(Arc::new(PosixFs), Dirs::new(dir, []), u64::MAX, 4, Vec::new()).expect("version set")
+    VersionSet::create(
+        Arc::new(PosixFs),
+        Dirs::new(dir, []),
+        u64::MAX,
+        4,
+        Vec::new(),
+    )
+    .expect("version set")
 }
 
 /// A job context on the real file system with no snapshots.
@@ -416,8 +423,14 @@ pub(crate) fn row(k: &str, seq: u64, kind: ValueKind, v: &str) -> Row {
 
 /// A version set with `levels` levels in `dir`, its MANIFEST started.
 pub(crate) fn version_set(dir: &Path, levels: usize) -> VersionSet {
-    let vs = VersionSet::create(Arc::new(PosixFs), Dirs::new(dir, []), u64::MAX, levels, Vec::new())
-        .expect("version set");
+    let vs = VersionSet::create(
+        Arc::new(PosixFs),
+        Dirs::new(dir, []),
+        u64::MAX,
+        levels,
+        Vec::new(),
+    )
+    .expect("version set");
     vs.start_manifest(&[], &[], 1).expect("first manifest");
     vs
 }

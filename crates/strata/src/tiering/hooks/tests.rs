@@ -442,9 +442,9 @@ fn promotion_by_flush_goes_on_while_l0_rests_one_short_of_equal_triggers() {
     db.close().expect("close");
 }
 
-/// Review of 23dc29e: a family with `expiring_values` has a compaction filter (the
-/// built-in expiry filter, installed by `Family::new`), so the promotion cache must
-/// take no copies either; `hooks_for` is given the options before the filter joins.
+/// A family with `expiring_values` has a compaction filter (the built-in expiry
+/// filter, installed by `Family::new`, after `hooks_for` sees the options), so the
+/// promotion cache takes no copies either.
 #[test]
 fn with_expiring_values_the_cache_takes_no_copies() {
     let fs = Arc::new(FaultFs::new());

@@ -6,7 +6,8 @@ use crate::env::{FaultFs, FaultKinds, FaultRule, PosixFs};
 use crate::version::FileMetaData;
 
 fn empty(fs: Arc<dyn FileSystem>, dir: &Path, max_manifest: u64) -> VersionSet {
-    let vs = VersionSet::create(fs, Dirs::new(dir, []), max_manifest, 4, Vec::new()).expect("version set");
+    let vs = VersionSet::create(fs, Dirs::new(dir, []), max_manifest, 4, Vec::new())
+        .expect("version set");
     vs.start_manifest(&[], &[], 1).expect("first manifest");
     vs
 }

@@ -1,4 +1,7 @@
-//! Review of values with deadlines (23dc29e): attempts to break §7.9's claims.
+//! Values with deadlines (docs/ARCHITECTURE.md §7.9): the layout is held by the MANIFEST (a lost
+//! or older OPTIONS file neither loses it nor lets it turn on for plain data), tables in a
+//! database with deadlines, random iterator moves against a model, checkpoints and
+//! read-only opens with plain options, and an older version never coming back.
 
 mod common;
 
@@ -30,72 +33,69 @@ fn r() -> ReadOptions {
     ReadOptions::default()
 }
 
-/// Claim 5: a database whose OPTIONS is missing (deleted, lost in a copy, or never
-/// written by the tool that made it) forgets the layout: a plain open returns the
-/// stored values with their 8-byte trailer.
+/// A database whose OPTIONS file is missing (deleted, lost in a copy, never written by
+/// the tool that made it) keeps its layout: the MANIFEST's record holds it, so a plain
+/// open (read-only, and read-write) reads values without their trailer, and expired
+/// ones not at all.
 #[test]
-fn missing_options_file_loses_the_layout() {
+fn a_missing_options_file_does_not_lose_the_layout() {
     let dir = tempfile::tempdir().unwrap();
     {
         let db = Db::open(dir.path(), options()).unwrap();
         db.put_with_ttl(&w(), b"k", b"value", LONG).unwrap();
+        db.put_with_ttl(&w(), b"x", b"gone", GONE).unwrap();
         db.put(&w(), b"p", b"plain").unwrap();
         db.flush().unwrap();
         db.close().unwrap();
     }
     std::fs::remove_file(dir.path().join("OPTIONS")).unwrap();
-    let opened = Db::open_read_only(dir.path(), plain());
-    match opened {
-        Err(e) => panic!("refused (acceptable): {e}"),
-        Ok(db) => {
-            assert_eq!(
-                db.get(&r(), b"p").unwrap().as_deref(),
-                Some(&b"plain"[..]),
-                "plain value read through an open that lost the layout"
-            );
-        }
-    }
+    let db = Db::open_read_only(dir.path(), plain()).unwrap();
+    assert_eq!(db.get(&r(), b"p").unwrap().as_deref(), Some(&b"plain"[..]));
+    assert_eq!(db.get(&r(), b"k").unwrap().as_deref(), Some(&b"value"[..]));
+    assert_eq!(db.get(&r(), b"x").unwrap(), None);
+    drop(db);
+    let db = Db::open(dir.path(), plain()).unwrap();
+    db.put(&w(), b"q", b"written after").unwrap();
+    db.close().unwrap();
+    let db = Db::open(dir.path(), plain()).unwrap();
+    assert_eq!(
+        db.get(&r(), b"q").unwrap().as_deref(),
+        Some(&b"written after"[..])
+    );
 }
 
-/// Claim 5: an OPTIONS file from an older writer (the `Options { .. }` debug dump
-/// `options_file::load` still reads as "nothing recorded") lets the layout be turned
-/// on for data written without deadlines: every value is then misread.
+/// An OPTIONS file from an older writer (the `Options { .. }` debug dump, which
+/// `options_file::load` reads as nothing recorded) does not let the layout be turned
+/// on for data written without deadlines: the MANIFEST has no layout record.
 #[test]
-fn older_writers_options_let_the_layout_turn_on_for_plain_data() {
+fn an_older_options_file_does_not_let_the_layout_turn_on_for_plain_data() {
     let dir = tempfile::tempdir().unwrap();
     {
         let db = Db::open(dir.path(), plain()).unwrap();
         db.put(&w(), b"k", b"0123456789abcdef").unwrap();
-        db.put(&w(), b"s", b"short").unwrap();
         db.flush().unwrap();
         db.close().unwrap();
     }
     std::fs::write(dir.path().join("OPTIONS"), "Options { }\n").unwrap();
-    let opened = Db::open(dir.path(), options());
-    let db = match opened {
-        Err(e) => {
-            eprintln!("refused: {e}");
-            return;
-        }
-        Ok(db) => db,
-    };
-    let k = db.get(&r(), b"k");
-    let s = db.get(&r(), b"s");
-    panic!(
-        "expiring_values=true accepted for data written without deadlines; \
-         get(k) = {k:?} (stored 0123456789abcdef), get(s) = {s:?} (stored short)"
+    let e = Db::open(dir.path(), options()).unwrap_err();
+    assert_eq!(e.kind(), strata::ErrorKind::InvalidArgument);
+    assert!(e.to_string().contains("created without it"), "{e}");
+    let db = Db::open(dir.path(), plain()).unwrap();
+    assert_eq!(
+        db.get(&r(), b"k").unwrap().as_deref(),
+        Some(&b"0123456789abcdef"[..])
     );
 }
 
-/// Claim 1/5: `Table::create` takes the database's per-tree options; in a database
-/// created with `expiring_values` that includes the layout.
+/// A table in a database with deadlines: its family takes the database's per-tree
+/// options but not the layout (rows are merged).
 #[test]
 fn a_table_in_a_database_with_deadlines() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), options()).unwrap();
     let schema = Schema::parse("id:u64,a:i32,c:bytes").unwrap();
     match Table::create(&db, "t", schema, Layout::row()) {
-        Err(e) => panic!("Table::create refused in a database with expiring_values: {e}"),
+        Err(e) => panic!("Table::create in a database with expiring_values: {e}"),
         Ok(t) => {
             t.insert(
                 &w(),
@@ -124,7 +124,7 @@ fn at(it: &DbIterator) -> Option<(Vec<u8>, Vec<u8>)> {
     it.valid().then(|| (it.key().to_vec(), it.value().to_vec()))
 }
 
-/// Claim 1: random moves (seeks both ways, next/prev, direction changes) with bounds
+/// Random moves (seeks both ways, next/prev, direction changes) with bounds
 /// over keys with older versions in deeper levels, expired/live/plain newest values,
 /// runs of expired keys at both ends, against a model.
 #[test]
@@ -228,7 +228,11 @@ fn random_iterator_moves_match_a_model() {
         // Point reads and a transaction's iterator over the same model.
         for i in 0..n {
             let k = key(i);
-            assert_eq!(db.get(&r(), &k).unwrap(), m.get(&k).cloned().flatten(), "get {i}");
+            assert_eq!(
+                db.get(&r(), &k).unwrap(),
+                m.get(&k).cloned().flatten(),
+                "get {i}"
+            );
         }
         let txn = db.transaction(&TransactionOptions::default());
         let mut ti = txn.iter(&r()).unwrap();
@@ -243,7 +247,7 @@ fn random_iterator_moves_match_a_model() {
     }
 }
 
-/// Claim 1: checkpoint and read-only opens of it with plain options.
+/// A checkpoint, and read-only opens of it with plain options.
 #[test]
 fn checkpoint_and_read_only_open_with_plain_options() {
     let dir = tempfile::tempdir().unwrap();
@@ -267,7 +271,7 @@ fn checkpoint_and_read_only_open_with_plain_options() {
     }
 }
 
-/// Claim 1/5: read-only opens (WAL replayed into memory) and `open_cf_read_only`
+/// Read-only opens (WAL replayed into memory) and `open_cf_read_only`
 /// listing a family with the layout under plain options.
 #[test]
 fn read_only_opens_with_plain_options_and_a_wal() {
@@ -285,9 +289,15 @@ fn read_only_opens_with_plain_options_and_a_wal() {
         .open_cf_read_only(dir.path(), plain(), &[("ttl", CfOptions::default())])
         .unwrap();
     let rcf = ro.cf("ttl").unwrap();
-    assert_eq!(ro.get_cf(&r(), &rcf, b"a").unwrap().as_deref(), Some(&b"live"[..]));
+    assert_eq!(
+        ro.get_cf(&r(), &rcf, b"a").unwrap().as_deref(),
+        Some(&b"live"[..])
+    );
     assert_eq!(ro.get_cf(&r(), &rcf, b"b").unwrap(), None);
-    assert_eq!(ro.get_cf(&r(), &rcf, b"c").unwrap().as_deref(), Some(&b"plain"[..]));
+    assert_eq!(
+        ro.get_cf(&r(), &rcf, b"c").unwrap().as_deref(),
+        Some(&b"plain"[..])
+    );
     let mut it = ro.iter_cf(&r(), &rcf).unwrap();
     it.seek_to_last();
     assert_eq!(at(&it), Some((b"c".to_vec(), b"plain".to_vec())));
@@ -297,7 +307,7 @@ fn read_only_opens_with_plain_options_and_a_wal() {
     assert_eq!(at(&it), None);
 }
 
-/// Claim 4: an older plain version under a snapshot, an expired newer one; after the
+/// An older plain version under a snapshot, an expired newer one; after the
 /// snapshot goes, compactions at every depth must not bring the older one back.
 #[test]
 fn an_older_version_does_not_come_back_after_the_snapshot_goes() {
@@ -315,7 +325,10 @@ fn an_older_version_does_not_come_back_after_the_snapshot_goes() {
     db.flush().unwrap();
     let ro_snap = r().with_snapshot(snap.clone());
     db.compact_range(None, None).unwrap();
-    assert_eq!(db.get(&ro_snap, &key(3)).unwrap().as_deref(), Some(&b"old"[..]));
+    assert_eq!(
+        db.get(&ro_snap, &key(3)).unwrap().as_deref(),
+        Some(&b"old"[..])
+    );
     assert_eq!(db.get(&r(), &key(3)).unwrap(), None);
     drop(ro_snap);
     drop(snap);
