@@ -15,6 +15,9 @@ pub(crate) struct FamilyEntry {
     pub id: u32,
     pub name: String,
     pub merge_operator: Option<Arc<dyn MergeOperator>>,
+    /// The family's `metrics` handles, for the writers' per-family counters.
+    #[cfg(feature = "metrics")]
+    pub metrics: Arc<super::export::FamilyMetrics>,
 }
 
 /// Every live family, ascending by id. Rebuilt under the `state` lock whenever a family
@@ -22,7 +25,7 @@ pub(crate) struct FamilyEntry {
 pub(crate) struct FamilyView(pub Vec<FamilyEntry>);
 
 impl FamilyView {
-    fn find(&self, id: u32) -> Option<&FamilyEntry> {
+    pub(super) fn find(&self, id: u32) -> Option<&FamilyEntry> {
         self.0.iter().find(|f| f.id == id)
     }
 

@@ -84,6 +84,8 @@ impl DbState {
                     id,
                     name: f.family.versions.name().to_owned(),
                     merge_operator: f.family.opts.merge_operator.clone(),
+                    #[cfg(feature = "metrics")]
+                    metrics: Arc::clone(&f.family.metrics),
                 })
                 .collect(),
         )

@@ -143,5 +143,8 @@ pub(crate) fn multi_get(
         }
     }
     KEYS.with(|k| *k.borrow_mut() = spare);
-    answers.into_iter().map(|a| a.unwrap_or(Ok(None))).collect()
+    let answers: Vec<_> = answers.into_iter().map(|a| a.unwrap_or(Ok(None))).collect();
+    #[cfg(feature = "metrics")]
+    family.metrics.got_many(&answers);
+    answers
 }
