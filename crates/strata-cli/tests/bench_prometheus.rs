@@ -18,7 +18,8 @@ const PATIENCE: Duration = Duration::from_secs(120);
 
 /// One scrape: each sample line `name{labels} value` as its series and value.
 fn scrape(addr: SocketAddr) -> BTreeMap<String, f64> {
-    let mut stream = TcpStream::connect(addr).expect("connect");
+    let mut stream = TcpStream::connect(addr)
+        .unwrap_or_else(|e| panic!("the endpoint is gone (did the run end?): {e}"));
     stream
         .write_all(b"GET /metrics HTTP/1.0\r\nHost: strata\r\n\r\n")
         .expect("request");
