@@ -64,7 +64,10 @@ impl FamilyMetrics {
         let counter = |n: &'static str| metrics::counter!(n, "cf" => name.to_owned());
         let gauge = |n: &'static str| metrics::gauge!(n, "cf" => name.to_owned());
         let histogram = |n: &'static str| metrics::histogram!(n, "cf" => name.to_owned());
-        let level_gauge = |n: &'static str, level: usize| metrics::gauge!(n, "cf" => name.to_owned(), "level" => level.to_string());
+        let level_gauge = |n: &'static str, level: usize| {
+            let labels = [("cf", name.to_owned()), ("level", level.to_string())];
+            metrics::gauge!(n, &labels)
+        };
         FamilyMetrics {
             gets: counter("strata_gets_total"),
             get_hits: counter("strata_get_hits_total"),
@@ -143,27 +146,40 @@ impl FamilyMetrics {
 }
 
 /// The committed records of one write group, per family, counted while the group is
-/// inserted and added to the families' counters once it is published.
+/// inserted and added to the families' counters once it is published. The first
+/// family is held inline: most groups write one family, and then the tally allocates
+/// nothing.
 #[derive(Default)]
-pub(crate) struct WriteTally(Vec<(u32, u64, u64)>);
+pub(crate) struct WriteTally {
+    /// (family id, records, key + value bytes) of the first family met.
+    first: Option<(u32, u64, u64)>,
+    /// The same for every other family met.
+    rest: Vec<(u32, u64, u64)>,
+}
 
 impl WriteTally {
     /// One record of `bytes` key + value bytes for family `family`.
     #[inline]
     pub fn add(&mut self, family: u32, bytes: u64) {
-        match self.0.iter_mut().find(|(id, _, _)| *id == family) {
-            Some((_, records, total)) => {
-                *records += 1;
-                *total += bytes;
-            }
-            None => self.0.push((family, 1, bytes)),
+        let bump = |e: &mut (u32, u64, u64)| {
+            e.1 += 1;
+            e.2 += bytes;
+        };
+        match &mut self.first {
+            None => self.first = Some((family, 1, bytes)),
+            Some(first) if first.0 == family => bump(first),
+            Some(_) => match self.rest.iter_mut().find(|e| e.0 == family) {
+                Some(e) => bump(e),
+                None => self.rest.push((family, 1, bytes)),
+            },
         }
     }
 
     /// Adds the tally to the counters of the families in `view` (a family dropped
-    /// since the batch was checked is no longer there: its records are not counted).
+    /// since the batch was checked is no longer there: its records stay in the
+    /// database-wide `writes` only).
     pub fn publish(&self, view: &FamilyView) {
-        for &(id, records, bytes) in &self.0 {
+        for &(id, records, bytes) in self.first.iter().chain(&self.rest) {
             if let Some(f) = view.find(id) {
                 f.metrics.writes.increment(records);
                 f.metrics.bytes_written.increment(bytes);

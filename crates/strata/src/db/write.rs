@@ -204,6 +204,7 @@ pub(crate) fn write(
     batch: Option<WriteBatch>,
     force_switch: Option<Force>,
 ) -> Result<()> {
+    // Timed only with a batch: a forced switch (`batch` is `None`) is no write call.
     #[cfg(feature = "metrics")]
     if batch.is_some() {
         let started = std::time::Instant::now();
