@@ -70,6 +70,9 @@ pub enum CliError {
     /// read (each named on standard error as it was met).
     #[error("{0} key(s) could not be read; each is named above")]
     Unreadable(u64),
+    /// The metrics recorder could not be installed (`bench --prometheus`).
+    #[error("metrics recorder: {0}")]
+    Metrics(String),
     /// A worker thread panicked (a bug: the message is what it said).
     #[error("worker thread panicked: {0}")]
     WorkerPanic(String),

@@ -36,6 +36,10 @@
 //! - `internals`: tool and fuzz internals (the SSTable, WAL and MANIFEST readers and
 //!   writers that `strata sst-dump` and the fuzz targets drive): every module named
 //!   under *Where things live* becomes public. Not a stable API.
+//! - `metrics`: the engine emits counters, gauges and latency histograms, per column
+//!   family and per data path, through the `metrics` facade, to whatever recorder the
+//!   application installed before opening the database (docs/ARCHITECTURE.md §10.2
+//!   lists the names). Adds no API.
 //!
 //! # Where things live
 //! The module tree is the architecture (docs/ARCHITECTURE.md §1): `db` (the handle:

@@ -5,7 +5,7 @@
 //! `deleterandom` do `--num` operations, reads do `--reads` (`-1` = `--num`);
 //! `--duration` > 0 runs each benchmark for that many seconds instead.
 
-use crate::engine::options::EngineFlags;
+use crate::engine::options::{EngineFlags, EngineKind};
 use crate::error::{CliError, Result};
 use crate::keys::KeyFormat;
 use crate::results::ReportFlags;
@@ -158,6 +158,11 @@ pub struct BenchArgs {
     /// name); 0: no cap. For measuring an engine at another engine's ingest rate.
     #[arg(long = "benchmark_write_rate_limit", default_value_t = 0)]
     pub benchmark_write_rate_limit: u64,
+    /// Serve the engine's metrics (docs/ARCHITECTURE.md §10.2) in Prometheus' text
+    /// format on this loopback address while the benchmarks run, e.g.
+    /// 127.0.0.1:9464 (port 0: any free port; the address is printed). Strata only.
+    #[arg(long = "prometheus")]
+    pub prometheus: Option<std::net::SocketAddr>,
     /// Engine options.
     #[command(flatten)]
     pub engine: EngineFlags,
@@ -229,6 +234,14 @@ impl BenchArgs {
         }
         if self.reads < -1 {
             return usage("invalid value for '--reads': must be >= -1".into());
+        }
+        if let Some(addr) = self.prometheus {
+            super::prometheus::check_loopback(addr)?;
+            if self.engine.engine != EngineKind::Strata {
+                return usage(
+                    "'--prometheus' serves Strata's metrics: it needs --engine=strata".into(),
+                );
+            }
         }
         let families = self.engine.num_column_families;
         if families == 0 {

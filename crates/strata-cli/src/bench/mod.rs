@@ -5,6 +5,7 @@
 //! appends one JSON record per benchmark (`results`).
 
 pub mod flags;
+pub mod prometheus;
 pub mod report;
 pub mod workloads;
 
@@ -24,6 +25,12 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let prov = Provenance::gather();
     let options = serde_json::to_value(args)?;
     let mapping = engine::mapping::of(&args.engine);
+    // Before the open: the engine registers its metrics with the recorder installed
+    // then. Served until the run returns.
+    let endpoint = args.prometheus.map(prometheus::serve).transpose()?;
+    if let Some(e) = &endpoint {
+        println!("Prometheus: http://{}/metrics", e.addr());
+    }
     let engine = engine::open(&args.engine, false)?;
     print_header(args, engine.name(), &mapping);
     if args.engine.num_column_families > 1 {

@@ -59,6 +59,8 @@ pub(crate) fn start(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
     for i in 1..inner.opts.max_background_jobs {
         threads.push(spawn(format!("strata-compact-{i}"), compaction_loop)?);
     }
+    #[cfg(feature = "metrics")]
+    threads.push(spawn("strata-metrics".into(), super::export::publish_loop)?);
     Ok(threads)
 }
 

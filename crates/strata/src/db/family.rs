@@ -42,6 +42,10 @@ pub(crate) struct Family {
     /// What plans the family's compactions: the database's policy, or the one its
     /// records call for (`db::family_kind`).
     pub policy: Arc<dyn CompactionPolicy>,
+    /// The family's `metrics` handles (`db::export`), shared with the writers' family
+    /// list.
+    #[cfg(feature = "metrics")]
+    pub metrics: Arc<super::export::FamilyMetrics>,
 }
 
 impl Family {
@@ -54,6 +58,11 @@ impl Family {
         hooks: Option<Arc<dyn TreeHooks>>,
     ) -> Family {
         let version = versions.current();
+        #[cfg(feature = "metrics")]
+        let metrics = Arc::new(super::export::FamilyMetrics::new(
+            versions.name(),
+            opts.num_levels,
+        ));
         Family {
             versions,
             // The one place every family's options pass (open and `create_cf`): the
@@ -67,6 +76,8 @@ impl Family {
             }),
             hooks,
             policy,
+            #[cfg(feature = "metrics")]
+            metrics,
         }
     }
 

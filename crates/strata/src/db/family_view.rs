@@ -19,6 +19,9 @@ pub(crate) struct FamilyEntry {
     pub merge_operator: Option<Arc<dyn MergeOperator>>,
     /// Its values end in a deadline (`Options::expiring_values`).
     pub expiring: bool,
+    /// The family's `metrics` handles, for the writers' per-family counters.
+    #[cfg(feature = "metrics")]
+    pub metrics: Arc<super::export::FamilyMetrics>,
 }
 
 /// Every live family, ascending by id. Rebuilt under the `state` lock whenever a family
@@ -26,7 +29,7 @@ pub(crate) struct FamilyEntry {
 pub(crate) struct FamilyView(pub Vec<FamilyEntry>);
 
 impl FamilyView {
-    fn find(&self, id: u32) -> Option<&FamilyEntry> {
+    pub(super) fn find(&self, id: u32) -> Option<&FamilyEntry> {
         self.0.iter().find(|f| f.id == id)
     }
 

@@ -71,7 +71,8 @@ pub(crate) fn run(
         let _purpose = purpose.enter();
         executor::execute(plan, &ctx)
     };
-    let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    let took = started.elapsed();
+    let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
     drop(ctx);
     drop(version);
     let mut outcome = match executed {
@@ -122,6 +123,10 @@ pub(crate) fn run(
         return installed.map(|_| ());
     }
     account(inner, plan, &outcome, added);
+    #[cfg(feature = "metrics")]
+    family
+        .metrics
+        .job_installed(plan.reason.is_flush(), figures, took);
     if !plan.reason.is_flush() {
         Statistics::add(&inner.stats.local().compaction_micros, micros);
     }

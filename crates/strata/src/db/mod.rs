@@ -23,6 +23,8 @@ mod builder;
 mod checkpoint;
 mod conflict;
 mod events;
+#[cfg(feature = "metrics")]
+mod export;
 mod family;
 pub(crate) mod family_kind;
 mod family_view;
@@ -157,6 +159,9 @@ pub(crate) struct DbInner {
     pub resuming: Mutex<()>,
     /// Queues events for the registered listeners (`events`; no-ops without any).
     pub events: events::Events,
+    /// The database-wide `metrics` handles (`export`).
+    #[cfg(feature = "metrics")]
+    pub metrics: export::DbMetrics,
     /// Held while open (by a read-write open only).
     _lock: Option<Box<dyn FileLock>>,
 }
@@ -1060,6 +1065,10 @@ impl Db {
                     .wait_for(&mut st, std::time::Duration::from_millis(10));
             }
         }
+        // Every job is done: the last figures, for a reader of the recorder after
+        // close.
+        #[cfg(feature = "metrics")]
+        export::publish(&self.inner);
         let families: Vec<Arc<Family>> = {
             let st = self.inner.state.lock();
             st.families
@@ -1110,7 +1119,7 @@ fn stats_of(inner: &DbInner, family: &Family) -> DbStats {
             let mut s = level_stats
                 .and_then(|ls| ls.get(l).cloned())
                 .unwrap_or_default();
-            s.files = version.runs(l).map(|r| r.files().len()).sum();
+            s.files = version.level_files(l);
             s.virtual_files = version
                 .files(l)
                 .iter()

@@ -325,6 +325,8 @@ pub(crate) fn open(
         Access::ReadWrite => Events::start(listeners, Arc::clone(&stats))?,
         Access::ReadOnly => Events::none(),
     };
+    #[cfg(feature = "metrics")]
+    let metrics = super::export::DbMetrics::new(&path_stats);
     let inner = DbInner {
         dir: dir.to_path_buf(),
         fs,
@@ -352,6 +354,8 @@ pub(crate) fn open(
         memory_budget,
         resuming: Mutex::new(()),
         events,
+        #[cfg(feature = "metrics")]
+        metrics,
         _lock: lock,
     };
     match access {

@@ -50,9 +50,7 @@ pub(super) fn property(inner: &DbInner, family: &Family, name: &str) -> Result<S
             .families
             .get(&family.id())
             .map_or(0, |f| f.pending_compaction_bytes),
-        "cur-size-all-mem-tables" => memtables()
-            .map(|m| m.approximate_memory_usage() as u64)
-            .sum(),
+        "cur-size-all-mem-tables" => sv.memtable_bytes(),
         "num-immutable-mem-table" => sv.imm.len() as u64,
         "block-cache-usage" => inner.block_cache.as_ref().map_or(0, |c| c.usage() as u64),
         "live-sst-files-size" => table_space(version).live_table_bytes,
@@ -63,7 +61,7 @@ pub(super) fn property(inner: &DbInner, family: &Family, name: &str) -> Result<S
                 .and_then(|n| n.parse::<usize>().ok())
                 .filter(|&l| l < version.num_levels())
                 .ok_or_else(|| unknown(name))?;
-            version.runs(level).map(|r| r.files().len() as u64).sum()
+            version.level_files(level) as u64
         }
     };
     Ok(value.to_string())

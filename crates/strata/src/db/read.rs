@@ -129,9 +129,11 @@ pub(crate) fn get_partial(
     // Sampled before the sequence number (`db::tree_hooks`).
     let token = family.hooks.as_ref().map_or(0, |h| h.read_token());
     let seq = read_sequence(inner, ro);
+    #[cfg(feature = "metrics")]
+    let started = std::time::Instant::now();
     let sv = family.super_version.load();
     Statistics::add(&inner.stats.local().gets, 1);
-    LOOKUP.with(|cell| {
+    let answer = LOOKUP.with(|cell| {
         let mut lookup = cell.borrow_mut();
         lookup.set(user_key, seq);
         let filter = SnapshotFilter {
@@ -150,7 +152,10 @@ pub(crate) fn get_partial(
             Some(clock) => clock.answer(user_key, value?),
             None => value,
         }
-    })
+    });
+    #[cfg(feature = "metrics")]
+    family.metrics.got(&answer, started);
+    answer
 }
 
 /// The body of [`get_partial`] once the read's view is loaded.

@@ -86,6 +86,8 @@ impl DbState {
                     name: f.family.versions.name().to_owned(),
                     merge_operator: f.family.opts.merge_operator.clone(),
                     expiring: f.family.opts.expiring_values,
+                    #[cfg(feature = "metrics")]
+                    metrics: Arc::clone(&f.family.metrics),
                 })
                 .collect(),
         )

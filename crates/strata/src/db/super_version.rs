@@ -19,3 +19,13 @@ pub struct SuperVersion {
     /// The table files.
     pub version: Arc<Version>,
 }
+
+impl SuperVersion {
+    /// Bytes of the active and immutable memtables (`cur-size-all-mem-tables`).
+    pub fn memtable_bytes(&self) -> u64 {
+        std::iter::once(&self.mem)
+            .chain(&self.imm)
+            .map(|m| m.approximate_memory_usage() as u64)
+            .sum()
+    }
+}

@@ -204,6 +204,14 @@ pub(crate) fn write(
     batch: Option<WriteBatch>,
     force_switch: Option<Force>,
 ) -> Result<()> {
+    // Timed only with a batch: a forced switch (`batch` is `None`) is no write call.
+    #[cfg(feature = "metrics")]
+    if batch.is_some() {
+        let started = std::time::Instant::now();
+        let written = enqueue(inner, wo, batch, force_switch, None);
+        inner.metrics.wrote(started);
+        return written;
+    }
     enqueue(inner, wo, batch, force_switch, None)
 }
 
@@ -220,7 +228,12 @@ pub(crate) fn write_validated(
     validate: Validation<'_>,
 ) -> Result<()> {
     debug_assert!(!batch.is_empty(), "a validated write needs a batch");
-    enqueue(inner, wo, Some(batch), None, Some(validate))
+    #[cfg(feature = "metrics")]
+    let started = std::time::Instant::now();
+    let written = enqueue(inner, wo, Some(batch), None, Some(validate));
+    #[cfg(feature = "metrics")]
+    inner.metrics.wrote(started);
+    written
 }
 
 fn enqueue(
@@ -419,9 +432,13 @@ fn insert_and_publish(inner: &DbInner, staged: Staged) -> Result<()> {
     } = staged;
     let count = group.len() as u64;
     let mut user_bytes = 0u64;
+    #[cfg(feature = "metrics")]
+    let mut tally = super::export::WriteTally::default();
     let inserted = group
         .iterate_cf(|family, seq, kind, key, value| {
             user_bytes += (key.len() + value.len()) as u64;
+            #[cfg(feature = "metrics")]
+            tally.add(family, (key.len() + value.len()) as u64);
             // A family missing here was dropped after `Db::write` checked the batch:
             // the write counts as made before the drop (recovery skips it likewise).
             if let Some((_, mem)) = mems.iter().find(|(id, _)| *id == family) {
@@ -440,6 +457,8 @@ fn insert_and_publish(inner: &DbInner, staged: Staged) -> Result<()> {
     Statistics::add(&inner.stats.local().user_bytes_written, user_bytes);
     Statistics::add(&inner.stats.local().write_groups, 1);
     Statistics::add(&inner.stats.local().writes, count);
+    #[cfg(feature = "metrics")]
+    tally.publish(&inner.family_view.load());
     Ok(())
 }
 

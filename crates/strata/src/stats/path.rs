@@ -54,12 +54,21 @@ impl Default for Shard {
 pub(crate) struct PathStats {
     path: PathBuf,
     shards: Box<[Shard; SHARDS]>,
+    /// `strata_path_read_seconds{path}` (`db::export`): each read's latency, recorded
+    /// where it is measured.
+    #[cfg(feature = "metrics")]
+    read_seconds: metrics::Histogram,
 }
 
 impl PathStats {
     /// Zeroed counters of the data path in directory `path`.
     pub fn new(path: PathBuf) -> PathStats {
         PathStats {
+            #[cfg(feature = "metrics")]
+            read_seconds: metrics::histogram!(
+                "strata_path_read_seconds",
+                "path" => path.display().to_string()
+            ),
             path,
             shards: Box::new(std::array::from_fn(|_| Shard::default())),
         }
@@ -94,6 +103,8 @@ impl PathStats {
         if let Some(b) = s.latency.get(bucket.min(LATENCY_BUCKETS - 1)) {
             b.fetch_add(1, Ordering::Relaxed);
         }
+        #[cfg(feature = "metrics")]
+        self.read_seconds.record(elapsed);
     }
 
     /// Records one write (an append handed to the file) of `bytes` bytes for

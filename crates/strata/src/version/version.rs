@@ -281,6 +281,11 @@ impl Version {
             .fold(0u64, |acc, r| acc.saturating_add(r.bytes()))
     }
 
+    /// Number of files (real and virtual) in `level`, every run (0 if out of range).
+    pub fn level_files(&self, level: usize) -> usize {
+        self.runs(level).map(|r| r.files().len()).sum()
+    }
+
     /// Number of files in all levels and runs.
     pub fn num_files(&self) -> usize {
         self.levels

@@ -145,11 +145,14 @@ pub(crate) fn multi_get(
     }
     KEYS.with(|k| *k.borrow_mut() = spare);
     let answers = answers.into_iter().map(|a| a.unwrap_or(Ok(None)));
-    match ReadClock::for_family(&family.opts) {
+    let answers: Vec<_> = match ReadClock::for_family(&family.opts) {
         Some(clock) => answers
             .zip(keys)
             .map(|(a, key)| clock.answer(key, a?))
             .collect(),
         None => answers.collect(),
-    }
+    };
+    #[cfg(feature = "metrics")]
+    family.metrics.got_many(&answers);
+    answers
 }
