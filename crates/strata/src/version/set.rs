@@ -563,7 +563,7 @@ impl VersionSet {
         &self,
         manifest: super::manifest::RecoveredManifest,
         refs: &[Arc<FileRef>],
-    ) -> Result<(Vec<Arc<FamilyVersion>>, Vec<Arc<FamilyVersion>>)> {
+    ) -> Result<Followed> {
         let _writer = self.writer.lock();
         let inconsistent =
             |reason: String| Error::Internal(format!("followed version does not apply: {reason}"));
@@ -778,6 +778,9 @@ impl VersionSet {
         Ok(())
     }
 }
+
+/// The families [`VersionSet::follow`] created and dropped.
+pub type Followed = (Vec<Arc<FamilyVersion>>, Vec<Arc<FamilyVersion>>);
 
 /// A family at one version, with the log number recorded beside it.
 pub type FamilyAt = (Arc<FamilyVersion>, Arc<Version>, u64);
