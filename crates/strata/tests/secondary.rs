@@ -15,6 +15,7 @@ use rand::{Rng, SeedableRng};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use strata::env::{FileLock, FileSystem, PosixFs, RandomAccessFile, SequentialFile, WritableFile};
 use strata::{CfOptions, Db, ErrorKind, ReadOptions, WriteBatch, WriteOptions};
 
 fn wo() -> WriteOptions {
@@ -493,4 +494,116 @@ fn an_old_snapshot_of_a_secondary_is_refused_not_misread() {
         s.get(&ReadOptions::default(), b"k").unwrap().as_deref(),
         Some(&b"2"[..])
     );
+}
+
+/// The file system of a secondary that shows one WAL cut at `limit` bytes the next
+/// time it is opened: a reader that read the WAL's end just before the writer's last
+/// appends to it (and before the writer moved on to the next WAL).
+struct HideTailOnce {
+    wal: Mutex<Option<(std::path::PathBuf, usize)>>,
+}
+
+struct Cut {
+    inner: Box<dyn SequentialFile>,
+    left: usize,
+}
+
+impl SequentialFile for Cut {
+    fn read(&mut self, buf: &mut [u8]) -> strata::Result<usize> {
+        let n = buf.len().min(self.left);
+        let got = self.inner.read(&mut buf[..n])?;
+        self.left -= got;
+        Ok(got)
+    }
+}
+
+impl FileSystem for HideTailOnce {
+    fn create(&self, path: &Path) -> strata::Result<Box<dyn WritableFile>> {
+        PosixFs.create(path)
+    }
+    fn open_random(&self, path: &Path) -> strata::Result<Arc<dyn RandomAccessFile>> {
+        PosixFs.open_random(path)
+    }
+    fn open_sequential(&self, path: &Path) -> strata::Result<Box<dyn SequentialFile>> {
+        let inner = PosixFs.open_sequential(path)?;
+        let mut hide = self.wal.lock().unwrap();
+        match hide.take() {
+            Some((wal, limit)) if wal == path => Ok(Box::new(Cut { inner, left: limit })),
+            other => {
+                *hide = other;
+                Ok(inner)
+            }
+        }
+    }
+    fn rename(&self, from: &Path, to: &Path) -> strata::Result<()> {
+        PosixFs.rename(from, to)
+    }
+    fn remove(&self, path: &Path) -> strata::Result<()> {
+        PosixFs.remove(path)
+    }
+    fn list(&self, dir: &Path) -> strata::Result<Vec<String>> {
+        PosixFs.list(dir)
+    }
+    fn create_dir_all(&self, dir: &Path) -> strata::Result<()> {
+        PosixFs.create_dir_all(dir)
+    }
+    fn sync_dir(&self, dir: &Path) -> strata::Result<()> {
+        PosixFs.sync_dir(dir)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        PosixFs.exists(path)
+    }
+    fn file_size(&self, path: &Path) -> strata::Result<u64> {
+        PosixFs.file_size(path)
+    }
+    fn lock(&self, path: &Path) -> strata::Result<Box<dyn FileLock>> {
+        PosixFs.lock(path)
+    }
+    fn link(&self, from: &Path, to: &Path) -> strata::Result<()> {
+        PosixFs.link(from, to)
+    }
+}
+
+/// A catch-up that read an older WAL's end before the writer's last appends to it, and
+/// then finds records in the newer WAL, reads the older one again before applying
+/// them: it never shows a write without every write before it.
+#[test]
+fn a_newer_wals_records_wait_for_the_older_wals_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db_dir, sec_dir) = (dir.path().join("db"), dir.path().join("secondary"));
+    let opts = tiny_options().with_write_buffer_size(1 << 20);
+    let writer = Db::open(&db_dir, opts.clone().with_create_if_missing(true)).unwrap();
+    let b = writer.create_cf("b", CfOptions::default()).unwrap();
+    writer.put_cf(&wo(), &b, b"k1", b"1").unwrap();
+    let fs = Arc::new(HideTailOnce {
+        wal: Mutex::new(None),
+    });
+    let s = Db::builder()
+        .file_system(fs.clone())
+        .open_secondary(&db_dir, &sec_dir, opts)
+        .unwrap();
+    let older = newest_wal(&db_dir);
+    let seen = std::fs::metadata(&older).unwrap().len() as usize;
+    writer.put_cf(&wo(), &b, b"k2", b"2").unwrap();
+    writer.put(&wo(), b"x", b"x").unwrap();
+    // Switches the WAL; `b` still needs the older one.
+    writer.flush_cf(&writer.default_cf()).unwrap();
+    writer.put_cf(&wo(), &b, b"k3", b"3").unwrap();
+    assert_ne!(newest_wal(&db_dir), older);
+    assert!(older.exists());
+    *fs.wal.lock().unwrap() = Some((older, seen));
+    let c = s.try_catch_up().unwrap();
+    assert_eq!(c.sequence, writer.latest_sequence());
+    let sb = s.cf("b").unwrap();
+    let ro = ReadOptions::default();
+    assert_eq!(
+        s.get_cf(&ro, &sb, b"k3").unwrap().as_deref(),
+        Some(&b"3"[..])
+    );
+    assert_eq!(
+        s.get_cf(&ro, &sb, b"k2").unwrap().as_deref(),
+        Some(&b"2"[..]),
+        "k3 shown without k2 before it"
+    );
+    assert_eq!(s.get(&ro, b"x").unwrap().as_deref(), Some(&b"x"[..]));
 }
