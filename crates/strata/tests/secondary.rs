@@ -607,3 +607,47 @@ fn a_newer_wals_records_wait_for_the_older_wals_end() {
     );
     assert_eq!(s.get(&ro, b"x").unwrap().as_deref(), Some(&b"x"[..]));
 }
+
+/// What a catch-up costs (run by hand, ideally with `--release`): after 50,000 writes
+/// in the WAL alone, and after 200 flushes (each a MANIFEST edit adding a table, which
+/// the catch-up links).
+#[test]
+#[ignore = "a measurement, run by hand"]
+fn catch_up_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db_dir, sec_dir) = (dir.path().join("db"), dir.path().join("secondary"));
+    let opts = tiny_options()
+        .with_write_buffer_size(64 << 20)
+        .with_max_manifest_file_size(64 << 20)
+        .with_level0_file_num_compaction_trigger(1000)
+        .with_level0_slowdown_writes_trigger(1000)
+        .with_level0_stop_writes_trigger(1000);
+    let writer = Db::open(&db_dir, opts.clone().with_create_if_missing(true)).unwrap();
+    writer.put(&wo(), b"start", b"1").unwrap();
+    let s = Db::open_secondary(&db_dir, &sec_dir, opts).unwrap();
+    for i in 0..50_000u32 {
+        writer.put(&wo(), &key(i), &[b'v'; 100]).unwrap();
+    }
+    let t = std::time::Instant::now();
+    let c = s.try_catch_up().unwrap();
+    eprintln!(
+        "50,000 WAL records: {:?} ({} records)",
+        t.elapsed(),
+        c.records
+    );
+    let t = std::time::Instant::now();
+    let c = s.try_catch_up().unwrap();
+    eprintln!("nothing new: {:?} ({} records)", t.elapsed(), c.records);
+    for i in 0..200u32 {
+        writer.put(&wo(), &key(i), b"flushed").unwrap();
+        writer.flush().unwrap();
+    }
+    let t = std::time::Instant::now();
+    let c = s.try_catch_up().unwrap();
+    eprintln!(
+        "200 MANIFEST edits: {:?} ({} tables linked, {} records)",
+        t.elapsed(),
+        c.tables_added,
+        c.records
+    );
+}
