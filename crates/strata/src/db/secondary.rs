@@ -647,6 +647,15 @@ fn commit(
         super::families_changed(inner, &mut st);
     }
     let mut st = inner.state.lock();
+    // A family's memtable of a WAL below its log number is in its tables now, and a
+    // dropped family's are nobody's: no view keeps them after this.
+    for (&wal, t) in tail.wals.iter_mut() {
+        t.mems.retain(|id, _| {
+            st.families
+                .get(id)
+                .is_some_and(|f| wal >= f.family.versions.log_number())
+        });
+    }
     for state in st.families.values_mut() {
         let (id, log) = (state.family.id(), state.family.versions.log_number());
         state.imm = (tail.wals.range(log..))
