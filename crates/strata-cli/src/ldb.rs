@@ -33,7 +33,11 @@
 //! one (`OpenForReadOnly`) read-only, and `verify` a Strata one: they take no lock and
 //! write nothing, so they work while another process has the database open for
 //! writing (they see it as of their open) and on a read-only medium. fjall has no
-//! read-only open: its databases are opened as for writes.
+//! read-only open: its databases are opened as for writes. With
+//! `--secondary_path=DIR` (RocksDB's flag; Strata only) `get`, `scan` and `dump` open a
+//! secondary instance instead (`Db::open_secondary`), which writes only in `DIR` (a
+//! lock, and a link to each table it reads, so the writer's compactions delete none
+//! under a long `dump`); any other command with it is refused.
 //!
 //! `verify` (Strata only) first replays the MANIFEST without opening the database and
 //! checks that every table file it names (real level files and the parents of virtual
@@ -109,6 +113,11 @@ pub struct LdbArgs {
     /// The column family reads and writes go to (default: `default`).
     #[arg(long = "cf", global = true)]
     pub cf: Option<String>,
+    /// Open the database as a secondary instance keeping its own files (a lock and
+    /// links to the tables it reads) in this directory (RocksDB's `--secondary_path`;
+    /// Strata only; for get, scan and dump).
+    #[arg(long = "secondary_path", global = true)]
+    pub secondary_path: Option<std::path::PathBuf>,
     /// Engine options (`--db` names the database).
     #[command(flatten)]
     pub engine: EngineFlags,
@@ -327,7 +336,20 @@ pub fn run(args: &LdbArgs) -> Result<()> {
     let open = |flags: &EngineFlags| engine::open_families(flags, true, &family);
     // The commands that only read open read-only where the engine can (Strata): no
     // lock, so they work beside a running writer and on a read-only medium.
-    let open_read = || engine::open_read_only(existing, &family);
+    let open_read = || match &args.secondary_path {
+        Some(dir) => engine::open_secondary(existing, &family, dir),
+        None => engine::open_read_only(existing, &family),
+    };
+    let reads = matches!(
+        args.command,
+        LdbCommand::Get { .. } | LdbCommand::Scan { .. } | LdbCommand::Dump
+    );
+    if args.secondary_path.is_some() && !reads {
+        return Err(CliError::Usage(
+            "'--secondary_path' opens a secondary instance, which only reads: it goes with              get, scan and dump"
+                .into(),
+        ));
+    }
     // Validate command-line input before opening the database.
     let engine = match &args.command {
         LdbCommand::Verify => return verify(existing),

@@ -204,6 +204,63 @@ fn reading_commands_work_beside_a_live_writer() {
     assert_eq!(ok(&["ldb", &db, "get", "c"], None), "3\n");
 }
 
+/// `--secondary_path=DIR` (RocksDB's flag): `get`, `scan` and `dump` read beside a live
+/// writer through a secondary instance, whose files (its lock, its links) go to `DIR`
+/// and nowhere in the database; a write command with it is refused.
+#[test]
+fn reading_commands_open_a_secondary_with_secondary_path() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("db");
+    let writer = strata::Db::open(
+        &dir,
+        strata::Options::default()
+            .with_merge_operator(Some(std::sync::Arc::new(strata::merge::U64Add))),
+    )
+    .expect("open");
+    let wo = strata::WriteOptions::default();
+    writer.put(&wo, b"a", b"1").expect("put");
+    writer.flush().expect("flush");
+    writer.put(&wo, b"b", b"2").expect("put, in the WAL only");
+    let listing = |d: &std::path::Path| {
+        let mut names: Vec<String> = std::fs::read_dir(d)
+            .expect("list")
+            .map(|e| e.expect("entry").file_name().into_string().expect("utf-8"))
+            .collect();
+        names.sort();
+        names
+    };
+    let before = listing(&dir);
+    let db = db_flag(&dir);
+    let sec = tmp.path().join("secondary");
+    let sec_flag = format!("--secondary_path={}", sec.display());
+    assert_eq!(
+        ok(&["ldb", &db, &sec_flag, "get", "b"], None),
+        "2
+"
+    );
+    assert_eq!(
+        ok(&["ldb", &db, &sec_flag, "dump"], None),
+        "a ==> 1
+b ==> 2
+"
+    );
+    assert_eq!(
+        ok(&["ldb", &db, &sec_flag, "scan", "--from=b"], None),
+        "b : 2
+"
+    );
+    assert_eq!(
+        listing(&dir),
+        before,
+        "the database's directory is untouched"
+    );
+    assert!(listing(&sec).contains(&"LOCK".to_string()));
+    let out = strata(&["ldb", &db, &sec_flag, "put", "c", "3"], None);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("secondary_path"));
+    writer.close().expect("close");
+}
+
 /// `ldb checkpoint --to=DIR` makes a copy that `ldb` reads like the source, with its
 /// tables linked; a non-empty target is refused in one line.
 #[test]

@@ -119,7 +119,7 @@ pub mod table;
 
 pub use batch::WriteBatch;
 pub use cache::BlockCache;
-pub use db::{CfHandle, CheckpointInfo, Db, DbBuilder, DbIterator};
+pub use db::{CatchUp, CfHandle, CheckpointInfo, Db, DbBuilder, DbIterator};
 pub use error::{Error, ErrorKind, IoOp, Result};
 pub use key::SequenceNumber;
 pub use limits::{MAX_BATCH_LEN, MAX_KEY_LEN, MAX_VALUE_LEN};

@@ -343,3 +343,44 @@ fn an_older_version_does_not_come_back_after_the_snapshot_goes() {
     it.seek_to_first();
     assert_eq!(at(&it), None);
 }
+
+/// A family with the layout that the writer creates after a secondary opened reaches
+/// the secondary at its next catch-up with the layout (configured as at an open): its
+/// values come without their trailer, expired ones not at all.
+#[test]
+fn a_secondary_follows_a_family_with_the_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let sec_dir = tempfile::tempdir().unwrap();
+    let writer = Db::open(dir.path(), plain()).unwrap();
+    writer.put(&w(), b"d", b"default").unwrap();
+    let secondary = Db::open_secondary(dir.path(), sec_dir.path(), plain()).unwrap();
+    let cf = writer
+        .create_cf("s", strata::CfOptions::default().with_expiring_values(true))
+        .unwrap();
+    writer
+        .put_with_ttl_cf(&w(), &cf, b"k", b"live", LONG)
+        .unwrap();
+    writer
+        .put_with_ttl_cf(&w(), &cf, b"x", b"gone", GONE)
+        .unwrap();
+    writer.put_cf(&w(), &cf, b"p", b"plain").unwrap();
+    writer.flush_cf(&cf).unwrap();
+    writer.put_cf(&w(), &cf, b"q", b"in the wal").unwrap();
+    // Without the OPTIONS file's copy, only the MANIFEST's record tells.
+    std::fs::remove_file(dir.path().join("OPTIONS")).unwrap();
+    secondary.try_catch_up().unwrap();
+    let scf = secondary.cf("s").expect("the family reached the secondary");
+    assert_eq!(
+        secondary.get_cf(&r(), &scf, b"k").unwrap().as_deref(),
+        Some(&b"live"[..])
+    );
+    assert_eq!(secondary.get_cf(&r(), &scf, b"x").unwrap(), None);
+    assert_eq!(
+        secondary.get_cf(&r(), &scf, b"p").unwrap().as_deref(),
+        Some(&b"plain"[..])
+    );
+    assert_eq!(
+        secondary.get_cf(&r(), &scf, b"q").unwrap().as_deref(),
+        Some(&b"in the wal"[..])
+    );
+}

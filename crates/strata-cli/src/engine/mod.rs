@@ -655,6 +655,29 @@ pub fn open_read_only(flags: &EngineFlags, families: &Families) -> Result<Box<dy
     }
 }
 
+/// [`open_read_only`] as a secondary instance keeping its files in `secondary_dir`
+/// (Strata's `Db::open_secondary`, for `ldb --secondary_path`).
+///
+/// # Errors
+/// [`CliError::Usage`] for another engine; the engine's open errors.
+pub fn open_secondary(
+    flags: &EngineFlags,
+    families: &Families,
+    secondary_dir: &std::path::Path,
+) -> Result<Box<dyn KvEngine>> {
+    match flags.engine {
+        EngineKind::Strata => Ok(Box::new(strata::StrataEngine::open_secondary(
+            flags,
+            flags.strata_options()?,
+            families,
+            secondary_dir,
+        )?)),
+        _ => Err(CliError::Usage(
+            "'--secondary_path' works on strata databases only".into(),
+        )),
+    }
+}
+
 #[cfg(not(feature = "fjall"))]
 fn fjall_not_built() -> CliError {
     CliError::Usage(

@@ -106,12 +106,41 @@ impl StrataEngine {
         options: strata::Options,
         families: &Families,
     ) -> Result<StrataEngine> {
+        StrataEngine::open_reader(flags, options, families, None)
+    }
+
+    /// [`StrataEngine::open_read_only`] as a secondary instance keeping its files in
+    /// `secondary_dir` (`Db::open_secondary`): it reads the database as of its open
+    /// through links of its own, so a writer's compactions delete nothing under it.
+    ///
+    /// # Errors
+    /// As [`StrataEngine::open_read_only`]; a `secondary_dir` in use or that is a
+    /// database.
+    pub fn open_secondary(
+        flags: &EngineFlags,
+        options: strata::Options,
+        families: &Families,
+        secondary_dir: &std::path::Path,
+    ) -> Result<StrataEngine> {
+        StrataEngine::open_reader(flags, options, families, Some(secondary_dir))
+    }
+
+    fn open_reader(
+        flags: &EngineFlags,
+        options: strata::Options,
+        families: &Families,
+        secondary_dir: Option<&std::path::Path>,
+    ) -> Result<StrataEngine> {
         let cf_options = options.cf_options();
         let recorded = strata::options_file::load(&PosixFs, &flags.db)
             .ok()
             .flatten();
         let options = fit_default(options, recorded.as_ref());
-        let db = db_builder(flags, &flags.db)?.open_read_only(&flags.db, options)?;
+        let builder = db_builder(flags, &flags.db)?;
+        let db = match secondary_dir {
+            Some(dir) => builder.open_secondary(&flags.db, dir, options)?,
+            None => builder.open_read_only(&flags.db, options)?,
+        };
         let cfs = families
             .names()
             .iter()

@@ -294,6 +294,7 @@ mod tests {
             next_file_number: 22,
             last_sequence: 12,
             manifest_number: 3,
+            resume_at: 0,
         };
         let mut out = Vec::new();
         let paths = [PathBuf::from("/db"), PathBuf::from("/slow")];

@@ -26,7 +26,7 @@ use super::open::Access;
 use super::scan_tee::{NoTees, ScanTees};
 use super::tree_hooks::TreeHooksFactory;
 use super::write_back::WriteBacks;
-use super::{background, open, read_only, Db};
+use super::{background, open, read_only, secondary, Db};
 use crate::cache::BlockCache;
 use crate::compaction::{CompactionPolicy, Delayed, PlacementPolicy};
 use crate::env::{FileSystem, PosixFs};
@@ -235,6 +235,7 @@ impl DbBuilder {
             components,
             families,
             Access::ReadWrite,
+            None,
         )?);
         let threads = background::start(&inner)?;
         Ok(Db { inner, threads })
@@ -268,9 +269,69 @@ impl DbBuilder {
         let dir = path.as_ref();
         let inner = read_only::until_stable(components.fs.as_ref(), dir, || {
             let components = components.clone();
-            open::open(dir, options.clone(), components, families, Access::ReadOnly)
+            open::open(
+                dir,
+                options.clone(),
+                components,
+                families,
+                Access::ReadOnly,
+                None,
+            )
         })?;
         // No background thread: nothing is flushed or compacted.
+        Ok(Db {
+            inner: Arc::new(inner),
+            threads: Vec::new(),
+        })
+    }
+
+    /// Opens a secondary instance of the database in `path`, keeping its own files in
+    /// `secondary_dir`; see [`Db::open_secondary`].
+    ///
+    /// # Errors
+    /// As [`Db::open_secondary`].
+    pub fn open_secondary(
+        &self,
+        path: impl AsRef<Path>,
+        secondary_dir: impl AsRef<Path>,
+        options: Options,
+    ) -> Result<Db> {
+        self.open_cf_secondary(path, secondary_dir, options, &[])
+    }
+
+    /// [`DbBuilder::open_secondary`] giving the listed column families their options
+    /// (as [`Db::open_cf`]; families created later take the options the `OPTIONS` file
+    /// records for them).
+    ///
+    /// # Errors
+    /// As [`Db::open_secondary`]; as [`Db::open_cf`] for the families.
+    pub fn open_cf_secondary(
+        &self,
+        path: impl AsRef<Path>,
+        secondary_dir: impl AsRef<Path>,
+        options: Options,
+        families: &[(&str, CfOptions)],
+    ) -> Result<Db> {
+        options.validate()?;
+        let mut options = options;
+        options.create_if_missing = false;
+        options.error_if_exists = false;
+        let components = self.components(Arc::new(NoTees));
+        let dir = path.as_ref();
+        let prepared = secondary::prepare(components.fs.as_ref(), dir, secondary_dir.as_ref())?;
+        let inner = read_only::until_stable(components.fs.as_ref(), dir, || {
+            let components = components.clone();
+            let access = Access::Secondary;
+            open::open(
+                dir,
+                options.clone(),
+                components,
+                families,
+                access,
+                Some(&prepared),
+            )
+        })?;
+        // No background thread: the writer flushes and compacts.
         Ok(Db {
             inner: Arc::new(inner),
             threads: Vec::new(),

@@ -23,7 +23,6 @@
 //! interrupted by a crash leaves a directory without `CURRENT`, which a later
 //! checkpoint to the same target refuses as not empty.
 
-use super::open::Access;
 use super::{write, DbInner};
 use crate::env::{FileSystem, RandomAccessFile};
 use crate::error::{Error, Result};
@@ -64,9 +63,7 @@ struct WalCut {
 /// checkpoint's included), or for a read-only handle; I/O errors (the database is
 /// unaffected; `dir` may remain without `CURRENT`, which is no database).
 pub(super) fn create(inner: &DbInner, dir: &Path) -> Result<CheckpointInfo> {
-    if inner.access == Access::ReadOnly {
-        return Err(super::read_only::refused(&inner.dir));
-    }
+    inner.check_writable()?;
     // A poisoned database may hold edits whose durability is unknown: no copy of it.
     inner.state.lock().check_bg_error()?;
     let fs = inner.fs.as_ref();

@@ -42,6 +42,7 @@ mod records_tests;
 mod replay;
 mod room;
 pub(crate) mod scan_tee;
+mod secondary;
 mod state;
 mod super_version;
 pub(crate) mod tree_hooks;
@@ -52,6 +53,7 @@ pub use builder::DbBuilder;
 pub use checkpoint::CheckpointInfo;
 pub use family::CfHandle;
 pub use iter::DbIterator;
+pub use secondary::CatchUp;
 // For `strata ldb verify`, which checks a database's tables without opening it.
 #[cfg(feature = "internals")]
 pub use open::check_tables_exist;
@@ -162,6 +164,8 @@ pub(crate) struct DbInner {
     /// The database-wide `metrics` handles (`export`).
     #[cfg(feature = "metrics")]
     pub metrics: export::DbMetrics,
+    /// What a secondary instance follows the writer with (§7.6.1); `None` otherwise.
+    pub secondary: Option<secondary::Secondary>,
     /// Held while open (by a read-write open only).
     _lock: Option<Box<dyn FileLock>>,
 }
@@ -176,6 +180,7 @@ impl DbInner {
         match self.access {
             Access::ReadWrite => Ok(()),
             Access::ReadOnly => Err(read_only::refused(&self.dir)),
+            Access::Secondary => Err(secondary::refused(&self.dir)),
         }
     }
 
@@ -270,7 +275,7 @@ impl DbInner {
             .apply(&first)
             .map_err(|e| Error::Internal(format!("new column family `{name}`: {e}")))?;
         let (opts, policy) =
-            family_kind::configure(self.kinds.as_ref(), name, &first, opts, &self.policy)?;
+            open::configure_family(self.kinds.as_ref(), name, &first, opts, &self.policy)?;
         let log_number = {
             let st = self.state.lock();
             st.check_writes()?;
@@ -398,6 +403,59 @@ impl Db {
     /// while the database is not changing; `Io`.
     pub fn open_read_only(path: impl AsRef<Path>, options: Options) -> Result<Db> {
         DbBuilder::new().open_read_only(path, options)
+    }
+
+    /// Opens a secondary instance of the database in `path` (RocksDB's
+    /// `OpenAsSecondary`): a read-only follower of the handle that writes it, in this
+    /// or another process, which sees the database as of the open and then as of each
+    /// [`Db::try_catch_up`]. It takes no `LOCK` of the database and writes nothing in
+    /// its directories: its own files (a `LOCK`, and a hard link to each table it
+    /// reads, so that the writer's compactions never delete a table under it) live in
+    /// `secondary_dir`, which it creates, and which no other secondary may share. Where
+    /// tables cannot be linked into `secondary_dir` (another file system), it keeps
+    /// them open instead, as a read-only open does (the property
+    /// `strata.secondary-pinning` says which). Every column family is opened
+    /// ([`DbBuilder::open_cf_secondary`] gives families their own options); families
+    /// the writer creates or drops appear or go at a catch-up (docs/ARCHITECTURE.md
+    /// §7.6.1).
+    ///
+    /// Writes, flushes, compactions and family changes return `InvalidArgument`
+    /// naming the secondary open; [`Db::wait_for_compactions`] and [`Db::close`]
+    /// return at once.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `path` holds no database, if `secondary_dir` is the
+    /// database's directory, holds a database, or is in use by another secondary, or
+    /// for options the database cannot be opened with; `Corruption` naming file and
+    /// offset for damaged metadata or logs; `Io`.
+    pub fn open_secondary(
+        path: impl AsRef<Path>,
+        secondary_dir: impl AsRef<Path>,
+        options: Options,
+    ) -> Result<Db> {
+        DbBuilder::new().open_secondary(path, secondary_dir, options)
+    }
+
+    /// Brings a secondary instance up to the writer (RocksDB's `TryCatchUpWithPrimary`):
+    /// reads the MANIFEST's records appended since the last catch-up (or the new
+    /// MANIFEST the writer rolled over to) and installs the version they describe,
+    /// then reads the WALs' new records into memtables. Afterwards every read answers
+    /// as the writer did at the returned [`CatchUp::sequence`] (also
+    /// [`Db::latest_sequence`]). A record the writer is still appending is left for the
+    /// next catch-up. Iterators opened before keep reading the state they were opened
+    /// on; a snapshot taken before a catch-up that installed newer tables is refused
+    /// by reads after it (`InvalidArgument`: the writer's compactions may have dropped
+    /// what it would see).
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a handle that is not a secondary; `Corruption` naming
+    /// file and offset for a damaged record (a whole record failing its checksum, not
+    /// one being written); `Io` for a table or WAL the writer deleted while the
+    /// catch-up read, after the catch-up was tried again from the newer state for as
+    /// long as the writer kept moving (30 s). A failed catch-up installs nothing: the
+    /// handle keeps answering as of the last one.
+    pub fn try_catch_up(&self) -> Result<CatchUp> {
+        secondary::catch_up(&self.inner)
     }
 
     /// A builder that injects components (file system, shared block cache) before
@@ -668,7 +726,7 @@ impl Db {
     /// compaction during the wait, as for [`Db::flush`].
     pub fn wait_for_compactions(&self) -> Result<()> {
         // A read-only handle runs nothing; its replayed memtables are never flushed.
-        if self.inner.access == Access::ReadOnly {
+        if !self.inner.access.writes() {
             return Ok(());
         }
         background::wait_idle(&self.inner)
@@ -1083,7 +1141,9 @@ impl Db {
                 }
             }
         }
-        if self.inner.access == Access::ReadOnly {
+        if !self.inner.access.writes() {
+            // A secondary removes the links nothing reads any more.
+            secondary::release(&self.inner);
             return hooks_result;
         }
         write::sync_wal(&self.inner)?;

@@ -26,6 +26,12 @@ use std::collections::HashSet;
 ///
 /// Requires: the `state` lock not held.
 pub(crate) fn delete_obsolete(inner: &DbInner) {
+    // A reader (read-only, secondary) never deletes in the database's directories:
+    // what it holds the writer owns (a secondary releases its own links,
+    // `secondary::release`).
+    if !inner.access.writes() {
+        return;
+    }
     let queue = inner.versions.obsolete();
     let _turn = queue.deleting();
     let mut files = queue.take();

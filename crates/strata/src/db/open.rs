@@ -29,7 +29,10 @@
 //!
 //! A read-only open ([`Access::ReadOnly`], docs/ARCHITECTURE.md §7.6) runs steps 2 and
 //! 3 (reading only), takes no `LOCK`, probes nothing, replays the WALs into memtables
-//! it keeps (step 4 without tables), and skips steps 5–7: it writes no byte.
+//! it keeps (step 4 without tables), and skips steps 5–7: it writes no byte. A
+//! secondary ([`Access::Secondary`], §7.6.1) is the same in the database's
+//! directories, but leaves step 4 to `secondary::start`, which links the tables into
+//! its own directory and tails the WALs as every catch-up does.
 //!
 //! [`WalRecoveryMode`]: crate::WalRecoveryMode
 
@@ -39,6 +42,7 @@ use super::family::{Family, FamilyState};
 use super::family_kind;
 use super::read_only;
 use super::replay::{replay_wals, ReplayFamily, ReplayInto, Replayed};
+use super::secondary;
 use super::state::DbState;
 use super::write::WriteQueue;
 use super::{obsolete, DbInner};
@@ -70,6 +74,16 @@ pub(crate) enum Access {
     ReadWrite,
     /// A reader of the state as of open: no lock, nothing written (§7.6).
     ReadOnly,
+    /// A reader that follows the writer (`Db::try_catch_up`): as `ReadOnly` in the
+    /// database's directories, writing only in its own (§7.6.1).
+    Secondary,
+}
+
+impl Access {
+    /// True iff this handle writes the database (the one writer).
+    pub(crate) fn writes(self) -> bool {
+        self == Access::ReadWrite
+    }
 }
 
 /// Opens the database in `dir` with `components`, its column families other than the
@@ -84,6 +98,7 @@ pub(crate) fn open(
     components: Components,
     families: &[(&str, CfOptions)],
     access: Access,
+    secondary: Option<&secondary::Prepared>,
 ) -> Result<DbInner> {
     let Components {
         fs,
@@ -98,7 +113,7 @@ pub(crate) fn open(
     } = components;
     // A read-only open writes nothing, so it gives no family hooks (they may keep
     // state of their own).
-    let hooks = hooks.filter(|_| access == Access::ReadWrite);
+    let hooks = hooks.filter(|_| access.writes());
     let memory_budget = match (memory_budget, opts.memory_budget) {
         (Some(shared), _) => Some(shared),
         (None, 0) => None,
@@ -113,8 +128,8 @@ pub(crate) fn open(
     }
     let lock = match access {
         Access::ReadWrite => Some(lock_dir(fs.as_ref(), dir, &opts)?),
-        Access::ReadOnly if fs.exists(&dir.join(CURRENT)) => None,
-        Access::ReadOnly => return Err(missing_database(dir)),
+        Access::ReadOnly | Access::Secondary if fs.exists(&dir.join(CURRENT)) => None,
+        Access::ReadOnly | Access::Secondary => return Err(missing_database(dir)),
     };
     let dirs = Dirs::new(dir, opts.db_paths.iter().map(|p| p.path.clone()));
     let path_stats: Vec<Arc<PathStats>> = dirs
@@ -132,26 +147,13 @@ pub(crate) fn open(
         stored.as_ref().and_then(|s| s.merge_operator.as_deref()),
     );
     let opts = opts;
-    let family_opts = |name: &str| -> Options {
-        if name == DEFAULT_FAMILY_NAME {
-            return opts.clone();
-        }
-        let recorded = stored.as_ref().and_then(|s| s.families.get(name));
-        let mut cf = match (families.iter().find(|(n, _)| *n == name), recorded) {
-            (Some((_, listed)), _) => listed.clone(),
-            (None, Some(r)) => r.options.clone(),
-            (None, None) => return opts.clone(),
-        };
-        let recorded_op = recorded.and_then(|r| r.merge_operator.as_deref());
-        options_file::adopt_recorded_operator(&mut cf.merge_operator, recorded_op);
-        opts.clone().with_cf_options(&cf)
-    };
+    let family_opts = |name: &str| family_options(&opts, stored.as_ref(), families, name);
     for (name, _) in families {
         family_opts(name)
             .validate()
             .map_err(|e| Error::InvalidArgument(format!("column family `{name}`: {e}")))?;
     }
-    let (versions, max_column_family) =
+    let (versions, max_column_family, manifest_end) =
         recover_versions(&fs, &dirs, &opts, stored.as_ref(), &family_opts)?;
     for (name, _) in families {
         if !versions.families().iter().any(|f| f.name() == *name) {
@@ -161,7 +163,7 @@ pub(crate) fn open(
         }
     }
     // The probe writes a file: a read-only open meets a refusal at its first read.
-    if access == Access::ReadWrite {
+    if access.writes() {
         for table_dir in &dirs.tables {
             probe_direct_io(fs.as_ref(), table_dir, &opts)?;
         }
@@ -172,12 +174,8 @@ pub(crate) fn open(
         .families()
         .iter()
         .map(|f| {
-            let version = f.current();
-            let mut opts = family_opts(f.name());
-            // The value layout is the family's records' (the MANIFEST's), not the
-            // caller's.
-            crate::expiry::adopt_recorded(f.name(), &version, &mut opts)?;
-            let c = family_kind::configure(kinds.as_ref(), f.name(), &version, opts, &policy)?;
+            let opts = family_opts(f.name());
+            let c = configure_family(kinds.as_ref(), f.name(), &f.current(), opts, &policy)?;
             Ok((f.id(), c))
         })
         .collect::<Result<_>>()?;
@@ -206,7 +204,8 @@ pub(crate) fn open(
     let table_cache = Arc::new(
         TableCache::new(
             Arc::clone(&fs),
-            dirs.tables.clone(),
+            // A secondary that links tables reads them through its links.
+            secondary.map_or_else(|| dirs.tables.clone(), |p| p.table_dirs(&dirs)),
             opts.max_open_files,
             block_cache.clone(),
             Arc::clone(&stats),
@@ -228,20 +227,29 @@ pub(crate) fn open(
             })
         })
         .collect::<Result<_>>()?;
-    let replayed = replay_wals(
-        fs.as_ref(),
-        dir,
-        &opts,
-        &versions,
-        &table_cache,
-        log_number,
-        replay_families,
-        max_column_family,
-        match access {
-            Access::ReadWrite => ReplayInto::Tables,
-            Access::ReadOnly => ReplayInto::Memory,
+    let replayed = match access {
+        // A secondary reads the WALs itself once it is built, and again at each
+        // catch-up (`secondary::start`).
+        Access::Secondary => Replayed {
+            edits: Vec::new(),
+            refs: Vec::new(),
+            memtables: Vec::new(),
         },
-    )?;
+        Access::ReadWrite | Access::ReadOnly => replay_wals(
+            fs.as_ref(),
+            dir,
+            &opts,
+            &versions,
+            &table_cache,
+            log_number,
+            replay_families,
+            max_column_family,
+            match access {
+                Access::ReadWrite => ReplayInto::Tables,
+                Access::ReadOnly | Access::Secondary => ReplayInto::Memory,
+            },
+        )?,
+    };
     let mut replayed_memtables = Vec::new();
     // What each family was given or had recorded, before its kind configured it: the
     // next open configures it again from the same starting point.
@@ -270,7 +278,7 @@ pub(crate) fn open(
             options_file::store(fs.as_ref(), dir, &opts, &family_options)?;
             started
         }
-        Access::ReadOnly => {
+        Access::ReadOnly | Access::Secondary => {
             replayed_memtables = replayed.memtables;
             (read_only::no_wal(dir), log_number)
         }
@@ -323,10 +331,14 @@ pub(crate) fn open(
     // A read-only handle runs no job and writes nothing: it has nothing to tell.
     let events = match access {
         Access::ReadWrite => Events::start(listeners, Arc::clone(&stats))?,
-        Access::ReadOnly => Events::none(),
+        Access::ReadOnly | Access::Secondary => Events::none(),
     };
     #[cfg(feature = "metrics")]
     let metrics = super::export::DbMetrics::new(&path_stats);
+    let secondary = secondary.map(|prepared| {
+        let manifest = (versions.manifest_number(), manifest_end);
+        secondary::Secondary::new(prepared, families, manifest, max_column_family)
+    });
     let inner = DbInner {
         dir: dir.to_path_buf(),
         fs,
@@ -356,13 +368,39 @@ pub(crate) fn open(
         events,
         #[cfg(feature = "metrics")]
         metrics,
+        secondary,
         _lock: lock,
     };
     match access {
         Access::ReadWrite => obsolete::remove_orphans(&inner),
         Access::ReadOnly => read_only::pin_tables(&inner)?,
+        Access::Secondary => secondary::start(&inner)?,
     }
     Ok(inner)
+}
+
+/// Column family `name`'s options: the default family's are `opts`; another's are
+/// those `listed` gives it, else those the `OPTIONS` file recorded (`stored`), else
+/// `opts`' per-tree fields; where the file records a merge operator, the one given
+/// must be it (the recorded one is adopted where none is given).
+pub(super) fn family_options<S: AsRef<str>>(
+    opts: &Options,
+    stored: Option<&options_file::StoredOptions>,
+    listed: &[(S, CfOptions)],
+    name: &str,
+) -> Options {
+    if name == DEFAULT_FAMILY_NAME {
+        return opts.clone();
+    }
+    let recorded = stored.and_then(|s| s.families.get(name));
+    let mut cf = match (listed.iter().find(|(n, _)| n.as_ref() == name), recorded) {
+        (Some((_, listed)), _) => listed.clone(),
+        (None, Some(r)) => r.options.clone(),
+        (None, None) => return opts.clone(),
+    };
+    let recorded_op = recorded.and_then(|r| r.merge_operator.as_deref());
+    options_file::adopt_recorded_operator(&mut cf.merge_operator, recorded_op);
+    opts.clone().with_cf_options(&cf)
 }
 
 /// Step 1. Refuses a missing database without creating anything when
@@ -436,6 +474,24 @@ fn missing_database(dir: &Path) -> Error {
     ))
 }
 
+/// Family `name`'s options and policy from `opts` (what it opens or is created with)
+/// and its records in `version`: its value layout as recorded (`expiry`), then what
+/// its kind makes of it (`family_kind`). Every open, catch-up and creation of a family
+/// goes through here.
+///
+/// # Errors
+/// `expiry::adopt_recorded`'s and `family_kind::configure`'s.
+pub(super) fn configure_family(
+    kinds: Option<&Arc<dyn family_kind::FamilyKinds>>,
+    name: &str,
+    version: &crate::version::Version,
+    mut opts: Options,
+    policy: &Arc<dyn CompactionPolicy>,
+) -> Result<(Options, Arc<dyn CompactionPolicy>)> {
+    crate::expiry::adopt_recorded(name, version, &mut opts)?;
+    family_kind::configure(kinds, name, version, opts, policy)
+}
+
 /// Steps 2 and 3. The version set of the durable state the MANIFEST describes (or of
 /// an empty database), with every data path's directory present: created for a new
 /// database, required of an existing one.
@@ -446,14 +502,15 @@ fn missing_database(dir: &Path) -> Error {
 /// default one), or for a missing data path of an existing database (naming it);
 /// `Corruption` naming the MANIFEST if it names a table or WAL that does not exist
 /// (it lost edits, or files were removed behind its back); MANIFEST replay errors.
-/// Also returns the largest family id ever given.
+/// Also returns the largest family id ever given and where the MANIFEST's whole
+/// records end.
 fn recover_versions(
     fs: &Arc<dyn FileSystem>,
     dirs: &Dirs,
     opts: &Options,
     stored: Option<&options_file::StoredOptions>,
     family_opts: &dyn Fn(&str) -> Options,
-) -> Result<(VersionSet, u32)> {
+) -> Result<(VersionSet, u32, u64)> {
     let dir = dirs.db.as_path();
     let max = opts.max_manifest_file_size;
     let num_levels = |name: &str| family_opts(name).num_levels;
@@ -468,7 +525,7 @@ fn recover_versions(
         let records = crate::expiry::layout_records(opts);
         let versions =
             VersionSet::create(Arc::clone(fs), dirs.clone(), max, opts.num_levels, records)?;
-        return Ok((versions, 0));
+        return Ok((versions, 0, 0));
     };
     if opts.error_if_exists {
         return Err(Error::InvalidArgument(format!(
@@ -514,7 +571,7 @@ fn recover_versions(
             format!("MANIFEST names a missing WAL: file=`{}`", wal.display()),
         ));
     }
-    Ok((versions, info.max_column_family))
+    Ok((versions, info.max_column_family, info.resume_at))
 }
 
 /// Step 3's check of the tables: every table file `version` needs on disk

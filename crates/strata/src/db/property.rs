@@ -17,6 +17,7 @@ const NAMES: &[&str] = &[
     "block-cache-usage",
     "live-sst-files-size",
     "stats",
+    "secondary-pinning",
 ];
 
 /// The value of property `name` of `family`: a decimal number, or text for `stats`.
@@ -55,6 +56,14 @@ pub(super) fn property(inner: &DbInner, family: &Family, name: &str) -> Result<S
         "block-cache-usage" => inner.block_cache.as_ref().map_or(0, |c| c.usage() as u64),
         "live-sst-files-size" => table_space(version).live_table_bytes,
         "stats" => return Ok(super::stats_of(inner, family).to_string()),
+        // How a secondary keeps its tables (`db::secondary`): `links`, or
+        // `descriptors: <why linking failed>`; `none` for any other handle.
+        "secondary-pinning" => {
+            return Ok(inner
+                .secondary
+                .as_ref()
+                .map_or_else(|| "none".to_owned(), |s| s.pinning()))
+        }
         other => {
             let level = other
                 .strip_prefix("num-files-at-level")

@@ -56,6 +56,23 @@ fn read_sequence(inner: &DbInner, ro: &ReadOptions) -> SequenceNumber {
     }
 }
 
+/// The read sequence, then the view `load` loads (§5.1). On a secondary both are
+/// taken so that no catch-up installs between them (`db::secondary`, invariant 4).
+///
+/// # Errors
+/// On a secondary, a snapshot older than its tables (see `Secondary::read_view`).
+fn read_view<V>(
+    inner: &DbInner,
+    ro: &ReadOptions,
+    load: impl FnOnce() -> V,
+) -> Result<(SequenceNumber, V)> {
+    let view = || (read_sequence(inner, ro), load());
+    match &inner.secondary {
+        None => Ok(view()),
+        Some(s) => s.read_view(ro.snapshot.as_ref().map(|s| s.sequence()), view),
+    }
+}
+
 /// A read of part of each value (ARCHITECTURE §7.1.3): which column-group runs
 /// (`version::run`) can hold what it wants, and when the entries a point read met in
 /// runs decide that. The row run (`ALL_COLUMNS`), the memtables and L0 are always
@@ -128,10 +145,9 @@ pub(crate) fn get_partial(
     let _purpose = IoPurpose::Get.enter();
     // Sampled before the sequence number (`db::tree_hooks`).
     let token = family.hooks.as_ref().map_or(0, |h| h.read_token());
-    let seq = read_sequence(inner, ro);
     #[cfg(feature = "metrics")]
     let started = std::time::Instant::now();
-    let sv = family.super_version.load();
+    let (seq, sv) = read_view(inner, ro, || family.super_version.load())?;
     Statistics::add(&inner.stats.local().gets, 1);
     let answer = LOOKUP.with(|cell| {
         let mut lookup = cell.borrow_mut();
@@ -810,8 +826,7 @@ pub(crate) fn iter_partial(
 ) -> Result<DbIterator> {
     let reads = |group: u32| group == ALL_COLUMNS || partial.is_none_or(|r| r.reads_group(group));
     let _purpose = IoPurpose::Scan.enter();
-    let seq = read_sequence(inner, ro);
-    let sv = family.super_version.load_full();
+    let (seq, sv) = read_view(inner, ro, || family.super_version.load_full())?;
     let filter = SnapshotFilter {
         enabled: family.opts.snapshot_filter,
         seq,

@@ -117,11 +117,7 @@ pub(crate) fn replay_wals(
     // would be missing from the middle of the state: refuse, and the open is tried
     // again from the newer MANIFEST. An ordinary open holds the lock: nothing moves.
     if into == ReplayInto::Memory && logs.first() != Some(&log_number) {
-        return Err(Error::corruption(
-            filename::wal_file(dir, log_number),
-            0,
-            "the WAL the MANIFEST needs first is gone (a writer released it)",
-        ));
+        return Err(wal_gone(dir, log_number));
     }
     if let Some(&max) = logs.last() {
         versions.mark_file_number_used(max);
@@ -252,26 +248,21 @@ impl Replay<'_> {
     /// Applies the records of `batch` (read from WAL `wal` at `offset`) to the
     /// memtables of the families that need them.
     fn apply(&mut self, batch: &WriteBatch, wal: u64, path: &Path, offset: u64) -> Result<()> {
-        let mut max_seq = self.versions.last_sequence();
-        let mut unknown = None;
-        // Cannot fail: `from_data` validated the batch when it was read.
-        let _ = batch.iterate_cf(|family, seq, kind, key, value| {
-            max_seq = max_seq.max(seq);
-            match self.families.iter().find(|(f, _)| f.id == family) {
-                Some((f, mem)) if wal >= f.log_number => mem.add(seq, kind, key, value),
-                Some(_) => {}
+        let max_column_family = self.max_column_family;
+        let families = &self.families;
+        let inserted = insert_batch(batch, |family| {
+            match families.iter().find(|(f, _)| f.id == family) {
+                Some((f, mem)) if wal >= f.log_number => Route::Into(Arc::clone(mem)),
+                Some(_) => Route::Skip,
                 // A dropped family: its records go with it.
-                None if family <= self.max_column_family => {}
-                None => unknown = Some(family),
+                None if family <= max_column_family => Route::Skip,
+                None => Route::Unknown,
             }
         });
-        if let Some(family) = unknown {
-            return Err(Error::corruption(
-                path,
-                offset,
-                format!("WAL record of a column family the MANIFEST never created: id=`{family}`"),
-            ));
-        }
+        let max_seq = match inserted {
+            Ok(seq) => self.versions.last_sequence().max(seq),
+            Err(family) => return Err(unknown_family(path, offset, family)),
+        };
         self.versions.set_last_sequence(max_seq);
         let full: Vec<usize> = (self.families.iter().enumerate())
             .filter(|(_, (f, mem))| mem.approximate_memory_usage() >= f.opts.write_buffer_size)
@@ -322,4 +313,66 @@ impl Replay<'_> {
         self.out.refs.extend(outcome.refs);
         Ok(())
     }
+}
+
+/// Where the entries of one column family in a WAL record go.
+pub(crate) enum Route {
+    /// Into this memtable.
+    Into(Arc<MemTable>),
+    /// Nowhere: the family already holds them in a table, or was dropped.
+    Skip,
+    /// A family the MANIFEST read so far does not know.
+    Unknown,
+}
+
+/// Adds the entries of `batch` to the memtable `route` gives each family (asked once
+/// per family the batch holds), all or nothing: if `route` calls a family unknown,
+/// nothing is added and its id is the error. Returns the largest sequence number of
+/// the batch (0 for an empty one).
+pub(crate) fn insert_batch(
+    batch: &WriteBatch,
+    mut route: impl FnMut(u32) -> Route,
+) -> std::result::Result<u64, u32> {
+    let mut ids: Vec<u32> = Vec::new();
+    // Cannot fail: `from_data` validated the batch when it was read.
+    let _ = batch.iterate_cf(|family, _, _, _, _| {
+        if !ids.contains(&family) {
+            ids.push(family);
+        }
+    });
+    let mut routes = Vec::with_capacity(ids.len());
+    for id in ids {
+        match route(id) {
+            Route::Unknown => return Err(id),
+            r => routes.push((id, r)),
+        }
+    }
+    let mut max_seq = 0;
+    let _ = batch.iterate_cf(|family, seq, kind, key, value| {
+        max_seq = max_seq.max(seq);
+        if let Some((_, Route::Into(mem))) = routes.iter().find(|(id, _)| *id == family) {
+            mem.add(seq, kind, key, value);
+        }
+    });
+    Ok(max_seq)
+}
+
+/// A WAL record naming a family id above the largest the MANIFEST ever gave.
+pub(crate) fn unknown_family(path: &Path, offset: u64, family: u32) -> Error {
+    Error::corruption(
+        path,
+        offset,
+        format!("WAL record of a column family the MANIFEST never created: id=`{family}`"),
+    )
+}
+
+/// The oldest WAL a MANIFEST a reader (read-only, secondary) read names is gone: a
+/// writer flushed it and released it since, so the reader must start again from the
+/// newer MANIFEST (see [`replay_wals`]).
+pub(crate) fn wal_gone(dir: &Path, log_number: u64) -> Error {
+    Error::corruption(
+        filename::wal_file(dir, log_number),
+        0,
+        "the WAL the MANIFEST needs first is gone (a writer released it)",
+    )
 }

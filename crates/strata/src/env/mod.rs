@@ -212,6 +212,26 @@ pub trait RandomAccessFile: Send + Sync {
 pub trait SequentialFile: Send {
     /// Reads up to `buf.len()` bytes; `Ok(0)` at end of file.
     fn read(&mut self, buf: &mut [u8]) -> Result<usize>;
+
+    /// Skips `n` bytes (fewer at end of file). A follower of a growing log resumes
+    /// with it (`wal::LogReader::resume`). The default reads and drops them;
+    /// implementations that can seek override it.
+    ///
+    /// # Errors
+    /// I/O errors.
+    fn skip(&mut self, n: u64) -> Result<()> {
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut left = n;
+        while left > 0 {
+            let want = usize::try_from(left).unwrap_or(usize::MAX).min(buf.len());
+            let got = self.read(buf.get_mut(..want).unwrap_or_default())?;
+            if got == 0 {
+                break;
+            }
+            left -= got as u64;
+        }
+        Ok(())
+    }
 }
 
 /// A held advisory lock on the database directory; released on drop.

@@ -173,6 +173,15 @@ impl SequentialFile for PosixSequential {
             .read(buf)
             .map_err(|e| Error::io(IoOp::Read, &self.path, e))
     }
+
+    fn skip(&mut self, n: u64) -> Result<()> {
+        let n = i64::try_from(n).map_err(|_| {
+            Error::InvalidArgument(format!("skip of {n} bytes: path=`{}`", self.path.display()))
+        })?;
+        self.file
+            .seek_relative(n)
+            .map_err(|e| Error::io(IoOp::Read, &self.path, e))
+    }
 }
 
 struct PosixLock {

@@ -207,6 +207,9 @@ pub struct RecoveredManifest {
     pub last_sequence: u64,
     /// The number of the MANIFEST that was replayed.
     pub manifest_number: u64,
+    /// Where the records replayed end: after the last whole record applied (a
+    /// follower reads on from here, `follow`).
+    pub resume_at: u64,
 }
 
 /// Reads `CURRENT` in `dir` and replays every edit of the MANIFEST it names. See the
@@ -232,17 +235,42 @@ pub fn recover(
     dir: &Path,
     num_levels: &dyn Fn(&str) -> usize,
 ) -> Result<Option<RecoveredManifest>> {
+    match current_number(fs, dir)? {
+        Some(number) => replay_file(fs, dir, number, num_levels).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The number of the MANIFEST `CURRENT` in `dir` names; `Ok(None)` iff there is no
+/// `CURRENT`.
+///
+/// # Errors
+/// `Corruption` naming `CURRENT` for content that names no MANIFEST; I/O errors.
+pub(crate) fn current_number(fs: &dyn FileSystem, dir: &Path) -> Result<Option<u64>> {
     let current = dir.join(CURRENT);
     if !fs.exists(&current) {
         return Ok(None);
     }
     let content = read_to_vec(fs, &current)?;
-    let manifest_number = parse_current(&content)
-        .ok_or_else(|| Error::corruption(&current, 0, "CURRENT does not name a MANIFEST"))?;
+    parse_current(&content)
+        .map(Some)
+        .ok_or_else(|| Error::corruption(&current, 0, "CURRENT does not name a MANIFEST"))
+}
+
+/// Replays every edit of `MANIFEST-<manifest_number>` in `dir` (see [`recover`]).
+///
+/// # Errors
+/// As [`recover`].
+pub(crate) fn replay_file(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    manifest_number: u64,
+    num_levels: &dyn Fn(&str) -> usize,
+) -> Result<RecoveredManifest> {
     let path = dir.join(filename::manifest_name(manifest_number));
     if !fs.exists(&path) {
         return Err(Error::corruption(
-            &current,
+            dir.join(CURRENT),
             0,
             format!(
                 "CURRENT names a missing MANIFEST: file=`{}`",
@@ -267,11 +295,13 @@ pub fn recover(
     };
     let mut record = Vec::new();
     let mut end = 0u64;
+    let mut resume_at = 0u64;
     loop {
         match reader.read_record(&mut record) {
             Ok(Some(offset)) => {
                 replay.apply(&record, offset)?;
                 end = offset;
+                resume_at = reader.position();
             }
             Ok(None) => break,
             Err(LogError::Io(e)) => return Err(e),
@@ -282,7 +312,7 @@ pub fn recover(
                 loop {
                     match reader.read_record(&mut record) {
                         Ok(None) => {
-                            return replay.finish(manifest_number, end, num_levels).map(Some)
+                            return replay.finish(manifest_number, (end, resume_at), num_levels)
                         }
                         Ok(Some(_)) => {
                             return Err(Error::corruption(
@@ -298,7 +328,69 @@ pub fn recover(
             }
         }
     }
-    replay.finish(manifest_number, end, num_levels).map(Some)
+    replay.finish(manifest_number, (end, resume_at), num_levels)
+}
+
+/// For a follower of the MANIFEST another process writes (`db::secondary`): the state
+/// after the edits appended to `MANIFEST-<manifest_number>` in `dir` since `from` (the
+/// end of the last whole record read before), applied over `families` (the state as
+/// of `from`: id, name, version, log number) and `max_column_family`. `Ok(None)` if no
+/// whole record was appended since. An incomplete last record is not written yet: it
+/// is left for the next call (the result's `resume_at` stops before it).
+///
+/// # Errors
+/// `Corruption` naming the MANIFEST and offset for a damaged record (a whole record
+/// failing its checksum), an undecodable edit or one that does not apply; I/O errors
+/// (the MANIFEST is gone if a writer rolled over to a new one: the caller reads
+/// `CURRENT` again).
+pub(crate) fn follow(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    (manifest_number, from): (u64, u64),
+    families: impl FnOnce() -> Vec<(u32, String, Version, u64)>,
+    max_column_family: u32,
+    num_levels: &dyn Fn(&str) -> usize,
+) -> Result<Option<RecoveredManifest>> {
+    let path = dir.join(filename::manifest_name(manifest_number));
+    let mut reader = LogReader::resume(fs.open_sequential(&path)?, from)?;
+    let mut record = Vec::new();
+    let Some(first) = reader.read_written(&mut record, &path)? else {
+        return Ok(None);
+    };
+    let mut replay = Replay {
+        families: BTreeMap::new(),
+        max_column_family,
+        // The counters were set by the records before `from`; the follower keeps its
+        // own last sequence.
+        next_file_number: Some(0),
+        last_sequence: Some(0),
+        path: path.clone(),
+    };
+    for (id, name, version, log_number) in families() {
+        let version = version.with_num_levels(MAX_LEVELS).map_err(|reason| {
+            Error::Internal(format!("column family `{name}` over MAX_LEVELS: {reason}"))
+        })?;
+        let log_number = Some(log_number);
+        replay.families.insert(
+            id,
+            ReplayFamily {
+                name,
+                version,
+                log_number,
+            },
+        );
+    }
+    let mut end = first;
+    replay.apply(&record, first)?;
+    let mut resume_at = reader.position();
+    while let Some(offset) = reader.read_written(&mut record, &path)? {
+        replay.apply(&record, offset)?;
+        end = offset;
+        resume_at = reader.position();
+    }
+    replay
+        .finish(manifest_number, (end, resume_at), num_levels)
+        .map(Some)
 }
 
 /// `MANIFEST-<n>\n` -> `n`.
@@ -380,10 +472,12 @@ impl Replay {
         Ok(())
     }
 
+    /// `end`: the offset of the last record applied (errors name it); `resume_at`:
+    /// where the next record would start.
     fn finish(
         self,
         manifest_number: u64,
-        end: u64,
+        (end, resume_at): (u64, u64),
         num_levels: &dyn Fn(&str) -> usize,
     ) -> Result<RecoveredManifest> {
         let path = &self.path;
@@ -447,6 +541,7 @@ impl Replay {
             next_file_number: next.max(max_used.saturating_add(1)),
             last_sequence,
             manifest_number,
+            resume_at,
         })
     }
 }

@@ -89,6 +89,8 @@ pub(crate) struct RecoveryInfo {
     /// The largest family id ever given (dropped families included): WAL records of
     /// a smaller id that is not live belong to a dropped family.
     pub max_column_family: u32,
+    /// Where the MANIFEST's whole records end (a secondary reads on from here).
+    pub resume_at: u64,
 }
 
 /// The MANIFEST writer and whether it may still be appended to (invariant 3).
@@ -163,6 +165,7 @@ impl VersionSet {
                 .map(|f| (f.name.clone(), f.deepest_level))
                 .collect(),
             max_column_family: r.max_column_family,
+            resume_at: r.resume_at,
         };
         let recovered = Recovered {
             families: r.families,
@@ -554,6 +557,75 @@ impl VersionSet {
         result
     }
 
+    /// Installs, without writing anything, the state another process's MANIFEST
+    /// describes (a secondary, `db::secondary`): `manifest` (read from
+    /// `MANIFEST-<manifest_number>`). A live family it names gets its version and log
+    /// number, a family it adds is created, a live family it lacks is dropped. `refs`
+    /// are the references of the tables that are new to this set (every other table
+    /// keeps the reference it has). Returns the families created and dropped.
+    ///
+    /// Requires: the caller made every new table readable first (linked or pinned).
+    ///
+    /// # Errors
+    /// `Internal` if a version names a table nobody references (broken bookkeeping);
+    /// nothing is installed then.
+    pub fn follow(
+        &self,
+        manifest: super::manifest::RecoveredManifest,
+        refs: &[Arc<FileRef>],
+    ) -> Result<Followed> {
+        let _writer = self.writer.lock();
+        let inconsistent =
+            |reason: String| Error::Internal(format!("followed version does not apply: {reason}"));
+        let current = self.families();
+        let mut installs = Vec::new();
+        let mut created = Vec::new();
+        for f in manifest.families {
+            let mut version = f.version;
+            match current.iter().find(|c| c.id() == f.id) {
+                Some(live) => {
+                    version
+                        .attach_refs(&live.current(), refs)
+                        .map_err(inconsistent)?;
+                    installs.push((Arc::clone(live), version, f.log_number));
+                }
+                None => {
+                    version
+                        .attach_refs(&Version::default(), refs)
+                        .map_err(inconsistent)?;
+                    created.push(Arc::new(FamilyVersion::new(
+                        f.id,
+                        f.name,
+                        version,
+                        f.log_number,
+                    )));
+                }
+            }
+        }
+        let dropped: Vec<_> = current
+            .into_iter()
+            .filter(|c| !installs.iter().any(|(f, _, _)| f.id() == c.id()))
+            .collect();
+        for (family, version, log_number) in installs {
+            family.install(Arc::new(version), Some(log_number));
+        }
+        let mut families = self.families.write();
+        for f in &dropped {
+            families.remove(&f.id());
+            f.mark_dropped();
+        }
+        for f in &created {
+            families.insert(f.id(), Arc::clone(f));
+        }
+        drop(families);
+        self.max_column_family
+            .fetch_max(manifest.max_column_family, Ordering::AcqRel);
+        self.mark_file_number_used(manifest.next_file_number.saturating_sub(1));
+        self.manifest_number
+            .store(manifest.manifest_number, Ordering::Release);
+        Ok((created, dropped))
+    }
+
     /// Creates column family `name` with a version of `num_levels` levels holding no
     /// file and `records` (the family's records from its first version on; see
     /// `VersionEdit::records`), needing WALs from `log_number` on (the WAL taking
@@ -716,6 +788,9 @@ impl VersionSet {
         Ok(())
     }
 }
+
+/// The families [`VersionSet::follow`] created and dropped.
+pub type Followed = (Vec<Arc<FamilyVersion>>, Vec<Arc<FamilyVersion>>);
 
 /// A family at one version, with the log number recorded beside it.
 pub type FamilyAt = (Arc<FamilyVersion>, Arc<Version>, u64);

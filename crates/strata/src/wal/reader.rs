@@ -4,7 +4,7 @@ use super::{fragment_crc, FragmentType, BLOCK_SIZE, HEADER_SIZE};
 use crate::coding::get_fixed32;
 use crate::env::SequentialFile;
 use crate::error::{Error, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Why a log could not be read further at some offset.
 #[derive(Debug)]
@@ -74,6 +74,38 @@ impl LogReader {
             block_start: 0,
             eof: false,
         }
+    }
+
+    /// Starts reading at `offset` of `file`, the end of a whole record read before (a
+    /// follower of a log another process appends to, `db::secondary`): the bytes before
+    /// it are skipped, and the block holding it is read from its start so that block
+    /// offsets stay where the writer put them.
+    ///
+    /// # Errors
+    /// I/O errors skipping or reading.
+    pub fn resume(mut file: Box<dyn SequentialFile>, offset: u64) -> Result<Self> {
+        let in_block = offset % BLOCK_SIZE as u64;
+        let aligned = offset - in_block;
+        file.skip(aligned)?;
+        let mut reader = LogReader::new(file);
+        reader.block_start = aligned;
+        match reader.fill() {
+            Ok(_) => {}
+            Err(LogError::Io(e)) => return Err(e),
+            Err(e) => return Err(e.into_error(PathBuf::new())),
+        }
+        // Cannot exceed the block: `in_block < BLOCK_SIZE`; a file cut back below
+        // `offset` (a writer undoing a record on a full disk) reads as ending there.
+        reader.pos = usize::try_from(in_block)
+            .unwrap_or(usize::MAX)
+            .min(reader.block_len);
+        Ok(reader)
+    }
+
+    /// The file offset just after the last fragment read: after [`Self::read_record`]
+    /// returned a record, where the next one starts (where [`Self::resume`] picks up).
+    pub fn position(&self) -> u64 {
+        self.block_start + self.pos as u64
     }
 
     /// Loads the next block; false at end of file.
@@ -165,6 +197,25 @@ impl LogReader {
             };
             self.pos = start + len;
             return Ok(Some((kind, start, start + len, offset)));
+        }
+    }
+
+    /// [`Self::read_record`] for a follower of a log another process is appending to
+    /// (`db::secondary`): `Ok(None)` at the end of what is written so far, which is the
+    /// end of the file or an incomplete last record (the writer is mid-append: it is
+    /// read whole next time, by resuming at [`Self::position`] as it was after the last
+    /// record returned). A writer appends front to back, so a reader sees a prefix of
+    /// its bytes, and an incomplete record can only be the last one.
+    ///
+    /// # Errors
+    /// `Corruption` naming `path` and the offset for a fragment that is all there but
+    /// fails its checksum or its place in the record: written bytes that are wrong, not
+    /// bytes not written yet. I/O errors.
+    pub fn read_written(&mut self, out: &mut Vec<u8>, path: &Path) -> Result<Option<u64>> {
+        match self.read_record(out) {
+            Ok(found) => Ok(found),
+            Err(LogError::Truncated { .. }) => Ok(None),
+            Err(e) => Err(e.into_error(path.to_path_buf())),
         }
     }
 

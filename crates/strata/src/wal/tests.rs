@@ -98,3 +98,56 @@ fn frozen_log_fixture_v1() {
     assert!(err.is_none());
     assert_eq!(got, vec![b"hello".to_vec(), Vec::new()]);
 }
+
+/// A follower (`read_written` + `resume`) of a log that grows cut by cut, at every
+/// 777th byte (mid-header, mid-fragment, across blocks, at padding): each cut reads a
+/// prefix of whole records without an error, and resuming where the last whole record
+/// ended reads every record exactly once, in order.
+#[test]
+fn a_follower_of_a_growing_log_reads_each_whole_record_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("1.log");
+    let recs: Vec<Vec<u8>> = (0..20usize).map(|i| vec![i as u8; i * 3000 + 1]).collect();
+    write(&p, &recs);
+    let full = std::fs::read(&p).expect("read");
+    let mut got: Vec<Vec<u8>> = Vec::new();
+    let mut at = 0u64;
+    let cuts = (0..full.len()).step_by(777).chain([full.len()]);
+    for cut in cuts {
+        std::fs::write(&p, &full[..cut]).expect("write");
+        let file = PosixFs.open_sequential(&p).expect("open");
+        let mut r = LogReader::resume(file, at).expect("resume");
+        let mut buf = Vec::new();
+        while r
+            .read_written(&mut buf, &p)
+            .expect("no error at a cut")
+            .is_some()
+        {
+            got.push(buf.clone());
+            at = r.position();
+        }
+        assert!(recs.starts_with(&got), "cut {cut}: not a prefix");
+    }
+    assert_eq!(got, recs);
+}
+
+/// A whole record that fails its checksum is corruption for a follower, naming the
+/// file and the offset, even though more records follow.
+#[test]
+fn a_follower_reports_a_damaged_whole_record() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("1.log");
+    write(&p, &[vec![1; 100], vec![2; 100], vec![3; 100]]);
+    let mut bytes = std::fs::read(&p).expect("read");
+    bytes[HEADER_SIZE + 100 + HEADER_SIZE + 5] ^= 0xff;
+    std::fs::write(&p, &bytes).expect("write");
+    let mut r = LogReader::new(PosixFs.open_sequential(&p).expect("open"));
+    let mut buf = Vec::new();
+    assert!(r.read_written(&mut buf, &p).expect("first").is_some());
+    let e = r.read_written(&mut buf, &p).expect_err("damaged");
+    assert_eq!(e.kind(), crate::ErrorKind::Corruption, "{e}");
+    assert!(
+        e.to_string().contains("1.log") && e.to_string().contains("107"),
+        "{e}"
+    );
+}
