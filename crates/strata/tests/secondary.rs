@@ -484,12 +484,20 @@ fn an_old_snapshot_of_a_secondary_is_refused_not_misread() {
     writer.put(&wo(), b"k", b"2").unwrap();
     s.try_catch_up().unwrap();
     assert_eq!(s.get(&at, b"k").unwrap().as_deref(), Some(&b"1"[..]));
+    let batch = s.multi_get(&at, &[b"k"]);
+    assert_eq!(batch[0].as_ref().unwrap().as_deref(), Some(&b"1"[..]));
     writer.flush().unwrap();
     writer.compact_range(None, None).unwrap();
     s.try_catch_up().unwrap();
     let e = s.get(&at, b"k").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
     assert!(s.iter(&at).is_err());
+    // The batch read is refused the same way, never answered from the newer view.
+    let batch = s.multi_get(&at, &[&b"k"[..], &b"absent"[..]]);
+    for answer in &batch {
+        let e = answer.as_ref().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    }
     assert_eq!(
         s.get(&ReadOptions::default(), b"k").unwrap().as_deref(),
         Some(&b"2"[..])

@@ -149,29 +149,26 @@ impl Backoff {
             // here too, a waiter that began after the resume would be refused for a
             // state that is over.
             Err(e) if e.is_no_space() => {}
-            Err(e) if e.is_retryable() => self.wait(inner, e.duplicate(), count),
+            Err(e) if e.is_retryable() => self.wait(inner, |f| {
+                count(f);
+                f.last = Some(e.duplicate());
+            }),
             Err(_) => {}
             Ok(()) => self.failures = 0,
         }
     }
 
-    /// Records the retryable failure `e` (as [`Backoff::after`]) and waits its turn
-    /// of the backoff, waking early only for shutdown. Requires: the `state` lock not
-    /// held.
-    fn wait(
-        &mut self,
-        inner: &DbInner,
-        e: Error,
-        count: impl FnOnce(&mut super::state::RetryableFailures),
-    ) {
+    /// Records a failure (`record` counts it and keeps its error, so waiters learn of
+    /// it) and waits its turn of the backoff, waking early only for shutdown.
+    /// Requires: the `state` lock not held.
+    fn wait(&mut self, inner: &DbInner, record: impl FnOnce(&mut super::state::RetryableFailures)) {
         let delay = Self::FIRST
             .saturating_mul(1 << self.failures.min(16))
             .min(Self::MAX);
         self.failures = self.failures.saturating_add(1);
         let deadline = std::time::Instant::now() + delay;
         let mut st = inner.state.lock();
-        count(&mut st.retryable_failures);
-        st.retryable_failures.last = Some(e);
+        record(&mut st.retryable_failures);
         inner.done_cv.notify_all();
         while !st.shutting_down && !inner.bg_cv.wait_until(&mut st, deadline).timed_out() {}
     }
@@ -215,7 +212,10 @@ fn compaction_loop(inner: &DbInner) {
             Ok(result) => backoff.after(inner, &result, |f| f.compactions += 1),
             // Not started for want of room: picked again after the backoff (the
             // database is not in the no-space state, which would schedule it).
-            Err(deferred) => backoff.wait(inner, deferred, |f| f.compactions += 1),
+            Err(deferred) => backoff.wait(inner, |f| {
+                f.deferred += 1;
+                f.last_deferred = Some(deferred);
+            }),
         }
     }
 }
@@ -345,11 +345,12 @@ pub(crate) fn wait_for_flushes(inner: &DbInner) -> Result<()> {
 /// The poison error; or a retryable error if a flush or compaction attempt failed
 /// while waiting (as [`wait_for_flushes`]).
 pub(crate) fn wait_idle(inner: &DbInner) -> Result<()> {
-    let (flushes, compactions) = {
+    let (flushes, compactions, deferred) = {
         let st = inner.state.lock();
         (
             st.retryable_failures.flushes,
             st.retryable_failures.compactions,
+            st.retryable_failures.deferred,
         )
     };
     loop {
@@ -357,6 +358,7 @@ pub(crate) fn wait_idle(inner: &DbInner) -> Result<()> {
         let mut st = inner.state.lock();
         st.check_writes()?;
         st.retryable_since(flushes, compactions)?;
+        st.deferred_since(deferred)?;
         let idle = !st.has_imm()
             && !st.flush_running
             && st.compactions_running == 0

@@ -713,7 +713,9 @@ impl Db {
     /// where `None`) down to the last level that holds data, after flushing.
     ///
     /// # Errors
-    /// `Poisoned`, `Io` or `Corruption` from the compactions run.
+    /// `Poisoned`, `Io` or `Corruption` from the compactions run; `NoSpace` naming the
+    /// bytes if a compaction's output would not fit on its disk (nothing of it ran;
+    /// docs/ARCHITECTURE.md §7.8).
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         self.flush()?;
         background::compact_range(&self.inner, &self.inner.default, begin, end)

@@ -396,7 +396,10 @@ pub(super) fn family_options<S: AsRef<str>>(
     let mut cf = match (listed.iter().find(|(n, _)| n.as_ref() == name), recorded) {
         (Some((_, listed)), _) => listed.clone(),
         (None, Some(r)) => r.options.clone(),
-        (None, None) => return opts.clone(),
+        // Nothing recorded for it: the database's per-tree options, but not their
+        // value layout, which the family's own MANIFEST records decide
+        // (`configure_family`), not the default family's choice.
+        (None, None) => return opts.clone().with_expiring_values(false),
     };
     let recorded_op = recorded.and_then(|r| r.merge_operator.as_deref());
     options_file::adopt_recorded_operator(&mut cf.merge_operator, recorded_op);

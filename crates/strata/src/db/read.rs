@@ -147,8 +147,9 @@ pub(crate) fn get_partial(
     let token = family.hooks.as_ref().map_or(0, |h| h.read_token());
     #[cfg(feature = "metrics")]
     let started = std::time::Instant::now();
-    let (seq, sv) = read_view(inner, ro, || family.super_version.load())?;
+    // Counted before the view is taken, so a refused read counts as a get too.
     Statistics::add(&inner.stats.local().gets, 1);
+    let (seq, sv) = read_view(inner, ro, || family.super_version.load())?;
     let answer = LOOKUP.with(|cell| {
         let mut lookup = cell.borrow_mut();
         lookup.set(user_key, seq);

@@ -25,22 +25,29 @@ use crate::compaction::{Action, Plan};
 use crate::error::{Error, IoOp, Result};
 use crate::stats::Statistics;
 use parking_lot::Mutex;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Bytes reserved by the compactions running now.
+/// Bytes reserved by the compactions running now, by data path (each job reserves
+/// its expected output on each path it writes to).
 #[derive(Default)]
-pub(crate) struct Reservations(Mutex<u64>);
+pub(crate) struct Reservations(Mutex<BTreeMap<u32, u64>>);
 
 /// One job's reservation, returned when dropped.
 pub(crate) struct Reserved<'a> {
     pool: &'a Reservations,
+    path_ids: Vec<u32>,
     bytes: u64,
 }
 
 impl Drop for Reserved<'_> {
     fn drop(&mut self) {
         let mut reserved = self.pool.0.lock();
-        *reserved = reserved.saturating_sub(self.bytes);
+        for id in &self.path_ids {
+            if let Some(r) = reserved.get_mut(id) {
+                *r = r.saturating_sub(self.bytes);
+            }
+        }
     }
 }
 
@@ -86,14 +93,16 @@ pub(crate) fn reserve<'a>(inner: &'a DbInner, plan: &Plan) -> Result<Option<Rese
     path_ids.dedup();
     let pool = &inner.reservations;
     // Held across the check and the reservation, so two jobs cannot both take the
-    // last room.
+    // last room. (Paths on one file system are checked apart: each sees the others'
+    // jobs only through the space their writes have taken so far.)
     let mut reserved = pool.0.lock();
-    for id in path_ids {
+    for &id in &path_ids {
         let dir = inner.versions.dir(id)?;
         let Some(available) = inner.fs.available_space(dir)? else {
             continue;
         };
-        let wanted = needed.saturating_add(*reserved).saturating_add(kept);
+        let held = reserved.get(&id).copied().unwrap_or(0);
+        let wanted = needed.saturating_add(held).saturating_add(kept);
         if available < wanted {
             Statistics::add(&inner.stats.local().compactions_deferred_for_space, 1);
             return Err(Error::NoSpace(Arc::new(Error::io(
@@ -103,17 +112,20 @@ pub(crate) fn reserve<'a>(inner: &'a DbInner, plan: &Plan) -> Result<Option<Rese
                     std::io::ErrorKind::StorageFull,
                     format!(
                         "not enough free space to start a compaction: it may write \
-                         {needed} bytes, running compactions hold {} and the memtables \
-                         to flush {kept}, {available} are free",
-                        *reserved
+                         {needed} bytes, running compactions hold {held} and the \
+                         memtables to flush {kept}, {available} are free"
                     ),
                 ),
             ))));
         }
     }
-    *reserved = reserved.saturating_add(needed);
+    for &id in &path_ids {
+        let r = reserved.entry(id).or_insert(0);
+        *r = r.saturating_add(needed);
+    }
     Ok(Some(Reserved {
         pool,
+        path_ids,
         bytes: needed,
     }))
 }

@@ -35,6 +35,12 @@ pub struct RetryableFailures {
     pub compactions: u64,
     /// The latest failure's error.
     pub last: Option<Error>,
+    /// Compactions not started for want of room (`db::room`), and the latest one's
+    /// error: kept apart, because only a write stopped by compaction debt waits on
+    /// them (a flush is never deferred).
+    pub deferred: u64,
+    /// See `deferred`.
+    pub last_deferred: Option<Error>,
 }
 
 /// All mutable engine state. See the module docs.
@@ -142,6 +148,16 @@ impl DbState {
         let f = &self.retryable_failures;
         match &f.last {
             Some(e) if f.flushes > flushes || f.compactions > compactions => Err(e.duplicate()),
+            _ => Ok(()),
+        }
+    }
+
+    /// The latest deferral of a compaction for want of room, if one happened since
+    /// the count was `deferred`.
+    pub fn deferred_since(&self, deferred: u64) -> Result<(), Error> {
+        let f = &self.retryable_failures;
+        match &f.last_deferred {
+            Some(e) if f.deferred > deferred => Err(e.duplicate()),
             _ => Ok(()),
         }
     }

@@ -527,7 +527,7 @@ fn drain(inner: &DbInner) {
 /// of a flush or compaction that failed during the stall.
 fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
     let mut delayed = false;
-    let mut stalled_since: Option<(u64, u64)> = None;
+    let mut stalled_since: Option<(u64, u64, u64)> = None;
     loop {
         let mut st = inner.state.lock();
         st.check_writes()?;
@@ -605,11 +605,17 @@ fn make_room(inner: &DbInner, mut force: Option<Force>) -> Result<Mems> {
             // A stalled write waits for flushes and compactions; if one of them fails
             // (retryably) meanwhile, the write is refused with that error instead of
             // waiting for a disk that may never recover. Nothing was written.
-            let (f, c) = *stalled_since.get_or_insert((
+            let (f, c, d) = *stalled_since.get_or_insert((
                 st.retryable_failures.flushes,
                 st.retryable_failures.compactions,
+                st.retryable_failures.deferred,
             ));
             st.retryable_since(f, c)?;
+            // Compaction debt is paid only by compactions: one deferred for want of
+            // room (free space) refuses a write it stopped; a flush is never deferred.
+            if stopped {
+                st.deferred_since(d)?;
+            }
             let stats = inner.stats.local();
             Statistics::add(&stats.write_stops, 1);
             if !stopped {

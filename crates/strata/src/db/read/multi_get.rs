@@ -13,7 +13,7 @@
 //! paid once per batch.
 
 use super::{
-    ask_compaction, get_from_memtables, probe, probe_level, read_sequence, resolve, Pending, Probe,
+    ask_compaction, get_from_memtables, probe, probe_level, read_view, resolve, Pending, Probe,
     Source, Step,
 };
 use crate::db::family::Family;
@@ -59,9 +59,12 @@ pub(crate) fn multi_get(
     keys: &[&[u8]],
 ) -> Vec<Result<Option<Vec<u8>>>> {
     let _purpose = IoPurpose::Get.enter();
-    let seq = read_sequence(inner, ro);
-    let sv = family.super_version.load();
     Statistics::add(&inner.stats.local().gets, keys.len() as u64);
+    // One view for the batch, taken as `get` takes its view (a secondary's gate).
+    let (seq, sv) = match read_view(inner, ro, || family.super_version.load()) {
+        Ok(view) => view,
+        Err(e) => return keys.iter().map(|_| Err(e.duplicate())).collect(),
+    };
     let filter = SnapshotFilter {
         enabled: family.opts.snapshot_filter,
         seq,
