@@ -22,7 +22,10 @@
 # OPERATIONS=4000000, VALUE_SIZE=1000, THREADS=2, WORKLOADS="a b c f d e".
 #
 # Environment:
-#   ENGINES="strata rocksdb"   engines to alternate, in this order (strata, rocksdb, fjall)
+#   ENGINES="strata rocksdb"   engines to alternate, in this order (strata, rocksdb, fjall;
+#                   rocksdb-floor and fjall-floor: `bench --floor`, the peer driven
+#                   directly in the timed loops; the summary then also gives each
+#                   adapter's ratio to its floor)
 #   NUM=5000000     keys (use e.g. NUM=200000 for a quick run)
 #   READS=500000    reads of readrandom (capped at NUM)
 #   RUNS=3          runs per engine
@@ -81,12 +84,13 @@ NEED_ROCKSDB=
 for engine in "${ENGINE_LIST[@]}"; do
   case $engine in
     strata) ;;
-    rocksdb) FEATURES+=(rocksdb); NEED_ROCKSDB=1 ;;
-    fjall) FEATURES+=(fjall) ;;
-    *) echo "error: unknown engine '$engine' in ENGINES (strata, rocksdb, fjall)" >&2; exit 1 ;;
+    *-floor) if [ "$YCSB" = 1 ]; then echo "error: $engine: floors run db_bench sets (bench --floor), not YCSB" >&2; exit 1; fi ;;&
+    rocksdb|rocksdb-floor) FEATURES+=(rocksdb); NEED_ROCKSDB=1 ;;
+    fjall|fjall-floor) FEATURES+=(fjall) ;;
+    *) echo "error: unknown engine '$engine' in ENGINES (strata, rocksdb, fjall, rocksdb-floor, fjall-floor)" >&2; exit 1 ;;
   esac
 done
-FEATURE_LIST=$(IFS=,; echo "${FEATURES[*]:-}")
+FEATURE_LIST=$(IFS=,; printf '%s\n' "${FEATURES[@]:-}" | sort -u | paste -sd,)
 
 # librocksdb-sys always runs bindgen at build time, which loads libclang.
 # bindgen loads libclang.so / libclang-<N>.so; libclang-cpp.so (which other packages
@@ -132,8 +136,11 @@ if [[ -x /usr/bin/time ]]; then TIME=(/usr/bin/time -v); fi
 
 run_one() { # engine, command, flags...: one run of `strata bench` or `strata ycsb`
   local engine=$1 command=$2; shift 2
+  local engine_flags=(--engine="$engine")
+  # `<peer>-floor`: the peer's own calls in the timed loops (`bench --floor`).
+  if [[ $engine == *-floor ]]; then engine_flags=(--engine="${engine%-floor}" --floor); fi
   echo "== $engine $command $*" | tee -a "$LOG"
-  "${TIME[@]}" "$BIN" "$command" --engine="$engine" --db="$DB_DIR/$engine" \
+  "${TIME[@]}" "$BIN" "$command" "${engine_flags[@]}" --db="$DB_DIR/$engine" \
     "${SHAPE[@]}" "${EXTRA_FLAGS[@]}" "$@" --json="$JSON" 2>&1 \
     | grep -v '^\s*\(Command being timed\|User time\|System time\|Percent of CPU\|Elapsed\|Average\|Major\|Minor\|Voluntary\|Involuntary\|Swaps\|File system\|Socket\|Signals\|Page size\|Exit status\)' \
     | tee -a "$LOG"
@@ -180,8 +187,13 @@ for engine in "${ENGINE_LIST[@]}"; do
   if [[ $engine == strata ]]; then CANDIDATE=strata; fi
 done
 BASELINES=()
+FLOORS=()
 for engine in "${ENGINE_LIST[@]}"; do
-  if [[ $engine != "$CANDIDATE" ]]; then BASELINES+=("$engine"); fi
+  case $engine in
+    "$CANDIDATE") ;;
+    *-floor) FLOORS+=("$engine") ;;
+    *) BASELINES+=("$engine") ;;
+  esac
 done
 BASELINE_LIST=$(IFS=,; echo "${BASELINES[*]:-$CANDIDATE}")
 
@@ -189,6 +201,15 @@ echo
 echo "results: $JSON"
 "$BIN" compare --input="$JSON" --candidate="$CANDIDATE" --baseline="$BASELINE_LIST" \
   | tee "$OUT/summary.txt"
+# Each adapter beside its floor: adapter ops/sec over the direct driver's (1.00 is
+# free; the bar is 0.95).
+for floor in "${FLOORS[@]}"; do
+  if [[ " ${ENGINE_LIST[*]} " == *" ${floor%-floor} "* ]]; then
+    echo; echo "adapter / floor: ${floor%-floor}" | tee -a "$OUT/summary.txt"
+    "$BIN" compare --input="$JSON" --candidate="${floor%-floor}" --baseline="$floor" \
+      | tee -a "$OUT/summary.txt"
+  fi
+done
 for metric in ops_per_sec write_amplification peak_rss_kb; do
   "$BIN" plot --input="$JSON" --metric="$metric" --output="$OUT/$metric.svg" \
     --title="$metric, median of $RUNS alternating runs per engine" >/dev/null

@@ -795,8 +795,8 @@ mod tests {
         fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
             self.inner.put(key, value)
         }
-        fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-            self.inner.get(key)
+        fn get_with(&self, key: &[u8], found: &mut dyn FnMut(&[u8])) -> Result<bool> {
+            self.inner.get_with(key, found)
         }
         fn delete(&self, key: &[u8]) -> Result<()> {
             self.inner.delete(key)

@@ -106,6 +106,17 @@ pub struct Machine {
     pub nproc: usize,
 }
 
+/// The compaction debt a fill leaves when it returns.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Debt {
+    /// Files in L0.
+    pub l0_files: u64,
+    /// Bytes in L0.
+    pub l0_bytes: u64,
+    /// Bytes of every live table (0 where the engine does not count them).
+    pub live_table_bytes: u64,
+}
+
 /// One result line.
 #[derive(Clone, Debug, Serialize)]
 pub struct Record {
@@ -173,6 +184,10 @@ pub struct Record {
     pub time: String,
     /// Peak resident set size of the process during the result (VmHWM), KiB.
     pub peak_rss_kb: Option<u64>,
+    /// A `<fill>_settled` result: the compaction debt the fill left (omitted
+    /// elsewhere).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub debt_at_fill_end: Option<Debt>,
 }
 
 /// Facts about the run that do not change between its results.
@@ -290,6 +305,7 @@ pub fn record(
         timestamp: now,
         time: iso8601(now),
         peak_rss_kb: peak_rss_kb(),
+        debt_at_fill_end: None,
     }
 }
 

@@ -67,6 +67,19 @@ impl OpStats {
             .saturating_record((start.elapsed().as_nanos() as u64).max(1));
     }
 
+    /// Records `n` operations that took `elapsed` together, each as their mean (a
+    /// walk timed per chunk of entries); `bytes` is their total.
+    #[inline]
+    pub fn record_spread(&mut self, elapsed: Duration, n: u64, bytes: usize) {
+        if n == 0 {
+            return;
+        }
+        self.ops += n;
+        self.bytes += bytes as u64;
+        let mean = (elapsed.as_nanos() / u128::from(n)) as u64;
+        self.hist.saturating_record_n(mean.max(1), n);
+    }
+
     /// Records one operation of `nanos` nanoseconds.
     #[inline]
     pub fn record_nanos(&mut self, nanos: u64, bytes: usize) {

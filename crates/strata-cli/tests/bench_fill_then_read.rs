@@ -53,6 +53,56 @@ fn fillrandom_then_readrandom_finds_about_63_percent() {
     common::assert_readrandom_found_63_percent(&out);
 }
 
+/// A `waitforcompaction` right after a fill adds the fill's settled result,
+/// `<fill>_settled`: the fill's keys over the fill's time plus the wait's, with the L0
+/// the fill left behind; a `waitforcompaction` after anything else adds nothing.
+#[test]
+fn waitforcompaction_after_a_fill_records_its_settled_rate() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (out, records) = common::bench_with_json(
+        tmp.path(),
+        &[
+            "--num=30000",
+            "--benchmarks=fillrandom,waitforcompaction,readrandom,waitforcompaction",
+            "--write_buffer_size=65536",
+            "--target_file_size_base=65536",
+            "--max_bytes_for_level_base=262144",
+            "--level0_file_num_compaction_trigger=8",
+        ],
+    );
+    let rows: Vec<serde_json::Value> = records
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r["name"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "fillrandom",
+            "waitforcompaction",
+            "fillrandom_settled",
+            "readrandom",
+            "waitforcompaction"
+        ]
+    );
+    let (fill, wait, settled) = (&rows[0], &rows[1], &rows[2]);
+    assert_eq!(settled["operations"], 30000);
+    let secs = |r: &serde_json::Value| r["seconds"].as_f64().expect("seconds");
+    assert!((secs(settled) - secs(fill) - secs(wait)).abs() < 1e-9);
+    assert!(settled["ops_per_sec"].as_f64() < fill["ops_per_sec"].as_f64());
+    let debt = &settled["debt_at_fill_end"];
+    assert_eq!(debt["l0_files"], fill["levels"][0]["files"], "{debt}");
+    assert_eq!(debt["l0_bytes"], fill["levels"][0]["size_bytes"], "{debt}");
+    assert!(fill.get("debt_at_fill_end").is_none());
+    // Settled write amplification is the one after the wait.
+    assert_eq!(settled["write_amplification"], wait["write_amplification"]);
+    assert!(out.contains("fillrandom_settled :"), "{out}");
+    assert!(out.contains("+ debt "), "{out}");
+}
+
 /// `--transaction_db`: fillrandom and readrandomwriterandom run every write as an
 /// optimistic transaction (two threads, so commits race), the data is all there
 /// afterwards, and the JSON records the flag and what Strata made of it.

@@ -219,3 +219,61 @@ fn engine_fjall_without_the_feature_says_how_to_build() {
         );
     }
 }
+
+/// `bench --floor` drives fjall's own keyspace in the timed loops: the same operations
+/// as the adapter (the same keys written, the same keys found, the same entries
+/// walked, in both directions and over several passes), recorded as `fjall-floor`.
+#[cfg(feature = "fjall")]
+#[test]
+fn bench_floor_drives_fjall_directly_with_the_adapters_answers() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let flags = [
+        "--engine=fjall",
+        "--num=3000",
+        "--reads=7000",
+        "--seek_nexts=2",
+        "--benchmarks=fillrandom,readrandom,readseq,readreverse,seekrandom,deleterandom,readrandom",
+    ];
+    let run = |dir: &str, floor: bool| {
+        let dir = tmp.path().join(dir);
+        let mut f = flags.to_vec();
+        if floor {
+            f.push("--floor");
+        }
+        let (out, records) = common::bench_with_json(&dir, &f);
+        let rows: Vec<serde_json::Value> = records
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("json line"))
+            .collect();
+        (out, rows)
+    };
+    let (adapter_out, adapter) = run("adapter", false);
+    let (floor_out, floor) = run("floor", true);
+    assert!(floor_out.contains("Engine:     fjall-floor"), "{floor_out}");
+    assert!(adapter_out.contains("Engine:     fjall\n"), "{adapter_out}");
+    assert_eq!(adapter.len(), 7);
+    assert_eq!(floor.len(), 7);
+    for (a, f) in adapter.iter().zip(&floor) {
+        assert_eq!(a["engine"], "fjall");
+        assert_eq!(f["engine"], "fjall-floor");
+        assert_eq!(a["name"], f["name"]);
+        for field in ["operations", "found", "mb_per_sec"] {
+            if field == "mb_per_sec" {
+                // Bytes moved per operation are the same; only the time differs.
+                let per_op = |r: &serde_json::Value| {
+                    r["mb_per_sec"].as_f64().expect("mb") * r["seconds"].as_f64().expect("s")
+                        / r["operations"].as_f64().expect("ops")
+                };
+                assert!((per_op(a) - per_op(f)).abs() < 1e-9, "{a} {f}");
+            } else {
+                assert_eq!(a[field], f[field], "{field}: {a} / {f}");
+            }
+        }
+    }
+    // readseq and readreverse walk 7,000 entries over 3,000-key (at most) databases:
+    // pass after pass.
+    assert_eq!(floor[2]["operations"], 7000);
+    assert_eq!(floor[3]["operations"], 7000);
+    // After deleterandom some keys are gone: the second readrandom finds fewer.
+    assert!(floor[6]["found"].as_u64() < floor[1]["found"].as_u64());
+}

@@ -29,9 +29,10 @@ pub enum Benchmark {
     /// batched call (db_bench's multireadrandom: Strata's `multi_get_cf`, RocksDB's
     /// `batched_multi_get_cf`, per-key gets for fjall); time per key.
     Multireadrandom,
-    /// Iterate forward over `--reads` entries.
+    /// Iterate forward over `--reads` entries (pass after pass from the first key, so
+    /// `--reads` may exceed the database; or for `--duration` seconds).
     Readseq,
-    /// Iterate backward over `--reads` entries.
+    /// Iterate backward over `--reads` entries (passes from the last key, as readseq).
     Readreverse,
     /// Seek to random keys, then `--seek_nexts` steps.
     Seekrandom,
@@ -163,6 +164,13 @@ pub struct BenchArgs {
     /// 127.0.0.1:9464 (port 0: any free port; the address is printed). Strata only.
     #[arg(long = "prometheus")]
     pub prometheus: Option<std::net::SocketAddr>,
+    /// Drive the peer directly (its own calls, no adapter in between) in the timed
+    /// loops, to measure the floor the adapter is held to; results are named
+    /// `<engine>-floor`. RocksDB or fjall, one column family, no transactions.
+    #[arg(long = "floor", default_value_t = false, num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub floor: bool,
     /// Engine options.
     #[command(flatten)]
     pub engine: EngineFlags,
@@ -234,6 +242,9 @@ impl BenchArgs {
         }
         if self.reads < -1 {
             return usage("invalid value for '--reads': must be >= -1".into());
+        }
+        if self.floor {
+            super::floor::check(self)?;
         }
         if let Some(addr) = self.prometheus {
             super::prometheus::check_loopback(addr)?;

@@ -5,6 +5,7 @@
 //! appends one JSON record per benchmark (`results`).
 
 pub mod flags;
+pub mod floor;
 pub mod prometheus;
 pub mod report;
 pub mod workloads;
@@ -12,7 +13,8 @@ pub mod workloads;
 use crate::engine;
 use crate::error::Result;
 use crate::results::{self, Provenance};
-use flags::BenchArgs;
+use crate::runner::OpStats;
+use flags::{BenchArgs, Benchmark};
 use std::collections::BTreeMap;
 
 /// Runs `strata bench`.
@@ -32,14 +34,25 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         println!("Prometheus: http://{}/metrics", e.addr());
     }
     let engine = engine::open(&args.engine, false)?;
-    print_header(args, engine.name(), &mapping);
+    let floor = args
+        .floor
+        .then(|| floor::direct(engine.as_ref()))
+        .transpose()?;
+    let name = if args.floor {
+        format!("{}-floor", engine.name())
+    } else {
+        engine.name().to_string()
+    };
+    print_header(args, &name, &mapping);
     if args.engine.num_column_families > 1 {
         // The database's families (an existing database may have more than are used).
         println!("Families:   {}", engine.cf_names()?.join(", "));
     }
+    // The fill a `waitforcompaction` right after it settles.
+    let mut unsettled: Option<Unsettled> = None;
     for (index, &b) in args.benchmarks.iter().enumerate() {
         results::reset_peak_rss();
-        let Some(out) = workloads::run(engine.as_ref(), args, b, index)? else {
+        let Some(out) = workloads::run(engine.as_ref(), floor, args, b, index)? else {
             let stats = engine.stats();
             print!("{}", stats.level_table);
             if engine
@@ -76,13 +89,27 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             print!("{}", report::histogram(&out.stats));
         }
         let stats = engine.stats();
+        let settled = match (b, unsettled.take()) {
+            (Benchmark::Fillseq | Benchmark::Fillrandom | Benchmark::Overwrite, _) => {
+                unsettled = Some(Unsettled::after(b, &out, &stats));
+                None
+            }
+            (Benchmark::Waitforcompaction, Some(fill)) => Some(fill.settled_by(out.seconds)),
+            _ => None,
+        };
+        if let Some(s) = &settled {
+            println!(
+                "{}",
+                report::summary_line(&s.name, &s.stats, s.seconds, None, Some(&s.note))
+            );
+        }
         if args.report.statistics {
             for (k, v) in &stats.counters {
                 println!("{k}: {v}");
             }
         }
         if let Some(path) = &json_path {
-            let rec = results::record(
+            let mut rec = results::record(
                 "bench",
                 b.name(),
                 &out.stats,
@@ -95,7 +122,26 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 &mapping,
                 &prov,
             );
+            rec.engine.clone_from(&name);
             results::append(path, &rec)?;
+            if let Some(s) = settled {
+                let mut rec = results::record(
+                    "bench",
+                    &s.name,
+                    &s.stats,
+                    s.seconds,
+                    None,
+                    BTreeMap::new(),
+                    &stats,
+                    engine.as_ref(),
+                    options.clone(),
+                    &mapping,
+                    &prov,
+                );
+                rec.engine.clone_from(&name);
+                rec.debt_at_fill_end = Some(s.debt);
+                results::append(path, &rec)?;
+            }
         }
     }
     engine.close()?;
@@ -103,6 +149,58 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         eprintln!("results appended to {}", p.display());
     }
     Ok(())
+}
+
+/// A fill whose compaction debt is not yet paid: what a `waitforcompaction` right
+/// after it needs to state the settled rate.
+struct Unsettled {
+    fill: Benchmark,
+    stats: OpStats,
+    seconds: f64,
+    debt: results::Debt,
+}
+
+/// A fill's settled result: its keys over the fill's time plus the time its
+/// compaction debt took to pay (`<fill>_settled`).
+struct Settled {
+    name: String,
+    stats: OpStats,
+    seconds: f64,
+    debt: results::Debt,
+    note: String,
+}
+
+impl Unsettled {
+    fn after(fill: Benchmark, out: &workloads::Outcome, stats: &engine::EngineStats) -> Unsettled {
+        let l0 = stats.levels.iter().find(|l| l.level == 0);
+        Unsettled {
+            fill,
+            stats: out.stats.clone(),
+            seconds: out.seconds,
+            debt: results::Debt {
+                l0_files: l0.map_or(0, |l| l.files),
+                l0_bytes: l0.map_or(0, |l| l.size_bytes),
+                live_table_bytes: stats.live_table_bytes,
+            },
+        }
+    }
+
+    fn settled_by(self, wait_seconds: f64) -> Settled {
+        let note = format!(
+            "(fill {:.3} s + debt {:.3} s; at the fill's end L0 held {} files, {:.1} MiB)",
+            self.seconds,
+            wait_seconds,
+            self.debt.l0_files,
+            self.debt.l0_bytes as f64 / f64::from(1u32 << 20)
+        );
+        Settled {
+            name: format!("{}_settled", self.fill.name()),
+            stats: self.stats,
+            seconds: self.seconds + wait_seconds,
+            debt: self.debt,
+            note,
+        }
+    }
 }
 
 fn print_header(args: &BenchArgs, engine: &str, mapping: &[engine::mapping::OptionMapping]) {

@@ -7,6 +7,7 @@
 //! why readrandom after fillrandom finds only ~63% of keys: fillrandom repeats keys).
 
 use super::flags::{BenchArgs, Benchmark};
+use super::floor::{with_hot, Hot};
 use crate::engine::{BatchOp, Commit, Direction, EngineStats, KvEngine, Scan};
 use crate::error::Result;
 use crate::runner::{run_parallel, Budget, OpStats, Progress, PROGRESS_CHUNK};
@@ -90,8 +91,12 @@ struct Ctx<'a> {
 /// The operand of `mergerandom`: `+1` as `strata.u64_add` reads it.
 const COUNTER_ONE: [u8; 8] = 1u64.to_le_bytes();
 
+/// With `floor`, the timed loops call the peer's own handle instead of `engine`
+/// (`bench --floor`, [`super::floor`]); the untimed benchmarks still go through
+/// `engine`.
 pub fn run(
     engine: &dyn KvEngine,
+    floor: Option<crate::engine::Direct<'_>>,
     args: &BenchArgs,
     b: Benchmark,
     index: usize,
@@ -114,7 +119,12 @@ pub fn run(
         | Benchmark::Overwrite
         | Benchmark::Deleterandom
         | Benchmark::Mergerandom => {
-            let (r, el) = run_parallel(label, threads, writes, |tid, p| ctx.write(b, tid, p))?;
+            let (r, el) = with_hot!(floor, engine, |h| run_parallel(
+                label,
+                threads,
+                writes,
+                |tid, p| ctx.write(h, b, tid, p)
+            ))?;
             let note = ctx
                 .conflicts()
                 .filter(|_| in_transactions(b))
@@ -157,7 +167,12 @@ pub fn run(
             o
         }
         Benchmark::Readrandom => {
-            let (r, el) = run_parallel(label, threads, reads, |tid, p| ctx.read_random(tid, p))?;
+            let (r, el) = with_hot!(floor, engine, |h| run_parallel(
+                label,
+                threads,
+                reads,
+                |tid, p| ctx.read_random(h, tid, p)
+            ))?;
             let mut o = merged(r, el.as_secs_f64(), None);
             o.found = Some((o.stats.found, o.stats.ops));
             o
@@ -168,11 +183,21 @@ pub fn run(
             } else {
                 Direction::Reverse
             };
-            let (r, el) = run_parallel(label, threads, reads, |tid, p| ctx.read_seq(dir, tid, p))?;
+            let (r, el) = with_hot!(floor, engine, |h| run_parallel(
+                label,
+                threads,
+                reads,
+                |tid, p| ctx.read_seq(h, dir, tid, p)
+            ))?;
             merged(r, el.as_secs_f64(), None)
         }
         Benchmark::Seekrandom => {
-            let (r, el) = run_parallel(label, threads, reads, |tid, p| ctx.seek_random(tid, p))?;
+            let (r, el) = with_hot!(floor, engine, |h| run_parallel(
+                label,
+                threads,
+                reads,
+                |tid, p| ctx.seek_random(h, tid, p)
+            ))?;
             let mut o = merged(r, el.as_secs_f64(), None);
             o.found = Some((o.stats.found, o.stats.ops));
             o
@@ -320,7 +345,13 @@ impl Ctx<'_> {
     }
 
     /// fillseq, fillrandom, overwrite, deleterandom, mergerandom.
-    fn write(&self, b: Benchmark, tid: usize, progress: &Progress) -> Result<OpStats> {
+    fn write<H: Hot + ?Sized>(
+        &self,
+        engine: &H,
+        b: Benchmark,
+        tid: usize,
+        progress: &Progress,
+    ) -> Result<OpStats> {
         let a = self.args;
         let threads = a.threads;
         let budget = self.budget(a.num, threads, tid);
@@ -359,16 +390,16 @@ impl Ctx<'_> {
                 let key = keys.first().map(Vec::as_slice).unwrap_or_default();
                 if delete {
                     start = Instant::now();
-                    self.engine.delete(key)?;
+                    engine.delete(key)?;
                 } else if merge {
                     bytes += COUNTER_ONE.len();
                     start = Instant::now();
-                    self.engine.merge(key, &COUNTER_ONE)?;
+                    engine.merge(key, &COUNTER_ONE)?;
                 } else {
                     let v = values.next(a.value_size);
                     bytes += v.len();
                     start = Instant::now();
-                    self.engine.put(key, v)?;
+                    engine.put(key, v)?;
                 }
             } else {
                 let ops: Vec<BatchOp<'_>> = if delete {
@@ -395,7 +426,7 @@ impl Ctx<'_> {
                 if txn {
                     self.commit(&[], &ops)?;
                 } else {
-                    self.engine.write_batch(&ops)?;
+                    engine.write_batch(&ops)?;
                 }
             }
             stats.record_n(start, n as u64, bytes);
@@ -413,12 +444,24 @@ impl Ctx<'_> {
         Ok(stats)
     }
 
-    fn read_random(&self, tid: usize, progress: &Progress) -> Result<OpStats> {
+    fn read_random<H: Hot + ?Sized>(
+        &self,
+        engine: &H,
+        tid: usize,
+        progress: &Progress,
+    ) -> Result<OpStats> {
         let a = self.args;
-        self.read_random_loop(self.budget(a.read_count(), a.threads, tid), tid, progress)
+        let budget = self.budget(a.read_count(), a.threads, tid);
+        self.read_random_loop(engine, budget, tid, progress)
     }
 
-    fn read_random_loop(&self, budget: Budget, tid: usize, progress: &Progress) -> Result<OpStats> {
+    fn read_random_loop<H: Hot + ?Sized>(
+        &self,
+        engine: &H,
+        budget: Budget,
+        tid: usize,
+        progress: &Progress,
+    ) -> Result<OpStats> {
         let a = self.args;
         let mut rng = self.rng(tid);
         let fmt = a.key_format();
@@ -428,11 +471,10 @@ impl Ctx<'_> {
         while budget.allows(i) {
             fmt.write(rng.random_range(0..a.num), &mut key);
             let start = Instant::now();
-            let v = self.engine.get(&key)?;
-            let bytes = match &v {
-                Some(v) => {
+            let bytes = match engine.get_len(&key)? {
+                Some(len) => {
                     stats.found += 1;
-                    key.len() + v.len()
+                    key.len() + len
                 }
                 None => 0,
             };
@@ -483,29 +525,47 @@ impl Ctx<'_> {
         Ok(stats)
     }
 
-    fn read_seq(&self, dir: Direction, tid: usize, progress: &Progress) -> Result<OpStats> {
+    /// readseq and readreverse: walks the database from its first (last) key, pass
+    /// after pass, until `--reads` entries or `--duration` seconds, so a walk can be
+    /// long enough to measure on a small database. Timed per [`PROGRESS_CHUNK`]
+    /// entries, each entry the chunk's mean: one clock read per entry would cost a
+    /// fast walk a tenth of its rate, and every engine alike.
+    fn read_seq<H: Hot + ?Sized>(
+        &self,
+        engine: &H,
+        dir: Direction,
+        tid: usize,
+        progress: &Progress,
+    ) -> Result<OpStats> {
         let a = self.args;
         let budget = self.budget(a.read_count(), a.threads, tid);
-        let limit = match budget {
-            Budget::Count(n) => usize::try_from(n).unwrap_or(usize::MAX),
-            Budget::Until(_) => usize::MAX,
-        };
         let mut stats = OpStats::default();
-        let mut last = Instant::now();
+        let mut chunk = (Instant::now(), 0u64, 0usize);
         let mut i = 0u64;
-        self.engine.scan(Scan::new(None, dir, limit), &mut |k, v| {
-            let now = Instant::now();
-            stats.record_nanos(
-                now.duration_since(last).as_nanos() as u64,
-                k.len() + v.len(),
-            );
-            last = now;
-            i += 1;
-            if i.is_multiple_of(PROGRESS_CHUNK) {
-                progress.add(PROGRESS_CHUNK);
+        while budget.allows(i) {
+            let limit = match budget {
+                Budget::Count(n) => usize::try_from(n - i).unwrap_or(usize::MAX),
+                Budget::Until(_) => usize::MAX,
+            };
+            let n = engine.scan(Scan::new(None, dir, limit), |k, v| {
+                chunk.1 += 1;
+                chunk.2 += k.len() + v.len();
+                i += 1;
+                if i.is_multiple_of(PROGRESS_CHUNK) {
+                    let now = Instant::now();
+                    stats.record_spread(now.duration_since(chunk.0), chunk.1, chunk.2);
+                    chunk = (now, 0, 0);
+                    progress.add(PROGRESS_CHUNK);
+                }
+                budget.allows(i)
+            })?;
+            if n == 0 {
+                break; // an empty database
             }
-            budget.allows(i)
-        })?;
+        }
+        if chunk.1 > 0 {
+            stats.record_spread(chunk.0.elapsed(), chunk.1, chunk.2);
+        }
         progress.add(i % PROGRESS_CHUNK);
         Ok(stats)
     }
@@ -546,7 +606,12 @@ impl Ctx<'_> {
         Ok(stats)
     }
 
-    fn seek_random(&self, tid: usize, progress: &Progress) -> Result<OpStats> {
+    fn seek_random<H: Hot + ?Sized>(
+        &self,
+        engine: &H,
+        tid: usize,
+        progress: &Progress,
+    ) -> Result<OpStats> {
         let a = self.args;
         let budget = self.budget(a.read_count(), a.threads, tid);
         let dir = if a.reverse_iterator {
@@ -565,9 +630,9 @@ impl Ctx<'_> {
             let mut first = true;
             let mut found = false;
             let start = Instant::now();
-            self.engine.scan(
+            engine.scan(
                 Scan::new(Some(&key), dir, a.seek_nexts.saturating_add(1)),
-                &mut |k, v| {
+                |k, v| {
                     if first {
                         found = k == key.as_slice();
                         first = false;
@@ -606,8 +671,8 @@ impl Ctx<'_> {
             let start;
             if i % 100 < u64::from(a.readwritepercent) {
                 start = Instant::now();
-                let v = self.engine.get(&key)?;
-                bytes = v.as_ref().map_or(0, |v| key.len() + v.len());
+                let v = self.engine.get_len(&key)?;
+                bytes = v.map_or(0, |len| key.len() + len);
                 stats.found += u64::from(v.is_some());
                 reads += 1;
             } else {
@@ -645,7 +710,7 @@ impl Ctx<'_> {
                 return self.writer(&readers_left).map(|s| (s, true));
             }
             let budget = self.budget(a.read_count(), readers, tid);
-            let r = self.read_random_loop(budget, tid, p);
+            let r = self.read_random_loop(self.engine, budget, tid, p);
             readers_left.fetch_sub(1, Ordering::Release);
             r.map(|s| (s, false))
         })?;
@@ -710,8 +775,40 @@ mod tests {
             .b
     }
 
+    #[test]
+    fn floor_is_refused_where_there_is_none_to_measure() {
+        let refused = |extra: &[&str], needle: &str| {
+            let a = args(extra);
+            let err = a.validate().expect_err("refused").to_string();
+            assert!(err.contains("'--floor'") && err.contains(needle), "{err}");
+        };
+        refused(&["--floor"], "--engine=rocksdb or fjall");
+        refused(
+            &["--floor", "--engine=fjall", "--num_column_families=2"],
+            "one column",
+        );
+        refused(
+            &["--floor", "--engine=rocksdb", "--transaction_db"],
+            "one column",
+        );
+        refused(
+            &[
+                "--floor",
+                "--engine=fjall",
+                "--benchmarks=fillseq,multireadrandom",
+            ],
+            "multireadrandom has no direct driver",
+        );
+        let a = args(&[
+            "--floor",
+            "--engine=fjall",
+            "--benchmarks=fillseq,readseq,stats",
+        ]);
+        a.validate().expect("a floor over fills and walks");
+    }
+
     fn go(e: &dyn KvEngine, a: &BenchArgs, b: Benchmark, index: usize) -> Outcome {
-        run(e, a, b, index).expect("runs").expect("measured")
+        run(e, None, a, b, index).expect("runs").expect("measured")
     }
 
     #[test]
@@ -737,7 +834,9 @@ mod tests {
         assert!(o.note.is_some_and(|n| n.starts_with("(writer: ")));
         let o = go(&e, &a, Benchmark::Deleterandom, 5);
         assert_eq!(o.stats.ops, 20_000);
-        assert!(run(&e, &a, Benchmark::Stats, 6).expect("runs").is_none());
+        assert!(run(&e, None, &a, Benchmark::Stats, 6)
+            .expect("runs")
+            .is_none());
 
         let e = MemoryEngine::default();
         let a = args(&["--threads=3", "--batch_size=7"]);
@@ -748,6 +847,13 @@ mod tests {
         assert_eq!(o.found, Some((20_000, 20_000)));
         let o = go(&e, &a, Benchmark::Readreverse, 2);
         assert_eq!(o.stats.ops, 20_000);
+        // More reads than keys: the walks go round, 50,000 entries of 66 bytes.
+        let more = args(&["--threads=2", "--reads=50000"]);
+        for b in [Benchmark::Readseq, Benchmark::Readreverse] {
+            let o = go(&e, &more, b, 2);
+            assert_eq!((o.stats.ops, o.stats.bytes), (50_000, 50_000 * 66), "{b:?}");
+            assert_eq!(o.stats.hist.len(), 50_000, "{b:?}: one sample per entry");
+        }
         let a = args(&["--reverse_iterator", "--seek_nexts=3", "--reads=100"]);
         let o = go(&e, &a, Benchmark::Seekrandom, 3);
         assert_eq!(o.found, Some((100, 100)));

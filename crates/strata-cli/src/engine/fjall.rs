@@ -42,7 +42,7 @@
 
 use super::fjall_options::{self as fj, FjallCodec, FjallPlan};
 use super::{
-    family_of, missing_family, scan_bounds, scan_refused, stat, BatchOp, Commit, Direction,
+    family_of, missing_family, scan_bounds, scan_refused, stat, BatchOp, Commit, Direct, Direction,
     EngineStats, Families, KvEngine, LevelReport, Scan, Visitor, DEFAULT_FAMILY,
 };
 use crate::engine::options::EngineFlags;
@@ -238,12 +238,30 @@ fn check_kv(key: &[u8], value: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Visits the entries of `ks` that `scan` names until `visit` returns false; returns
+/// how many were visited.
+///
+/// # Errors
+/// fjall's read error.
+pub fn scan_keyspace<V>(ks: &Keyspace, scan: Scan<'_>, visit: &mut V) -> Result<usize>
+where
+    V: FnMut(&[u8], &[u8]) -> bool + ?Sized,
+{
+    if scan.limit == 0 {
+        return Ok(0);
+    }
+    let range = ks.range::<&[u8], _>(scan_bounds(scan));
+    match scan.direction {
+        Direction::Forward => visit_all(range, scan.limit, visit),
+        Direction::Reverse => visit_all(range.rev(), scan.limit, visit),
+    }
+}
+
 /// Visits up to `limit` entries of `it`; returns how many were visited.
-fn visit_all(
-    it: impl Iterator<Item = Guard>,
-    limit: usize,
-    visit: &mut Visitor<'_>,
-) -> Result<usize> {
+fn visit_all<V>(it: impl Iterator<Item = Guard>, limit: usize, visit: &mut V) -> Result<usize>
+where
+    V: FnMut(&[u8], &[u8]) -> bool + ?Sized,
+{
     let mut n = 0;
     for guard in it {
         if n >= limit {
@@ -260,7 +278,7 @@ fn visit_all(
 
 /// fjall 3 has no merge operator; a read-modify-write stand-in would not be atomic
 /// and would measure something else, so merges are refused.
-fn no_merge() -> CliError {
+pub fn no_merge() -> CliError {
     CliError::Usage("--engine=fjall has no merge operator (fjall 3.x): merge and mergerandom run on strata and rocksdb".into())
 }
 
@@ -275,8 +293,19 @@ impl KvEngine for FjallEngine {
         self.sync()
     }
 
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.ks(key).get(key)?.map(|v| v.to_vec()))
+    fn get_with(&self, key: &[u8], found: &mut dyn FnMut(&[u8])) -> Result<bool> {
+        Ok(self.ks(key).get(key)?.map(|v| found(&v)).is_some())
+    }
+
+    fn direct(&self) -> Option<Direct<'_>> {
+        match (self.ks.as_slice(), &self.tx) {
+            ([keyspace], None) => Some(Direct::Fjall {
+                keyspace,
+                db: &self.db,
+                sync: self.plan.sync,
+            }),
+            _ => None,
+        }
     }
 
     fn delete(&self, key: &[u8]) -> Result<()> {
@@ -346,15 +375,7 @@ impl KvEngine for FjallEngine {
         let [ks] = self.ks.as_slice() else {
             return Err(scan_refused("fjall", self.ks.len()));
         };
-        if scan.limit == 0 {
-            return Ok(0);
-        }
-        let (lo, hi) = scan_bounds(scan);
-        let range = ks.range::<&[u8], _>((lo, hi));
-        match scan.direction {
-            Direction::Forward => visit_all(range, scan.limit, visit),
-            Direction::Reverse => visit_all(range.rev(), scan.limit, visit),
-        }
+        scan_keyspace(ks, scan, visit)
     }
 
     fn flush(&self) -> Result<()> {

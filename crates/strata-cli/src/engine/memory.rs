@@ -65,8 +65,9 @@ impl KvEngine for MemoryEngine {
         }
         Ok(())
     }
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.map.read().ok().and_then(|m| m.get(key).cloned()))
+    fn get_with(&self, key: &[u8], found: &mut dyn FnMut(&[u8])) -> Result<bool> {
+        let map = self.map.read().ok();
+        Ok(map.and_then(|m| m.get(key).map(|v| found(v))).is_some())
     }
     fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()> {
         if let Ok(mut m) = self.map.write() {

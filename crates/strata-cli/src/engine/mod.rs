@@ -175,7 +175,10 @@ pub fn scan_bounds<'a>(scan: Scan<'a>) -> (std::ops::Bound<&'a [u8]>, std::ops::
 /// returns how many were visited. The caller checks the iterator's error status
 /// afterwards, and gives `c` the scan's end as its native upper bound: keys at or above
 /// it are also skipped here (reverse: before the first visit; forward: the scan stops).
-pub fn scan_cursor(c: &mut impl Cursor, scan: Scan<'_>, visit: &mut Visitor<'_>) -> usize {
+pub fn scan_cursor<V>(c: &mut impl Cursor, scan: Scan<'_>, visit: &mut V) -> usize
+where
+    V: FnMut(&[u8], &[u8]) -> bool + ?Sized,
+{
     let Scan {
         start,
         direction,
@@ -212,6 +215,35 @@ pub fn scan_cursor(c: &mut impl Cursor, scan: Scan<'_>, visit: &mut Visitor<'_>)
 
 /// Called for each `(key, value)` of a scan; returns false to stop.
 pub type Visitor<'a> = dyn FnMut(&[u8], &[u8]) -> bool + 'a;
+
+/// A peer's own handle, lent to the direct drivers of `bench --floor`
+/// (`bench::floor`), which call it without this module's trait in between.
+#[derive(Clone, Copy)]
+pub enum Direct<'a> {
+    /// The RocksDB database (one column family, not transactional) and whether
+    /// `--sync` is set.
+    #[cfg(feature = "rocksdb")]
+    Rocksdb {
+        /// The database.
+        db: &'a ::rocksdb::DB,
+        /// `--sync`.
+        sync: bool,
+    },
+    /// The fjall keyspace every key goes to, its database (for batches and
+    /// `--sync`'s journal persist), and whether `--sync` is set.
+    #[cfg(feature = "fjall")]
+    Fjall {
+        /// The one keyspace.
+        keyspace: &'a ::fjall::Keyspace,
+        /// Its database.
+        db: &'a ::fjall::Database,
+        /// `--sync`.
+        sync: bool,
+    },
+    /// Never built: keeps the lifetime used when no peer is compiled in.
+    #[doc(hidden)]
+    _Unbuilt(std::marker::PhantomData<&'a ()>, std::convert::Infallible),
+}
 
 /// The name every engine gives its first column family (RocksDB's
 /// `kDefaultColumnFamilyName`, Strata's default family, the fjall adapter's keyspace).
@@ -294,11 +326,32 @@ pub trait KvEngine: Send + Sync {
     /// # Errors
     /// The engine's write error.
     fn put(&self, key: &[u8], value: &[u8]) -> Result<()>;
-    /// Reads `key`; `None` iff absent.
+    /// Reads `key`: calls `found` with its value, borrowed where the engine lends it
+    /// (RocksDB's pinned slice, fjall's slice), and returns true; false iff absent.
+    /// The timed loops read through this, so no engine pays for a copy the workload
+    /// does not need.
     ///
     /// # Errors
     /// The engine's read error.
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
+    fn get_with(&self, key: &[u8], found: &mut dyn FnMut(&[u8])) -> Result<bool>;
+    /// Reads `key` into a new vector; `None` iff absent.
+    ///
+    /// # Errors
+    /// The engine's read error.
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let mut value = None;
+        self.get_with(key, &mut |v| value = Some(v.to_vec()))?;
+        Ok(value)
+    }
+    /// The length of `key`'s value; `None` iff absent.
+    ///
+    /// # Errors
+    /// The engine's read error.
+    fn get_len(&self, key: &[u8]) -> Result<Option<usize>> {
+        let mut len = 0;
+        let found = self.get_with(key, &mut |v| len = v.len())?;
+        Ok(found.then_some(len))
+    }
     /// Reads every key of `keys` in one batched call where the engine has one
     /// (Strata's `multi_get_cf`, RocksDB's `batched_multi_get_cf`); the answers in the
     /// order of `keys`. The default calls [`KvEngine::get`] per key.
@@ -411,6 +464,11 @@ pub trait KvEngine: Send + Sync {
     /// The engine's error.
     fn cf_names(&self) -> Result<Vec<String>> {
         Ok(vec![DEFAULT_FAMILY.to_string()])
+    }
+    /// The peer's own handle for a direct driver (`bench --floor`); `None` for Strata
+    /// and for a peer opened with several families or for transactions.
+    fn direct(&self) -> Option<Direct<'_>> {
+        None
     }
     /// The virtual tables of the routed families and the parents they keep on disk,
     /// summed over the families, exact from the current version; `None` iff the

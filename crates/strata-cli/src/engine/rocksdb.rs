@@ -23,8 +23,8 @@
 
 use super::rocks_stats::{parse_compaction_stats, parse_tickers};
 use super::{
-    family_of, missing_family, scan_cursor, scan_refused, BatchOp, Commit, EngineStats, Families,
-    KvEngine, LevelReport, Scan, Visitor,
+    family_of, missing_family, scan_cursor, scan_refused, BatchOp, Commit, Direct, EngineStats,
+    Families, KvEngine, LevelReport, Scan, Visitor,
 };
 use crate::engine::options::{
     CompactionPriFlag, CompactionStyleFlag, CompressionFlag, EngineFlags, TieringFlag,
@@ -132,6 +132,10 @@ pub struct RocksEngine {
     /// Kept for its statistics object (tickers are read through it).
     options: Options,
     wo: WriteOptions,
+    /// Every point read's options (RocksDB's defaults), made once.
+    ro: ReadOptions,
+    /// `--sync` (what `wo` was given; RocksDB's options cannot be read back).
+    wo_sync: bool,
     /// Kept alive as long as the table factory that points at it.
     _cache: Option<Cache>,
 }
@@ -326,6 +330,8 @@ impl RocksEngine {
             txn_options,
             options: o,
             wo,
+            wo_sync: flags.sync,
+            ro: ReadOptions::default(),
             _cache: cache,
         })
     }
@@ -368,8 +374,23 @@ impl KvEngine for RocksEngine {
         Ok(())
     }
 
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(with_db!(&self.db, db => db.get_cf(cf!(db, self.family(key)), key))?)
+    fn get_with(&self, key: &[u8], found: &mut dyn FnMut(&[u8])) -> Result<bool> {
+        let value = with_db!(&self.db, db => {
+            db.get_pinned_cf_opt(cf!(db, self.family(key)), key, &self.ro)
+        })?;
+        Ok(value.map(|v| found(&v)).is_some())
+    }
+
+    fn direct(&self) -> Option<Direct<'_>> {
+        match (&self.db, self.families.as_slice()) {
+            (Handle::Plain(db), [only]) if only == DEFAULT_COLUMN_FAMILY_NAME => {
+                Some(Direct::Rocksdb {
+                    db,
+                    sync: self.wo_sync,
+                })
+            }
+            _ => None,
+        }
     }
 
     /// `batched_multi_get_cf` (RocksDB's batched `MultiGet`) when every key goes to one

@@ -241,8 +241,9 @@ impl KvEngine for StrataEngine {
         Ok(self.db.put_cf(&self.wo, self.cf(key), key, value)?)
     }
 
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.db.get_cf(&ReadOptions::default(), self.cf(key), key)?)
+    fn get_with(&self, key: &[u8], found: &mut dyn FnMut(&[u8])) -> Result<bool> {
+        let value = self.db.get_cf(&ReadOptions::default(), self.cf(key), key)?;
+        Ok(value.map(|v| found(&v)).is_some())
     }
 
     fn put_with_ttl(&self, key: &[u8], value: &[u8], ttl: std::time::Duration) -> Result<()> {

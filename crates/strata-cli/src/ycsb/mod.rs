@@ -516,9 +516,8 @@ pub(crate) fn run_ops_from(engine: &dyn KvEngine, args: &YcsbArgs, inserted: u64
                 match kind {
                     OpKind::Read => {
                         let start = Instant::now();
-                        let got = engine.get(&key)?;
-                        let bytes = got.as_ref().map_or(0, |v| key.len() + v.len());
-                        s.record(start, bytes);
+                        let got = engine.get_len(&key)?;
+                        s.record(start, got.map_or(0, |len| key.len() + len));
                         s.found += u64::from(got.is_some());
                     }
                     OpKind::Update => {
@@ -530,12 +529,9 @@ pub(crate) fn run_ops_from(engine: &dyn KvEngine, args: &YcsbArgs, inserted: u64
                     OpKind::ReadModifyWrite => {
                         let v = values.next(args.value_size);
                         let start = Instant::now();
-                        let got = engine.get(&key)?;
+                        let got = engine.get_len(&key)?;
                         engine.put(&key, v)?;
-                        s.record(
-                            start,
-                            2 * key.len() + v.len() + got.as_ref().map_or(0, Vec::len),
-                        );
+                        s.record(start, 2 * key.len() + v.len() + got.unwrap_or(0));
                         s.found += u64::from(got.is_some());
                     }
                     OpKind::Scan => {
