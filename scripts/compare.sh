@@ -28,6 +28,8 @@
 #                   adapter's ratio to its floor)
 #   NUM=5000000     keys (use e.g. NUM=200000 for a quick run)
 #   READS=500000    reads of readrandom (capped at NUM)
+#   SEQ_READS=""    entries each readseq/readreverse walks (passes over the database;
+#                   default --reads, i.e. NUM: one pass)
 #   RUNS=3          runs per engine
 #   THREADS=1       --threads of every run
 #   VALUE_SIZE=100  --value_size of every run
@@ -131,6 +133,27 @@ SHAPE=(
   --max_background_jobs=2 --threads="$THREADS"
 )
 
+# What `bench --floor` drives (bench/floor.rs `covers`): a set with anything else
+# runs without the floors.
+FLOOR_BENCHMARKS="fillseq fillrandom overwrite deleterandom mergerandom readrandom readseq readreverse seekrandom flush compact waitforcompaction stats"
+floor_covers() { # set: true iff a floor can run every benchmark of it
+  local b
+  for b in ${1//,/ }; do
+    [[ " $FLOOR_BENCHMARKS " == *" $b "* ]] || return 1
+  done
+}
+for engine in "${ENGINE_LIST[@]}"; do
+  if [[ $engine == *-floor ]]; then
+    case " ${EXTRA_FLAGS[*]:-} " in
+      *--num_column_families=*|*--transaction_db*|*--optimistic_transaction_db*)
+        echo "error: $engine: a floor drives one column family without transactions (EXTRA)" >&2; exit 1 ;;
+    esac
+    if [[ " ${ENGINE_LIST[*]} " != *" ${engine%-floor} "* ]]; then
+      echo "warning: $engine runs without ${engine%-floor}: no adapter/floor ratio" >&2
+    fi
+  fi
+done
+
 TIME=()
 if [[ -x /usr/bin/time ]]; then TIME=(/usr/bin/time -v); fi
 
@@ -169,11 +192,25 @@ if [ "$YCSB" = 1 ]; then
   done
 else
   for set in "${SET_LIST[@]}"; do
+    SET_ENGINES=()
+    for engine in "${ENGINE_LIST[@]}"; do
+      if [[ $engine == *-floor ]] && ! floor_covers "$set"; then
+        echo "note: $engine skips set $set (a floor drives only $FLOOR_BENCHMARKS)" | tee -a "$LOG"
+      else
+        SET_ENGINES+=("$engine")
+      fi
+    done
     SET_FLAGS=(--num="$NUM")
     case ,$set, in *,readrandom,*|*,seekrandom,*|*,readwhilewriting,*) SET_FLAGS+=(--reads="$READS") ;; esac
     case ,$set, in *,seekrandom,*) SET_FLAGS+=(--seek_nexts=10) ;; esac
+    # Walks: --reads=$SEQ_READS entries, pass after pass (so a run can last long
+    # enough to measure), in sets without random reads (they would share --reads).
+    case ,$set, in
+      *,readrandom,*|*,seekrandom,*|*,readwhilewriting,*) ;;
+      *,readseq,*|*,readreverse,*) if [[ -n ${SEQ_READS:-} ]]; then SET_FLAGS+=(--reads="$SEQ_READS"); fi ;;
+    esac
     for ((i = 1; i <= RUNS; i++)); do
-      for engine in "${ENGINE_LIST[@]}"; do
+      for engine in "${SET_ENGINES[@]}"; do
         run_one "$engine" bench --benchmarks="$set" "${SET_FLAGS[@]}"
         rm -rf "${DB_DIR:?}/$engine"
       done
@@ -181,11 +218,14 @@ else
   done
 fi
 
-# Ratios against strata (or the first engine when strata did not run).
-CANDIDATE=${ENGINE_LIST[0]}
+# Ratios against strata (or the first engine that is not a floor when strata did
+# not run).
+CANDIDATE=
 for engine in "${ENGINE_LIST[@]}"; do
+  if [[ -z $CANDIDATE && $engine != *-floor ]]; then CANDIDATE=$engine; fi
   if [[ $engine == strata ]]; then CANDIDATE=strata; fi
 done
+CANDIDATE=${CANDIDATE:-${ENGINE_LIST[0]}}
 BASELINES=()
 FLOORS=()
 for engine in "${ENGINE_LIST[@]}"; do
@@ -205,7 +245,7 @@ echo "results: $JSON"
 # free; the bar is 0.95).
 for floor in "${FLOORS[@]}"; do
   if [[ " ${ENGINE_LIST[*]} " == *" ${floor%-floor} "* ]]; then
-    echo; echo "adapter / floor: ${floor%-floor}" | tee -a "$OUT/summary.txt"
+    printf '\nadapter / floor: %s\n' "${floor%-floor}" | tee -a "$OUT/summary.txt"
     "$BIN" compare --input="$JSON" --candidate="${floor%-floor}" --baseline="$floor" \
       | tee -a "$OUT/summary.txt"
   fi

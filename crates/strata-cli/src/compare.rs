@@ -143,13 +143,13 @@ pub fn render(tables: &[BenchTable], candidate: &str) -> String {
         let _ = writeln!(s, "== {} ==", t.name);
         let _ = writeln!(
             s,
-            "{:<10} {:>5} {:>14} {:>12} {:>7} {:>14}",
+            "{:<13} {:>5} {:>14} {:>12} {:>7} {:>14}",
             "engine", "runs", "ops/sec(med)", "P99(us)", "W-Amp", "peak RSS(MiB)"
         );
         for r in &t.rows {
             let _ = writeln!(
                 s,
-                "{:<10} {:>5} {:>14.0} {:>12} {:>7} {:>14}",
+                "{:<13} {:>5} {:>14.0} {:>12} {:>7} {:>14}",
                 r.engine,
                 r.runs,
                 r.ops_per_sec,

@@ -122,9 +122,11 @@ pub struct Debt {
 pub struct Record {
     /// `bench` or `ycsb`.
     pub kind: String,
-    /// Benchmark name (`fillrandom`) or YCSB phase (`ycsb-a/run`).
+    /// Benchmark name (`fillrandom`), a fill's settled result (`fillrandom_settled`,
+    /// after a `waitforcompaction`) or YCSB phase (`ycsb-a/run`).
     pub name: String,
-    /// `strata`, `rocksdb` or `fjall`.
+    /// `strata`, `rocksdb` or `fjall`; `rocksdb-floor` or `fjall-floor` for the peer
+    /// driven directly (`bench --floor`).
     pub engine: String,
     /// Operations done.
     pub operations: u64,
@@ -138,7 +140,8 @@ pub struct Record {
     pub mb_per_sec: f64,
     /// Median latency, microseconds.
     pub p50: f64,
-    /// 99th percentile latency, microseconds.
+    /// 99th percentile latency, microseconds (readseq and readreverse: of the means
+    /// of chunks of 256 entries, which smooths the tail).
     pub p99: f64,
     /// 99.9th percentile latency, microseconds.
     pub p999: f64,

@@ -9,14 +9,18 @@
 //! value), `raw_iterator_opt` and `WriteBatch`; fjall through `Keyspace::insert`,
 //! `get`, its range iterator and its batch. Both run the same loop (same keys, values,
 //! timing), so the ratio adapter / floor is what the adapter costs the peer. The
-//! database is the one the adapter opened, with the same options.
+//! database is the one the adapter opened, with the same options. The walks share
+//! two small generic helpers with the adapters, inlined into each driver: RocksDB's
+//! positions its raw iterator through `engine::scan_cursor` (one bound comparison
+//! per entry beyond the peer's own calls), fjall's iterates its keyspace's range
+//! through `engine::fjall::scan_keyspace` (nothing beyond fjall's own calls).
 
 use super::flags::{BenchArgs, Benchmark};
 use crate::engine::{BatchOp, Direct, KvEngine, Scan};
 use crate::error::{CliError, Result};
 
 /// The calls of the timed loops.
-pub trait Hot: Sync {
+pub(crate) trait Hot: Sync {
     /// Writes `key = value`.
     fn put(&self, key: &[u8], value: &[u8]) -> Result<()>;
     /// Deletes `key`.
@@ -59,7 +63,7 @@ impl Hot for dyn KvEngine + '_ {
 ///
 /// # Errors
 /// [`CliError::Usage`] naming what is refused.
-pub fn check(args: &BenchArgs) -> Result<()> {
+pub(crate) fn check(args: &BenchArgs) -> Result<()> {
     let usage = |m: &str| Err(CliError::Usage(format!("'--floor': {m}")));
     if args.engine.engine == crate::engine::options::EngineKind::Strata {
         return usage("the floor drives a peer directly: use --engine=rocksdb or fjall");
@@ -70,10 +74,16 @@ pub fn check(args: &BenchArgs) -> Result<()> {
     if let Some(b) = args.benchmarks.iter().find(|b| !covers(**b)) {
         return usage(&format!(
             "{} has no direct driver (the floor runs fillseq, fillrandom, overwrite, \
-             deleterandom, readrandom, readseq, readreverse, seekrandom, and the \
-             untimed flush, compact, waitforcompaction and stats)",
+             deleterandom, mergerandom, readrandom, readseq, readreverse, seekrandom, \
+             and the untimed flush, compact, waitforcompaction and stats)",
             b.name()
         ));
+    }
+    // The adapter refuses keys fjall would panic on; the direct driver checks nothing.
+    if args.engine.engine == crate::engine::options::EngineKind::Fjall
+        && args.key_size > usize::from(u16::MAX)
+    {
+        return usage("fjall keys are at most 65535 bytes");
     }
     Ok(())
 }
@@ -87,6 +97,7 @@ fn covers(b: Benchmark) -> bool {
             | B::Fillrandom
             | B::Overwrite
             | B::Deleterandom
+            | B::Mergerandom
             | B::Readrandom
             | B::Readseq
             | B::Readreverse
@@ -102,7 +113,7 @@ fn covers(b: Benchmark) -> bool {
 ///
 /// # Errors
 /// [`CliError::Usage`] if the engine lends none.
-pub fn direct(engine: &dyn KvEngine) -> Result<Direct<'_>> {
+pub(crate) fn direct(engine: &dyn KvEngine) -> Result<Direct<'_>> {
     engine.direct().ok_or_else(|| {
         CliError::Usage(format!(
             "'--floor': {} lends no direct handle (one column family, no transactions)",
@@ -128,7 +139,7 @@ macro_rules! with_hot {
             }
             #[cfg(feature = "fjall")]
             Some($crate::engine::Direct::Fjall { keyspace, db, sync }) => {
-                let driver = $crate::bench::floor::FjallFloor { keyspace, db, sync };
+                let driver = $crate::bench::floor::FjallFloor::new(keyspace, db, sync);
                 let $h = &driver;
                 $body
             }
@@ -141,7 +152,7 @@ pub(crate) use with_hot;
 /// RocksDB driven directly: one `ReadOptions` and `WriteOptions` for every point
 /// operation, values read pinned (never copied).
 #[cfg(feature = "rocksdb")]
-pub struct RocksFloor<'a> {
+pub(crate) struct RocksFloor<'a> {
     db: &'a rocksdb::DB,
     read: rocksdb::ReadOptions,
     write: rocksdb::WriteOptions,
@@ -150,7 +161,7 @@ pub struct RocksFloor<'a> {
 #[cfg(feature = "rocksdb")]
 impl<'a> RocksFloor<'a> {
     /// The driver of `db`; `sync`: `--sync`.
-    pub fn new(db: &'a rocksdb::DB, sync: bool) -> RocksFloor<'a> {
+    pub(crate) fn new(db: &'a rocksdb::DB, sync: bool) -> RocksFloor<'a> {
         let mut write = rocksdb::WriteOptions::default();
         write.set_sync(sync);
         RocksFloor {
@@ -181,7 +192,7 @@ impl Hot for RocksFloor<'_> {
                 BatchOp::Merge(k, v) => batch.merge(k, v),
             }
         }
-        Ok(self.db.write_opt(&batch, &self.write)?)
+        Ok(self.db.write_opt(batch, &self.write)?)
     }
     fn get_len(&self, key: &[u8]) -> Result<Option<usize>> {
         Ok(self.db.get_pinned_opt(key, &self.read)?.map(|v| v.len()))
@@ -201,17 +212,23 @@ impl Hot for RocksFloor<'_> {
 /// fjall driven directly: its keyspace's own calls and iterator; `--sync` persists
 /// the journal after each write, as fjall's documentation says to.
 #[cfg(feature = "fjall")]
-pub struct FjallFloor<'a> {
-    /// The one keyspace.
-    pub keyspace: &'a fjall::Keyspace,
-    /// Its database.
-    pub db: &'a fjall::Database,
-    /// `--sync`.
-    pub sync: bool,
+pub(crate) struct FjallFloor<'a> {
+    keyspace: &'a fjall::Keyspace,
+    db: &'a fjall::Database,
+    sync: bool,
 }
 
 #[cfg(feature = "fjall")]
-impl FjallFloor<'_> {
+impl<'a> FjallFloor<'a> {
+    /// The driver of `keyspace` in `db`; `sync`: `--sync`.
+    pub(crate) fn new(
+        keyspace: &'a fjall::Keyspace,
+        db: &'a fjall::Database,
+        sync: bool,
+    ) -> FjallFloor<'a> {
+        FjallFloor { keyspace, db, sync }
+    }
+
     fn persist(&self) -> Result<()> {
         if self.sync {
             self.db.persist(fjall::PersistMode::SyncData)?;

@@ -23,6 +23,20 @@ use std::collections::BTreeMap;
 /// Bad flags, the engine's errors, or failure to write results.
 pub fn run(args: &BenchArgs) -> Result<()> {
     args.validate()?;
+    // The floor is the peer at its best: RocksDB without statistics, its default.
+    let floored;
+    let args = if args.floor && args.engine.rocksdb_statistics {
+        floored = BenchArgs {
+            engine: engine::options::EngineFlags {
+                rocksdb_statistics: false,
+                ..args.engine.clone()
+            },
+            ..args.clone()
+        };
+        &floored
+    } else {
+        args
+    };
     let json_path = args.report.json_path("bench");
     let prov = Provenance::gather();
     let options = serde_json::to_value(args)?;
@@ -72,6 +86,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             {
                 println!("live_table_bytes: {}", stats.live_table_bytes);
             }
+            unsettled = None;
             continue;
         };
         println!(
@@ -140,6 +155,8 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 );
                 rec.engine.clone_from(&name);
                 rec.debt_at_fill_end = Some(s.debt);
+                // Over the fill and the wait both.
+                rec.peak_rss_kb = rec.peak_rss_kb.max(s.peak_rss_kb);
                 results::append(path, &rec)?;
             }
         }
@@ -158,15 +175,21 @@ struct Unsettled {
     stats: OpStats,
     seconds: f64,
     debt: results::Debt,
+    /// The fill's peak RSS (the wait's is measured apart).
+    peak_rss_kb: Option<u64>,
 }
 
 /// A fill's settled result: its keys over the fill's time plus the time its
-/// compaction debt took to pay (`<fill>_settled`).
+/// compaction debt took to pay (`<fill>_settled`). Its latencies are the fill's
+/// (the wait has none per key); its write amplification is the one after the wait.
+/// An engine's wait has its own floor (fjall's adapter waits for three quiet polls,
+/// 60 ms), which matters only for fills of under a few seconds.
 struct Settled {
     name: String,
     stats: OpStats,
     seconds: f64,
     debt: results::Debt,
+    peak_rss_kb: Option<u64>,
     note: String,
 }
 
@@ -177,6 +200,7 @@ impl Unsettled {
             fill,
             stats: out.stats.clone(),
             seconds: out.seconds,
+            peak_rss_kb: results::peak_rss_kb(),
             debt: results::Debt {
                 l0_files: l0.map_or(0, |l| l.files),
                 l0_bytes: l0.map_or(0, |l| l.size_bytes),
@@ -198,6 +222,7 @@ impl Unsettled {
             stats: self.stats,
             seconds: self.seconds + wait_seconds,
             debt: self.debt,
+            peak_rss_kb: self.peak_rss_kb,
             note,
         }
     }

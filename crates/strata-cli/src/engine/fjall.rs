@@ -243,7 +243,7 @@ fn check_kv(key: &[u8], value: &[u8]) -> Result<()> {
 ///
 /// # Errors
 /// fjall's read error.
-pub fn scan_keyspace<V>(ks: &Keyspace, scan: Scan<'_>, visit: &mut V) -> Result<usize>
+pub(crate) fn scan_keyspace<V>(ks: &Keyspace, scan: Scan<'_>, visit: &mut V) -> Result<usize>
 where
     V: FnMut(&[u8], &[u8]) -> bool + ?Sized,
 {
@@ -278,7 +278,7 @@ where
 
 /// fjall 3 has no merge operator; a read-modify-write stand-in would not be atomic
 /// and would measure something else, so merges are refused.
-pub fn no_merge() -> CliError {
+pub(crate) fn no_merge() -> CliError {
     CliError::Usage("--engine=fjall has no merge operator (fjall 3.x): merge and mergerandom run on strata and rocksdb".into())
 }
 

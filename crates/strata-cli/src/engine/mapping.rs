@@ -101,7 +101,7 @@ pub fn of(flags: &EngineFlags) -> Vec<OptionMapping> {
             "merge operator: set_merge_operator_associative(\"strata.u64_add\") with \
              U64Add's semantics (the crate's callback; RocksDB's built-in C++ \
              UInt64AddOperator is not exposed by the rocksdb crate)",
-            "block-based table; statistics enabled",
+            "block-based table",
             "level_compaction_dynamic_level_bytes=false (static level sizes, as Strata)",
             "WAL on (WriteOptions::disable_wal(false))",
         ],
@@ -311,6 +311,11 @@ fn strata(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
     }
     if let Some(m) = style_text("strata", flag, flags) {
         return m;
+    }
+    if flag == "rocksdb_statistics" {
+        return exact(
+            "not set (RocksDB's switch): Strata's counters are always kept, sharded per thread",
+        );
     }
     let field = match flag {
         "bloom_bits" => "levels[*].bloom_bits_per_key",
@@ -531,6 +536,15 @@ fn rocksdb(flag: &str, flags: &EngineFlags) -> (Fidelity, String) {
             unmapped("not passed by the adapter; RocksDB's default applies")
         }
         "sync" => exact("WriteOptions::set_sync"),
+        "rocksdb_statistics" if flags.rocksdb_statistics => exact(
+            "enable_statistics, set_statistics_level(ExceptHistogramOrTimers): tickers \
+             only, for write amplification and the counters",
+        ),
+        "rocksdb_statistics" => exact(
+            "not enabled (RocksDB's default): flush and compaction bytes (write \
+             amplification) summed from the event log in LOG; WAL bytes and the \
+             counters unavailable",
+        ),
         "transaction_db" if !flags.transaction_db => exact("not set: DB::open, plain writes"),
         "transaction_db" => exact(
             "OptimisticTransactionDB::open; each write a transaction_opt with \
@@ -820,6 +834,9 @@ fn fjall(flag: &str, flags: &EngineFlags, p: &FjallPlan) -> (Fidelity, String) {
              batches commit with durability SyncData",
         ),
         "sync" => exact("PersistMode::Buffer: each write is handed to the OS, no fsync"),
+        "rocksdb_statistics" => {
+            unmapped("RocksDB's switch: fjall counts with its `metrics` cargo feature, compiled in")
+        }
         "transaction_db" if !flags.transaction_db => exact("not set: Database, plain writes"),
         "transaction_db" => approx(
             "OptimisticTxDatabase; each write a WriteTransaction (a get where the benchmark \
@@ -1012,6 +1029,7 @@ mod tests {
                 || e.flag == "transaction_db"
                 || e.flag == "num_column_families"
                 || e.flag == "compaction_style"
+                || e.flag == "rocksdb_statistics"
                 || UNIVERSAL_FLAGS.contains(&e.flag.as_str())
                 || (e.flag == "device" && e.engine.starts_with("DbBuilder::file_system")))));
         assert_eq!(adapter.len(), 1);

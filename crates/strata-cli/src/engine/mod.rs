@@ -328,8 +328,8 @@ pub trait KvEngine: Send + Sync {
     fn put(&self, key: &[u8], value: &[u8]) -> Result<()>;
     /// Reads `key`: calls `found` with its value, borrowed where the engine lends it
     /// (RocksDB's pinned slice, fjall's slice), and returns true; false iff absent.
-    /// The timed loops read through this, so no engine pays for a copy the workload
-    /// does not need.
+    /// The timed loops read through this, so no peer pays for a copy the workload
+    /// does not need (Strata's `Db::get_cf` returns a vector of its own).
     ///
     /// # Errors
     /// The engine's read error.

@@ -503,6 +503,16 @@ pub struct EngineFlags {
     /// E) are refused with N > 1: no one family holds a key range. 1 hashes nothing.
     #[arg(long = "num_column_families", default_value_t = 1)]
     pub num_column_families: usize,
+    /// RocksDB: collect statistics (db_bench's `--statistics`, which here prints the
+    /// counters), at the level that keeps tickers only
+    /// (`StatsLevel::ExceptHistogramOrTimers`): the WAL bytes and RocksDB's counters.
+    /// Off (RocksDB's default, and what comparisons run): flush and compaction bytes,
+    /// hence write amplification, are summed from RocksDB's event log in `LOG`
+    /// instead. Strata and fjall always count (nothing to switch).
+    #[arg(long = "rocksdb_statistics", default_value_t = false, num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub rocksdb_statistics: bool,
     /// fsync the WAL on every write.
     #[arg(long = "sync", default_value_t = false, num_args = 0..=1,
           default_missing_value = "true", action = clap::ArgAction::Set,

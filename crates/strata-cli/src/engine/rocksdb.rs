@@ -21,10 +21,10 @@
 //! family [`super::family_of`] picks through the `_cf` calls, looked up by name per
 //! operation (a handle borrows the database, so it cannot be kept beside it).
 
-use super::rocks_stats::{parse_compaction_stats, parse_tickers};
+use super::rocks_stats::{parse_compaction_stats, parse_event_log, parse_tickers};
 use super::{
-    family_of, missing_family, scan_cursor, scan_refused, BatchOp, Commit, Direct, EngineStats,
-    Families, KvEngine, LevelReport, Scan, Visitor,
+    family_of, missing_family, scan_cursor, scan_refused, stat, BatchOp, Commit, Direct,
+    EngineStats, Families, KvEngine, LevelReport, Scan, Visitor,
 };
 use crate::engine::options::{
     CompactionPriFlag, CompactionStyleFlag, CompressionFlag, EngineFlags, TieringFlag,
@@ -33,7 +33,7 @@ use crate::engine::options::{
 use crate::error::{CliError, Result};
 use rocksdb::merge_operator::MergeOperands;
 use rocksdb::properties;
-use rocksdb::statistics::Ticker;
+use rocksdb::statistics::{StatsLevel, Ticker};
 use rocksdb::{
     BlockBasedOptions, Cache, ColumnFamilyDescriptor, CompactionPri, DBAccess, DBCompactionStyle,
     DBCompressionType, DBPath, DBRawIteratorWithThreadMode, DBRecoveryMode,
@@ -136,6 +136,14 @@ pub struct RocksEngine {
     ro: ReadOptions,
     /// `--sync` (what `wo` was given; RocksDB's options cannot be read back).
     wo_sync: bool,
+    /// `--rocksdb_statistics`: without it no ticker counts, and flush and compaction
+    /// bytes come from the event log in `LOG`.
+    statistics: bool,
+    /// The database directory, which holds `LOG`.
+    dir: std::path::PathBuf,
+    /// Every key goes to the default family of a plain database: the point
+    /// operations skip the family lookup, as a single-family application would.
+    default_only: bool,
     /// Kept alive as long as the table factory that points at it.
     _cache: Option<Cache>,
 }
@@ -247,7 +255,12 @@ impl RocksEngine {
         if !additional.is_empty() {
             o.set_max_bytes_for_level_multiplier_additional(&additional);
         }
-        o.enable_statistics();
+        if flags.rocksdb_statistics {
+            o.enable_statistics();
+            // Tickers are all the adapter reads; timers and histograms cost every
+            // operation clock reads it would never report.
+            o.set_statistics_level(StatsLevel::ExceptHistogramOrTimers);
+        }
 
         let mut t = BlockBasedOptions::default();
         t.set_block_size(flags.block_size);
@@ -331,6 +344,9 @@ impl RocksEngine {
             options: o,
             wo,
             wo_sync: flags.sync,
+            statistics: flags.rocksdb_statistics,
+            dir: flags.db.clone(),
+            default_only: families.names() == [DEFAULT_COLUMN_FAMILY_NAME],
             ro: ReadOptions::default(),
             _cache: cache,
         })
@@ -338,6 +354,14 @@ impl RocksEngine {
 }
 
 impl RocksEngine {
+    /// The database, when it is plain and every key goes to its default family.
+    fn plain_default(&self) -> Option<&DB> {
+        match &self.db {
+            Handle::Plain(db) if self.default_only => Some(db),
+            _ => None,
+        }
+    }
+
     /// The family `key` belongs to.
     fn family(&self, key: &[u8]) -> &str {
         // `family_of` is below `families.len()`, and `families` is never empty.
@@ -370,26 +394,45 @@ impl KvEngine for RocksEngine {
     }
 
     fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        if let Some(db) = self.plain_default() {
+            return Ok(db.put_opt(key, value, &self.wo)?);
+        }
         with_db!(&self.db, db => db.put_cf_opt(cf!(db, self.family(key)), key, value, &self.wo))?;
         Ok(())
     }
 
     fn get_with(&self, key: &[u8], found: &mut dyn FnMut(&[u8])) -> Result<bool> {
-        let value = with_db!(&self.db, db => {
-            db.get_pinned_cf_opt(cf!(db, self.family(key)), key, &self.ro)
-        })?;
+        let value = match self.plain_default() {
+            Some(db) => db.get_pinned_opt(key, &self.ro)?,
+            None => with_db!(&self.db, db => {
+                db.get_pinned_cf_opt(cf!(db, self.family(key)), key, &self.ro)
+            })?,
+        };
         Ok(value.map(|v| found(&v)).is_some())
     }
 
     fn direct(&self) -> Option<Direct<'_>> {
-        match (&self.db, self.families.as_slice()) {
-            (Handle::Plain(db), [only]) if only == DEFAULT_COLUMN_FAMILY_NAME => {
-                Some(Direct::Rocksdb {
-                    db,
-                    sync: self.wo_sync,
-                })
-            }
-            _ => None,
+        self.plain_default().map(|db| Direct::Rocksdb {
+            db,
+            sync: self.wo_sync,
+        })
+    }
+
+    /// Without statistics: WAL bytes (no event states them), and everything the event
+    /// log would give if `LOG` cannot be read.
+    fn unavailable_stats(&self) -> &'static [&'static str] {
+        if self.statistics {
+            &[]
+        } else if self.dir.join("LOG").is_file() {
+            &[stat::WAL_BYTES]
+        } else {
+            &[
+                stat::WAL_BYTES,
+                stat::FLUSH_BYTES_WRITTEN,
+                stat::COMPACTION_BYTES_WRITTEN,
+                stat::COMPACTION_BYTES_READ,
+                stat::WRITE_AMPLIFICATION,
+            ]
         }
     }
 
@@ -409,11 +452,17 @@ impl KvEngine for RocksEngine {
     }
 
     fn delete(&self, key: &[u8]) -> Result<()> {
+        if let Some(db) = self.plain_default() {
+            return Ok(db.delete_opt(key, &self.wo)?);
+        }
         with_db!(&self.db, db => db.delete_cf_opt(cf!(db, self.family(key)), key, &self.wo))?;
         Ok(())
     }
 
     fn merge(&self, key: &[u8], operand: &[u8]) -> Result<()> {
+        if let Some(db) = self.plain_default() {
+            return Ok(db.merge_opt(key, operand, &self.wo)?);
+        }
         with_db!(&self.db, db => {
             db.merge_cf_opt(cf!(db, self.family(key)), key, operand, &self.wo)
         })?;
@@ -567,6 +616,20 @@ impl KvEngine for RocksEngine {
             level_table.push_str(&text);
         }
         levels.sort_by_key(|l| l.level);
+        let (wal_bytes, flush, written, read) = if self.statistics {
+            (
+                t(Ticker::WalFileBytes),
+                t(Ticker::FlushWriteBytes),
+                t(Ticker::CompactWriteBytes),
+                t(Ticker::CompactReadBytes),
+            )
+        } else {
+            // `LOG` is begun afresh at each open (the old one renamed), so it covers
+            // this process, as the tickers would.
+            let log = std::fs::read_to_string(self.dir.join("LOG")).unwrap_or_default();
+            let e = parse_event_log(&log);
+            (0, e.flush_written, e.compaction_written, e.compaction_read)
+        };
         EngineStats {
             level_table,
             levels,
@@ -575,10 +638,10 @@ impl KvEngine for RocksEngine {
                 .get_statistics()
                 .map(|s| parse_tickers(&s))
                 .unwrap_or_default(),
-            wal_bytes: t(Ticker::WalFileBytes),
-            flush_bytes_written: t(Ticker::FlushWriteBytes),
-            compaction_bytes_written: t(Ticker::CompactWriteBytes),
-            compaction_bytes_read: t(Ticker::CompactReadBytes),
+            wal_bytes,
+            flush_bytes_written: flush,
+            compaction_bytes_written: written,
+            compaction_bytes_read: read,
             live_table_bytes: self.families.iter().map(|f| live_table_bytes(f)).sum(),
             paths: Vec::new(),
         }

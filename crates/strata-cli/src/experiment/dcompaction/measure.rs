@@ -76,8 +76,8 @@ fn phase(
                 writes.record(t, key.len() + value.len());
             } else {
                 let t = Instant::now();
-                let got = engine.get(&key)?;
-                gets.record(t, got.as_ref().map_or(0, Vec::len));
+                let got = engine.get_len(&key)?;
+                gets.record(t, got.unwrap_or(0));
                 gets.found += u64::from(got.is_some());
             }
             i += 1;
