@@ -71,6 +71,7 @@ pub enum CliError {
     #[error("{0} key(s) could not be read; each is named above")]
     Unreadable(u64),
     /// The metrics recorder could not be installed (`bench --prometheus`).
+    #[cfg(feature = "prometheus")]
     #[error("metrics recorder: {0}")]
     Metrics(String),
     /// A worker thread panicked (a bug: the message is what it said).

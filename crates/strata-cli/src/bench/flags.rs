@@ -247,10 +247,17 @@ impl BenchArgs {
             super::floor::check(self)?;
         }
         if let Some(addr) = self.prometheus {
-            super::prometheus::check_loopback(addr)?;
+            check_loopback(addr)?;
             if self.engine.engine != EngineKind::Strata {
                 return usage(
                     "'--prometheus' serves Strata's metrics: it needs --engine=strata".into(),
+                );
+            }
+            if cfg!(not(feature = "prometheus")) {
+                return usage(
+                    "'--prometheus' needs a strata built with `--features prometheus` (the \
+                     metrics cost every operation, so benchmark builds leave them out)"
+                        .into(),
                 );
             }
         }
@@ -279,4 +286,18 @@ impl BenchArgs {
         }
         Ok(())
     }
+}
+
+/// `Ok` iff `addr` is a loopback address (127.0.0.0/8 or ::1).
+///
+/// # Errors
+/// [`CliError::Usage`] naming the flag.
+pub fn check_loopback(addr: std::net::SocketAddr) -> Result<()> {
+    if addr.ip().is_loopback() {
+        return Ok(());
+    }
+    Err(CliError::Usage(format!(
+        "invalid value for '--prometheus': {addr} is not a loopback address \
+         (127.0.0.0/8 or [::1]); the endpoint has no authentication"
+    )))
 }

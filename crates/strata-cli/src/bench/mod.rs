@@ -6,6 +6,7 @@
 
 pub mod flags;
 pub mod floor;
+#[cfg(feature = "prometheus")]
 pub mod prometheus;
 pub mod report;
 pub mod workloads;
@@ -43,7 +44,9 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let mapping = engine::mapping::of(&args.engine);
     // Before the open: the engine registers its metrics with the recorder installed
     // then. Served until the run returns.
+    #[cfg(feature = "prometheus")]
     let endpoint = args.prometheus.map(prometheus::serve).transpose()?;
+    #[cfg(feature = "prometheus")]
     if let Some(e) = &endpoint {
         println!("Prometheus: http://{}/metrics", e.addr());
     }

@@ -60,20 +60,6 @@ impl Drop for Endpoint {
     }
 }
 
-/// `Ok` iff `addr` is a loopback address (127.0.0.0/8 or ::1).
-///
-/// # Errors
-/// [`CliError::Usage`] naming the flag.
-pub fn check_loopback(addr: SocketAddr) -> Result<()> {
-    if addr.ip().is_loopback() {
-        return Ok(());
-    }
-    Err(CliError::Usage(format!(
-        "invalid value for '--prometheus': {addr} is not a loopback address \
-         (127.0.0.0/8 or [::1]); the endpoint has no authentication"
-    )))
-}
-
 /// Installs the Prometheus recorder as the process's recorder and serves its text on
 /// `addr`, which must be a loopback address.
 ///
@@ -81,7 +67,7 @@ pub fn check_loopback(addr: SocketAddr) -> Result<()> {
 /// A non-loopback `addr` ([`CliError::Usage`]), a recorder already installed or bad
 /// buckets ([`CliError::Metrics`]), or the listener failing to bind.
 pub fn serve(addr: SocketAddr) -> Result<Endpoint> {
-    check_loopback(addr)?;
+    super::flags::check_loopback(addr)?;
     let handle = PrometheusBuilder::new()
         .set_buckets(&BUCKETS)
         .and_then(PrometheusBuilder::install_recorder)
