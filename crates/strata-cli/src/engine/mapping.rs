@@ -833,12 +833,7 @@ fn fjall(flag: &str, flags: &EngineFlags, p: &FjallPlan) -> (Fidelity, String) {
             "each put/delete is followed by Database::persist(PersistMode::SyncData); \
              batches commit with durability SyncData",
         ),
-        "sync" => approx(
-            "no fsync, and fjall's default durability: each write goes to the journal's \
-             8 KiB process buffer, handed to the OS when it fills (a process crash can lose \
-             up to 8 KiB of acknowledged writes; Strata and RocksDB hand each write group to \
-             the OS)",
-        ),
+        "sync" => exact("PersistMode::Buffer: each write is handed to the OS, no fsync"),
         "rocksdb_statistics" => {
             unmapped("RocksDB's switch: fjall counts with its `metrics` cargo feature, compiled in")
         }
