@@ -7,9 +7,12 @@
 //! block size and restart interval, compression, background jobs, compaction priority,
 //! compaction style (`--compaction_style=universal` with the `--universal_*` flags as
 //! `UniversalCompactOptions`), WAL on, `sync` per `--sync`, direct I/O per
-//! `--use_direct_reads` and `--use_direct_io_for_flush_and_compaction`. Statistics come
-//! from RocksDB's tickers (`FLUSH_WRITE_BYTES`, `COMPACT_WRITE_BYTES`, ...) so write
-//! amplification is computed exactly as for Strata; live table bytes come from
+//! `--use_direct_reads` and `--use_direct_io_for_flush_and_compaction`. Statistics are
+//! off, RocksDB's default: flush and compaction bytes, so write amplification, are
+//! summed from the event log RocksDB writes to `LOG` (`rocks_stats::parse_event_log`),
+//! or, with `--rocksdb_statistics`, read from its tickers (`FLUSH_WRITE_BYTES`,
+//! `COMPACT_WRITE_BYTES`, ...); either way exactly as Strata counts them. Live table
+//! bytes come from
 //! `rocksdb.live-sst-files-size`. Strata-only options (output partitioning, snapshot
 //! filter) have no RocksDB equivalent and are ignored. `--transaction_db` opens an
 //! `OptimisticTransactionDB` (same options); transactions take a snapshot at begin
@@ -141,6 +144,9 @@ pub struct RocksEngine {
     statistics: bool,
     /// The database directory, which holds `LOG`.
     dir: std::path::PathBuf,
+    /// Opened read-only: RocksDB then keeps no `LOG` of its own (the one on disk is
+    /// the last writer's).
+    read_only: bool,
     /// Every key goes to the default family of a plain database: the point
     /// operations skip the family lookup, as a single-family application would.
     default_only: bool,
@@ -346,6 +352,7 @@ impl RocksEngine {
             wo_sync: flags.sync,
             statistics: flags.rocksdb_statistics,
             dir: flags.db.clone(),
+            read_only,
             default_only: families.names() == [DEFAULT_COLUMN_FAMILY_NAME],
             ro: ReadOptions::default(),
             _cache: cache,
@@ -423,7 +430,7 @@ impl KvEngine for RocksEngine {
     fn unavailable_stats(&self) -> &'static [&'static str] {
         if self.statistics {
             &[]
-        } else if self.dir.join("LOG").is_file() {
+        } else if !self.read_only && self.dir.join("LOG").is_file() {
             &[stat::WAL_BYTES]
         } else {
             &[
@@ -625,9 +632,11 @@ impl KvEngine for RocksEngine {
             )
         } else {
             // `LOG` is begun afresh at each open (the old one renamed), so it covers
-            // this process, as the tickers would.
-            let log = std::fs::read_to_string(self.dir.join("LOG")).unwrap_or_default();
-            let e = parse_event_log(&log);
+            // this process, as the tickers would. RocksDB writes it through a buffer
+            // (flushed at least every 10 s), so a figure read the moment a run ends
+            // can miss that run's last compactions.
+            let log = std::fs::read(self.dir.join("LOG")).unwrap_or_default();
+            let e = parse_event_log(&String::from_utf8_lossy(&log));
             (0, e.flush_written, e.compaction_written, e.compaction_read)
         };
         EngineStats {

@@ -208,6 +208,8 @@ pub fn engine_flags(args: &DcompactionArgs, spec: &Spec, db: &Path) -> EngineFla
         PartitioningFlag::Fixed
     };
     f.delayed_compaction = c.delayed;
+    // The experiment reports RocksDB's stall time and WAL bytes: tickers only.
+    f.rocksdb_statistics = true;
     f.vct = c.vct;
     f.vsmt = c.vsmt;
     if let Some(model) = c.device {
