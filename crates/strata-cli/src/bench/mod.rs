@@ -127,28 +127,14 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             }
         }
         if let Some(path) = &json_path {
-            let mut rec = results::record(
-                "bench",
-                b.name(),
-                &out.stats,
-                out.seconds,
-                out.found.map(|(f, _)| f),
-                BTreeMap::new(),
-                &stats,
-                engine.as_ref(),
-                options.clone(),
-                &mapping,
-                &prov,
-            );
-            rec.engine.clone_from(&name);
-            results::append(path, &rec)?;
-            if let Some(s) = settled {
+            // A record of this benchmark: the engine's figures now, under `name`.
+            let record = |name_of: &str, ops: &OpStats, seconds: f64, found: Option<u64>| {
                 let mut rec = results::record(
                     "bench",
-                    &s.name,
-                    &s.stats,
-                    s.seconds,
-                    None,
+                    name_of,
+                    ops,
+                    seconds,
+                    found,
                     BTreeMap::new(),
                     &stats,
                     engine.as_ref(),
@@ -157,6 +143,12 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                     &prov,
                 );
                 rec.engine.clone_from(&name);
+                rec
+            };
+            let rec = record(b.name(), &out.stats, out.seconds, out.found.map(|(f, _)| f));
+            results::append(path, &rec)?;
+            if let Some(s) = settled {
+                let mut rec = record(&s.name, &s.stats, s.seconds, None);
                 rec.debt_at_fill_end = Some(s.debt);
                 // Over the fill and the wait both.
                 rec.peak_rss_kb = rec.peak_rss_kb.max(s.peak_rss_kb);
