@@ -6,7 +6,7 @@
 use super::{FileLock, FileOptions, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::{Error, IoOp, Result};
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek};
 use std::mem::MaybeUninit;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
@@ -25,14 +25,19 @@ struct PosixWritable {
     path: PathBuf,
     buf: Vec<u8>,
     len: u64,
+    /// Bytes handed to the OS: where the next write goes. Writes name their offset
+    /// (`pwrite`) rather than move the file's: a `write(2)` on a file of a
+    /// multi-threaded process takes the file-position lock, a mutex per WAL append.
+    written: u64,
 }
 
 impl PosixWritable {
     fn flush_buf(&mut self) -> Result<()> {
         if !self.buf.is_empty() {
             self.file
-                .write_all(&self.buf)
+                .write_all_at(&self.buf, self.written)
                 .map_err(|e| Error::io(IoOp::Write, &self.path, e))?;
+            self.written += self.buf.len() as u64;
             self.buf.clear();
         }
         Ok(())
@@ -45,10 +50,11 @@ impl WritableFile for PosixWritable {
         if self.buf.len() + data.len() > WRITE_BUFFER {
             self.flush_buf()?;
             if data.len() > WRITE_BUFFER {
-                return self
-                    .file
-                    .write_all(data)
-                    .map_err(|e| Error::io(IoOp::Write, &self.path, e));
+                self.file
+                    .write_all_at(data, self.written)
+                    .map_err(|e| Error::io(IoOp::Write, &self.path, e))?;
+                self.written += data.len() as u64;
+                return Ok(());
             }
         }
         self.buf.extend_from_slice(data);
@@ -68,13 +74,13 @@ impl WritableFile for PosixWritable {
     }
     fn truncate(&mut self, len: u64) -> Result<()> {
         // Bytes past `len` may be in the buffer, in the file, or (after a short write)
-        // partly in each: drop the buffer, cut the file, and move the write offset
-        // (the file is not opened in append mode).
+        // partly in each: drop the buffer, cut the file, and write on from `len`.
         self.buf.clear();
-        let cut = |e| Error::io(IoOp::Truncate, &self.path, e);
-        self.file.set_len(len).map_err(cut)?;
-        self.file.seek(SeekFrom::Start(len)).map_err(cut)?;
+        self.file
+            .set_len(len)
+            .map_err(|e| Error::io(IoOp::Truncate, &self.path, e))?;
         self.len = len;
+        self.written = len;
         Ok(())
     }
 }
@@ -202,6 +208,7 @@ impl FileSystem for PosixFs {
             path: path.to_path_buf(),
             buf: Vec::with_capacity(WRITE_BUFFER),
             len: 0,
+            written: 0,
         }))
     }
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
@@ -342,5 +349,43 @@ impl FileSystem for PosixFs {
             Err(std::fs::TryLockError::WouldBlock) => Err(Error::Locked(path.to_path_buf())),
             Err(std::fs::TryLockError::Error(e)) => Err(Error::io(IoOp::Lock, path, e)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Appends (small, buffered; larger than the buffer, written through), flushes and
+    /// truncations (into the buffer and into the written file) land where a model of
+    /// the file says, with every write at its named offset.
+    #[test]
+    fn appends_and_truncations_match_a_model() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("f");
+        let mut model: Vec<u8> = Vec::new();
+        {
+            let mut f = PosixFs.create(&path).expect("create");
+            let append = |f: &mut Box<dyn WritableFile>, model: &mut Vec<u8>, b: u8, n| {
+                let data = vec![b; n];
+                f.append(&data).expect("append");
+                model.extend_from_slice(&data);
+            };
+            append(&mut f, &mut model, 1, 100);
+            append(&mut f, &mut model, 2, WRITE_BUFFER + 7);
+            append(&mut f, &mut model, 3, 50);
+            f.flush().expect("flush");
+            append(&mut f, &mut model, 4, 30);
+            // Into the buffer, then into bytes already written.
+            for len in [model.len() as u64 - 10, 120] {
+                f.truncate(len).expect("truncate");
+                model.truncate(len as usize);
+                assert_eq!(f.len(), len);
+            }
+            append(&mut f, &mut model, 5, 64);
+            f.sync().expect("sync");
+            append(&mut f, &mut model, 6, 9);
+        }
+        assert_eq!(std::fs::read(&path).expect("read"), model);
     }
 }
