@@ -1,6 +1,8 @@
 //! `strata compare`: aggregates repeated runs of several engines into one table per
 //! benchmark: median ops/sec of each engine, the ratio candidate/baseline for each
-//! baseline (`--baseline=rocksdb,fjall`), median P99, W-Amp and peak RSS.
+//! baseline (`--baseline=rocksdb,fjall`), median P99, W-Amp (the engine's own flush
+//! and compaction bytes), IO W-Amp (bytes the process wrote over a fill's bytes,
+//! `process_write_amplification`: every engine alike) and peak RSS.
 //!
 //! Input: the JSON lines `bench`/`ycsb` append (see `results`). Records are grouped by
 //! `name` (in order of first appearance) and `engine`; the median is taken over the runs
@@ -40,6 +42,8 @@ pub struct EngineRow {
     pub p99: Option<f64>,
     /// Median write amplification.
     pub write_amplification: Option<f64>,
+    /// Median bytes the process wrote over the fill's bytes (fills only).
+    pub process_write_amplification: Option<f64>,
     /// Median peak RSS, KiB.
     pub peak_rss_kb: Option<f64>,
 }
@@ -111,6 +115,7 @@ pub fn aggregate(records: &[Value], candidate: &str, baselines: &[String]) -> Ve
                         ops_per_sec: med("ops_per_sec").unwrap_or(0.0),
                         p99: med("p99"),
                         write_amplification: med("write_amplification"),
+                        process_write_amplification: med("process_write_amplification"),
                         peak_rss_kb: med("peak_rss_kb"),
                     }
                 })
@@ -143,18 +148,19 @@ pub fn render(tables: &[BenchTable], candidate: &str) -> String {
         let _ = writeln!(s, "== {} ==", t.name);
         let _ = writeln!(
             s,
-            "{:<13} {:>5} {:>14} {:>12} {:>7} {:>14}",
-            "engine", "runs", "ops/sec(med)", "P99(us)", "W-Amp", "peak RSS(MiB)"
+            "{:<13} {:>5} {:>14} {:>12} {:>7} {:>9} {:>14}",
+            "engine", "runs", "ops/sec(med)", "P99(us)", "W-Amp", "IO W-Amp", "peak RSS(MiB)"
         );
         for r in &t.rows {
             let _ = writeln!(
                 s,
-                "{:<13} {:>5} {:>14.0} {:>12} {:>7} {:>14}",
+                "{:<13} {:>5} {:>14.0} {:>12} {:>7} {:>9} {:>14}",
                 r.engine,
                 r.runs,
                 r.ops_per_sec,
                 opt(r.p99, 2),
                 opt(r.write_amplification, 2),
+                opt(r.process_write_amplification, 2),
                 opt(r.peak_rss_kb.map(|k| k / 1024.0), 1)
             );
         }
@@ -241,7 +247,7 @@ mod tests {
         let lines = r#"
 {"name":"fillseq","engine":"strata","ops_per_sec":300.0,"write_amplification":1.0}
 {"name":"fillseq","engine":"rocksdb","ops_per_sec":200.0,"write_amplification":1.0}
-{"name":"fillseq","engine":"fjall","ops_per_sec":150.0,"write_amplification":null}
+{"name":"fillseq","engine":"fjall","ops_per_sec":150.0,"write_amplification":null,"process_write_amplification":2.25}
 "#;
         let recs = parse_records(lines.as_bytes(), Path::new("synthetic")).expect("parse");
         let baselines = ["rocksdb".to_string(), "fjall".to_string(), "x".to_string()];
@@ -249,7 +255,11 @@ mod tests {
         let r: Vec<Option<f64>> = t[0].ratios.iter().map(|(_, r)| *r).collect();
         assert_eq!(r, vec![Some(1.5), Some(2.0), None]);
         assert_eq!(t[0].rows[2].write_amplification, None);
+        assert_eq!(t[0].rows[2].process_write_amplification, Some(2.25));
+        assert_eq!(t[0].rows[0].process_write_amplification, None);
         let text = render(&t, "strata");
+        assert!(text.contains("      - "), "{text}");
+        assert!(text.contains(" 2.25 "), "{text}");
         assert!(
             text.contains("ratio strata/rocksdb (ops/sec): 1.500"),
             "{text}"

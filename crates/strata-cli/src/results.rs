@@ -187,6 +187,16 @@ pub struct Record {
     pub time: String,
     /// Peak resident set size of the process during the result (VmHWM), KiB.
     pub peak_rss_kb: Option<u64>,
+    /// Bytes the whole process handed to `write`-family system calls during the
+    /// result (`wchar` of `/proc/self/io`: WAL, tables, manifests, logs, whatever the
+    /// engine writes, counted the same way for every engine); `null` where the
+    /// platform does not say. A `<fill>_settled` result counts the fill and the wait.
+    pub process_write_bytes: Option<u64>,
+    /// A fill's (or its settled result's) `process_write_bytes` over the key and value
+    /// bytes it wrote: the write amplification of every engine, measured alike, WAL
+    /// included (omitted elsewhere).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process_write_amplification: Option<f64>,
     /// A `<fill>_settled` result: the compaction debt the fill left (omitted
     /// elsewhere).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -308,6 +318,8 @@ pub fn record(
         timestamp: now,
         time: iso8601(now),
         peak_rss_kb: peak_rss_kb(),
+        process_write_bytes: None,
+        process_write_amplification: None,
         debt_at_fill_end: None,
     }
 }
@@ -325,6 +337,15 @@ pub fn peak_rss_kb() -> Option<u64> {
         .lines()
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// Bytes this process has handed to `write`-family system calls since it started, by
+/// all its threads (`wchar` of `/proc/self/io`), if the platform says.
+pub fn process_write_bytes() -> Option<u64> {
+    let io = std::fs::read_to_string("/proc/self/io").ok()?;
+    io.lines()
+        .find_map(|l| l.strip_prefix("wchar:"))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 /// `secs` since the epoch as `YYYY-MM-DDTHH:MM:SSZ` (proleptic Gregorian, UTC).

@@ -69,6 +69,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let mut unsettled: Option<Unsettled> = None;
     for (index, &b) in args.benchmarks.iter().enumerate() {
         results::reset_peak_rss();
+        let written_before = results::process_write_bytes();
         let Some(out) = workloads::run(engine.as_ref(), floor, args, b, index)? else {
             let stats = engine.stats();
             print!("{}", stats.level_table);
@@ -106,20 +107,38 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         if args.report.histogram {
             print!("{}", report::histogram(&out.stats));
         }
+        let written = written_before
+            .zip(results::process_write_bytes())
+            .map(|(before, after)| after.saturating_sub(before));
         let stats = engine.stats();
+        let fill = matches!(
+            b,
+            Benchmark::Fillseq | Benchmark::Fillrandom | Benchmark::Overwrite
+        );
         let settled = match (b, unsettled.take()) {
-            (Benchmark::Fillseq | Benchmark::Fillrandom | Benchmark::Overwrite, _) => {
-                unsettled = Some(Unsettled::after(b, &out, &stats));
+            _ if fill => {
+                unsettled = Some(Unsettled::after(b, &out, &stats, written));
                 None
             }
-            (Benchmark::Waitforcompaction, Some(fill)) => Some(fill.settled_by(out.seconds)),
+            (Benchmark::Waitforcompaction, Some(fill)) => {
+                Some(fill.settled_by(out.seconds, written))
+            }
             _ => None,
         };
+        let amplification = fill
+            .then(|| write_amplification(written, out.stats.bytes))
+            .flatten();
+        if let Some(a) = amplification {
+            println!("process_write_amplification: {a:.2}");
+        }
         if let Some(s) = &settled {
             println!(
                 "{}",
                 report::summary_line(&s.name, &s.stats, s.seconds, None, Some(&s.note))
             );
+            if let Some(a) = write_amplification(s.written, s.stats.bytes) {
+                println!("process_write_amplification (settled): {a:.2}");
+            }
         }
         if args.report.statistics {
             for (k, v) in &stats.counters {
@@ -145,10 +164,14 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 rec.engine.clone_from(&name);
                 rec
             };
-            let rec = record(b.name(), &out.stats, out.seconds, out.found.map(|(f, _)| f));
+            let mut rec = record(b.name(), &out.stats, out.seconds, out.found.map(|(f, _)| f));
+            rec.process_write_bytes = written;
+            rec.process_write_amplification = amplification;
             results::append(path, &rec)?;
             if let Some(s) = settled {
                 let mut rec = record(&s.name, &s.stats, s.seconds, None);
+                rec.process_write_bytes = s.written;
+                rec.process_write_amplification = write_amplification(s.written, s.stats.bytes);
                 rec.debt_at_fill_end = Some(s.debt);
                 // Over the fill and the wait both.
                 rec.peak_rss_kb = rec.peak_rss_kb.max(s.peak_rss_kb);
@@ -172,6 +195,15 @@ struct Unsettled {
     debt: results::Debt,
     /// The fill's peak RSS (the wait's is measured apart).
     peak_rss_kb: Option<u64>,
+    /// Bytes the process wrote during the fill (`results::process_write_bytes`).
+    written: Option<u64>,
+}
+
+/// Bytes the process wrote over the key and value bytes a fill wrote.
+fn write_amplification(written: Option<u64>, user_bytes: u64) -> Option<f64> {
+    written
+        .filter(|_| user_bytes > 0)
+        .map(|w| w as f64 / user_bytes as f64)
 }
 
 /// A fill's settled result: its keys over the fill's time plus the time its
@@ -185,17 +217,25 @@ struct Settled {
     seconds: f64,
     debt: results::Debt,
     peak_rss_kb: Option<u64>,
+    /// Bytes the process wrote during the fill and the wait.
+    written: Option<u64>,
     note: String,
 }
 
 impl Unsettled {
-    fn after(fill: Benchmark, out: &workloads::Outcome, stats: &engine::EngineStats) -> Unsettled {
+    fn after(
+        fill: Benchmark,
+        out: &workloads::Outcome,
+        stats: &engine::EngineStats,
+        written: Option<u64>,
+    ) -> Unsettled {
         let l0 = stats.levels.iter().find(|l| l.level == 0);
         Unsettled {
             fill,
             stats: out.stats.clone(),
             seconds: out.seconds,
             peak_rss_kb: results::peak_rss_kb(),
+            written,
             debt: results::Debt {
                 l0_files: l0.map_or(0, |l| l.files),
                 l0_bytes: l0.map_or(0, |l| l.size_bytes),
@@ -204,7 +244,7 @@ impl Unsettled {
         }
     }
 
-    fn settled_by(self, wait_seconds: f64) -> Settled {
+    fn settled_by(self, wait_seconds: f64, wait_written: Option<u64>) -> Settled {
         let note = format!(
             "(fill {:.3} s + debt {:.3} s; at the fill's end L0 held {} files, {:.1} MiB)",
             self.seconds,
@@ -218,6 +258,7 @@ impl Unsettled {
             seconds: self.seconds + wait_seconds,
             debt: self.debt,
             peak_rss_kb: self.peak_rss_kb,
+            written: self.written.zip(wait_written).map(|(f, w)| f + w),
             note,
         }
     }
