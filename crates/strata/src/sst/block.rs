@@ -248,7 +248,10 @@ impl Block {
 
     /// Decodes the entry header at `offset`: `(shared, key_delta range, value range,
     /// next entry offset)`; `None` if malformed or extending past the entry area.
-    #[inline]
+    // Always inlined: called once per entry a seek or scan passes over, where the
+    // call and the `Option<Entry>` returned through memory cost as much as the
+    // decoding (callgrind: 10,600 -> 9,835 instructions per readrandom get).
+    #[inline(always)]
     pub(crate) fn decode_entry(&self, offset: usize) -> Option<Entry> {
         let area = self.data.get(..self.restarts_offset)?;
         let mut p = offset;
