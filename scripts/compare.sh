@@ -18,7 +18,9 @@
 # YCSB=1 runs the YCSB core workloads instead of db_bench sets, in YCSB's order: per run
 # and engine, a load of $RECORDS records, then A, B, C, F, D on that database
 # ($OPERATIONS operations each), then a fresh load and E (D and E insert, so they go
-# last, as in YCSB's documentation). Defaults then: RECORDS=2000000,
+# last, as in YCSB's documentation). Each load waits for its compactions before the
+# workloads run and reports its settled rate too (`ycsb-<w>/load_settled`, the table
+# loads are judged on). Defaults then: RECORDS=2000000,
 # OPERATIONS=4000000, VALUE_SIZE=1000, THREADS=2, WORKLOADS="a b c f d e".
 #
 # Environment:

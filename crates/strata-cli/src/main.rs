@@ -33,6 +33,7 @@ mod ldb;
 mod plot;
 mod results;
 mod runner;
+mod settle;
 mod sst_dump;
 mod stress;
 mod table;

@@ -70,16 +70,9 @@ fn waitforcompaction_after_a_fill_records_its_settled_rate() {
             "--level0_file_num_compaction_trigger=8",
         ],
     );
-    let rows: Vec<serde_json::Value> = records
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json line"))
-        .collect();
-    let names: Vec<&str> = rows
-        .iter()
-        .map(|r| r["name"].as_str().unwrap_or(""))
-        .collect();
+    let rows = common::json_rows(&records);
     assert_eq!(
-        names,
+        common::names(&rows),
         [
             "fillrandom",
             "waitforcompaction",

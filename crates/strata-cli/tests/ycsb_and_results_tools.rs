@@ -27,10 +27,45 @@ fn ycsb_workloads_load_and_run() {
         assert!(out.contains(&format!("ycsb-{w}/run")), "{out}");
     }
     let records = std::fs::read_to_string(&json).expect("json");
-    assert_eq!(records.lines().count(), 8);
-    let last: serde_json::Value =
-        serde_json::from_str(records.lines().last().unwrap_or("{}")).expect("json");
+    let rows = common::json_rows(&records);
+    let names = common::names(&rows);
+    // Each load is followed by its settled result (`--settle_load` is on by default).
+    for w in ["a", "d", "e", "f"] {
+        let load = format!("ycsb-{w}/load");
+        let at = names.iter().position(|n| *n == load).expect("load record");
+        assert_eq!(names.get(at + 1), Some(&format!("{load}_settled").as_str()));
+        assert_eq!(names.get(at + 2), Some(&format!("ycsb-{w}/run").as_str()));
+        let (load, settled) = (&rows[at], &rows[at + 1]);
+        assert_eq!(settled["operations"], 5000);
+        assert!(settled["seconds"].as_f64() >= load["seconds"].as_f64());
+        assert!(
+            settled["debt_at_fill_end"]["l0_files"].is_u64(),
+            "{settled}"
+        );
+        let amp = |r: &serde_json::Value| r["process_write_amplification"].as_f64();
+        assert!(amp(load).is_some_and(|a| a > 1.0), "{load}");
+        assert!(amp(settled) >= amp(load), "{settled}");
+        assert!(rows[at + 2].get("process_write_amplification").is_none());
+    }
+    assert_eq!(rows.len(), 12);
+    let last = &rows[11];
     assert!(last["ops"]["read_modify_write"]["operations"].as_u64() > Some(0));
+    // Without settling, a load is one record.
+    let db = db_flag(&tmp.path().join("db-unsettled"));
+    let json = tmp.path().join("unsettled.jsonl");
+    ok(
+        &[
+            "ycsb",
+            &db,
+            "--phase=load",
+            "--settle_load=false",
+            "--records=2000",
+            &format!("--json={}", json.display()),
+        ],
+        None,
+    );
+    let records = std::fs::read_to_string(&json).expect("json");
+    assert_eq!(records.lines().count(), 1, "{records}");
 }
 
 #[test]

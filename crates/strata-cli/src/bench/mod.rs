@@ -15,6 +15,7 @@ use crate::engine;
 use crate::error::Result;
 use crate::results::{self, Provenance};
 use crate::runner::OpStats;
+use crate::settle::{self, Unsettled};
 use flags::{BenchArgs, Benchmark};
 use std::collections::BTreeMap;
 
@@ -107,9 +108,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         if args.report.histogram {
             print!("{}", report::histogram(&out.stats));
         }
-        let written = written_before
-            .zip(results::process_write_bytes())
-            .map(|(before, after)| after.saturating_sub(before));
+        let written = settle::written_since(written_before);
         let stats = engine.stats();
         let fill = matches!(
             b,
@@ -117,7 +116,13 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         );
         let settled = match (b, unsettled.take()) {
             _ if fill => {
-                unsettled = Some(Unsettled::after(b, &out, &stats, written));
+                unsettled = Some(Unsettled::after(
+                    b.name(),
+                    &out.stats,
+                    out.seconds,
+                    &stats,
+                    written,
+                ));
                 None
             }
             (Benchmark::Waitforcompaction, Some(fill)) => {
@@ -126,19 +131,13 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             _ => None,
         };
         let amplification = fill
-            .then(|| write_amplification(written, out.stats.bytes))
+            .then(|| settle::write_amplification(written, out.stats.bytes))
             .flatten();
         if let Some(a) = amplification {
             println!("process_write_amplification: {a:.2}");
         }
         if let Some(s) = &settled {
-            println!(
-                "{}",
-                report::summary_line(&s.name, &s.stats, s.seconds, None, Some(&s.note))
-            );
-            if let Some(a) = write_amplification(s.written, s.stats.bytes) {
-                println!("process_write_amplification (settled): {a:.2}");
-            }
+            s.print();
         }
         if args.report.statistics {
             for (k, v) in &stats.counters {
@@ -170,11 +169,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             results::append(path, &rec)?;
             if let Some(s) = settled {
                 let mut rec = record(&s.name, &s.stats, s.seconds, None);
-                rec.process_write_bytes = s.written;
-                rec.process_write_amplification = write_amplification(s.written, s.stats.bytes);
-                rec.debt_at_fill_end = Some(s.debt);
-                // Over the fill and the wait both.
-                rec.peak_rss_kb = rec.peak_rss_kb.max(s.peak_rss_kb);
+                s.complete(&mut rec);
                 results::append(path, &rec)?;
             }
         }
@@ -184,84 +179,6 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         eprintln!("results appended to {}", p.display());
     }
     Ok(())
-}
-
-/// A fill whose compaction debt is not yet paid: what a `waitforcompaction` right
-/// after it needs to state the settled rate.
-struct Unsettled {
-    fill: Benchmark,
-    stats: OpStats,
-    seconds: f64,
-    debt: results::Debt,
-    /// The fill's peak RSS (the wait's is measured apart).
-    peak_rss_kb: Option<u64>,
-    /// Bytes the process wrote during the fill (`results::process_write_bytes`).
-    written: Option<u64>,
-}
-
-/// Bytes the process wrote over the key and value bytes a fill wrote.
-fn write_amplification(written: Option<u64>, user_bytes: u64) -> Option<f64> {
-    written
-        .filter(|_| user_bytes > 0)
-        .map(|w| w as f64 / user_bytes as f64)
-}
-
-/// A fill's settled result: its keys over the fill's time plus the time its
-/// compaction debt took to pay (`<fill>_settled`). Its latencies are the fill's
-/// (the wait has none per key); its write amplification is the one after the wait.
-/// An engine's wait has its own floor (fjall's adapter waits for three quiet polls,
-/// 60 ms), which matters only for fills of under a few seconds.
-struct Settled {
-    name: String,
-    stats: OpStats,
-    seconds: f64,
-    debt: results::Debt,
-    peak_rss_kb: Option<u64>,
-    /// Bytes the process wrote during the fill and the wait.
-    written: Option<u64>,
-    note: String,
-}
-
-impl Unsettled {
-    fn after(
-        fill: Benchmark,
-        out: &workloads::Outcome,
-        stats: &engine::EngineStats,
-        written: Option<u64>,
-    ) -> Unsettled {
-        let l0 = stats.levels.iter().find(|l| l.level == 0);
-        Unsettled {
-            fill,
-            stats: out.stats.clone(),
-            seconds: out.seconds,
-            peak_rss_kb: results::peak_rss_kb(),
-            written,
-            debt: results::Debt {
-                l0_files: l0.map_or(0, |l| l.files),
-                l0_bytes: l0.map_or(0, |l| l.size_bytes),
-                live_table_bytes: stats.live_table_bytes,
-            },
-        }
-    }
-
-    fn settled_by(self, wait_seconds: f64, wait_written: Option<u64>) -> Settled {
-        let note = format!(
-            "(fill {:.3} s + debt {:.3} s; at the fill's end L0 held {} files, {:.1} MiB)",
-            self.seconds,
-            wait_seconds,
-            self.debt.l0_files,
-            self.debt.l0_bytes as f64 / f64::from(1u32 << 20)
-        );
-        Settled {
-            name: format!("{}_settled", self.fill.name()),
-            stats: self.stats,
-            seconds: self.seconds + wait_seconds,
-            debt: self.debt,
-            peak_rss_kb: self.peak_rss_kb,
-            written: self.written.zip(wait_written).map(|(f, w)| f + w),
-            note,
-        }
-    }
 }
 
 fn print_header(args: &BenchArgs, engine: &str, mapping: &[engine::mapping::OptionMapping]) {

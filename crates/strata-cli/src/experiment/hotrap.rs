@@ -419,6 +419,8 @@ fn run_cell(
         hotspot_op_fraction: 0.95,
         hotspot_offset: 0.0,
         max_scan_length: 100,
+        // The experiment settles the load itself (below), after a flush.
+        settle_load: false,
         threads: args.threads,
         seed: args.seed,
         engine: flags.clone(),

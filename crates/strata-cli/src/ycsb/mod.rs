@@ -24,6 +24,7 @@ use crate::error::{CliError, Result};
 use crate::keys::KeyFormat;
 use crate::results::{self, OpSummary, Provenance, ReportFlags};
 use crate::runner::{run_parallel, Budget, OpStats, Progress, PROGRESS_CHUNK};
+use crate::settle::{self, Unsettled};
 use crate::values::ValueGenerator;
 use clap::{Args, ValueEnum};
 use generator::KeyChooser;
@@ -162,6 +163,14 @@ pub struct YcsbArgs {
     /// Longest scan of workload E (lengths are uniform in 1..=this).
     #[arg(long = "max_scan_length", default_value_t = 100)]
     pub max_scan_length: usize,
+    /// After the load phase, wait until compactions are done and report the load's
+    /// settled rate too (`<workload>/load_settled`: the records over the load's time
+    /// plus the wait's), so a load that leaves compaction debt behind is not counted
+    /// as finished. The run phase then starts from the settled tree.
+    #[arg(long = "settle_load", default_value_t = true, num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub settle_load: bool,
     /// Concurrent client threads.
     #[arg(long = "threads", default_value_t = 1)]
     pub threads: usize,
@@ -312,27 +321,64 @@ pub fn run(args: &YcsbArgs) -> Result<()> {
     for (phase, f) in phases {
         results::reset_peak_rss();
         let name = format!("ycsb-{}/{phase}", args.workload.name());
+        let written_before = results::process_write_bytes();
         let start = Instant::now();
         let per_op = f(engine.as_ref(), args)?;
         let seconds = start.elapsed().as_secs_f64();
+        let written = settle::written_since(written_before);
         let stats = engine.stats();
-        let rec = report_phase(&name, &per_op, seconds, &stats, args);
-        if let Some(path) = &json_path {
-            let (overall, found, ops) = rec;
-            let r = results::record(
+        let (overall, found, ops) = report_phase(&name, &per_op, seconds, &stats, args);
+        let load = phase == "load";
+        let amplification = load
+            .then(|| settle::write_amplification(written, overall.bytes))
+            .flatten();
+        if let Some(a) = amplification {
+            println!("process_write_amplification: {a:.2}");
+        }
+        let record = |name: &str, ops_of: &OpStats, seconds: f64, found, ops, stats: &_| {
+            results::record(
                 "ycsb",
-                &name,
-                &overall,
+                name,
+                ops_of,
                 seconds,
                 found,
                 ops,
-                &stats,
+                stats,
                 engine.as_ref(),
                 options.clone(),
                 &mapping,
                 &prov,
-            );
+            )
+        };
+        if let Some(path) = &json_path {
+            let mut r = record(&name, &overall, seconds, found, ops, &stats);
+            r.process_write_bytes = written;
+            r.process_write_amplification = amplification;
             results::append(path, &r)?;
+        }
+        if load && args.settle_load {
+            let unsettled = Unsettled::after(&name, &overall, seconds, &stats, written);
+            let written_before = results::process_write_bytes();
+            let start = Instant::now();
+            engine.wait_for_compactions()?;
+            let settled = unsettled.settled_by(
+                start.elapsed().as_secs_f64(),
+                settle::written_since(written_before),
+            );
+            settled.print();
+            if let Some(path) = &json_path {
+                let stats = engine.stats();
+                let mut r = record(
+                    &settled.name,
+                    &settled.stats,
+                    settled.seconds,
+                    None,
+                    BTreeMap::new(),
+                    &stats,
+                );
+                settled.complete(&mut r);
+                results::append(path, &r)?;
+            }
         }
     }
     engine.close()?;

@@ -77,12 +77,22 @@ pub fn experiment(dir: &Path, name: &str, flags: &[&str]) -> (String, Vec<serde_
     ];
     args.extend(flags.iter().map(|f| f.to_string()));
     let stdout = ok(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
-    let rows = std::fs::read_to_string(&json)
-        .expect("json lines")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect();
+    let rows = json_rows(&std::fs::read_to_string(&json).expect("json lines"));
     (stdout, rows)
+}
+
+/// The records of a JSON-lines text, each line one; panics on a line that is not JSON.
+pub fn json_rows(text: &str) -> Vec<serde_json::Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+/// The `name` of each record (empty where missing).
+pub fn names(rows: &[serde_json::Value]) -> Vec<&str> {
+    rows.iter()
+        .map(|r| r["name"].as_str().unwrap_or(""))
+        .collect()
 }
 
 /// Runs `strata bench` with `flags` on the database `dir/db`, appending JSON records to

@@ -819,25 +819,36 @@ mod loom_tests {
             .expect("some seed draws tall towers")
     }
 
-    #[test]
-    fn loom_three_concurrent_inserts_link_every_node_in_order() {
-        let seed = tall_seed(3);
+    /// Inserts `before` in order, then races two threads inserting `racers` against
+    /// this one inserting `own`, with towers drawn from `seed`; every interleaving must
+    /// link every key at level 0 and level 1 (every tower is at least two tall) and
+    /// keep every level in order.
+    fn race(
+        seed: u64,
+        before: &'static [(&'static [u8], u64)],
+        racers: [(&'static [u8], u64); 2],
+        own: (&'static [u8], u64),
+        expected: &'static [&'static [u8]],
+    ) {
         let mut model = loom::model::Builder::new();
         model.preemption_bound = Some(3);
         model.check(move || {
             let list = Arc::new(SkipList::new());
             lock(&list.alloc).rng = seed;
-            let spawn = |key: &'static [u8], seq: u64| {
+            for &(key, seq) in before {
+                list.insert(key, pack_trailer(seq, ValueKind::Put), b"v");
+            }
+            let threads = racers.map(|(key, seq)| {
                 let list = Arc::clone(&list);
                 loom::thread::spawn(move || {
                     list.insert(key, pack_trailer(seq, ValueKind::Put), b"v");
                 })
-            };
-            let (b, c) = (spawn(b"b", 2), spawn(b"c", 3));
-            list.insert(b"a", pack_trailer(1, ValueKind::Put), b"v");
-            b.join().expect("inserter b");
-            c.join().expect("inserter c");
-            assert_eq!(keys_at(&list, 0), [b"a", b"b", b"c"]);
+            });
+            list.insert(own.0, pack_trailer(own.1, ValueKind::Put), b"v");
+            for t in threads {
+                t.join().expect("inserter");
+            }
+            assert_eq!(keys_at(&list, 0), expected);
             for level in 1..MAX_HEIGHT {
                 let keys = keys_at(&list, level);
                 assert!(
@@ -847,10 +858,21 @@ mod loom_tests {
             }
             assert_eq!(
                 keys_at(&list, 1).len(),
-                3,
+                expected.len(),
                 "every tower is linked at level 1"
             );
         });
+    }
+
+    #[test]
+    fn loom_three_concurrent_inserts_link_every_node_in_order() {
+        race(
+            tall_seed(3),
+            &[],
+            [(b"b", 2), (b"c", 3)],
+            (b"a", 1),
+            &[b"a", b"b", b"c"],
+        );
     }
 
     /// Inserts that start from the node linked last (`SkipList::last`) racing one that
@@ -858,37 +880,12 @@ mod loom_tests {
     /// try it; whichever links second finds it stale) race "b" (before it).
     #[test]
     fn loom_inserts_after_the_last_node_race_one_before_it() {
-        let seed = tall_seed(5);
-        let mut model = loom::model::Builder::new();
-        model.preemption_bound = Some(3);
-        model.check(move || {
-            let list = Arc::new(SkipList::new());
-            lock(&list.alloc).rng = seed;
-            list.insert(b"a", pack_trailer(1, ValueKind::Put), b"v");
-            list.insert(b"c", pack_trailer(2, ValueKind::Put), b"v");
-            let spawn = |key: &'static [u8], seq: u64| {
-                let list = Arc::clone(&list);
-                loom::thread::spawn(move || {
-                    list.insert(key, pack_trailer(seq, ValueKind::Put), b"v");
-                })
-            };
-            let (d, e) = (spawn(b"d", 3), spawn(b"e", 4));
-            list.insert(b"b", pack_trailer(5, ValueKind::Put), b"v");
-            d.join().expect("inserter d");
-            e.join().expect("inserter e");
-            assert_eq!(keys_at(&list, 0), [b"a", b"b", b"c", b"d", b"e"]);
-            for level in 1..MAX_HEIGHT {
-                let keys = keys_at(&list, level);
-                assert!(
-                    keys.windows(2).all(|w| w[0] < w[1]),
-                    "level {level}: {keys:?}"
-                );
-            }
-            assert_eq!(
-                keys_at(&list, 1).len(),
-                5,
-                "every tower is linked at level 1"
-            );
-        });
+        race(
+            tall_seed(5),
+            &[(b"a", 1), (b"c", 2)],
+            [(b"d", 3), (b"e", 4)],
+            (b"b", 5),
+            &[b"a", b"b", b"c", b"d", b"e"],
+        );
     }
 }
