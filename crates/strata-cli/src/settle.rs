@@ -20,8 +20,9 @@ pub struct Unsettled {
     debt: Debt,
     /// The fill's peak RSS (the wait's is measured apart).
     peak_rss_kb: Option<u64>,
-    /// Bytes the process wrote during the fill.
-    written: Option<u64>,
+    /// The process's write counter when the fill began
+    /// (`results::process_write_bytes`).
+    written_before: Option<u64>,
 }
 
 /// A fill's settled result. Its latencies are the fill's (the wait has none per key);
@@ -44,13 +45,14 @@ pub struct Settled {
 
 impl Unsettled {
     /// The fill `name` just returned: `stats` and `seconds` are its own, `engine` the
-    /// engine's figures now, `written` the bytes the process wrote during it.
+    /// engine's figures now, `written_before` the process's write counter when it
+    /// began.
     pub fn after(
         name: &str,
         stats: &OpStats,
         seconds: f64,
         engine: &EngineStats,
-        written: Option<u64>,
+        written_before: Option<u64>,
     ) -> Unsettled {
         let l0 = engine.levels.iter().find(|l| l.level == 0);
         Unsettled {
@@ -58,7 +60,7 @@ impl Unsettled {
             stats: stats.clone(),
             seconds,
             peak_rss_kb: results::peak_rss_kb(),
-            written,
+            written_before,
             debt: Debt {
                 l0_files: l0.map_or(0, |l| l.files),
                 l0_bytes: l0.map_or(0, |l| l.size_bytes),
@@ -67,9 +69,10 @@ impl Unsettled {
         }
     }
 
-    /// The settled result once the wait took `wait_seconds` and the process wrote
-    /// `wait_written` bytes meanwhile.
-    pub fn settled_by(self, wait_seconds: f64, wait_written: Option<u64>) -> Settled {
+    /// The settled result, called as the wait returns, which took `wait_seconds`. Its
+    /// bytes written run from the fill's start to now, so the background writes
+    /// between the fill's end and the wait's start (reporting) count too.
+    pub fn settled_by(self, wait_seconds: f64) -> Settled {
         let note = format!(
             "(fill {:.3} s + debt {:.3} s; at the fill's end L0 held {} files, {:.1} MiB)",
             self.seconds,
@@ -83,7 +86,7 @@ impl Unsettled {
             seconds: self.seconds + wait_seconds,
             debt: self.debt,
             peak_rss_kb: self.peak_rss_kb,
-            written: self.written.zip(wait_written).map(|(f, w)| f + w),
+            written: written_since(self.written_before),
             note,
         }
     }

@@ -95,11 +95,14 @@ fn waitforcompaction_after_a_fill_records_its_settled_rate() {
     assert!(out.contains("fillrandom_settled :"), "{out}");
     assert!(out.contains("+ debt "), "{out}");
     // The process's writes: the fill's at least its WAL (every key and value, framed),
-    // the settled result's the fill's plus the wait's compactions.
+    // the settled result's everything from the fill's start to the wait's end.
     let written = |r: &serde_json::Value| r["process_write_bytes"].as_u64().expect("wchar");
     let amp = |r: &serde_json::Value| r["process_write_amplification"].as_f64();
     assert!(amp(fill).is_some_and(|a| a > 1.0), "{fill}");
-    assert_eq!(written(settled), written(fill) + written(wait));
+    assert!(
+        written(settled) >= written(fill) + written(wait),
+        "{settled}"
+    );
     assert!(amp(settled) >= amp(fill), "{settled}");
     assert!(rows[3].get("process_write_amplification").is_none());
     assert!(out.contains("process_write_amplification: "), "{out}");

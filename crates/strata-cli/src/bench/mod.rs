@@ -71,7 +71,10 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     for (index, &b) in args.benchmarks.iter().enumerate() {
         results::reset_peak_rss();
         let written_before = results::process_write_bytes();
-        let Some(out) = workloads::run(engine.as_ref(), floor, args, b, index)? else {
+        let outcome = workloads::run(engine.as_ref(), floor, args, b, index)?;
+        // Before anything is printed: the fill's bytes are the engine's.
+        let written = settle::written_since(written_before);
+        let Some(out) = outcome else {
             let stats = engine.stats();
             print!("{}", stats.level_table);
             if engine
@@ -108,7 +111,6 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         if args.report.histogram {
             print!("{}", report::histogram(&out.stats));
         }
-        let written = settle::written_since(written_before);
         let stats = engine.stats();
         let fill = matches!(
             b,
@@ -121,13 +123,11 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                     &out.stats,
                     out.seconds,
                     &stats,
-                    written,
+                    written_before,
                 ));
                 None
             }
-            (Benchmark::Waitforcompaction, Some(fill)) => {
-                Some(fill.settled_by(out.seconds, written))
-            }
+            (Benchmark::Waitforcompaction, Some(fill)) => Some(fill.settled_by(out.seconds)),
             _ => None,
         };
         let amplification = fill

@@ -164,7 +164,7 @@ pub struct YcsbArgs {
     #[arg(long = "max_scan_length", default_value_t = 100)]
     pub max_scan_length: usize,
     /// After the load phase, wait until compactions are done and report the load's
-    /// settled rate too (`<workload>/load_settled`: the records over the load's time
+    /// settled rate too (`ycsb-<workload>/load_settled`: the records over the load's time
     /// plus the wait's), so a load that leaves compaction debt behind is not counted
     /// as finished. The run phase then starts from the settled tree.
     #[arg(long = "settle_load", default_value_t = true, num_args = 0..=1,
@@ -357,14 +357,10 @@ pub fn run(args: &YcsbArgs) -> Result<()> {
             results::append(path, &r)?;
         }
         if load && args.settle_load {
-            let unsettled = Unsettled::after(&name, &overall, seconds, &stats, written);
-            let written_before = results::process_write_bytes();
+            let unsettled = Unsettled::after(&name, &overall, seconds, &stats, written_before);
             let start = Instant::now();
             engine.wait_for_compactions()?;
-            let settled = unsettled.settled_by(
-                start.elapsed().as_secs_f64(),
-                settle::written_since(written_before),
-            );
+            let settled = unsettled.settled_by(start.elapsed().as_secs_f64());
             settled.print();
             if let Some(path) = &json_path {
                 let stats = engine.stats();

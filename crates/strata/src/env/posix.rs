@@ -73,14 +73,22 @@ impl WritableFile for PosixWritable {
         self.len
     }
     fn truncate(&mut self, len: u64) -> Result<()> {
-        // Bytes past `len` may be in the buffer, in the file, or (after a short write)
-        // partly in each: drop the buffer, cut the file, and write on from `len`.
-        self.buf.clear();
-        self.file
-            .set_len(len)
-            .map_err(|e| Error::io(IoOp::Truncate, &self.path, e))?;
+        // The content is the file's first `written` bytes, then the buffer; a short
+        // write may have left more bytes past `written` in the file, which are cut.
+        let cut = |e| Error::io(IoOp::Truncate, &self.path, e);
+        match usize::try_from(len.saturating_sub(self.written)) {
+            // Inside the buffer: keep its head.
+            Ok(keep) if len >= self.written => {
+                self.buf.truncate(keep);
+                self.file.set_len(self.written).map_err(cut)?;
+            }
+            _ => {
+                self.buf.clear();
+                self.file.set_len(len).map_err(cut)?;
+                self.written = len;
+            }
+        }
         self.len = len;
-        self.written = len;
         Ok(())
     }
 }
@@ -376,12 +384,17 @@ mod tests {
             append(&mut f, &mut model, 3, 50);
             f.flush().expect("flush");
             append(&mut f, &mut model, 4, 30);
-            // Into the buffer, then into bytes already written.
-            for len in [model.len() as u64 - 10, 120] {
-                f.truncate(len).expect("truncate");
-                model.truncate(len as usize);
-                assert_eq!(f.len(), len);
-            }
+            // Into the buffer (what was written stays, the buffer's head is kept), then
+            // into bytes already written.
+            let len = model.len() as u64 - 10;
+            f.truncate(len).expect("truncate");
+            model.truncate(len as usize);
+            assert_eq!(f.len(), len);
+            f.flush().expect("flush");
+            assert_eq!(std::fs::read(&path).expect("read"), model);
+            f.truncate(120).expect("truncate");
+            model.truncate(120);
+            assert_eq!(f.len(), 120);
             append(&mut f, &mut model, 5, 64);
             f.sync().expect("sync");
             append(&mut f, &mut model, 6, 9);

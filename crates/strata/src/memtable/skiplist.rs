@@ -87,9 +87,11 @@
 //! load pays a tenth of a comparison per insert for it.
 //!
 //! Checked by: `memtable/tests.rs` (four inserters racing three readers on ascending keys,
-//! all fighting for the tail), the loom test below (every interleaving of three inserts
-//! with tall towers, including CAS failures above level 0), and Miri over the memtable
-//! tests (data races on the plain node bytes, which loom does not see).
+//! all fighting for the tail), the loom tests below (every interleaving of three inserts
+//! with tall towers, including CAS failures above level 0, and of inserts starting from
+//! the node linked last racing one that cannot), the unit test of ascending runs from
+//! anywhere, and Miri over the memtable tests (data races on the plain node bytes,
+//! which loom does not see).
 //!
 //! # See also
 //! `memtable/tests.rs` (model-checked random operations and the concurrent tests),
@@ -276,8 +278,9 @@ pub(crate) struct SkipList {
 }
 
 // SAFETY: every field shared between threads is either immutable after construction (`id`,
-// `head`), atomic (`max_height`, tower slots), behind the mutex (`alloc`), or node memory
-// that is immutable once published, with publication ordered as argued in the module docs.
+// `head`), atomic (`max_height`, `last`, `skip_last`, tower slots), behind the mutex
+// (`alloc`), or node memory that is immutable once published, with publication ordered
+// as argued in the module docs.
 unsafe impl Send for SkipList {}
 // SAFETY: as for `Send`; `&SkipList` only allows inserts under the mutex and atomic reads.
 unsafe impl Sync for SkipList {}
@@ -875,9 +878,10 @@ mod loom_tests {
         );
     }
 
-    /// Inserts that start from the node linked last (`SkipList::last`) racing one that
-    /// cannot: "a" and "c" are in place, then "d" and "e" (after the last node, so they
-    /// try it; whichever links second finds it stale) race "b" (before it).
+    /// Inserts that may start from the node linked last (`SkipList::last`) racing one
+    /// that cannot: "a" and "c" are in place, then "d" and "e" (after the last node:
+    /// each tries it unless "b"'s miss made inserts skip it first, and whichever links
+    /// second may find it stale) race "b" (before it).
     #[test]
     fn loom_inserts_after_the_last_node_race_one_before_it() {
         race(
