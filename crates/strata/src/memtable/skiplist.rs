@@ -680,6 +680,26 @@ fn keys_at(list: &SkipList, level: usize) -> Vec<Vec<u8>> {
     out
 }
 
+/// Checks invariants 1 and 2 at every level above 0: keys in order, and each level a
+/// sublist of the one below.
+#[cfg(test)]
+fn assert_upper_levels_in_order(list: &SkipList) {
+    for level in 1..MAX_HEIGHT {
+        let keys = keys_at(list, level);
+        assert!(
+            keys.windows(2).all(|w| w[0] < w[1]),
+            "level {level}: {keys:?}"
+        );
+        let below = keys_at(list, level - 1);
+        let mut rest = below.iter();
+        assert!(
+            keys.iter().all(|k| rest.any(|b| b == k)),
+            "level {level} is not a sublist of level {}",
+            level - 1
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -765,20 +785,7 @@ mod tests {
             .map(|k| format!("{k:06}").into_bytes())
             .collect();
         assert_eq!(keys_at(&list, 0), all);
-        for level in 1..MAX_HEIGHT {
-            let keys = keys_at(&list, level);
-            assert!(
-                keys.windows(2).all(|w| w[0] < w[1]),
-                "level {level} out of order"
-            );
-            let below = keys_at(&list, level - 1);
-            let mut rest = below.iter();
-            assert!(
-                keys.iter().all(|k| rest.any(|b| b == k)),
-                "level {level} is not a sublist of level {}",
-                level - 1
-            );
-        }
+        assert_upper_levels_in_order(&list);
         for k in &all {
             let ikey = make_internal_key(k, 1, ValueKind::Put);
             assert_eq!(list.seek_entry(&ikey).map(|e| e.0.to_vec()), Some(ikey));
@@ -852,13 +859,7 @@ mod loom_tests {
                 t.join().expect("inserter");
             }
             assert_eq!(keys_at(&list, 0), expected);
-            for level in 1..MAX_HEIGHT {
-                let keys = keys_at(&list, level);
-                assert!(
-                    keys.windows(2).all(|w| w[0] < w[1]),
-                    "level {level}: {keys:?}"
-                );
-            }
+            assert_upper_levels_in_order(&list);
             assert_eq!(
                 keys_at(&list, 1).len(),
                 expected.len(),
