@@ -324,15 +324,21 @@ pub(crate) fn finish_plan(inner: &DbInner, family: &Family, plan: &Plan) {
 /// # Errors
 /// The poison error; or a retryable error if a flush attempt failed while waiting
 /// (the database stays healthy and keeps retrying in the background; the caller may
-/// wait again).
+/// wait again). An error is returned only once no flush is running, so the failed
+/// job has ended: its completion event is queued before anything the caller does
+/// next, such as a `resume` and its event.
 pub(crate) fn wait_for_flushes(inner: &DbInner) -> Result<()> {
     let mut st = inner.state.lock();
     let failures = st.retryable_failures.flushes;
     loop {
-        st.check_writes()?;
-        st.retryable_since(failures, u64::MAX)?;
-        if !st.has_imm() && !st.flush_running {
-            return Ok(());
+        let failed = st
+            .check_writes()
+            .and_then(|()| st.retryable_since(failures, u64::MAX));
+        if !st.flush_running {
+            failed?;
+            if !st.has_imm() {
+                return Ok(());
+            }
         }
         inner.bg_cv.notify_all();
         inner.done_cv.wait_for(&mut st, Duration::from_millis(50));
