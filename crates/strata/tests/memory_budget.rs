@@ -225,3 +225,36 @@ fn options_budget_and_refusals() {
         .expect_err("two caches");
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
 }
+
+/// With a budget, each background job ends by giving the heap it freed back (glibc's
+/// `malloc_trim`; docs/ARCHITECTURE.md §4.4); without one, the allocator is left alone.
+#[test]
+fn background_jobs_give_freed_heap_back_only_under_a_budget() {
+    let trims = |budget: Option<&MemoryBudget>| {
+        let fs = FaultFs::new();
+        let mut builder = on(&fs);
+        if let Some(b) = budget {
+            builder = builder.memory_budget(b);
+        }
+        let db = builder.open(DIR, big_memtables()).expect("open");
+        for round in 0..3u32 {
+            for i in 0..200u32 {
+                db.put(&WriteOptions::default(), &key(i), &value(i + round, 100))
+                    .expect("put");
+            }
+            db.flush().expect("flush");
+        }
+        db.compact_range(None, None).expect("compact");
+        let c = db.stats().counters;
+        db.close().expect("close");
+        c.memory_budget_heap_trims
+    };
+    let budget = MemoryBudget::new(8 * MIB).expect("budget");
+    assert_eq!(trims(None), 0);
+    let with = trims(Some(&budget));
+    if cfg!(all(target_os = "linux", target_env = "gnu")) {
+        assert!(with >= 3, "one per flush at least: {with}");
+    } else {
+        assert_eq!(with, 0);
+    }
+}

@@ -116,6 +116,7 @@ fn flush_loop(inner: &DbInner) {
             _ => flush_oldest(inner).map(|_| ()),
         };
         delete_obsolete(inner);
+        release_freed_heap(inner);
         backoff.after(inner, &result, |f| f.flushes += 1);
     }
 }
@@ -208,6 +209,7 @@ fn compaction_loop(inner: &DbInner) {
         });
         finish_plan(inner, &family, &plan);
         delete_obsolete(inner);
+        release_freed_heap(inner);
         match result {
             Ok(result) => backoff.after(inner, &result, |f| f.compactions += 1),
             // Not started for want of room: picked again after the backoff (the
@@ -217,6 +219,14 @@ fn compaction_loop(inner: &DbInner) {
                 f.last_deferred = Some(deferred);
             }),
         }
+    }
+}
+
+/// With a memory budget, after a job: the heap the job freed goes back to the system
+/// (`memory_budget::release_freed_heap`). Requires: no lock held.
+fn release_freed_heap(inner: &DbInner) {
+    if inner.memory_budget.is_some() {
+        crate::memory_budget::release_freed_heap(&inner.stats);
     }
 }
 

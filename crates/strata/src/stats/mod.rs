@@ -219,6 +219,11 @@ counters! {
     /// Waits (up to 100 ms each, counted in `write_stops` too) of writes stopped
     /// because memtables passed 7/8 of the budget.
     memory_budget_stops,
+    /// Calls after a background job that gave freed heap back to the system, with a
+    /// memory budget (`malloc_trim`, glibc only; docs §4.4).
+    memory_budget_heap_trims,
+    /// Microseconds those calls took.
+    memory_budget_heap_trim_micros,
     /// Times the database entered the no-space state (a full disk or quota met by a
     /// write, flush, compaction or MANIFEST edit; `Db::resume`, docs §7.8).
     no_space_errors,
