@@ -105,37 +105,46 @@ mod serving {
             s
         });
 
-        let writes = "strata_writes_total{cf=\"default\"}";
-        let gets = "strata_gets_total{cf=\"default\"}";
+        // Every series carries the database's `db` label: its path, as opened.
+        let db = tmp.path().join("db").display().to_string();
+        let series = |name: &str, rest: &str| format!("{name}{{db=\"{db}\"{rest}}}");
+        let writes = &series("strata_writes_total", ",cf=\"default\"");
+        let gets = &series("strata_gets_total", ",cf=\"default\"");
         let w1 = scrape_until(addr, "writes", |s| value(s, writes) > 0.0);
         let w2 = scrape_until(addr, "more writes", |s| {
             value(s, writes) > value(&w1, writes)
         });
-        assert!(value(&w2, "strata_bytes_written_total{cf=\"default\"}") > 0.0);
+        assert!(
+            value(
+                &w2,
+                &series("strata_bytes_written_total", ",cf=\"default\"")
+            ) > 0.0
+        );
         let g1 = scrape_until(addr, "gets", |s| value(s, gets) > 0.0);
         let g2 = scrape_until(addr, "more gets", |s| value(s, gets) > value(&g1, gets));
         assert!(value(&g2, writes) >= value(&w2, writes));
         // The published counters trail by at most the publisher's period (1 s).
         let g2 = scrape_until(addr, "published gets", |s| {
-            value(s, "strata_db_gets_total") > 0.0
+            value(s, &series("strata_db_gets_total", "")) > 0.0
         });
         // The other kinds: job counters, published counters and gauges, histograms.
-        for series in [
-            "strata_flushes_total{cf=\"default\"}",
-            "strata_db_writes_total",
+        for name in [
+            series("strata_flushes_total", ",cf=\"default\""),
+            series("strata_db_writes_total", ""),
         ] {
-            assert!(value(&g2, series) > 0.0, "{series}: {g2:?}");
+            assert!(value(&g2, &name) > 0.0, "{name}: {g2:?}");
         }
+        let open = |name: &str, rest: &str| format!("{name}{{db=\"{db}\"{rest}");
         for prefix in [
-            "strata_memtable_bytes{cf=\"default\"}",
-            "strata_level_files{cf=\"default\",level=\"0\"}",
-            "strata_block_cache_usage_bytes",
-            "strata_get_seconds_bucket{cf=\"default\",le=",
-            "strata_write_seconds_count",
-            "strata_path_read_bytes_total{path=",
+            series("strata_memtable_bytes", ",cf=\"default\""),
+            series("strata_level_files", ",cf=\"default\",level=\"0\""),
+            series("strata_block_cache_usage_bytes", ""),
+            open("strata_get_seconds_bucket", ",cf=\"default\",le="),
+            series("strata_write_seconds_count", ""),
+            open("strata_path_read_bytes_total", ",path="),
         ] {
             assert!(
-                g2.keys().any(|k| k.starts_with(prefix)),
+                g2.keys().any(|k| k.starts_with(&prefix)),
                 "{prefix} missing: {g2:?}"
             );
         }

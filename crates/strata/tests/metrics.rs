@@ -71,7 +71,10 @@ fn a_known_workload_gives_exact_counts_per_family() {
     let wo = WriteOptions::default();
     let ro = ReadOptions::default();
     let (figures, live_bytes, stats) = metrics::with_local_recorder(&recorder, || {
-        let db = Db::open(dir.path(), Options::default()).unwrap();
+        let db = Db::builder()
+            .metrics_label("main")
+            .open(dir.path(), Options::default())
+            .unwrap();
         let other = db.create_cf("other", CfOptions::default()).unwrap();
         // 100 puts to the default family, 30 to `other`, and one batch of 2 + 1.
         for i in 0..100u32 {
@@ -124,8 +127,9 @@ fn a_known_workload_gives_exact_counts_per_family() {
         db.close().unwrap();
         (snapshot(&recorder), live, stats)
     });
-    let d = [("cf", "default")];
-    let o = [("cf", "other")];
+    let d = [("db", "main"), ("cf", "default")];
+    let o = [("db", "main"), ("cf", "other")];
+    let m = [("db", "main")];
 
     assert_eq!(counter(&figures, "strata_writes_total", &d), 100 + 2 + 50);
     assert_eq!(counter(&figures, "strata_writes_total", &o), 30 + 1);
@@ -147,7 +151,7 @@ fn a_known_workload_gives_exact_counts_per_family() {
     assert_eq!(samples(&figures, "strata_get_seconds", &o), 5);
     // Every write call with a batch: 100 + 30 puts, the batch, 50 puts.
     assert_eq!(
-        samples(&figures, "strata_write_seconds", &[]),
+        samples(&figures, "strata_write_seconds", &m),
         100 + 30 + 1 + 50
     );
 
@@ -180,22 +184,22 @@ fn a_known_workload_gives_exact_counts_per_family() {
 
     // Published at close, after every job: the engine's own totals.
     assert_eq!(
-        counter(&figures, "strata_db_writes_total", &[]),
+        counter(&figures, "strata_db_writes_total", &m),
         100 + 30 + 3 + 50
     );
     assert_eq!(
-        counter(&figures, "strata_db_gets_total", &[]),
+        counter(&figures, "strata_db_gets_total", &m),
         40 + 7 + 5 + 3
     );
     for (name, value) in c.pairs() {
-        let published = counter(&figures, &format!("strata_db_{name}_total"), &[]);
+        let published = counter(&figures, &format!("strata_db_{name}_total"), &m);
         assert!(
             published >= value,
             "strata_db_{name}_total {published} < {value}"
         );
     }
     let path = dir.path().display().to_string();
-    let p = [("path", path.as_str())];
+    let p = [("db", "main"), ("path", path.as_str())];
     let reads = counter(&figures, "strata_path_reads_total", &p);
     assert!(reads > 0);
     assert_eq!(
@@ -217,7 +221,7 @@ fn a_known_workload_gives_exact_counts_per_family() {
         gauge(
             &figures,
             "strata_level_files",
-            &[("cf", cf), ("level", level)],
+            &[("db", "main"), ("cf", cf), ("level", level)],
         )
     };
     assert_eq!(files("default", "0"), 0.0);
@@ -229,7 +233,7 @@ fn a_known_workload_gives_exact_counts_per_family() {
         stats.levels.iter().map(|l| l.files).sum::<usize>() as f64
     );
     assert!(gauge(&figures, "strata_memtable_bytes", &d) >= 0.0);
-    assert!(figures.contains_key(&key("strata_block_cache_usage_bytes", &[])));
+    assert!(figures.contains_key(&key("strata_block_cache_usage_bytes", &m)));
     assert!(figures.contains_key(&key("strata_pending_compaction_bytes", &o)));
 
     // Every emitted name is in the documented table.
@@ -245,4 +249,36 @@ fn a_known_workload_gives_exact_counts_per_family() {
         };
         assert!(documented, "{name} is not in docs/ARCHITECTURE.md §10.2");
     }
+}
+
+/// Two databases in one process publish apart: each under its own `db` label, the
+/// path it was opened with unless the builder names one.
+#[test]
+fn two_databases_in_one_process_are_labelled_apart() {
+    let recorder = DebuggingRecorder::new();
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let wo = WriteOptions::default();
+    let figures = metrics::with_local_recorder(&recorder, || {
+        let first = Db::open(a.path(), Options::default()).unwrap();
+        let second = Db::builder()
+            .metrics_label("second")
+            .open(b.path(), Options::default())
+            .unwrap();
+        for i in 0..3u32 {
+            first.put(&wo, &i.to_be_bytes(), b"v").unwrap();
+        }
+        second.put(&wo, b"k", b"v").unwrap();
+        first.close().unwrap();
+        second.close().unwrap();
+        snapshot(&recorder)
+    });
+    let path = a.path().display().to_string();
+    let first = [("db", path.as_str())];
+    let second = [("db", "second")];
+    assert_eq!(counter(&figures, "strata_db_writes_total", &first), 3);
+    assert_eq!(counter(&figures, "strata_db_writes_total", &second), 1);
+    let first_cf = [("db", path.as_str()), ("cf", "default")];
+    let second_cf = [("db", "second"), ("cf", "default")];
+    assert_eq!(counter(&figures, "strata_writes_total", &first_cf), 3);
+    assert_eq!(counter(&figures, "strata_writes_total", &second_cf), 1);
 }

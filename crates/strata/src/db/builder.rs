@@ -63,6 +63,8 @@ pub(crate) struct Components {
     pub kinds: Option<Arc<dyn FamilyKinds>>,
     /// Told about events, in this order (`crate::listener`).
     pub listeners: Vec<Arc<dyn EventListener>>,
+    /// The `db` label of the database's metrics; `None`: its path.
+    pub metrics_label: Option<String>,
 }
 
 /// Opens databases with injected components. Cheap to clone; one builder may open
@@ -78,6 +80,7 @@ pub struct DbBuilder {
     hooks: Option<Arc<dyn TreeHooksFactory>>,
     kinds: Option<Arc<dyn FamilyKinds>>,
     listeners: Vec<Arc<dyn EventListener>>,
+    metrics_label: Option<String>,
 }
 
 impl fmt::Debug for DbBuilder {
@@ -91,6 +94,7 @@ impl fmt::Debug for DbBuilder {
             .field("memory_budget", &self.memory_budget)
             .field("family_kinds", &self.kinds)
             .field("listeners", &self.listeners.len())
+            .field("metrics_label", &self.metrics_label)
             .finish()
     }
 }
@@ -186,6 +190,15 @@ impl DbBuilder {
     #[must_use]
     pub fn listener(mut self, listener: Arc<dyn EventListener>) -> DbBuilder {
         self.listeners.push(listener);
+        self
+    }
+
+    /// The value of the `db` label on every metric the database publishes (cargo
+    /// feature `metrics`; docs/ARCHITECTURE.md §10.2), so that several databases in
+    /// one process are told apart. Default: the database's path as given to `open`.
+    #[must_use]
+    pub fn metrics_label(mut self, label: impl Into<String>) -> DbBuilder {
+        self.metrics_label = Some(label.into());
         self
     }
 
@@ -357,6 +370,7 @@ impl DbBuilder {
                     .unwrap_or_else(|| Arc::new(TableKinds) as Arc<dyn FamilyKinds>),
             ),
             listeners: self.listeners.clone(),
+            metrics_label: self.metrics_label.clone(),
         }
     }
 }

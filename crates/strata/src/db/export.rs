@@ -35,7 +35,8 @@ use std::time::{Duration, Instant};
 /// How often the publisher refreshes the gauges and the counters it publishes.
 pub(crate) const PUBLISH_PERIOD: Duration = Duration::from_secs(1);
 
-/// The handles of one column family, labelled `cf` with its name.
+/// The handles of one column family, labelled `db` with its database's label and `cf`
+/// with its name.
 pub(crate) struct FamilyMetrics {
     gets: Counter,
     get_hits: Counter,
@@ -59,13 +60,16 @@ pub(crate) struct FamilyMetrics {
 }
 
 impl FamilyMetrics {
-    /// Registers the handles of family `name`, which has `num_levels` levels.
-    pub fn new(name: &str, num_levels: usize) -> FamilyMetrics {
-        let counter = |n: &'static str| metrics::counter!(n, "cf" => name.to_owned());
-        let gauge = |n: &'static str| metrics::gauge!(n, "cf" => name.to_owned());
-        let histogram = |n: &'static str| metrics::histogram!(n, "cf" => name.to_owned());
+    /// Registers the handles of family `name` of the database labelled `db`, which
+    /// has `num_levels` levels.
+    pub fn new(db: &str, name: &str, num_levels: usize) -> FamilyMetrics {
+        let labels = || [("db", db.to_owned()), ("cf", name.to_owned())];
+        let counter = |n: &'static str| metrics::counter!(n, &labels());
+        let gauge = |n: &'static str| metrics::gauge!(n, &labels());
+        let histogram = |n: &'static str| metrics::histogram!(n, &labels());
         let level_gauge = |n: &'static str, level: usize| {
-            let labels = [("cf", name.to_owned()), ("level", level.to_string())];
+            let [db, cf] = labels();
+            let labels = [db, cf, ("level", level.to_string())];
             metrics::gauge!(n, &labels)
         };
         FamilyMetrics {
@@ -188,7 +192,7 @@ impl WriteTally {
     }
 }
 
-/// The database-wide handles.
+/// The database-wide handles, labelled `db`.
 pub(crate) struct DbMetrics {
     write_seconds: Histogram,
     block_cache_usage: Gauge,
@@ -201,21 +205,24 @@ pub(crate) struct DbMetrics {
 }
 
 impl DbMetrics {
-    /// Registers the database's handles, for the data paths of `paths` (by path id).
-    pub fn new(paths: &[Arc<PathStats>]) -> DbMetrics {
+    /// Registers the handles of the database labelled `db`, for the data paths of
+    /// `paths` (by path id).
+    pub fn new(db: &str, paths: &[Arc<PathStats>]) -> DbMetrics {
+        let label = || ("db", db.to_owned());
         DbMetrics {
-            write_seconds: metrics::histogram!("strata_write_seconds"),
-            block_cache_usage: metrics::gauge!("strata_block_cache_usage_bytes"),
+            write_seconds: metrics::histogram!("strata_write_seconds", &[label()]),
+            block_cache_usage: metrics::gauge!("strata_block_cache_usage_bytes", &[label()]),
             counters: StatisticsSnapshot::default()
                 .pairs()
                 .into_iter()
-                .map(|(name, _)| metrics::counter!(format!("strata_db_{name}_total")))
+                .map(|(name, _)| metrics::counter!(format!("strata_db_{name}_total"), &[label()]))
                 .collect(),
             paths: paths
                 .iter()
                 .map(|p| {
                     let counter = |n: &'static str| {
-                        metrics::counter!(n, "path" => p.dir().display().to_string())
+                        let labels = [label(), ("path", p.dir().display().to_string())];
+                        metrics::counter!(n, &labels)
                     };
                     [
                         counter("strata_path_reads_total"),

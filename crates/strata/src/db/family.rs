@@ -50,16 +50,19 @@ pub(crate) struct Family {
 
 impl Family {
     /// A family whose read view is an empty `mem` over its current version, with
-    /// `hooks`, planned by `policy`.
+    /// `hooks`, planned by `policy`, its metrics labelled `db` = `db_label`.
+    #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
     pub fn new(
         versions: Arc<FamilyVersion>,
         (opts, policy): (Options, Arc<dyn CompactionPolicy>),
         mem: Arc<MemTable>,
         hooks: Option<Arc<dyn TreeHooks>>,
+        db_label: &str,
     ) -> Family {
         let version = versions.current();
         #[cfg(feature = "metrics")]
         let metrics = Arc::new(super::export::FamilyMetrics::new(
+            db_label,
             versions.name(),
             opts.num_levels,
         ));

@@ -161,6 +161,8 @@ pub(crate) struct DbInner {
     pub resuming: Mutex<()>,
     /// Queues events for the registered listeners (`events`; no-ops without any).
     pub events: events::Events,
+    /// The `db` label of its metrics (`DbBuilder::metrics_label`; default the path).
+    pub metrics_label: Arc<str>,
     /// The database-wide `metrics` handles (`export`).
     #[cfg(feature = "metrics")]
     pub metrics: export::DbMetrics,
@@ -312,6 +314,7 @@ impl DbInner {
             (opts, policy),
             self.new_memtable(),
             hooks,
+            &self.metrics_label,
         ));
         let state = FamilyState::new(Arc::clone(&family), log_number, 0);
         let mut st = self.state.lock();

@@ -110,7 +110,11 @@ pub(crate) fn open(
         hooks,
         kinds,
         listeners,
+        metrics_label,
     } = components;
+    let metrics_label: Arc<str> = metrics_label
+        .unwrap_or_else(|| dir.display().to_string())
+        .into();
     // A read-only open writes nothing, so it gives no family hooks (they may keep
     // state of their own).
     let hooks = hooks.filter(|_| access.writes());
@@ -135,7 +139,7 @@ pub(crate) fn open(
     let path_stats: Vec<Arc<PathStats>> = dirs
         .tables
         .iter()
-        .map(|d| Arc::new(PathStats::new(d.clone())))
+        .map(|d| Arc::new(PathStats::new(&metrics_label, d.clone())))
         .collect();
     let fs: Arc<dyn FileSystem> = Arc::new(CountingFs::new(fs, path_stats.clone()));
     // The previous open's options, read before the MANIFEST: they give the families
@@ -305,6 +309,7 @@ pub(crate) fn open(
             (fopts, fpolicy),
             Arc::new(mem),
             family_hooks,
+            &metrics_label,
         ));
         if family.id() == DEFAULT_FAMILY_ID {
             default = Some(Arc::clone(&family));
@@ -334,13 +339,14 @@ pub(crate) fn open(
         Access::ReadOnly | Access::Secondary => Events::none(),
     };
     #[cfg(feature = "metrics")]
-    let metrics = super::export::DbMetrics::new(&path_stats);
+    let metrics = super::export::DbMetrics::new(&metrics_label, &path_stats);
     let secondary = secondary.map(|prepared| {
         let manifest = (versions.manifest_number(), manifest_end);
         secondary::Secondary::new(prepared, families, manifest, max_column_family)
     });
     let inner = DbInner {
         dir: dir.to_path_buf(),
+        metrics_label,
         fs,
         state: Mutex::new(state),
         bg_cv: Condvar::new(),

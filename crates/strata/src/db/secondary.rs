@@ -640,7 +640,13 @@ fn commit(
                     c.name()
                 )));
             };
-            let family = Arc::new(Family::new(c, opts, inner.new_memtable(), None));
+            let family = Arc::new(Family::new(
+                c,
+                opts,
+                inner.new_memtable(),
+                None,
+                &inner.metrics_label,
+            ));
             let state = FamilyState::new(Arc::clone(&family), 0, 0);
             st.families.insert(family.id(), state);
         }

@@ -163,7 +163,7 @@ mod tests {
         let dirs = vec![root.path().join("a"), root.path().join("b")];
         let paths: Vec<_> = dirs
             .iter()
-            .map(|d| Arc::new(PathStats::new(d.clone())))
+            .map(|d| Arc::new(PathStats::new("db", d.clone())))
             .collect();
         let fs = CountingFs::new(Arc::new(PosixFs), paths.clone());
         for d in &dirs {

@@ -54,19 +54,22 @@ impl Default for Shard {
 pub(crate) struct PathStats {
     path: PathBuf,
     shards: Box<[Shard; SHARDS]>,
-    /// `strata_path_read_seconds{path}` (`db::export`): each read's latency, recorded
+    /// `strata_path_read_seconds{db, path}` (`db::export`): each read's latency, recorded
     /// where it is measured.
     #[cfg(feature = "metrics")]
     read_seconds: metrics::Histogram,
 }
 
 impl PathStats {
-    /// Zeroed counters of the data path in directory `path`.
-    pub fn new(path: PathBuf) -> PathStats {
+    /// Zeroed counters of the data path in directory `path` of the database whose
+    /// metrics are labelled `db`.
+    #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
+    pub fn new(db: &str, path: PathBuf) -> PathStats {
         PathStats {
             #[cfg(feature = "metrics")]
             read_seconds: metrics::histogram!(
                 "strata_path_read_seconds",
+                "db" => db.to_owned(),
                 "path" => path.display().to_string()
             ),
             path,
@@ -223,7 +226,7 @@ mod tests {
 
     #[test]
     fn reads_and_writes_sum_over_threads_into_exact_counts_and_buckets() {
-        let stats = std::sync::Arc::new(PathStats::new(PathBuf::from("/p")));
+        let stats = std::sync::Arc::new(PathStats::new("db", PathBuf::from("/p")));
         std::thread::scope(|s| {
             for _ in 0..4 {
                 let stats = &stats;
@@ -254,7 +257,7 @@ mod tests {
 
     #[test]
     fn extreme_latencies_land_in_the_end_buckets() {
-        let stats = PathStats::new(PathBuf::from("/p"));
+        let stats = PathStats::new("db", PathBuf::from("/p"));
         stats.record_read(1, Duration::ZERO, IoPurpose::Other);
         stats.record_read(1, Duration::from_secs(100_000), IoPurpose::Scan);
         let h = stats.snapshot().read_latency;

@@ -11,10 +11,21 @@
 //! close together, to the same table, index block and data block while they are hot
 //! in the CPU's caches; and the super-version, the snapshot and the purpose guard are
 //! paid once per batch.
+//!
+//! **Reads issued together** ([`read_ahead`]). Where tables are read with direct I/O,
+//! each block a probe reads waits for the device, one after another. So before the
+//! keys probe a level, the batch finds, for every key still open, the data blocks its
+//! probe will read from the file (the same tables [`probe_level`] gives the probe,
+//! through the same walk; `Table::block_to_fetch` for the filter, the index and the
+//! cache), and reads them at once, one thread each up to [`MAX_PARALLEL_READS`], into
+//! the block cache. The probes then find them there. The read-ahead only warms the
+//! cache: it decides nothing, and a block it failed to read (or that was evicted
+//! meanwhile) is read again by its probe, which reports any error. A block read ahead
+//! counts as a cache miss and a block read, and its probe's lookup as a hit.
 
 use super::{
-    ask_compaction, get_from_memtables, probe, probe_level, read_view, resolve, Pending, Probe,
-    Source, Step,
+    ask_compaction, get_from_memtables, probe, probe_level, read_view, resolve, MergedTable,
+    Pending, Probe, Source, Step,
 };
 use crate::db::family::Family;
 use crate::db::DbInner;
@@ -23,9 +34,17 @@ use crate::expiry::ReadClock;
 use crate::key::LookupKey;
 use crate::options::ReadOptions;
 use crate::snapshot_filter::SnapshotFilter;
+use crate::sst::footer::BlockHandle;
+use crate::sst::Table;
 use crate::stats::purpose::IoPurpose;
 use crate::stats::Statistics;
+use crate::version::Version;
 use std::cell::RefCell;
+use std::sync::Arc;
+
+/// The most blocks [`read_ahead`] reads at once (one thread each): the queue depth a
+/// batch offers the device.
+const MAX_PARALLEL_READS: usize = 16;
 
 thread_local! {
     /// Lookup keys reused from batch to batch: a batch allocates no key once warm
@@ -101,6 +120,9 @@ pub(crate) fn multi_get(
     }
     let version = &sv.version;
     for level in 0..version.num_levels() {
+        if family.opts.use_direct_reads {
+            read_ahead(inner, version, level, &pending, filter);
+        }
         for l in pending.iter_mut() {
             if l.base.is_some() || l.failed.is_some() {
                 continue;
@@ -158,4 +180,74 @@ pub(crate) fn multi_get(
     #[cfg(feature = "metrics")]
     family.metrics.got_many(&answers);
     answers
+}
+
+/// Reads into the block cache, together, the data blocks that the probes of `level`
+/// by the open keys of `pending` will read from files opened with direct I/O (see
+/// the module docs). Errors are left to the probes.
+fn read_ahead(
+    inner: &DbInner,
+    version: &Version,
+    level: usize,
+    pending: &[Lookup],
+    filter: SnapshotFilter,
+) {
+    let mut wanted: Vec<(Arc<Table>, BlockHandle)> = Vec::new();
+    for l in pending
+        .iter()
+        .filter(|l| l.base.is_none() && l.failed.is_none())
+    {
+        let mut gather = |source: Source<'_>| -> Result<Option<()>> {
+            let one: [MergedTable<'_>; 1];
+            let tables: &[MergedTable<'_>] = match source {
+                Source::Table(f, file, _) => {
+                    one = [(level, f, file)];
+                    &one
+                }
+                Source::Merged(tables) => tables,
+            };
+            for &(_, f, file) in tables {
+                if filter.would_skip(f) {
+                    continue;
+                }
+                let Ok(table) = inner.table_cache.get_pinned(f, file) else {
+                    continue;
+                };
+                if !table.is_direct() {
+                    continue;
+                }
+                if let Some(handle) = table.block_to_fetch(l.key.internal_key()) {
+                    wanted.push((Arc::clone(&table), handle));
+                }
+            }
+            // Not found: the walk goes on to every table the probe might read.
+            Ok(None)
+        };
+        let _ = probe_level(version, level, &l.key, usize::MAX, &mut |_, _| {}, &mut gather);
+    }
+    wanted.sort_by_key(|(t, h)| (t.file_number(), h.offset));
+    wanted.dedup_by_key(|(t, h)| (t.file_number(), h.offset));
+    // One block is read by its probe as well as here.
+    if wanted.len() < 2 {
+        return;
+    }
+    Statistics::add(
+        &inner.stats.local().multi_get_blocks_read_ahead,
+        wanted.len() as u64,
+    );
+    let per_thread = wanted.len().div_ceil(MAX_PARALLEL_READS);
+    let read = |chunk: &[(Arc<Table>, BlockHandle)]| {
+        let _purpose = IoPurpose::Get.enter();
+        for (table, handle) in chunk {
+            let _ = table.read_data_block(*handle, true);
+        }
+    };
+    std::thread::scope(|s| {
+        for chunk in wanted.chunks(per_thread) {
+            // A thread the system refuses: its reads are left to the probes.
+            let _ = std::thread::Builder::new()
+                .name("strata-read".into())
+                .spawn_scoped(s, || read(chunk));
+        }
+    });
 }
