@@ -41,11 +41,18 @@ impl SnapshotFilter {
     /// Counts the skip in `stats`.
     #[inline]
     pub fn skips(&self, file: &FileMetaData, stats: &Statistics) -> bool {
-        let skip = self.enabled && file.smallest_seqno > self.seq;
+        let skip = self.would_skip(file);
         if skip {
             Statistics::add(&stats.local().snapshot_filter_skips, 1);
         }
         skip
+    }
+
+    /// [`SnapshotFilter::skips`] without counting: for a look ahead of the reads
+    /// (`db::read::multi_get`).
+    #[inline]
+    pub fn would_skip(&self, file: &FileMetaData) -> bool {
+        self.enabled && file.smallest_seqno > self.seq
     }
 
     /// True iff `mem` holds no entry visible at `self.seq` (and the filter is on).

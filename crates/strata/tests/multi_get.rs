@@ -2,11 +2,12 @@
 //! by key against `get` and against a model, in the caller's order, with duplicates
 //! and missing keys in the batch, at the current state and at held snapshots, over
 //! memtables, L0 and deeper levels, merges, range deletes, virtual tables (delayed
-//! compaction) and the snapshot filter, in two column families.
+//! compaction) and the snapshot filter, in two column families; and with direct reads,
+//! where a batch reads its blocks ahead together.
 
 mod common;
 
-use common::{append_operator, model_merge, tiny_options, ModelMap};
+use common::{append_operator, direct_io_tempdir, model_merge, tiny_options, ModelMap};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use strata::{
@@ -44,7 +45,14 @@ fn check(
 }
 
 fn run(name: &str, opts: Options, seed: u64) {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = if opts.use_direct_reads {
+        match direct_io_tempdir(name) {
+            Some(dir) => dir,
+            None => return,
+        }
+    } else {
+        tempfile::tempdir().unwrap()
+    };
     let db = Db::open(dir.path(), opts.clone()).unwrap();
     let other = db
         .create_cf(
@@ -116,6 +124,11 @@ fn run(name: &str, opts: Options, seed: u64) {
             "{name} seed {seed}: no lookup met a virtual table: {counters:?}"
         );
     }
+    assert_eq!(
+        counters.multi_get_blocks_read_ahead > 0,
+        opts.use_direct_reads,
+        "{name} seed {seed}: blocks read ahead: {counters:?}"
+    );
     drop(snaps);
     db.close().unwrap();
 }
@@ -132,6 +145,12 @@ fn multi_get_answers_as_get_does_key_by_key() {
         (
             "delayed compaction",
             tiny_options().with_delayed_compaction(Some(delayed)),
+        ),
+        (
+            "direct reads, small cache",
+            tiny_options()
+                .with_use_direct_reads(true)
+                .with_block_cache_capacity(64 << 10),
         ),
     ];
     for (name, opts) in sets {

@@ -150,6 +150,30 @@ impl BlockCache {
         }
     }
 
+    /// The block at `offset` of table `file_number`, if this handle cached it, without
+    /// marking it used (a batch's read-ahead looks, `Table::block_to_fetch`).
+    pub(crate) fn peek(&self, file_number: u64, offset: u64) -> Option<Arc<Block>> {
+        match self.store.cache.peek(&(self.owner, file_number, offset))? {
+            Cached::Block(b) => Some(b),
+            Cached::Filter(_) => None,
+        }
+    }
+
+    /// [`BlockCache::peek`] of a bloom filter.
+    pub(crate) fn peek_filter(&self, file_number: u64, offset: u64) -> Option<Arc<BloomFilter>> {
+        match self.store.cache.peek(&(self.owner, file_number, offset))? {
+            Cached::Filter(f) => Some(f),
+            Cached::Block(_) => None,
+        }
+    }
+
+    /// True iff this handle holds an entry at `offset` of table `file_number`.
+    pub(crate) fn contains(&self, file_number: u64, offset: u64) -> bool {
+        self.store
+            .cache
+            .contains_key(&(self.owner, file_number, offset))
+    }
+
     /// Caches a block under this handle (replacing any entry with the same key). A
     /// block heavier than a shard's capacity is not kept.
     pub(crate) fn insert(&self, file_number: u64, offset: u64, block: Arc<Block>) {

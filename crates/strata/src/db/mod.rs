@@ -161,6 +161,9 @@ pub(crate) struct DbInner {
     pub resuming: Mutex<()>,
     /// Queues events for the registered listeners (`events`; no-ops without any).
     pub events: events::Events,
+    /// Threads reading a `multi_get` batch's blocks together (`read::read_pool`),
+    /// started on first use.
+    pub read_pool: read::read_pool::ReadPool,
     /// The `db` label of its metrics (`DbBuilder::metrics_label`; default the path).
     pub metrics_label: Arc<str>,
     /// The database-wide `metrics` handles (`export`).

@@ -346,6 +346,7 @@ pub(crate) fn open(
     });
     let inner = DbInner {
         dir: dir.to_path_buf(),
+        read_pool: Default::default(),
         metrics_label,
         fs,
         state: Mutex::new(state),

@@ -957,6 +957,7 @@ pub(crate) fn iter_partial(
 }
 
 mod multi_get;
+pub(crate) mod read_pool;
 pub(crate) use multi_get::multi_get;
 
 #[cfg(test)]

@@ -266,6 +266,44 @@ impl Table {
         Ok(called)
     }
 
+    /// For a batch that reads its blocks together (`db::read::multi_get`): the data
+    /// block [`Table::get`] of `lookup` would read from the file, if it would read
+    /// one: the filter does not exclude the key, the index points at a block, and the
+    /// cache does not hold it. Best effort and silent: counts nothing, reads nothing,
+    /// and says `None` wherever `get` would read a filter or index block from the file
+    /// or meet an error (`get` then does, and reports it). `None` without a cache:
+    /// nothing would keep the block for `get`.
+    pub(crate) fn block_to_fetch(&self, lookup: &[u8]) -> Option<BlockHandle> {
+        let cache = self.block_cache.as_ref()?;
+        let user_key = key::user_key(lookup);
+        let may_contain = match &self.filter {
+            None => true,
+            Some(Meta::Held(f)) => f.may_contain(user_key),
+            Some(Meta::Cached(h)) => cache
+                .peek_filter(self.file_number, h.offset)?
+                .may_contain(user_key),
+        };
+        if !may_contain {
+            return None;
+        }
+        let index = match &self.index {
+            Meta::Held(b) => Arc::clone(b),
+            Meta::Cached(h) => cache.peek(self.file_number, h.offset)?,
+        };
+        let mut it = BlockIter::new(index);
+        it.seek(lookup);
+        if !it.valid() {
+            return None;
+        }
+        let handle = BlockHandle::decode(it.value())?;
+        (!cache.contains(self.file_number, handle.offset)).then_some(handle)
+    }
+
+    /// True iff the table's file is read with direct I/O (`RandomAccessFile::is_direct`).
+    pub(crate) fn is_direct(&self) -> bool {
+        self.file.is_direct()
+    }
+
     /// Whether the bloom filter proves `user_key` absent (counting the check in
     /// `local`, the caller's shard). Inlined: it is on every point lookup's path.
     #[inline(always)]

@@ -120,6 +120,9 @@ counters! {
     virtual_merge_requests,
     /// Point lookups that met a virtual table holding their key in its range.
     gets_through_virtual,
+    /// Data blocks a `multi_get` read ahead, together, from files read with direct I/O
+    /// (`db::read::multi_get`, docs §5.2).
+    multi_get_blocks_read_ahead,
     /// Of `tables_probed`, the parents of virtual tables probed by point lookups and
     /// transaction conflict checks.
     virtual_parents_probed,

@@ -17,8 +17,8 @@
 //! keys probe a level, the batch finds, for every key still open, the data blocks its
 //! probe will read from the file (the same tables [`probe_level`] gives the probe,
 //! through the same walk; `Table::block_to_fetch` for the filter, the index and the
-//! cache), and reads them at once, one thread each up to [`MAX_PARALLEL_READS`], into
-//! the block cache. The probes then find them there. The read-ahead only warms the
+//! cache), and has the database's [`super::read_pool::ReadPool`] read them at once
+//! into the block cache. The probes then find them there. The read-ahead only warms the
 //! cache: it decides nothing, and a block it failed to read (or that was evicted
 //! meanwhile) is read again by its probe, which reports any error. A block read ahead
 //! counts as a cache miss and a block read, and its probe's lookup as a hit.
@@ -41,10 +41,6 @@ use crate::stats::Statistics;
 use crate::version::Version;
 use std::cell::RefCell;
 use std::sync::Arc;
-
-/// The most blocks [`read_ahead`] reads at once (one thread each): the queue depth a
-/// batch offers the device.
-const MAX_PARALLEL_READS: usize = 16;
 
 thread_local! {
     /// Lookup keys reused from batch to batch: a batch allocates no key once warm
@@ -223,7 +219,14 @@ fn read_ahead(
             // Not found: the walk goes on to every table the probe might read.
             Ok(None)
         };
-        let _ = probe_level(version, level, &l.key, usize::MAX, &mut |_, _| {}, &mut gather);
+        let _ = probe_level(
+            version,
+            level,
+            &l.key,
+            usize::MAX,
+            &mut |_, _| {},
+            &mut gather,
+        );
     }
     wanted.sort_by_key(|(t, h)| (t.file_number(), h.offset));
     wanted.dedup_by_key(|(t, h)| (t.file_number(), h.offset));
@@ -235,19 +238,5 @@ fn read_ahead(
         &inner.stats.local().multi_get_blocks_read_ahead,
         wanted.len() as u64,
     );
-    let per_thread = wanted.len().div_ceil(MAX_PARALLEL_READS);
-    let read = |chunk: &[(Arc<Table>, BlockHandle)]| {
-        let _purpose = IoPurpose::Get.enter();
-        for (table, handle) in chunk {
-            let _ = table.read_data_block(*handle, true);
-        }
-    };
-    std::thread::scope(|s| {
-        for chunk in wanted.chunks(per_thread) {
-            // A thread the system refuses: its reads are left to the probes.
-            let _ = std::thread::Builder::new()
-                .name("strata-read".into())
-                .spawn_scoped(s, || read(chunk));
-        }
-    });
+    inner.read_pool.read_all(wanted);
 }
