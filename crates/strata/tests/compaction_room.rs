@@ -94,6 +94,38 @@ fn a_compaction_that_does_not_fit_waits_for_room_and_writes_go_on() {
     assert!(db.stats().counters.compaction_bytes_written > 0);
 }
 
+/// A compaction deferred for a long time starts soon after space is freed: the
+/// scheduler polls for room every 250 ms instead of backing off to 5 s
+/// (`Backoff::DEFERRAL_POLL`).
+#[test]
+fn a_long_deferred_compaction_starts_soon_after_space_is_freed() {
+    let fs = FaultFs::new();
+    let db = on(&fs).open(DIR, options()).unwrap();
+    let w = WriteOptions::default();
+    for round in 0..4u8 {
+        if round == 3 {
+            fs.set_quota(Some(fs.used_bytes() + 8000));
+        }
+        for i in 0..20 {
+            db.put(&w, &key(i), &[round; 100]).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    // Long enough for a backoff doubling from 50 ms to reach seconds.
+    std::thread::sleep(Duration::from_secs(7));
+    let deferred = db.stats().counters.compactions_deferred_for_space;
+    assert!(deferred >= 10, "deferred only {deferred} times in 7 s");
+    assert_eq!(l0_files(&db), 4);
+    fs.set_quota(None);
+    let freed = Instant::now();
+    assert!(
+        eventually(Duration::from_secs(3), || l0_files(&db) < 4),
+        "the deferred compaction had not run {:?} after space was freed",
+        freed.elapsed()
+    );
+    db.wait_for_compactions().unwrap();
+}
+
 #[test]
 fn manual_compaction_without_room_is_no_space_naming_the_bytes() {
     let fs = FaultFs::new();

@@ -132,6 +132,11 @@ struct Backoff {
 impl Backoff {
     const FIRST: Duration = Duration::from_millis(50);
     const MAX: Duration = Duration::from_secs(5);
+    /// The longest wait of a compaction deferred for want of room: asking the file
+    /// system for its free space and picking again is cheap, and nothing tells the
+    /// engine when another process frees space, so a deferral polls instead of
+    /// backing off to [`Backoff::MAX`] (which made it start up to 5 s late).
+    const DEFERRAL_POLL: Duration = Duration::from_millis(250);
 
     /// If `result` is a retryable failure: records it (`count` bumps the right
     /// counter of [`RetryableFailures`], so waiters learn of it) and waits, waking
@@ -163,9 +168,19 @@ impl Backoff {
     /// it) and waits its turn of the backoff, waking early only for shutdown.
     /// Requires: the `state` lock not held.
     fn wait(&mut self, inner: &DbInner, record: impl FnOnce(&mut super::state::RetryableFailures)) {
+        self.wait_at_most(inner, Self::MAX, record);
+    }
+
+    /// [`Backoff::wait`] with the wait capped at `max`.
+    fn wait_at_most(
+        &mut self,
+        inner: &DbInner,
+        max: Duration,
+        record: impl FnOnce(&mut super::state::RetryableFailures),
+    ) {
         let delay = Self::FIRST
             .saturating_mul(1 << self.failures.min(16))
-            .min(Self::MAX);
+            .min(max);
         self.failures = self.failures.saturating_add(1);
         let deadline = std::time::Instant::now() + delay;
         let mut st = inner.state.lock();
@@ -214,7 +229,7 @@ fn compaction_loop(inner: &DbInner) {
             Ok(result) => backoff.after(inner, &result, |f| f.compactions += 1),
             // Not started for want of room: picked again after the backoff (the
             // database is not in the no-space state, which would schedule it).
-            Err(deferred) => backoff.wait(inner, |f| {
+            Err(deferred) => backoff.wait_at_most(inner, Backoff::DEFERRAL_POLL, |f| {
                 f.deferred += 1;
                 f.last_deferred = Some(deferred);
             }),
