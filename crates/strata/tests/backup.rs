@@ -245,6 +245,34 @@ fn verify_and_restore_name_a_flipped_byte_or_a_missing_file() {
     );
 }
 
+/// A shared table found shortened (damaged since it was stored) is copied again by
+/// the next backup that names it, which repairs the earlier backup too.
+#[test]
+fn a_shared_table_of_the_wrong_size_is_copied_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = Db::open(tmp.path().join("db"), tiny_options()).unwrap();
+    let logs = db.create_cf("logs", family()).unwrap();
+    fill(&db, &logs, &mut [ModelMap::new(), ModelMap::new()], 0, 400);
+    db.flush().unwrap();
+    db.wait_for_compactions().unwrap();
+    let backups = tmp.path().join("backups");
+    let mut engine = BackupEngine::open_posix(&backups).unwrap();
+    engine.create(&db).unwrap();
+    let table = stored(&backups, "shared", ".sst");
+    let good = std::fs::read(&table).unwrap();
+    std::fs::write(&table, &good[..good.len() - 1]).unwrap();
+    assert!(engine.verify(1).is_err());
+    let second = engine.create(&db).unwrap();
+    assert!(
+        second.copied >= good.len() as u64,
+        "the shortened table was not copied again: {second:?}"
+    );
+    assert_eq!(std::fs::read(&table).unwrap(), good);
+    engine.verify(1).unwrap();
+    engine.verify(2).unwrap();
+    db.close().unwrap();
+}
+
 /// Backups taken while a writer puts keys in order with sync writes: each restores to
 /// a prefix of the writes (no hole) holding every write acknowledged before it began.
 #[test]

@@ -22,9 +22,9 @@
 //! 1. `db.checkpoint(tmp/)`: a consistent cut of the database while writers run
 //!    (hard links to tables where the file system allows, WAL tails up to the cut; see
 //!    `db::checkpoint`). The backup holds exactly the checkpoint's state.
-//! 2. Each table's size and crc32c are computed; a table whose shared name is absent is
-//!    copied to `shared/<name>.tmp`, synced and renamed into place (the copy's own
-//!    crc32c must match). Every other file is copied to `private/<id>-<name>` and
+//! 2. Each table's size and crc32c are computed; a table whose shared name is absent,
+//!    or present with another size (damaged since), is copied to `shared/<name>.tmp`,
+//!    synced and renamed into place (the copy's own crc32c must match). Every other file is copied to `private/<id>-<name>` and
 //!    synced. `shared/` and `private/` are then synced.
 //! 3. `meta/<id>` is written atomically (temp file, fsync, rename, directory fsync).
 //! 4. `tmp/` is emptied.
@@ -228,7 +228,12 @@ impl BackupEngine {
                     crc32c,
                 };
                 let to = self.dir.join(entry.stored_path(id));
-                if !fs.exists(&to) {
+                // A stored copy of another size was damaged since (a shared name is
+                // only ever made by renaming a whole copy): copy it again, which
+                // repairs the earlier backups naming it too. Its bytes are not re-read
+                // here; `verify` does that.
+                let whole = fs.exists(&to) && fs.file_size(&to)? == size;
+                if !whole {
                     let partial = to.with_extension(COPYING);
                     let got = copy(db_fs, &from, Some((fs, &partial)))?;
                     check_file(&from, &entry, got)?;
