@@ -224,7 +224,10 @@ fn compaction_loop(inner: &DbInner) {
         });
         finish_plan(inner, &family, &plan);
         delete_obsolete(inner);
-        release_freed_heap(inner);
+        if result.is_ok() {
+            // A job ran (a deferred one allocated nothing).
+            release_freed_heap(inner);
+        }
         match result {
             Ok(result) => backoff.after(inner, &result, |f| f.compactions += 1),
             // Not started for want of room: picked again after the backoff (the
@@ -387,9 +390,15 @@ pub(crate) fn wait_idle(inner: &DbInner) -> Result<()> {
     loop {
         let tombstones = gather_tombstones(inner);
         let mut st = inner.state.lock();
-        st.check_writes()?;
-        st.retryable_since(flushes, compactions)?;
-        st.deferred_since(deferred)?;
+        // As in `wait_for_flushes`: an error only once no job runs, so the failed
+        // job's completion event is queued before the caller's next step.
+        let failed = st
+            .check_writes()
+            .and_then(|()| st.retryable_since(flushes, compactions))
+            .and_then(|()| st.deferred_since(deferred));
+        if failed.is_err() && !st.flush_running && st.compactions_running == 0 {
+            return failed;
+        }
         let idle = !st.has_imm()
             && !st.flush_running
             && st.compactions_running == 0

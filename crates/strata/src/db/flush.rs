@@ -57,6 +57,7 @@ pub(crate) fn flush_oldest(inner: &DbInner) -> Result<bool> {
         st.flush_running = true;
         (family, mem, next_log, st.families.len() > 1)
     };
+    let running = FlushRunning(inner);
     let l0_path = inner
         .placement
         .path_for_level(&family.versions.current(), &family.opts, 0);
@@ -80,8 +81,7 @@ pub(crate) fn flush_oldest(inner: &DbInner) -> Result<bool> {
             }
         })
     });
-    inner.state.lock().flush_running = false;
-    inner.done_cv.notify_all();
+    drop(running);
     result?;
     advance_empty_families(inner, &family)?;
     release_wals(inner);
@@ -123,9 +123,9 @@ pub(crate) fn flush_copies(inner: &DbInner) -> Result<bool> {
     let Some((family, hooks, sv)) = found else {
         return Ok(false);
     };
+    let running = FlushRunning(inner);
     let result = write_copies(inner, &family, hooks.as_ref(), sv);
-    inner.state.lock().flush_running = false;
-    inner.done_cv.notify_all();
+    drop(running);
     result.map(|()| true)
 }
 
@@ -226,5 +226,18 @@ pub(crate) fn release_wals(inner: &DbInner) {
         .unwrap_or(st.wals.len());
     for (n, _) in st.wals.drain(..keep) {
         inner.versions.obsolete().push(Obsolete::Wal(n));
+    }
+}
+
+/// Clears `flush_running` and wakes the waiters when dropped: at the end of a flush,
+/// and on the way out of a panic in code the flush calls (an operator, a filter), so
+/// that `Db::flush` never waits for a flush that will not end (`wait_for_flushes`
+/// returns an error only once no flush runs).
+struct FlushRunning<'a>(&'a DbInner);
+
+impl Drop for FlushRunning<'_> {
+    fn drop(&mut self) {
+        self.0.state.lock().flush_running = false;
+        self.0.done_cv.notify_all();
     }
 }
