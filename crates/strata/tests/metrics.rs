@@ -268,6 +268,11 @@ fn two_databases_in_one_process_are_labelled_apart() {
             first.put(&wo, &i.to_be_bytes(), b"v").unwrap();
         }
         second.put(&wo, b"k", b"v").unwrap();
+        // A read-only handle beside the writer publishes under a label of its own.
+        let reader = Db::open_read_only(a.path(), Options::default()).unwrap();
+        let ro = strata::ReadOptions::default();
+        assert!(reader.get(&ro, &0u32.to_be_bytes()).unwrap().is_some());
+        reader.close().unwrap();
         first.close().unwrap();
         second.close().unwrap();
         snapshot(&recorder)
@@ -281,4 +286,13 @@ fn two_databases_in_one_process_are_labelled_apart() {
     let second_cf = [("db", "second"), ("cf", "default")];
     assert_eq!(counter(&figures, "strata_writes_total", &first_cf), 3);
     assert_eq!(counter(&figures, "strata_writes_total", &second_cf), 1);
+    let reader = format!("{path} (read-only)");
+    let reader_cf = [("db", reader.as_str()), ("cf", "default")];
+    assert_eq!(counter(&figures, "strata_gets_total", &reader_cf), 1);
+    assert_eq!(counter(&figures, "strata_gets_total", &first_cf), 0);
+    assert_eq!(
+        counter(&figures, "strata_db_writes_total", &first),
+        3,
+        "the reader's close published over the writer's totals"
+    );
 }

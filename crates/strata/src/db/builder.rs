@@ -195,7 +195,10 @@ impl DbBuilder {
 
     /// The value of the `db` label on every metric the database publishes (cargo
     /// feature `metrics`; docs/ARCHITECTURE.md §10.2), so that several databases in
-    /// one process are told apart. Default: the database's path as given to `open`.
+    /// one process are told apart. Default: the database's path as given to `open`
+    /// (with ` (read-only)` or ` (secondary)` appended for those opens, so that a
+    /// reader does not publish over its writer). Databases opened by one builder with
+    /// a label share it: give each its own.
     #[must_use]
     pub fn metrics_label(mut self, label: impl Into<String>) -> DbBuilder {
         self.metrics_label = Some(label.into());

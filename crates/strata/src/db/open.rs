@@ -112,8 +112,14 @@ pub(crate) fn open(
         listeners,
         metrics_label,
     } = components;
+    // A reader of another process's (or this one's) database is labelled apart from
+    // its writer, whose published totals it would otherwise overwrite.
     let metrics_label: Arc<str> = metrics_label
-        .unwrap_or_else(|| dir.display().to_string())
+        .unwrap_or_else(|| match access {
+            Access::ReadWrite => dir.display().to_string(),
+            Access::ReadOnly => format!("{} (read-only)", dir.display()),
+            Access::Secondary => format!("{} (secondary)", dir.display()),
+        })
         .into();
     // A read-only open writes nothing, so it gives no family hooks (they may keep
     // state of their own).

@@ -95,6 +95,7 @@ mod tests;
 
 pub use block::Block;
 pub use builder::TableBuilder;
+pub(crate) use table::Fetch;
 pub use table::Table;
 pub use table_iter::TableIterator;
 // The format's parts by short name, for the fuzz checks and `strata sst-dump` (the

@@ -84,6 +84,20 @@ impl std::fmt::Debug for Table {
     }
 }
 
+/// What [`Table::block_to_fetch`] tells of a point lookup in a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fetch {
+    /// The filter or the index proves the key absent: nothing is read.
+    Excluded,
+    /// The data block the lookup reads is in the cache.
+    Cached,
+    /// The lookup would read this data block from the file.
+    Read(BlockHandle),
+    /// Not known without reading the file (a filter or index block not in the cache,
+    /// no cache at all, or a bad index entry that `get` will report).
+    Unknown,
+}
+
 impl Table {
     /// Opens a table: reads the footer, index, filter and properties, and checks them.
     /// With `cache_meta` and a `block_cache`, the index block and filter go into the
@@ -266,37 +280,45 @@ impl Table {
         Ok(called)
     }
 
-    /// For a batch that reads its blocks together (`db::read::multi_get`): the data
-    /// block [`Table::get`] of `lookup` would read from the file, if it would read
-    /// one: the filter does not exclude the key, the index points at a block, and the
-    /// cache does not hold it. Best effort and silent: counts nothing, reads nothing,
-    /// and says `None` wherever `get` would read a filter or index block from the file
-    /// or meet an error (`get` then does, and reports it). `None` without a cache:
-    /// nothing would keep the block for `get`.
-    pub(crate) fn block_to_fetch(&self, lookup: &[u8]) -> Option<BlockHandle> {
-        let cache = self.block_cache.as_ref()?;
+    /// For a batch that reads its blocks together (`db::read::multi_get`): what
+    /// [`Table::get`] of `lookup` would read, as far as can be told without reading
+    /// the file (see [`Fetch`]). Silent: counts nothing, reads nothing.
+    pub(crate) fn block_to_fetch(&self, lookup: &[u8]) -> Fetch {
+        let Some(cache) = self.block_cache.as_ref() else {
+            return Fetch::Unknown;
+        };
         let user_key = key::user_key(lookup);
         let may_contain = match &self.filter {
             None => true,
             Some(Meta::Held(f)) => f.may_contain(user_key),
-            Some(Meta::Cached(h)) => cache
-                .peek_filter(self.file_number, h.offset)?
-                .may_contain(user_key),
+            Some(Meta::Cached(h)) => match cache.peek_filter(self.file_number, h.offset) {
+                Some(f) => f.may_contain(user_key),
+                None => return Fetch::Unknown,
+            },
         };
         if !may_contain {
-            return None;
+            return Fetch::Excluded;
         }
         let index = match &self.index {
             Meta::Held(b) => Arc::clone(b),
-            Meta::Cached(h) => cache.peek(self.file_number, h.offset)?,
+            Meta::Cached(h) => match cache.peek(self.file_number, h.offset) {
+                Some(b) => b,
+                None => return Fetch::Unknown,
+            },
         };
         let mut it = BlockIter::new(index);
         it.seek(lookup);
         if !it.valid() {
-            return None;
+            return match it.is_corrupt() {
+                true => Fetch::Unknown,
+                false => Fetch::Excluded,
+            };
         }
-        let handle = BlockHandle::decode(it.value())?;
-        (!cache.contains(self.file_number, handle.offset)).then_some(handle)
+        match BlockHandle::decode(it.value()) {
+            Some(h) if cache.contains(self.file_number, h.offset) => Fetch::Cached,
+            Some(h) => Fetch::Read(h),
+            None => Fetch::Unknown,
+        }
     }
 
     /// True iff the table's file is read with direct I/O (`RandomAccessFile::is_direct`).

@@ -14,14 +14,17 @@
 //!
 //! **Reads issued together** ([`read_ahead`]). Where tables are read with direct I/O,
 //! each block a probe reads waits for the device, one after another. So before the
-//! keys probe a level, the batch finds, for every key still open, the data blocks its
-//! probe will read from the file (the same tables [`probe_level`] gives the probe,
-//! through the same walk; `Table::block_to_fetch` for the filter, the index and the
-//! cache), and has the database's [`super::read_pool::ReadPool`] read them at once
-//! into the block cache. The probes then find them there. The read-ahead only warms the
-//! cache: it decides nothing, and a block it failed to read (or that was evicted
-//! meanwhile) is read again by its probe, which reports any error. A block read ahead
-//! counts as a cache miss and a block read, and its probe's lookup as a hit.
+//! keys probe a level, the batch finds, for every key still open, the data block its
+//! probe will most likely read from the file: it walks the tables [`probe_level`]
+//! gives the probe, through the same walk, up to the first one whose filter passes
+//! (where the probe most likely stops; every table of a merged source), with
+//! `Table::block_to_fetch` for the filter, the index and the cache; and it has the
+//! database's [`super::read_pool::ReadPool`] read those blocks at once into the block
+//! cache, at most a quarter of the cache's capacity of them. The probes then find
+//! them there. The read-ahead only warms the cache: it decides nothing, and a block it
+//! failed to read (or that was evicted meanwhile) is read again by its probe, which
+//! reports any error. A block read ahead counts as a cache miss and a block read, and
+//! its probe's lookup as a hit; `multi_get_blocks_read_ahead` counts those read.
 
 use super::{
     ask_compaction, get_from_memtables, probe, probe_level, read_view, resolve, MergedTable,
@@ -35,7 +38,7 @@ use crate::key::LookupKey;
 use crate::options::ReadOptions;
 use crate::snapshot_filter::SnapshotFilter;
 use crate::sst::footer::BlockHandle;
-use crate::sst::Table;
+use crate::sst::{Fetch, Table};
 use crate::stats::purpose::IoPurpose;
 use crate::stats::Statistics;
 use crate::version::Version;
@@ -194,29 +197,37 @@ fn read_ahead(
         .filter(|l| l.base.is_none() && l.failed.is_none())
     {
         let mut gather = |source: Source<'_>| -> Result<Option<()>> {
-            let one: [MergedTable<'_>; 1];
+            let (one, merged): ([MergedTable<'_>; 1], bool);
             let tables: &[MergedTable<'_>] = match source {
                 Source::Table(f, file, _) => {
-                    one = [(level, f, file)];
+                    (one, merged) = ([(level, f, file)], false);
                     &one
                 }
-                Source::Merged(tables) => tables,
+                Source::Merged(tables) => {
+                    merged = true;
+                    tables
+                }
             };
             for &(_, f, file) in tables {
                 if filter.would_skip(f) {
                     continue;
                 }
                 let Ok(table) = inner.table_cache.get_pinned(f, file) else {
-                    continue;
+                    // The probe opens it and reports the error; it may stop there.
+                    return Ok(Some(()));
                 };
-                if !table.is_direct() {
-                    continue;
+                let fetch = table.block_to_fetch(l.key.internal_key());
+                if let Fetch::Read(handle) = fetch {
+                    if table.is_direct() {
+                        wanted.push((Arc::clone(&table), handle));
+                    }
                 }
-                if let Some(handle) = table.block_to_fetch(l.key.internal_key()) {
-                    wanted.push((Arc::clone(&table), handle));
+                // A table whose filter passes most likely holds the key: the probe
+                // stops there (a merged source reads every table it names).
+                if fetch != Fetch::Excluded && !merged {
+                    return Ok(Some(()));
                 }
             }
-            // Not found: the walk goes on to every table the probe might read.
             Ok(None)
         };
         let _ = probe_level(
@@ -230,13 +241,18 @@ fn read_ahead(
     }
     wanted.sort_by_key(|(t, h)| (t.file_number(), h.offset));
     wanted.dedup_by_key(|(t, h)| (t.file_number(), h.offset));
+    // At most a quarter of the cache, so the blocks read ahead are still there when
+    // their probes come (the rest are read by the probes).
+    let room = inner.block_cache.as_ref().map_or(0, |c| c.capacity() / 4) as u64;
+    let mut bytes = 0u64;
+    wanted.retain(|(_, h)| {
+        bytes += h.size;
+        bytes <= room
+    });
     // One block is read by its probe as well as here.
     if wanted.len() < 2 {
         return;
     }
-    Statistics::add(
-        &inner.stats.local().multi_get_blocks_read_ahead,
-        wanted.len() as u64,
-    );
-    inner.read_pool.read_all(wanted);
+    let read = inner.read_pool.read_all(wanted);
+    Statistics::add(&inner.stats.local().multi_get_blocks_read_ahead, read);
 }

@@ -11,8 +11,10 @@
 //! Contract: a job owns what it reads (`Arc<Table>`), so no borrow outlives the
 //! caller's wait. [`ReadPool::read_all`] returns once every block it was given has
 //! been read (or failed: errors are dropped, the probes that follow read again and
-//! report them). Workers start on the first use and stop when the pool drops (the
-//! channel closes; each finishes its job, and the drop joins them).
+//! report them); a job counts itself done when dropped, so a job that panics or is
+//! dropped unrun (its worker gone) cannot leave the batch waiting. Workers start on
+//! the first use and stop when the pool drops (the channel closes; each finishes its
+//! job, and the drop joins them).
 
 use crate::sst::footer::BlockHandle;
 use crate::sst::Table;
@@ -25,14 +27,30 @@ use std::thread::JoinHandle;
 /// Workers: the most blocks read at once, the queue depth a batch offers the device.
 pub(crate) const WORKERS: usize = 16;
 
-/// One block to read into the cache, and the count its batch waits on.
-type Job = (Arc<Table>, BlockHandle, Arc<Pending>);
+/// One block to read into the cache, and its batch's count.
+type Job = (Arc<Table>, BlockHandle, Done);
 
-/// Blocks of one batch not yet read.
+/// Blocks of one batch not yet read, and those read.
 #[derive(Default)]
 struct Pending {
     left: Mutex<usize>,
     done: Condvar,
+    read: std::sync::atomic::AtomicU64,
+}
+
+/// A job's share of its batch's count, given back when the job ends, however it
+/// ends: run, dropped unrun (a worker gone), or unwound by a panic in the file
+/// system's read. So the batch never waits for a job that will not count.
+struct Done(Arc<Pending>);
+
+impl Drop for Done {
+    fn drop(&mut self) {
+        let mut left = self.0.left.lock();
+        *left = left.saturating_sub(1);
+        if *left == 0 {
+            self.0.done.notify_all();
+        }
+    }
 }
 
 /// See the module docs.
@@ -49,15 +67,17 @@ struct Workers {
 impl ReadPool {
     /// Reads every block of `blocks` into the block cache (as `Table::read_data_block`
     /// filling the cache), at most [`WORKERS`] at a time, and returns when all are
-    /// done. Blocks the pool cannot take (no worker could be started) are read here.
-    pub fn read_all(&self, blocks: Vec<(Arc<Table>, BlockHandle)>) {
+    /// done, with how many were read (the others failed; their probes read again).
+    /// Blocks the pool cannot take (no worker could be started) are read here.
+    pub fn read_all(&self, blocks: Vec<(Arc<Table>, BlockHandle)>) -> u64 {
         let pending = Arc::new(Pending {
             left: Mutex::new(blocks.len()),
             done: Condvar::new(),
+            read: Default::default(),
         });
         let workers = self.started.get_or_init(Workers::start);
         for (table, handle) in blocks {
-            let job = (table, handle, Arc::clone(&pending));
+            let job = (table, handle, Done(Arc::clone(&pending)));
             let refused = match &*workers.jobs.lock() {
                 Some(jobs) if !workers.threads.is_empty() => jobs.send(job).err().map(|e| e.0),
                 _ => Some(job),
@@ -70,6 +90,7 @@ impl ReadPool {
         while *left > 0 {
             pending.done.wait(&mut left);
         }
+        pending.read.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 
@@ -117,13 +138,12 @@ fn work(queue: &Mutex<Receiver<Job>>) {
     }
 }
 
-/// Reads one block into the cache and counts it done.
-fn run((table, handle, pending): Job) {
-    let _ = table.read_data_block(handle, true);
-    let mut left = pending.left.lock();
-    *left = left.saturating_sub(1);
-    if *left == 0 {
-        pending.done.notify_all();
+/// Reads one block into the cache; `done` counts it when dropped.
+fn run((table, handle, done): Job) {
+    if table.read_data_block(handle, true).is_ok() {
+        done.0
+            .read
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -134,7 +154,7 @@ mod tests {
     #[test]
     fn an_empty_batch_returns_at_once_and_starts_the_workers() {
         let pool = ReadPool::default();
-        pool.read_all(Vec::new());
+        assert_eq!(pool.read_all(Vec::new()), 0);
         let workers = pool.started.get().expect("started");
         assert!(!workers.threads.is_empty());
         drop(pool);
