@@ -29,7 +29,7 @@
 //! their open files (`max_open_files`), write batches in flight, compaction and flush
 //! buffers, iterators. docs/performance.md measures that overhead. So that what a
 //! background job freed does not stay resident in its thread's allocator arena, the
-//! background threads give freed heap back after every job ([`release_freed_heap`]).
+//! background threads give freed heap back after every job (`release_freed_heap`).
 //!
 //! # Concurrency
 //! Counters are atomics; the cache's capacity is changed with hysteresis
