@@ -2,7 +2,7 @@
 //! like RocksDB's `ldb backup` / `restore` and its BackupEngine.
 //!
 //! ```text
-//! strata backup --backup_dir=DIR create --db=DIR [engine flags]
+//! strata backup --backup_dir=DIR [--rate_limit=BYTES_PER_SEC] create --db=DIR [engine flags]
 //! strata backup --backup_dir=DIR list
 //! strata backup --backup_dir=DIR verify [--backup_id=N]      (every backup if absent)
 //! strata backup --backup_dir=DIR restore [--backup_id=N] --to=DIR   (newest if absent)
@@ -28,8 +28,10 @@ use crate::engine::options::EngineFlags;
 use crate::error::{CliError, Result};
 use crate::ldb::{open_strata, write_stdout};
 use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::path::PathBuf;
+use std::sync::Arc;
 use strata::backup::{BackupEngine, BackupInfo};
 
 /// `strata backup`.
@@ -41,6 +43,10 @@ pub struct BackupArgs {
     /// Print JSON lines instead of text.
     #[arg(long = "json", global = true, default_value_t = false)]
     pub json: bool,
+    /// Bytes per second `create` and `restore` may write (0: unlimited; RocksDB's
+    /// backup and restore rate limits).
+    #[arg(long = "rate_limit", global = true, default_value_t = 0)]
+    pub rate_limit: u64,
     /// What to do.
     #[command(subcommand)]
     pub command: BackupCommand,
@@ -125,6 +131,17 @@ pub fn run(args: &BackupArgs) -> Result<()> {
         .as_ref()
         .ok_or_else(|| CliError::Usage("backup: --backup_dir=DIR is required".into()))?;
     let mut engine = BackupEngine::open_posix(dir)?;
+    engine.set_rate_limit(Some(args.rate_limit));
+    // A bar of the bytes handled on standard error (drawn only on a terminal).
+    let bar = ProgressBar::new(0).with_style(
+        ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let shown = bar.clone();
+    engine.set_progress(Some(Arc::new(move |done, total| {
+        shown.set_length(total);
+        shown.set_position(done);
+    })));
     let json = args.json;
     let out = match &args.command {
         BackupCommand::Create { engine: flags } => {
@@ -196,6 +213,7 @@ pub fn run(args: &BackupArgs) -> Result<()> {
             }]
         }
     };
+    bar.finish_and_clear();
     let text: String = out.iter().map(|l| format!("{l}\n")).collect();
     write_stdout(text.as_bytes())
 }
@@ -266,7 +284,8 @@ mod tests {
         let bk = format!("--backup_dir={}", tmp.path().join("bk").display());
         let db_flag = format!("--db={}", db_dir.display());
         run_ok(&[&bk, "create", &db_flag]);
-        run_ok(&["create", &db_flag, &bk, "--json"]);
+        run_ok(&["create", &db_flag, &bk, "--json", "--rate_limit=1048576"]);
+        assert_eq!(backup(&[&bk, "--rate_limit=4096", "list"]).rate_limit, 4096);
         run_ok(&[&bk, "list"]);
         run_ok(&[&bk, "verify"]);
         let to = tmp.path().join("restored");

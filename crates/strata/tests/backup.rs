@@ -273,6 +273,54 @@ fn a_shared_table_of_the_wrong_size_is_copied_again() {
     db.close().unwrap();
 }
 
+/// A rate limit holds create and restore to their bytes per second (they take at
+/// least their bytes over the limit), and the progress callback sees every file's
+/// bytes, ending at the total.
+#[test]
+fn a_rate_limit_paces_copies_and_progress_reaches_the_total() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = Db::open(tmp.path().join("db"), roomy_options()).unwrap();
+    for i in 0..20_000u32 {
+        db.put(&wo(), format!("key{i:08}").as_bytes(), &[b'v'; 100])
+            .unwrap();
+    }
+    db.flush().unwrap();
+    let mut engine = BackupEngine::open_posix(tmp.path().join("backups")).unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = std::sync::Arc::clone(&seen);
+    engine.set_progress(Some(std::sync::Arc::new(move |done, total| {
+        log.lock().unwrap().push((done, total));
+    })));
+    const LIMIT: u64 = 2 << 20;
+    engine.set_rate_limit(Some(LIMIT));
+    let started = std::time::Instant::now();
+    let info = engine.create(&db).unwrap();
+    let took = started.elapsed();
+    db.close().unwrap();
+    let floor = std::time::Duration::from_secs_f64(info.copied as f64 / LIMIT as f64);
+    assert!(info.copied > LIMIT, "too little to pace: {info:?}");
+    assert!(
+        took >= floor,
+        "{} bytes in {took:?} under {LIMIT} B/s",
+        info.copied
+    );
+    let progress = std::mem::take(&mut *seen.lock().unwrap());
+    assert_eq!(progress.len() as u64, info.files);
+    assert!(progress.windows(2).all(|w| w[0].0 <= w[1].0));
+    assert_eq!(progress.last().copied(), Some((info.size, info.size)));
+    engine.verify(1).unwrap();
+    let verified = std::mem::take(&mut *seen.lock().unwrap());
+    assert_eq!(verified.last().copied(), Some((info.size, info.size)));
+    let started = std::time::Instant::now();
+    engine.restore(1, tmp.path().join("restored")).unwrap();
+    assert!(
+        started.elapsed()
+            >= std::time::Duration::from_secs_f64(info.size as f64 / LIMIT as f64) / 2
+    );
+    let restored = std::mem::take(&mut *seen.lock().unwrap());
+    assert_eq!(restored.last().copied(), Some((info.size, info.size)));
+}
+
 /// Backups taken while a writer puts keys in order with sync writes: each restores to
 /// a prefix of the writes (no hole) holding every write acknowledged before it began.
 #[test]

@@ -109,7 +109,15 @@ pub struct BackupEngine {
     fs: Arc<dyn FileSystem>,
     dir: PathBuf,
     _lock: Box<dyn FileLock>,
+    /// Bytes per second `create` and `restore` may write ([`BackupEngine::set_rate_limit`]).
+    rate_limit: Option<u64>,
+    /// Told of each file handled ([`BackupEngine::set_progress`]).
+    progress: Option<Progress>,
 }
+
+/// A progress callback: `(bytes of the files handled so far, bytes of all the
+/// operation's files)`.
+pub type Progress = Arc<dyn Fn(u64, u64) + Send + Sync>;
 
 impl std::fmt::Debug for BackupEngine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -150,9 +158,40 @@ impl BackupEngine {
             fs,
             dir,
             _lock: lock,
+            rate_limit: None,
+            progress: None,
         };
         engine.collect_garbage()?;
         Ok(engine)
+    }
+
+    /// Limits the bytes per second that `create` and `restore` write (RocksDB's
+    /// `backup_rate_limit` and `restore_rate_limit`), so that a backup taken beside a
+    /// busy database does not take its disk's bandwidth; `None` (the default) or 0:
+    /// unlimited. Checked after each 1 MiB written: the copy sleeps until its bytes
+    /// so far are due.
+    pub fn set_rate_limit(&mut self, bytes_per_second: Option<u64>) {
+        self.rate_limit = bytes_per_second.filter(|&b| b > 0);
+    }
+
+    /// Calls `progress(done, total)` after each file `create`, `verify` or `restore`
+    /// handles (copied, found already stored, or checked): the bytes of the files
+    /// handled so far and of all the operation's files; `done` reaches `total` when
+    /// the operation succeeds. Runs on the caller's thread.
+    pub fn set_progress(&mut self, progress: Option<Progress>) {
+        self.progress = progress;
+    }
+
+    /// A pacer for one operation over files of `total` bytes.
+    fn pacer(&self, total: u64) -> Pacer<'_> {
+        Pacer {
+            limit: self.rate_limit,
+            started: std::time::Instant::now(),
+            written: 0,
+            done: 0,
+            total,
+            progress: self.progress.as_deref(),
+        }
     }
 
     /// Backs up `db`: a consistent cut of it, taken while writers run (every write
@@ -210,6 +249,11 @@ impl BackupEngine {
         let fs = self.fs.as_ref();
         let mut names = db_fs.list(scratch)?;
         names.sort_unstable();
+        let mut total = 0;
+        for name in &names {
+            total += db_fs.file_size(&scratch.join(name))?;
+        }
+        let mut pacer = self.pacer(total);
         let (mut files, mut copied) = (Vec::new(), 0);
         for name in names {
             let shared = match filename::parse(&name) {
@@ -220,7 +264,7 @@ impl BackupEngine {
             };
             let from = scratch.join(&name);
             let entry = if shared {
-                let (size, crc32c) = copy(db_fs, &from, None)?;
+                let (size, crc32c) = copy(db_fs, &from, None, &mut pacer)?;
                 let entry = FileEntry {
                     name,
                     shared,
@@ -235,7 +279,7 @@ impl BackupEngine {
                 let whole = fs.exists(&to) && fs.file_size(&to)? == size;
                 if !whole {
                     let partial = to.with_extension(COPYING);
-                    let got = copy(db_fs, &from, Some((fs, &partial)))?;
+                    let got = copy(db_fs, &from, Some((fs, &partial)), &mut pacer)?;
                     check_file(&from, &entry, got)?;
                     fs.rename(&partial, &to)?;
                     copied += size;
@@ -249,10 +293,11 @@ impl BackupEngine {
                     crc32c: 0,
                 };
                 let to = self.dir.join(entry.stored_path(id));
-                (entry.size, entry.crc32c) = copy(db_fs, &from, Some((fs, &to)))?;
+                (entry.size, entry.crc32c) = copy(db_fs, &from, Some((fs, &to)), &mut pacer)?;
                 copied += entry.size;
                 entry
             };
+            pacer.handled(entry.size);
             files.push(entry);
         }
         fs.sync_dir(&self.dir.join(SHARED))?;
@@ -281,6 +326,7 @@ impl BackupEngine {
     /// metadata file, if it does not decode); I/O errors.
     pub fn verify(&self, id: u64) -> Result<()> {
         let meta = self.load_known(id)?;
+        let mut pacer = self.pacer(meta.files.iter().map(|f| f.size).sum());
         for f in &meta.files {
             let path = self.dir.join(f.stored_path(id));
             if !self.fs.exists(&path) {
@@ -290,7 +336,8 @@ impl BackupEngine {
                     reason: format!("missing: backup {id} holds this file"),
                 });
             }
-            check_file(&path, f, copy(self.fs.as_ref(), &path, None)?)?;
+            check_file(&path, f, copy(self.fs.as_ref(), &path, None, &mut pacer)?)?;
+            pacer.handled(f.size);
         }
         Ok(())
     }
@@ -312,6 +359,7 @@ impl BackupEngine {
         check_restore_target(fs, target)?;
         fs.create_dir_all(target)?;
         fs.sync_dir(filename::parent_dir(target))?;
+        let mut pacer = self.pacer(meta.files.iter().map(|f| f.size).sum());
         let mut current = None;
         for f in &meta.files {
             let from = self.dir.join(f.stored_path(id));
@@ -319,8 +367,9 @@ impl BackupEngine {
                 current = Some((f, from));
                 continue;
             }
-            let got = copy(fs, &from, Some((fs, &target.join(&f.name))))?;
+            let got = copy(fs, &from, Some((fs, &target.join(&f.name))), &mut pacer)?;
             check_file(&from, f, got)?;
+            pacer.handled(f.size);
         }
         fs.sync_dir(target)?;
         // `decode` refuses metadata without `CURRENT`.
@@ -330,7 +379,9 @@ impl BackupEngine {
         let bytes = read_to_vec(fs, &from)?;
         check_file(&from, f, (bytes.len() as u64, crc32c::crc32c(&bytes)))?;
         // Last and atomic: the target is a database once every file is durable.
-        write_file_atomic(fs, target, CURRENT, &bytes)
+        write_file_atomic(fs, target, CURRENT, &bytes)?;
+        pacer.handled(f.size);
+        Ok(())
     }
 
     /// Deletes backup `id`, then every stored file no remaining backup names.
@@ -501,6 +552,7 @@ fn copy(
     from_fs: &dyn FileSystem,
     from: &Path,
     to: Option<(&dyn FileSystem, &Path)>,
+    pacer: &mut Pacer<'_>,
 ) -> Result<(u64, u32)> {
     const CHUNK: u64 = 1 << 20;
     let file = from_fs.open_random(from)?;
@@ -512,6 +564,7 @@ fn copy(
         crc = crc32c::crc32c_append(crc, &chunk);
         if let Some(out) = out.as_mut() {
             out.append(&chunk)?;
+            pacer.wrote(n);
         }
         offset += n;
     }
@@ -519,6 +572,40 @@ fn copy(
         out.sync()?;
     }
     Ok((len, crc))
+}
+
+/// One operation's rate limit and progress (see [`BackupEngine::set_rate_limit`] and
+/// [`BackupEngine::set_progress`]).
+struct Pacer<'a> {
+    limit: Option<u64>,
+    started: std::time::Instant,
+    written: u64,
+    done: u64,
+    total: u64,
+    progress: Option<&'a (dyn Fn(u64, u64) + Send + Sync)>,
+}
+
+impl Pacer<'_> {
+    /// `n` more bytes were written: sleeps until they are due under the limit.
+    fn wrote(&mut self, n: u64) {
+        self.written += n;
+        let Some(limit) = self.limit else {
+            return;
+        };
+        let due_nanos = u128::from(self.written) * 1_000_000_000 / u128::from(limit);
+        let due = std::time::Duration::from_nanos(u64::try_from(due_nanos).unwrap_or(u64::MAX));
+        if let Some(early) = due.checked_sub(self.started.elapsed()) {
+            std::thread::sleep(early);
+        }
+    }
+
+    /// A file of `size` bytes was handled.
+    fn handled(&mut self, size: u64) {
+        self.done += size;
+        if let Some(progress) = self.progress {
+            progress(self.done, self.total);
+        }
+    }
 }
 
 /// Checks that the file at `path` read as `got` (size, crc32c) is what `entry`
